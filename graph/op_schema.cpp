@@ -1,0 +1,53 @@
+// Schema registry and InferContext helpers.
+#include "graph/op_schema.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+namespace cbt {
+
+namespace {
+std::map<std::pair<std::string, std::string>, std::unique_ptr<OpSchema>>& registry() {
+  static std::map<std::pair<std::string, std::string>, std::unique_ptr<OpSchema>> r;
+  return r;
+}
+}  // namespace
+
+bool register_schema(OpSchema schema) {
+  auto key = std::make_pair(schema.domain, schema.op_type);
+  CBT_CHECK(!registry().count(key), "schema registered twice: ", schema.op_type);
+  registry()[key] = std::make_unique<OpSchema>(std::move(schema));
+  return true;
+}
+
+const OpSchema* find_schema(const std::string& domain, const std::string& op_type) {
+  std::string d = (domain == "ai.onnx") ? "" : domain;
+  auto it = registry().find({d, op_type});
+  return it == registry().end() ? nullptr : it->second.get();
+}
+
+std::vector<const OpSchema*> all_schemas() {
+  std::vector<const OpSchema*> out;
+  for (auto& [k, v] : registry()) out.push_back(v.get());
+  return out;
+}
+
+const ValueType& InferContext::input(size_t i) const {
+  if (!has(i)) fail("input " + std::to_string(i) + " is required but missing");
+  return in[i];
+}
+
+const Tensor& InferContext::const_value(size_t i) const {
+  if (!has(i)) fail("input " + std::to_string(i) + " is required but missing");
+  if (i >= values.size() || !values[i])
+    fail("input " + std::to_string(i) + " ('" + node.input(i) +
+         "') must be a constant (an initializer or computable from shapes)");
+  return *values[i];
+}
+
+void InferContext::fail(const std::string& msg) const {
+  throw ModelError("node " + node.describe() + ": " + msg);
+}
+
+}  // namespace cbt
