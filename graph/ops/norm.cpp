@@ -1,0 +1,159 @@
+// BatchNormalization (inference and training forms) and LayerNormalization schemas,
+// their backward ops and gradient rules.
+#include <string>
+#include <vector>
+
+#include "graph/op_schema.h"
+#include "graph/shape_utils.h"
+
+namespace cbt {
+namespace {
+
+// X (N, C, ...), scale, B, mean, var (C) -> Y; opset 14+ training_mode adds running stats.
+std::vector<ValueType> infer_batch_norm(const InferContext& ctx) {
+  const ValueType& x = ctx.input(0);
+  if (!is_floating(x.dtype)) ctx.fail("input must be a float tensor");
+  if (x.shape.size() < 2) ctx.fail("input must be (N, C, ...), got " + shape_str(x.shape));
+  for (size_t i = 1; i < 5; ++i) {
+    const ValueType& p = ctx.input(i);
+    if (p.shape != Shape{x.shape[1]} || p.dtype != x.dtype)
+      ctx.fail("input " + std::to_string(i) + " must be (" + std::to_string(x.shape[1]) + ") " +
+               dtype_name(x.dtype) + ", got " + shape_str(p.shape) + " " + dtype_name(p.dtype));
+  }
+  ValueType stat{x.dtype, {x.shape[1]}};
+  std::vector<ValueType> out{x};
+  for (size_t i = 1; i < ctx.node.outputs.size(); ++i) out.push_back(stat);
+  return out;
+}
+
+// BatchNormTraining: (Y, saved_mean, saved_invstd), always three outputs.
+std::vector<ValueType> infer_batch_norm_training(const InferContext& ctx) {
+  auto out = infer_batch_norm(ctx);
+  out.resize(1);
+  out.push_back({out[0].dtype, {out[0].shape[1]}});
+  out.push_back(out[1]);
+  return out;
+}
+
+// BatchNormGrad (dY, X, scale, mean, invstd or var) -> (dX, dScale, dBias).
+std::vector<ValueType> infer_batch_norm_grad(const InferContext& ctx) {
+  const ValueType& x = ctx.input(1);
+  if (ctx.input(0).shape != x.shape) ctx.fail("dY and X differ in shape");
+  return {x, ctx.input(2), ctx.input(2)};
+}
+
+// The training form normalises with batch statistics and updates the running ones in place.
+void batch_norm_training_rewrite(Node& n, GradEmitter& g) {
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    CBT_MODEL_CHECK(n.outputs[i].empty(), "node ", n.describe(),
+                    ": BatchNormalization exported in training mode (running-statistics "
+                    "outputs) is not supported; export the model in eval mode");
+  n.op_type = "BatchNormTraining";
+  n.domain = kCbtDomain;
+  n.outputs.resize(1);
+  n.outputs.push_back(g.fresh(n.name + "_saved_mean"));
+  n.outputs.push_back(g.fresh(n.name + "_saved_invstd"));
+  n.attrs.erase("training_mode");
+}
+
+// Training form: gradient through the batch statistics. Inference form (frozen statistics):
+// a per-channel affine map.
+std::vector<std::string> batch_norm_grad(GradContext& c) {
+  const Node& n = c.node;
+  std::vector<std::string> grads(n.inputs.size(), "");
+  if (c.dY.empty() || c.dY[0].empty()) return grads;
+  bool training = n.op_type == "BatchNormTraining";
+  Attributes a;
+  a.set("epsilon", n.attrs.get_float("epsilon", 1e-5f));
+  a.set("frozen_stats", int64_t{training ? 0 : 1});
+  a.set("outputs_needed", std::vector<int64_t>{c.wants[0], c.wants[1], c.wants[2]});
+  std::vector<std::string> in{c.dY[0], n.inputs[0], n.inputs[1]};
+  in.push_back(training ? n.outputs[1] : n.inputs[3]);
+  in.push_back(training ? n.outputs[2] : n.inputs[4]);
+  auto d = c.g.emit("BatchNormGrad", kCbtDomain, in, 3, a, "d_" + n.name);
+  for (size_t i = 0; i < 3; ++i) grads[i] = c.wants[i] ? d[i] : "";
+  return grads;
+}
+
+struct LayerNormDims {
+  int64_t axis;
+  Shape stat;  // X.shape[:axis] + [1] * (rank - axis)
+};
+
+LayerNormDims layer_norm_dims(const InferContext& ctx, const ValueType& x) {
+  if (!is_floating(x.dtype)) ctx.fail("input must be a float tensor");
+  int64_t rank = static_cast<int64_t>(x.shape.size());
+  int64_t axis = ctx.node.attrs.get_int("axis", -1);
+  if (axis < -rank || axis >= rank)
+    ctx.fail("axis " + std::to_string(axis) + " out of range for " + shape_str(x.shape));
+  if (axis < 0) axis += rank;
+  LayerNormDims d{axis, x.shape};
+  for (int64_t i = axis; i < rank; ++i) d.stat[i] = 1;
+  return d;
+}
+
+// X, Scale, B? (normalized shape) -> Y, Mean?, InvStdDev? (X.shape[:axis] + ones)
+std::vector<ValueType> infer_layer_norm(const InferContext& ctx) {
+  const ValueType& x = ctx.input(0);
+  LayerNormDims d = layer_norm_dims(ctx, x);
+  int64_t inner = dims_product(x.shape, d.axis, x.shape.size());
+  for (size_t i = 1; i < 3; ++i) {
+    if (i == 2 && !ctx.has(2)) continue;
+    const ValueType& p = ctx.input(i);
+    if (p.dtype != x.dtype || shape_numel(p.shape) != inner)
+      ctx.fail("input " + std::to_string(i) + " " + shape_str(p.shape) +
+               " does not match the normalized shape of " + shape_str(x.shape));
+  }
+  std::vector<ValueType> out{x};
+  for (size_t i = 1; i < ctx.node.outputs.size() && i < 3; ++i) out.push_back({x.dtype, d.stat});
+  return out;
+}
+
+// LayerNormGrad (dY, X, scale, mean?, invstd?) -> (dX, dScale, dBias).
+std::vector<ValueType> infer_layer_norm_grad(const InferContext& ctx) {
+  const ValueType& x = ctx.input(1);
+  if (ctx.input(0).shape != x.shape) ctx.fail("dY and X differ in shape");
+  layer_norm_dims(ctx, x);
+  return {x, ctx.input(2), ctx.input(2)};
+}
+
+// Reuses the forward's Mean/InvStdDev outputs when the model asked for them; else the
+// backward kernel recomputes them.
+std::vector<std::string> layer_norm_grad(GradContext& c) {
+  const Node& n = c.node;
+  std::vector<std::string> grads(n.inputs.size(), "");
+  if (c.dY.empty() || c.dY[0].empty()) return grads;
+  bool want_b = n.has_input(2) && c.wants.size() > 2 && c.wants[2];
+  Attributes a;
+  a.set("axis", n.attrs.get_int("axis", -1));
+  a.set("epsilon", n.attrs.get_float("epsilon", 1e-5f));
+  a.set("outputs_needed", std::vector<int64_t>{c.wants[0], c.wants[1], want_b});
+  bool saved = n.outputs.size() > 2 && !n.outputs[1].empty() && !n.outputs[2].empty();
+  std::vector<std::string> in{c.dY[0], n.inputs[0], n.inputs[1]};
+  if (saved) {
+    in.push_back(n.outputs[1]);
+    in.push_back(n.outputs[2]);
+  }
+  auto d = c.g.emit("LayerNormGrad", kCbtDomain, in, 3, a, "d_" + n.name);
+  grads[0] = c.wants[0] ? d[0] : "";
+  grads[1] = c.wants[1] ? d[1] : "";
+  if (want_b) grads[2] = d[2];
+  return grads;
+}
+
+}  // namespace
+
+CBT_REGISTER_SCHEMA(OpSchema{"", "BatchNormalization", infer_batch_norm, batch_norm_grad,
+                             {0, 1, 2}, batch_norm_training_rewrite,
+                             "batch norm; batch statistics and running-stat updates in training"});
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "BatchNormTraining", infer_batch_norm_training,
+                             batch_norm_grad, {0, 1, 2}, {},
+                             "training BatchNormalization: (Y, saved_mean, saved_invstd)"});
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "BatchNormGrad", infer_batch_norm_grad, {}, {}, {},
+                             "backward of batch norm: -> (dX, dScale, dBias)"});
+CBT_REGISTER_SCHEMA(OpSchema{"", "LayerNormalization", infer_layer_norm, layer_norm_grad,
+                             {0, 1, 2}, {}, "layer norm (axis, epsilon, optional B, Mean, InvStdDev)"});
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "LayerNormGrad", infer_layer_norm_grad, {}, {}, {},
+                             "backward of LayerNormalization: -> (dX, dScale, dBias)"});
+
+}  // namespace cbt

@@ -1,0 +1,234 @@
+// BatchNormalization (inference, training, backward) and LayerNormalization CPU kernels.
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+#include <vector>
+
+#include "graph/shape_utils.h"
+#include "ops/kernel.h"
+
+namespace cbt::cpu {
+namespace {
+
+bool needed(const KernelContext& ctx, size_t k) {
+  auto mask = ctx.node.attrs.get_ints("outputs_needed", {1, 1, 1});
+  return ctx.has_out(k) && (k >= mask.size() || mask[k] != 0);
+}
+
+// X viewed as (N, C, S).
+struct NCS {
+  int64_t N, C, S;
+  explicit NCS(const Tensor& x) : N(x.dim(0)), C(x.dim(1)), S(x.numel() / std::max<int64_t>(x.dim(0) * x.dim(1), 1)) {}
+};
+
+// x: (N, C, S), scale, b, mean, var: (C) -> y = scale * (x - mean) / sqrt(var + eps) + b
+template <class T>
+void batch_norm_inference(KernelContext& ctx) {
+  const Tensor& X = ctx.in(0);
+  NCS d(X);
+  double eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
+  const T *x = X.ptr<T>(), *scale = ctx.in(1).ptr<T>(), *bias = ctx.in(2).ptr<T>();
+  const T *mean = ctx.in(3).ptr<T>(), *var = ctx.in(4).ptr<T>();
+  std::vector<T> a(d.C), b(d.C);
+  for (int64_t c = 0; c < d.C; ++c) {
+    a[c] = static_cast<T>(scale[c] / std::sqrt(double(var[c]) + eps));
+    b[c] = bias[c] - mean[c] * a[c];
+  }
+  T* y = ctx.out(0).ptr<T>();
+#pragma omp parallel for collapse(2) if (X.numel() > 32768)
+  for (int64_t n = 0; n < d.N; ++n)
+    for (int64_t c = 0; c < d.C; ++c) {
+      int64_t o = (n * d.C + c) * d.S;
+      for (int64_t s = 0; s < d.S; ++s) y[o + s] = x[o + s] * a[c] + b[c];
+    }
+  // Opset 14+ models may name the running statistics as outputs: they pass through.
+  for (size_t k = 1; k < 3; ++k)
+    if (ctx.has_out(k)) std::copy_n(ctx.in(2 + k).ptr<T>(), d.C, ctx.out(k).ptr<T>());
+}
+
+// x: (N, C, S), scale, b: (C), running mean/var: (C), updated in place ->
+// y, saved_mean: (C), saved_invstd: (C). Running var takes the unbiased batch variance.
+template <class T>
+void batch_norm_training(KernelContext& ctx) {
+  const Tensor& X = ctx.in(0);
+  NCS d(X);
+  double eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
+  double momentum = ctx.node.attrs.get_float("momentum", 0.9f);
+  const T *x = X.ptr<T>(), *scale = ctx.in(1).ptr<T>(), *bias = ctx.in(2).ptr<T>();
+  T *run_mean = ctx.in(3).ptr<T>(), *run_var = ctx.in(4).ptr<T>();
+  T *y = ctx.out(0).ptr<T>(), *saved_mean = ctx.out(1).ptr<T>(), *saved_invstd = ctx.out(2).ptr<T>();
+  int64_t m = d.N * d.S;
+#pragma omp parallel for if (X.numel() > 32768)
+  for (int64_t c = 0; c < d.C; ++c) {
+    double sum = 0, sq = 0;
+    for (int64_t n = 0; n < d.N; ++n) {
+      const T* row = x + (n * d.C + c) * d.S;
+      for (int64_t s = 0; s < d.S; ++s) sum += row[s];
+    }
+    double mean = sum / double(m);
+    for (int64_t n = 0; n < d.N; ++n) {
+      const T* row = x + (n * d.C + c) * d.S;
+      for (int64_t s = 0; s < d.S; ++s) sq += (row[s] - mean) * (row[s] - mean);
+    }
+    double var = sq / double(m), invstd = 1.0 / std::sqrt(var + eps);
+    T a = static_cast<T>(scale[c] * invstd), b = static_cast<T>(bias[c] - mean * scale[c] * invstd);
+    for (int64_t n = 0; n < d.N; ++n) {
+      int64_t o = (n * d.C + c) * d.S;
+      for (int64_t s = 0; s < d.S; ++s) y[o + s] = x[o + s] * a + b;
+    }
+    saved_mean[c] = static_cast<T>(mean);
+    saved_invstd[c] = static_cast<T>(invstd);
+    double unbiased = sq / double(std::max<int64_t>(m - 1, 1));
+    run_mean[c] = static_cast<T>(momentum * run_mean[c] + (1 - momentum) * mean);
+    run_var[c] = static_cast<T>(momentum * run_var[c] + (1 - momentum) * unbiased);
+  }
+}
+
+// dy, x: (N, C, S), scale: (C), mean: (C), invstd (C) or running var (C) when frozen_stats
+// -> dX, dScale, dBias. With batch statistics dX also flows through the mean and variance.
+template <class T>
+void batch_norm_backward(KernelContext& ctx) {
+  const Tensor& X = ctx.in(1);
+  NCS d(X);
+  bool frozen = ctx.node.attrs.get_int("frozen_stats", 0) != 0;
+  double eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
+  const T *dy = ctx.in(0).ptr<T>(), *x = X.ptr<T>(), *scale = ctx.in(2).ptr<T>();
+  const T *mean = ctx.in(3).ptr<T>(), *stat = ctx.in(4).ptr<T>();
+  T* dx = needed(ctx, 0) ? ctx.out(0).ptr<T>() : nullptr;
+  T* dscale = needed(ctx, 1) ? ctx.out(1).ptr<T>() : nullptr;
+  T* dbias = needed(ctx, 2) ? ctx.out(2).ptr<T>() : nullptr;
+  double m = double(d.N * d.S);
+#pragma omp parallel for if (X.numel() > 32768)
+  for (int64_t c = 0; c < d.C; ++c) {
+    double invstd = frozen ? 1.0 / std::sqrt(double(stat[c]) + eps) : double(stat[c]);
+    double mu = mean[c], sum_dy = 0, sum_dy_xhat = 0;
+    for (int64_t n = 0; n < d.N; ++n) {
+      int64_t o = (n * d.C + c) * d.S;
+      for (int64_t s = 0; s < d.S; ++s) {
+        sum_dy += dy[o + s];
+        sum_dy_xhat += dy[o + s] * (x[o + s] - mu) * invstd;
+      }
+    }
+    if (dbias) dbias[c] = static_cast<T>(sum_dy);
+    if (dscale) dscale[c] = static_cast<T>(sum_dy_xhat);
+    if (!dx) continue;
+    double k = scale[c] * invstd;
+    double mean_dy = frozen ? 0 : sum_dy / m, mean_dy_xhat = frozen ? 0 : sum_dy_xhat / m;
+    for (int64_t n = 0; n < d.N; ++n) {
+      int64_t o = (n * d.C + c) * d.S;
+      for (int64_t s = 0; s < d.S; ++s) {
+        double xhat = (x[o + s] - mu) * invstd;
+        dx[o + s] = static_cast<T>(k * (dy[o + s] - mean_dy - xhat * mean_dy_xhat));
+      }
+    }
+  }
+}
+
+// X viewed as (rows, inner) around the normalisation axis.
+struct Rows {
+  int64_t rows, inner;
+  Rows(const Tensor& x, int64_t axis) {
+    if (axis < 0) axis += static_cast<int64_t>(x.rank());
+    inner = dims_product(x.shape(), axis, x.rank());
+    rows = x.numel() / std::max<int64_t>(inner, 1);
+  }
+};
+
+// Mean and 1/sqrt(var + eps) of one row of length n.
+template <class T>
+std::pair<double, double> row_stats(const T* x, int64_t n, double eps) {
+  double sum = 0, sq = 0;
+  for (int64_t j = 0; j < n; ++j) sum += x[j];
+  double mean = sum / double(n);
+  for (int64_t j = 0; j < n; ++j) sq += (x[j] - mean) * (x[j] - mean);
+  return {mean, 1.0 / std::sqrt(sq / double(n) + eps)};
+}
+
+// x: (rows, inner), scale, b: (inner) -> y, mean?, invstd?: (rows)
+template <class T>
+void layer_norm_forward(KernelContext& ctx) {
+  const Tensor& X = ctx.in(0);
+  Rows d(X, ctx.node.attrs.get_int("axis", -1));
+  double eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
+  const T *x = X.ptr<T>(), *scale = ctx.in(1).ptr<T>();
+  const T* bias = ctx.has_in(2) ? ctx.in(2).ptr<T>() : nullptr;
+  T* y = ctx.out(0).ptr<T>();
+  T* mean_out = ctx.has_out(1) ? ctx.out(1).ptr<T>() : nullptr;
+  T* invstd_out = ctx.has_out(2) ? ctx.out(2).ptr<T>() : nullptr;
+#pragma omp parallel for if (X.numel() > 32768)
+  for (int64_t r = 0; r < d.rows; ++r) {
+    const T* xr = x + r * d.inner;
+    T* yr = y + r * d.inner;
+    auto [mean, invstd] = row_stats(xr, d.inner, eps);
+    for (int64_t j = 0; j < d.inner; ++j)
+      yr[j] = static_cast<T>((xr[j] - mean) * invstd * scale[j] + (bias ? bias[j] : T(0)));
+    if (mean_out) mean_out[r] = static_cast<T>(mean);
+    if (invstd_out) invstd_out[r] = static_cast<T>(invstd);
+  }
+}
+
+// dy, x: (rows, inner), scale: (inner), mean?, invstd?: (rows) -> dX, dScale, dBias
+template <class T>
+void layer_norm_backward(KernelContext& ctx) {
+  const Tensor& X = ctx.in(1);
+  Rows d(X, ctx.node.attrs.get_int("axis", -1));
+  double eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
+  const T *dy = ctx.in(0).ptr<T>(), *x = X.ptr<T>(), *scale = ctx.in(2).ptr<T>();
+  std::vector<double> mean(d.rows), invstd(d.rows);
+  bool saved = ctx.has_in(3) && ctx.has_in(4);
+  for (int64_t r = 0; r < d.rows; ++r) {
+    if (saved) {
+      mean[r] = ctx.in(3).ptr<T>()[r], invstd[r] = ctx.in(4).ptr<T>()[r];
+    } else {
+      std::tie(mean[r], invstd[r]) = row_stats(x + r * d.inner, d.inner, eps);
+    }
+  }
+  if (needed(ctx, 1) || needed(ctx, 2)) {
+    std::vector<double> ds(d.inner, 0.0), db(d.inner, 0.0);
+    for (int64_t r = 0; r < d.rows; ++r)
+      for (int64_t j = 0; j < d.inner; ++j) {
+        double g = dy[r * d.inner + j];
+        ds[j] += g * (x[r * d.inner + j] - mean[r]) * invstd[r];
+        db[j] += g;
+      }
+    if (needed(ctx, 1)) std::transform(ds.begin(), ds.end(), ctx.out(1).ptr<T>(), [](double v) { return T(v); });
+    if (needed(ctx, 2)) std::transform(db.begin(), db.end(), ctx.out(2).ptr<T>(), [](double v) { return T(v); });
+  }
+  if (!needed(ctx, 0)) return;
+  T* dx = ctx.out(0).ptr<T>();
+#pragma omp parallel for if (X.numel() > 32768)
+  for (int64_t r = 0; r < d.rows; ++r) {
+    const T *xr = x + r * d.inner, *dyr = dy + r * d.inner;
+    double mean_g = 0, mean_gx = 0;
+    for (int64_t j = 0; j < d.inner; ++j) {
+      double g = dyr[j] * scale[j];
+      mean_g += g;
+      mean_gx += g * (xr[j] - mean[r]) * invstd[r];
+    }
+    mean_g /= double(d.inner), mean_gx /= double(d.inner);
+    for (int64_t j = 0; j < d.inner; ++j) {
+      double xhat = (xr[j] - mean[r]) * invstd[r];
+      dx[r * d.inner + j] = static_cast<T>(invstd[r] * (dyr[j] * scale[j] - mean_g - xhat * mean_gx));
+    }
+  }
+}
+
+}  // namespace
+
+CBT_REGISTER_KERNEL("", "BatchNormalization", DeviceKind::CPU, [](KernelContext& ctx) {
+  dispatch_float(ctx.in(0).dtype(), [&]<class T>() { batch_norm_inference<T>(ctx); });
+});
+CBT_REGISTER_KERNEL(kCbtDomain, "BatchNormTraining", DeviceKind::CPU, [](KernelContext& ctx) {
+  dispatch_float(ctx.in(0).dtype(), [&]<class T>() { batch_norm_training<T>(ctx); });
+});
+CBT_REGISTER_KERNEL(kCbtDomain, "BatchNormGrad", DeviceKind::CPU, [](KernelContext& ctx) {
+  dispatch_float(ctx.in(0).dtype(), [&]<class T>() { batch_norm_backward<T>(ctx); });
+});
+CBT_REGISTER_KERNEL("", "LayerNormalization", DeviceKind::CPU, [](KernelContext& ctx) {
+  dispatch_float(ctx.in(0).dtype(), [&]<class T>() { layer_norm_forward<T>(ctx); });
+});
+CBT_REGISTER_KERNEL(kCbtDomain, "LayerNormGrad", DeviceKind::CPU, [](KernelContext& ctx) {
+  dispatch_float(ctx.in(0).dtype(), [&]<class T>() { layer_norm_backward<T>(ctx); });
+});
+
+}  // namespace cbt::cpu

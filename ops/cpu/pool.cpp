@@ -1,0 +1,219 @@
+// MaxPool, AveragePool and GlobalAveragePool CPU kernels, forward and backward.
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "ops/kernel.h"
+
+namespace cbt::cpu {
+namespace {
+
+// A pooling window in 2-D form (1-D pooling has H = KH = OH = 1). Rows/cols of a window
+// start at o*S - P and step by D; [-P, H + PE) is the padded extent.
+struct PoolGeom {
+  int64_t NC = 0, H = 1, W = 1, KH = 1, KW = 1, SH = 1, SW = 1, DH = 1, DW = 1, PH = 0, PW = 0,
+          PEH = 0, PEW = 0, OH = 1, OW = 1;
+};
+
+PoolGeom make_pool_geom(const Node& node, const Shape& x, const Shape& y) {
+  size_t nd = x.size() - 2;
+  std::vector<int64_t> ones(nd, 1);
+  auto k = node.attrs.get_ints("kernel_shape");
+  auto s = node.attrs.get_ints("strides", ones);
+  auto d = node.attrs.get_ints("dilations", ones);
+  auto pads = node.attrs.get_ints("pads", std::vector<int64_t>(2 * nd, 0));
+  std::string ap = node.attrs.get_string("auto_pad", "NOTSET");
+  std::vector<int64_t> pb(nd, 0), pe(nd, 0);
+  for (size_t i = 0; i < nd; ++i) {
+    if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+      int64_t eff = (k[i] - 1) * d[i] + 1;
+      int64_t total = std::max<int64_t>(0, (y[2 + i] - 1) * s[i] + eff - x[2 + i]);
+      pb[i] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pe[i] = total - pb[i];
+    } else if (ap == "NOTSET") {
+      pb[i] = pads[i], pe[i] = pads[nd + i];
+    }
+  }
+  PoolGeom g;
+  g.NC = x[0] * x[1];
+  size_t o = nd - 1;  // index of the W axis among the spatial dims
+  if (nd == 2) {
+    g.H = x[2], g.KH = k[0], g.SH = s[0], g.DH = d[0], g.PH = pb[0], g.PEH = pe[0], g.OH = y[2];
+  }
+  g.W = x[2 + o], g.KW = k[o], g.SW = s[o], g.DW = d[o], g.PW = pb[o], g.PEW = pe[o];
+  g.OW = y[2 + o];
+  return g;
+}
+
+// Flat index (within one (H, W) plane) of the maximum of window (oh, ow); -1 if empty.
+template <class T>
+int64_t window_argmax(const PoolGeom& g, const T* x, int64_t oh, int64_t ow) {
+  int64_t best = -1;
+  for (int64_t kh = 0; kh < g.KH; ++kh) {
+    int64_t ih = oh * g.SH - g.PH + kh * g.DH;
+    if (ih < 0 || ih >= g.H) continue;
+    for (int64_t kw = 0; kw < g.KW; ++kw) {
+      int64_t iw = ow * g.SW - g.PW + kw * g.DW;
+      if (iw < 0 || iw >= g.W) continue;
+      int64_t i = ih * g.W + iw;
+      if (best < 0 || x[i] > x[best]) best = i;
+    }
+  }
+  return best;
+}
+
+// x: (N, C, H, W) -> y: (N, C, OH, OW), indices (optional): flat NCHW index of each max
+template <class T>
+void max_pool_forward(KernelContext& ctx) {
+  const Tensor& X = ctx.in(0);
+  PoolGeom g = make_pool_geom(ctx.node, X.shape(), ctx.out(0).shape());
+  const T* x = X.ptr<T>();
+  T* y = ctx.out(0).ptr<T>();
+  int64_t* ind = ctx.has_out(1) ? ctx.out(1).ptr<int64_t>() : nullptr;
+  int64_t plane = g.H * g.W, oplane = g.OH * g.OW;
+#pragma omp parallel for if (g.NC * oplane > 4096)
+  for (int64_t nc = 0; nc < g.NC; ++nc)
+    for (int64_t oh = 0; oh < g.OH; ++oh)
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
+        int64_t i = window_argmax(g, x + nc * plane, oh, ow), o = nc * oplane + oh * g.OW + ow;
+        y[o] = i < 0 ? -std::numeric_limits<T>::infinity() : x[nc * plane + i];
+        if (ind) ind[o] = i < 0 ? -1 : nc * plane + i;
+      }
+}
+
+// dy: (N, C, OH, OW), x: (N, C, H, W) -> dX: each dY goes to its window's (first) maximum
+template <class T>
+void max_pool_backward(KernelContext& ctx) {
+  const Tensor &dY = ctx.in(0), &X = ctx.in(1);
+  PoolGeom g = make_pool_geom(ctx.node, X.shape(), dY.shape());
+  const T* dy = dY.ptr<T>();
+  const T* x = X.ptr<T>();
+  T* dx = ctx.out(0).ptr<T>();
+  int64_t plane = g.H * g.W, oplane = g.OH * g.OW;
+  std::fill_n(dx, X.numel(), T(0));
+#pragma omp parallel for if (g.NC * oplane > 4096)
+  for (int64_t nc = 0; nc < g.NC; ++nc)
+    for (int64_t oh = 0; oh < g.OH; ++oh)
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
+        int64_t i = window_argmax(g, x + nc * plane, oh, ow);
+        if (i >= 0) dx[nc * plane + i] += dy[nc * oplane + oh * g.OW + ow];
+      }
+}
+
+// Divisor of window (oh, ow): positions inside the input, or inside the padded extent when
+// count_include_pad is set (a ceil_mode window past the end pads is still clipped).
+int64_t window_count(const PoolGeom& g, int64_t oh, int64_t ow, bool include_pad) {
+  auto count = [&](int64_t start, int64_t k, int64_t d, int64_t lo, int64_t hi) {
+    int64_t c = 0;
+    for (int64_t i = 0; i < k; ++i) c += (start + i * d >= lo && start + i * d < hi);
+    return c;
+  };
+  int64_t h0 = oh * g.SH - g.PH, w0 = ow * g.SW - g.PW;
+  if (include_pad)
+    return count(h0, g.KH, g.DH, -g.PH, g.H + g.PEH) * count(w0, g.KW, g.DW, -g.PW, g.W + g.PEW);
+  return count(h0, g.KH, g.DH, 0, g.H) * count(w0, g.KW, g.DW, 0, g.W);
+}
+
+// Calls f(flat index in the plane) for every input position of window (oh, ow).
+template <class F>
+void for_window(const PoolGeom& g, int64_t oh, int64_t ow, F&& f) {
+  for (int64_t kh = 0; kh < g.KH; ++kh) {
+    int64_t ih = oh * g.SH - g.PH + kh * g.DH;
+    if (ih < 0 || ih >= g.H) continue;
+    for (int64_t kw = 0; kw < g.KW; ++kw) {
+      int64_t iw = ow * g.SW - g.PW + kw * g.DW;
+      if (iw >= 0 && iw < g.W) f(ih * g.W + iw);
+    }
+  }
+}
+
+// x: (N, C, H, W) -> y: (N, C, OH, OW)
+template <class T>
+void avg_pool_forward(KernelContext& ctx) {
+  const Tensor& X = ctx.in(0);
+  PoolGeom g = make_pool_geom(ctx.node, X.shape(), ctx.out(0).shape());
+  bool include_pad = ctx.node.attrs.get_int("count_include_pad", 0) != 0;
+  const T* x = X.ptr<T>();
+  T* y = ctx.out(0).ptr<T>();
+  int64_t plane = g.H * g.W, oplane = g.OH * g.OW;
+#pragma omp parallel for if (g.NC * oplane > 4096)
+  for (int64_t nc = 0; nc < g.NC; ++nc)
+    for (int64_t oh = 0; oh < g.OH; ++oh)
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
+        T sum = 0;
+        for_window(g, oh, ow, [&](int64_t i) { sum += x[nc * plane + i]; });
+        int64_t n = window_count(g, oh, ow, include_pad);
+        y[nc * oplane + oh * g.OW + ow] = n > 0 ? sum / T(n) : T(0);
+      }
+}
+
+// dy: (N, C, OH, OW), x: (N, C, H, W) (for its shape) -> dX
+template <class T>
+void avg_pool_backward(KernelContext& ctx) {
+  const Tensor &dY = ctx.in(0), &X = ctx.in(1);
+  PoolGeom g = make_pool_geom(ctx.node, X.shape(), dY.shape());
+  bool include_pad = ctx.node.attrs.get_int("count_include_pad", 0) != 0;
+  const T* dy = dY.ptr<T>();
+  T* dx = ctx.out(0).ptr<T>();
+  int64_t plane = g.H * g.W, oplane = g.OH * g.OW;
+  std::fill_n(dx, X.numel(), T(0));
+#pragma omp parallel for if (g.NC * oplane > 4096)
+  for (int64_t nc = 0; nc < g.NC; ++nc)
+    for (int64_t oh = 0; oh < g.OH; ++oh)
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
+        int64_t n = window_count(g, oh, ow, include_pad);
+        if (n == 0) continue;
+        T v = dy[nc * oplane + oh * g.OW + ow] / T(n);
+        for_window(g, oh, ow, [&](int64_t i) { dx[nc * plane + i] += v; });
+      }
+}
+
+// x: (N, C, spatial...) -> y: (N, C, 1, ...)
+template <class T>
+void global_avg_pool_forward(KernelContext& ctx) {
+  const Tensor& X = ctx.in(0);
+  int64_t nc = X.dim(0) * X.dim(1), plane = X.numel() / std::max<int64_t>(nc, 1);
+  const T* x = X.ptr<T>();
+  T* y = ctx.out(0).ptr<T>();
+#pragma omp parallel for if (X.numel() > 32768)
+  for (int64_t i = 0; i < nc; ++i) {
+    double acc = 0;
+    for (int64_t p = 0; p < plane; ++p) acc += x[i * plane + p];
+    y[i] = static_cast<T>(acc / plane);
+  }
+}
+
+// dy: (N, C, 1, ...), x: (N, C, spatial...) -> dX = dY / plane everywhere
+template <class T>
+void global_avg_pool_backward(KernelContext& ctx) {
+  const Tensor& X = ctx.in(1);
+  int64_t nc = X.dim(0) * X.dim(1), plane = X.numel() / std::max<int64_t>(nc, 1);
+  const T* dy = ctx.in(0).ptr<T>();
+  T* dx = ctx.out(0).ptr<T>();
+#pragma omp parallel for if (X.numel() > 32768)
+  for (int64_t i = 0; i < nc; ++i) std::fill_n(dx + i * plane, plane, dy[i] / T(plane));
+}
+
+}  // namespace
+
+CBT_REGISTER_KERNEL("", "MaxPool", DeviceKind::CPU, [](KernelContext& ctx) {
+  dispatch_float(ctx.in(0).dtype(), [&]<class T>() { max_pool_forward<T>(ctx); });
+});
+CBT_REGISTER_KERNEL(kCbtDomain, "MaxPoolGrad", DeviceKind::CPU, [](KernelContext& ctx) {
+  dispatch_float(ctx.in(0).dtype(), [&]<class T>() { max_pool_backward<T>(ctx); });
+});
+CBT_REGISTER_KERNEL("", "AveragePool", DeviceKind::CPU, [](KernelContext& ctx) {
+  dispatch_float(ctx.in(0).dtype(), [&]<class T>() { avg_pool_forward<T>(ctx); });
+});
+CBT_REGISTER_KERNEL(kCbtDomain, "AveragePoolGrad", DeviceKind::CPU, [](KernelContext& ctx) {
+  dispatch_float(ctx.in(0).dtype(), [&]<class T>() { avg_pool_backward<T>(ctx); });
+});
+CBT_REGISTER_KERNEL("", "GlobalAveragePool", DeviceKind::CPU, [](KernelContext& ctx) {
+  dispatch_float(ctx.in(0).dtype(), [&]<class T>() { global_avg_pool_forward<T>(ctx); });
+});
+CBT_REGISTER_KERNEL(kCbtDomain, "GlobalAveragePoolGrad", DeviceKind::CPU, [](KernelContext& ctx) {
+  dispatch_float(ctx.in(0).dtype(), [&]<class T>() { global_avg_pool_backward<T>(ctx); });
+});
+
+}  // namespace cbt::cpu
