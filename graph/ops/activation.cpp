@@ -1,0 +1,110 @@
+// Schemas of activations (Relu, LeakyRelu, Sigmoid, Tanh, Gelu), Dropout and their backward ops.
+#include "graph/op_schema.h"
+
+namespace cbt {
+namespace {
+
+std::vector<ValueType> infer_activation(const InferContext& ctx) {
+  const ValueType& x = ctx.input(0);
+  if (x.dtype != DType::Float32 && x.dtype != DType::Float64)
+    ctx.fail(std::string("input must be float32 or float64, got ") + dtype_name(x.dtype));
+  if (ctx.node.op_type == "Gelu") {
+    std::string approx = ctx.node.attrs.get_string("approximate", "none");
+    if (approx != "none" && approx != "tanh")
+      ctx.fail("approximate must be 'none' or 'tanh', got '" + approx + "'");
+  }
+  return {x};
+}
+
+// (dY, saved) -> dX, where saved is the forward input or output (same type and shape).
+std::vector<ValueType> infer_activation_grad(const InferContext& ctx) {
+  const ValueType& dy = ctx.input(0);
+  if (dy.dtype != DType::Float32 && dy.dtype != DType::Float64) ctx.fail("dY must be float");
+  if (ctx.input(1) != dy) ctx.fail("dY and saved tensor differ in type or shape");
+  return {dy};
+}
+
+// The backward op reads Y where the derivative is a function of Y alone (cheaper: X can be
+// freed), else X; attributes (alpha, approximate) are passed on.
+GradFn activation_grad(const char* op, bool use_output) {
+  return [op, use_output](GradContext& c) -> std::vector<std::string> {
+    if (c.dY[0].empty() || !c.wants[0]) return {""};
+    const std::string& saved = use_output ? c.node.outputs[0] : c.node.inputs[0];
+    return {c.g.emit1(op, {c.dY[0], saved}, c.node.attrs)};
+  };
+}
+
+// Dropout: ratio is an attribute before opset 12, an optional constant input after, where
+// an optional training_mode input follows; outputs output and an optional bool mask.
+std::vector<ValueType> infer_dropout(const InferContext& ctx) {
+  const ValueType& x = ctx.input(0);
+  if (x.dtype != DType::Float32 && x.dtype != DType::Float64)
+    ctx.fail(std::string("input must be float32 or float64, got ") + dtype_name(x.dtype));
+  double ratio = ctx.node.attrs.get_float("ratio", 0.5f);
+  if (ctx.opset < 12 && ctx.num_inputs() > 1) ctx.fail("ratio is an attribute before opset 12");
+  if (ctx.has(1)) {
+    const Tensor& r = ctx.const_value(1);
+    if (!is_floating(r.dtype()) || r.numel() != 1) ctx.fail("ratio must be a float scalar");
+    ratio = r.at_f64(0);
+  }
+  if (!(ratio >= 0 && ratio < 1)) ctx.fail("ratio must be in [0, 1), got " + std::to_string(ratio));
+  if (ctx.has(2) && (ctx.in[2].dtype != DType::Bool || shape_numel(ctx.in[2].shape) != 1))
+    ctx.fail("training_mode must be a bool scalar");
+  return {x, {DType::Bool, x.shape}};
+}
+
+// Training needs the mask for the backward op: add it when the model did not ask for it.
+void dropout_training_rewrite(Node& node, GradEmitter& g) {
+  if (node.outputs.size() < 2) node.outputs.resize(2);
+  if (node.outputs[1].empty()) node.outputs[1] = g.fresh(node.outputs[0] + "_mask");
+}
+
+std::vector<std::string> dropout_grad(GradContext& c) {
+  std::vector<std::string> d(c.node.inputs.size());
+  if (c.dY[0].empty() || !c.wants[0]) return d;
+  Attributes a;
+  a.set("ratio", c.node.attrs.get_float("ratio", 0.5f));
+  d[0] = c.g.emit1("DropoutGrad", {c.dY[0], c.node.outputs.at(1), c.node.input(1)}, a);
+  return d;
+}
+
+}  // namespace
+
+CBT_REGISTER_SCHEMA({"", "Dropout", infer_dropout, dropout_grad, {0}, dropout_training_rewrite,
+                     "random zeroing while training (scaled by 1/(1-ratio)), identity otherwise"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "DropoutGrad",
+                     [](const InferContext& ctx) -> std::vector<ValueType> {
+                       const ValueType& dy = ctx.input(0);
+                       if (dy.dtype != DType::Float32 && dy.dtype != DType::Float64)
+                         ctx.fail("dY must be float");
+                       const ValueType& m = ctx.input(1);
+                       if (m.dtype != DType::Bool || m.shape != dy.shape)
+                         ctx.fail("mask must be bool of dY's shape");
+                       return {dy};
+                     },
+                     {}, {}, {},
+                     "(dY, mask, [ratio]) -> dY mask / (1 - ratio); ratio input over attribute"});
+CBT_REGISTER_SCHEMA({"", "Relu", infer_activation, activation_grad("ReluGrad", true), {0}, {},
+                     "max(X, 0)"});
+// LeakyRelu saves X: with alpha <= 0 the sign of Y does not tell the side of zero.
+CBT_REGISTER_SCHEMA({"", "LeakyRelu", infer_activation, activation_grad("LeakyReluGrad", false),
+                     {0}, {}, "X >= 0 ? X : alpha X"});
+CBT_REGISTER_SCHEMA({"", "Sigmoid", infer_activation, activation_grad("SigmoidGrad", true), {0},
+                     {}, "1 / (1 + exp(-X))"});
+CBT_REGISTER_SCHEMA({"", "Tanh", infer_activation, activation_grad("TanhGrad", true), {0}, {},
+                     "tanh(X)"});
+CBT_REGISTER_SCHEMA({"", "Gelu", infer_activation, activation_grad("GeluGrad", false), {0}, {},
+                     "Gaussian error linear unit (approximate none or tanh)"});
+
+CBT_REGISTER_SCHEMA({kCbtDomain, "ReluGrad", infer_activation_grad, {}, {}, {},
+                     "(dY, Y) -> dY where Y > 0"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "LeakyReluGrad", infer_activation_grad, {}, {}, {},
+                     "(dY, X) -> dY or alpha dY"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "SigmoidGrad", infer_activation_grad, {}, {}, {},
+                     "(dY, Y) -> dY Y (1 - Y)"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "TanhGrad", infer_activation_grad, {}, {}, {},
+                     "(dY, Y) -> dY (1 - Y^2)"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "GeluGrad", infer_activation_grad, {}, {}, {},
+                     "(dY, X) -> dY Gelu'(X)"});
+
+}  // namespace cbt

@@ -1,0 +1,227 @@
+// CPU kernels of element-wise arithmetic, Cast, Clip and their backward ops.
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "ops/cpu/broadcast.h"
+#include "ops/kernel.h"
+
+namespace cbt::cpu {
+namespace {
+
+template <class Op>
+void binary_kernel(KernelContext& ctx, Op op) {
+  const Tensor &a = ctx.in(0), &b = ctx.in(1);
+  Tensor& y = ctx.out(0);
+  dispatch_arith(y.dtype(), [&]<class T>() {
+    binary_broadcast(a.ptr<T>(), a.shape(), b.ptr<T>(), b.shape(), y.ptr<T>(), y.shape(),
+                     [&](T u, T v) { return op(u, v); });
+  });
+}
+
+void add(KernelContext& ctx) { binary_kernel(ctx, [](auto u, auto v) { return u + v; }); }
+void sub(KernelContext& ctx) { binary_kernel(ctx, [](auto u, auto v) { return u - v; }); }
+void mul(KernelContext& ctx) { binary_kernel(ctx, [](auto u, auto v) { return u * v; }); }
+
+void div(KernelContext& ctx) {
+  const Tensor& b = ctx.in(1);
+  if (!is_floating(b.dtype()))
+    for (int64_t i = 0; i < b.numel(); ++i)
+      if (b.at_i64(i) == 0) throw UserError("node " + ctx.node.describe() + ": integer division by zero");
+  binary_kernel(ctx, [](auto u, auto v) { return u / v; });
+}
+
+// Values of an arithmetic tensor as T (Pow's exponent may be an integer tensor).
+template <class T>
+const T* as_type(const Tensor& t, std::vector<T>& buf) {
+  if (t.dtype() == dtype_of<T>()) return t.ptr<T>();
+  buf.resize(t.numel());
+  for (int64_t i = 0; i < t.numel(); ++i) buf[i] = static_cast<T>(t.at_f64(i));
+  return buf.data();
+}
+
+void pow(KernelContext& ctx) {
+  const Tensor &a = ctx.in(0), &b = ctx.in(1);
+  Tensor& y = ctx.out(0);
+  dispatch_float(y.dtype(), [&]<class T>() {
+    std::vector<T> bb;
+    const T* e = as_type<T>(b, bb);
+    if (b.numel() == 1 && e[0] == T(2)) {  // the common square: avoid std::pow
+      unary_map(a.ptr<T>(), y.ptr<T>(), y.numel(), [](T v) { return v * v; });
+      return;
+    }
+    binary_broadcast(a.ptr<T>(), a.shape(), e, b.shape(), y.ptr<T>(), y.shape(),
+                     [](T u, T v) { return std::pow(u, v); });
+  });
+}
+
+void neg(KernelContext& ctx) {
+  dispatch_arith(ctx.in(0).dtype(), [&]<class T>() {
+    unary_map(ctx.in(0).ptr<T>(), ctx.out(0).ptr<T>(), ctx.in(0).numel(), [](T v) { return -v; });
+  });
+}
+
+template <class Fn>
+void float_unary(KernelContext& ctx, Fn fn) {
+  dispatch_float(ctx.in(0).dtype(), [&]<class T>() {
+    unary_map(ctx.in(0).ptr<T>(), ctx.out(0).ptr<T>(), ctx.in(0).numel(),
+              [&](T v) { return static_cast<T>(fn(v)); });
+  });
+}
+
+void sqrt_kernel(KernelContext& ctx) { float_unary(ctx, [](auto v) { return std::sqrt(v); }); }
+void erf_kernel(KernelContext& ctx) { float_unary(ctx, [](auto v) { return std::erf(v); }); }
+
+void identity(KernelContext& ctx) {
+  if (ctx.in(0).nbytes()) std::memcpy(ctx.out(0).data(), ctx.in(0).data(), ctx.in(0).nbytes());
+}
+
+// Calls f.template operator()<T>() for every dtype Cast handles.
+template <class F>
+void dispatch_cast(DType t, F&& f) {
+  switch (t) {
+    case DType::Float32: return f.template operator()<float>();
+    case DType::Float64: return f.template operator()<double>();
+    case DType::Int64: return f.template operator()<int64_t>();
+    case DType::Int32: return f.template operator()<int32_t>();
+    case DType::Int8: return f.template operator()<int8_t>();
+    case DType::UInt8: return f.template operator()<uint8_t>();
+    case DType::Bool: return f.template operator()<bool>();
+    default: CBT_CHECK(false, "Cast of ", dtype_name(t));
+  }
+}
+
+void cast(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  dispatch_cast(x.dtype(), [&]<class S>() {
+    dispatch_cast(y.dtype(), [&]<class D>() {
+      unary_map(x.ptr<S>(), y.ptr<D>(), x.numel(), [](S v) { return static_cast<D>(v); });
+    });
+  });
+}
+
+// Clip bounds: inputs since opset 11, attributes before; absent means unbounded.
+template <class T>
+std::pair<T, T> clip_bounds(const KernelContext& ctx) {
+  T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
+  const Attributes& at = ctx.node.attrs;
+  if (at.has("min")) lo = static_cast<T>(at.get_float("min", 0));
+  if (at.has("max")) hi = static_cast<T>(at.get_float("max", 0));
+  size_t first = ctx.node.op_type == "ClipGrad" ? 2 : 1;
+  if (ctx.has_in(first)) lo = ctx.in(first).ptr<T>()[0];
+  if (ctx.has_in(first + 1)) hi = ctx.in(first + 1).ptr<T>()[0];
+  return {lo, hi};
+}
+
+void clip(KernelContext& ctx) {
+  dispatch_arith(ctx.in(0).dtype(), [&]<class T>() {
+    auto [lo, hi] = clip_bounds<T>(ctx);
+    unary_map(ctx.in(0).ptr<T>(), ctx.out(0).ptr<T>(), ctx.in(0).numel(),
+              [lo, hi](T v) { return v < lo ? lo : (v > hi ? hi : v); });
+  });
+}
+
+void clip_grad(KernelContext& ctx) {
+  dispatch_float(ctx.in(0).dtype(), [&]<class T>() {
+    auto [lo, hi] = clip_bounds<T>(ctx);
+    binary_broadcast(ctx.in(0).ptr<T>(), ctx.in(0).shape(), ctx.in(1).ptr<T>(),
+                     ctx.in(1).shape(), ctx.out(0).ptr<T>(), ctx.out(0).shape(),
+                     [lo, hi](T dy, T x) { return (x > lo && x < hi) ? dy : T(0); });
+  });
+}
+
+void reduce_sum_to_kernel(KernelContext& ctx) {
+  dispatch_arith(ctx.in(0).dtype(), [&]<class T>() {
+    reduce_sum_to(ctx.in(0).ptr<T>(), ctx.in(0).shape(), ctx.out(0).ptr<T>(), ctx.out(0).shape(),
+                  T(1));
+  });
+}
+
+// x broadcast to shape ys, materialised only when it is smaller.
+template <class T>
+const T* expanded(const T* x, const Shape& xs, const Shape& ys, std::vector<T>& buf) {
+  if (shape_numel(xs) == shape_numel(ys)) return x;
+  buf.resize(shape_numel(ys));
+  broadcast_to(x, xs, buf.data(), ys, T(1));
+  return buf.data();
+}
+
+// out = the values f(i) over the broadcast shape ys, summed back to out's shape.
+template <class T, class F>
+void write_reduced(Tensor& out, const Shape& ys, F f) {
+  int64_t n = shape_numel(ys);
+  std::vector<T> tmp;
+  T* dst = out.ptr<T>();
+  if (out.numel() != n) {
+    tmp.resize(n);
+    dst = tmp.data();
+  }
+#pragma omp parallel for simd schedule(static) if (n >= kParallelMin)
+  for (int64_t i = 0; i < n; ++i) dst[i] = f(i);
+  if (!tmp.empty()) reduce_sum_to(tmp.data(), ys, out.ptr<T>(), out.shape(), T(1));
+}
+
+// dY: broadcast shape of A and B; outputs dA (A's shape), optional dB (B's shape).
+template <class Da, class Db>
+void pair_grad(KernelContext& ctx, Da da, Db db) {
+  dispatch_float(ctx.in(0).dtype(), [&]<class T>() {
+    const Tensor& dy_t = ctx.in(0);
+    const Shape& ys = dy_t.shape();
+    std::vector<T> ab, bb, bconv;
+    const T* dy = dy_t.ptr<T>();
+    const T* a = expanded(ctx.in(1).ptr<T>(), ctx.in(1).shape(), ys, ab);
+    const T* b = expanded(as_type<T>(ctx.in(2), bconv), ctx.in(2).shape(), ys, bb);
+    if (ctx.has_out(0)) write_reduced<T>(ctx.out(0), ys, [&](int64_t i) { return da(dy[i], a[i], b[i]); });
+    if (ctx.has_out(1)) write_reduced<T>(ctx.out(1), ys, [&](int64_t i) { return db(dy[i], a[i], b[i]); });
+  });
+}
+
+void div_grad(KernelContext& ctx) {
+  pair_grad(ctx, [](auto dy, auto, auto b) { return dy / b; },
+            [](auto dy, auto a, auto b) { return -dy * a / (b * b); });
+}
+
+void pow_grad(KernelContext& ctx) {
+  pair_grad(ctx, [](auto dy, auto a, auto b) { return dy * b * std::pow(a, b - 1); },
+            [](auto dy, auto a, auto b) { return dy * std::pow(a, b) * std::log(a); });
+}
+
+void sqrt_grad(KernelContext& ctx) {
+  dispatch_float(ctx.in(0).dtype(), [&]<class T>() {
+    binary_broadcast(ctx.in(0).ptr<T>(), ctx.in(0).shape(), ctx.in(1).ptr<T>(),
+                     ctx.in(1).shape(), ctx.out(0).ptr<T>(), ctx.out(0).shape(),
+                     [](T dy, T y) { return dy / (T(2) * y); });
+  });
+}
+
+void erf_grad(KernelContext& ctx) {
+  dispatch_float(ctx.in(0).dtype(), [&]<class T>() {
+    const T k = static_cast<T>(2.0 / std::sqrt(M_PI));
+    binary_broadcast(ctx.in(0).ptr<T>(), ctx.in(0).shape(), ctx.in(1).ptr<T>(),
+                     ctx.in(1).shape(), ctx.out(0).ptr<T>(), ctx.out(0).shape(),
+                     [k](T dy, T x) { return dy * k * std::exp(-x * x); });
+  });
+}
+
+}  // namespace
+
+CBT_REGISTER_KERNEL("", "Add", DeviceKind::CPU, add);
+CBT_REGISTER_KERNEL("", "Sub", DeviceKind::CPU, sub);
+CBT_REGISTER_KERNEL("", "Mul", DeviceKind::CPU, mul);
+CBT_REGISTER_KERNEL("", "Div", DeviceKind::CPU, div);
+CBT_REGISTER_KERNEL("", "Pow", DeviceKind::CPU, pow);
+CBT_REGISTER_KERNEL("", "Neg", DeviceKind::CPU, neg);
+CBT_REGISTER_KERNEL("", "Sqrt", DeviceKind::CPU, sqrt_kernel);
+CBT_REGISTER_KERNEL("", "Erf", DeviceKind::CPU, erf_kernel);
+CBT_REGISTER_KERNEL("", "Identity", DeviceKind::CPU, identity);
+CBT_REGISTER_KERNEL("", "Cast", DeviceKind::CPU, cast);
+CBT_REGISTER_KERNEL("", "Clip", DeviceKind::CPU, clip);
+CBT_REGISTER_KERNEL(kCbtDomain, "ClipGrad", DeviceKind::CPU, clip_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "ReduceSumTo", DeviceKind::CPU, reduce_sum_to_kernel);
+CBT_REGISTER_KERNEL(kCbtDomain, "DivGrad", DeviceKind::CPU, div_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "PowGrad", DeviceKind::CPU, pow_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "SqrtGrad", DeviceKind::CPU, sqrt_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "ErfGrad", DeviceKind::CPU, erf_grad);
+
+}  // namespace cbt::cpu
