@@ -67,6 +67,8 @@ class Tensor {
   Device device() const { return device_; }
 
   void* data() const { return data_; }
+  // The storage this tensor keeps alive (null for borrowed memory); for views into it.
+  const std::shared_ptr<std::byte>& storage() const { return storage_; }
   template <class T>
   T* ptr() const {
     CBT_CHECK(dtype_ == dtype_of<T>(), "tensor is ", dtype_name(dtype_), ", accessed as ",

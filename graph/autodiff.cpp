@@ -1,0 +1,237 @@
+// Reverse-mode differentiation over the node list, driven by the gradient-rule table.
+#include "graph/autodiff.h"
+
+#include <algorithm>
+
+#include "graph/op_schema.h"
+
+namespace cbt {
+
+namespace {
+
+// Appends nodes to the training graph and infers their types as they are added.
+class GraphEmitter : public GradEmitter {
+ public:
+  GraphEmitter(Graph& g, std::map<std::string, ValueType>& types) : g_(g), types_(types) {}
+
+  std::vector<std::string> emit(const std::string& op_type, const std::string& domain,
+                                std::vector<std::string> inputs, size_t num_outputs,
+                                Attributes attrs, const std::string& hint) override {
+    Node n;
+    n.op_type = op_type;
+    n.domain = domain;
+    n.inputs = std::move(inputs);
+    n.attrs = std::move(attrs);
+    for (size_t i = 0; i < num_outputs; ++i) n.outputs.push_back(fresh(hint));
+    n.name = n.outputs.empty() ? fresh(op_type) : n.outputs[0];
+    add(std::move(n));
+    return g_.nodes.back().outputs;
+  }
+
+  void add(Node n) {
+    auto out = infer_types(n, types_, constants(), g_.opset);
+    for (size_t i = 0; i < n.outputs.size(); ++i)
+      if (!n.outputs[i].empty()) types_[n.outputs[i]] = out[i];
+    g_.nodes.push_back(std::move(n));
+  }
+
+  const ValueType& type(const std::string& v) const override {
+    auto it = types_.find(v);
+    CBT_CHECK(it != types_.end(), "autodiff: unknown value ", v);
+    return it->second;
+  }
+
+  std::string fresh(const std::string& hint) override {
+    std::string base = hint.empty() ? "v" : hint;
+    for (;; ++counter_) {
+      std::string n = base + "__" + std::to_string(counter_);
+      if (!types_.count(n) && !reserved_.count(n)) {
+        reserved_.insert(n);
+        ++counter_;
+        return n;
+      }
+    }
+  }
+
+ private:
+  std::map<std::string, Tensor> constants() const {
+    std::map<std::string, Tensor> c;
+    for (const auto& name : g_.constant_initializers) c[name] = g_.initializers.at(name);
+    for (const auto& [name, t] : g_.initializers)
+      if (!is_floating(t.dtype())) c[name] = t;
+    return c;
+  }
+  Graph& g_;
+  std::map<std::string, ValueType>& types_;
+  std::set<std::string> reserved_;
+  int counter_ = 0;
+};
+
+const Node* producer_of(const Graph& g, const std::string& v) {
+  for (const auto& n : g.nodes)
+    if (std::find(n.outputs.begin(), n.outputs.end(), v) != n.outputs.end()) return &n;
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<std::string> state_initializers(const Graph& g) {
+  std::vector<std::string> out;
+  for (const auto& [name, t] : g.initializers)
+    if (is_floating(t.dtype()) && !g.constant_initializers.count(name)) out.push_back(name);
+  return out;
+}
+
+TrainingGraph build_training_graph(const BoundGraph& bound, const TrainingGraphOptions& opt) {
+  TrainingGraph tg;
+  Graph& g = tg.graph;
+  g.name = bound.graph.name;
+  g.opset = bound.graph.opset;
+  g.inputs = bound.graph.inputs;
+  g.outputs = bound.graph.outputs;
+  g.initializers = bound.graph.initializers;
+  g.constant_initializers = bound.graph.constant_initializers;
+  tg.types = bound.types;
+  GraphEmitter em(g, tg.types);
+
+  CBT_MODEL_CHECK(!bound.graph.inputs.empty(), "the model has no data input");
+  CBT_MODEL_CHECK(bound.graph.inputs.size() == 1, "the model has ", bound.graph.inputs.size(),
+                  " data inputs; training supports models with one input");
+  tg.data_input = bound.graph.inputs[0].name;
+
+  // 1. Forward nodes in their training form.
+  for (Node n : bound.graph.nodes) {
+    const OpSchema* s = find_schema(n.domain, n.op_type);
+    CBT_MODEL_CHECK(s, "unsupported op ", n.op_type);
+    if (s->training_rewrite) s->training_rewrite(n, em);
+    em.add(std::move(n));
+  }
+
+  // 2. The loss on the chosen output. A trailing Softmax/LogSoftmax is skipped for cross
+  // entropy: the loss takes logits (numerically stable, and the gradient is the same).
+  std::string out = opt.output.empty() ? bound.graph.outputs.at(0).name : opt.output;
+  CBT_MODEL_CHECK(tg.types.count(out), "model output '", out, "' does not exist");
+  tg.prediction = out;
+  std::string logits = out;
+  if (opt.loss == LossKind::CrossEntropy) {
+    const Node* p = producer_of(g, out);
+    if (p && p->domain.empty() && (p->op_type == "Softmax" || p->op_type == "LogSoftmax")) {
+      const ValueType& t = tg.types.at(p->inputs[0]);
+      int64_t axis = p->attrs.get_int("axis", -1);
+      if (axis < 0) axis += static_cast<int64_t>(t.shape.size());
+      if (axis == static_cast<int64_t>(t.shape.size()) - 1) logits = p->inputs[0];
+    }
+    CBT_MODEL_CHECK(tg.types.at(logits).shape.size() == 2, "output '", out, "' has shape ",
+                    shape_str(tg.types.at(logits).shape),
+                    "; cross-entropy needs (batch, classes); choose another --output or loss");
+  }
+  const ValueType& lt = tg.types.at(logits);
+  tg.labels_input = em.fresh("labels");
+  ValueInfo labels{tg.labels_input, DType::Int64, {}};
+  ValueType labels_type = opt.loss == LossKind::CrossEntropy
+                              ? ValueType{DType::Int64, {lt.shape.at(0)}}
+                              : ValueType{lt.dtype, lt.shape};
+  labels.dtype = labels_type.dtype;
+  for (int64_t d : labels_type.shape) labels.dims.push_back(Dim{d, ""});
+  g.inputs.push_back(labels);
+  tg.types[tg.labels_input] = labels_type;
+
+  if (opt.loss == LossKind::CrossEntropy) {
+    Attributes a;
+    a.set("label_smoothing", opt.label_smoothing);
+    tg.loss = em.emit("SoftmaxCrossEntropy", kCbtDomain, {logits, tg.labels_input}, 2, a,
+                      "loss")[0];
+  } else {
+    const char* op = opt.loss == LossKind::MeanSquaredError ? "MeanSquaredError"
+                                                            : "BinaryCrossEntropyWithLogits";
+    tg.loss = em.emit(op, kCbtDomain, {logits, tg.labels_input}, 1, {}, "loss")[0];
+  }
+  size_t loss_node = g.nodes.size() - 1;
+
+  // 3. Which values need gradients: forward propagation from trainable initializers.
+  std::set<std::string> requires_grad;
+  for (const auto& name : state_initializers(g))
+    if (!opt.frozen.count(name)) requires_grad.insert(name);
+  std::set<std::string> candidates = requires_grad;
+  for (size_t i = 0; i <= loss_node; ++i) {
+    const Node& n = g.nodes[i];
+    const OpSchema* s = find_schema(n.domain, n.op_type);
+    for (int k : s->diff_inputs)
+      if (n.has_input(k) && requires_grad.count(n.inputs[k])) {
+        for (const auto& o : n.outputs)
+          if (!o.empty() && is_floating(tg.types.at(o).dtype)) requires_grad.insert(o);
+        break;
+      }
+  }
+  CBT_MODEL_CHECK(requires_grad.count(tg.loss),
+                  "no trainable parameter influences the loss on output '", out, "'");
+
+  // 4. Reverse sweep. Gradients with several contributions are summed with Add.
+  std::map<std::string, std::vector<std::string>> contrib;
+  Tensor one = Tensor::scalar_f32(1.0f);
+  if (lt.dtype == DType::Float64) one = cast_float(one, DType::Float64);
+  std::string seed = em.fresh("loss_grad_seed");
+  g.initializers[seed] = one;
+  g.constant_initializers.insert(seed);
+  tg.types[seed] = ValueType{one.dtype(), {}};
+  contrib[tg.loss].push_back(seed);
+
+  auto gradient_of = [&](const std::string& v) -> std::string {
+    auto it = contrib.find(v);
+    if (it == contrib.end() || it->second.empty()) return "";
+    auto& parts = it->second;
+    while (parts.size() > 1) {
+      std::string sum = em.emit("Add", "", {parts[0], parts[1]}, 1, {}, "grad_sum")[0];
+      parts.erase(parts.begin(), parts.begin() + 2);
+      parts.insert(parts.begin(), sum);
+    }
+    return parts[0];
+  };
+
+  std::vector<std::string> missing_rules;
+  for (size_t i = loss_node + 1; i-- > 0;) {
+    Node n = g.nodes[i];  // copy: emitting appends to g.nodes
+    const OpSchema* s = find_schema(n.domain, n.op_type);
+    GradContext gc{n, {}, {}, em};
+    bool any = false;
+    for (const auto& o : n.outputs) {
+      gc.dY.push_back(o.empty() ? "" : gradient_of(o));
+      any = any || !gc.dY.back().empty();
+    }
+    if (!any) continue;
+    gc.wants.assign(n.inputs.size(), false);
+    bool wants_any = false;
+    for (int k : s->diff_inputs)
+      if (n.has_input(k) && requires_grad.count(n.inputs[k])) gc.wants[k] = wants_any = true;
+    if (!wants_any) continue;
+    if (!s->grad) {
+      missing_rules.push_back(n.describe());
+      continue;
+    }
+    auto dX = s->grad(gc);
+    for (size_t k = 0; k < n.inputs.size() && k < dX.size(); ++k)
+      if (gc.wants[k] && !dX[k].empty()) contrib[n.inputs[k]].push_back(dX[k]);
+  }
+  if (!missing_rules.empty()) {
+    std::string msg = "these ops lie on the gradient path but have no gradient rule:";
+    for (const auto& m : missing_rules) msg += "\n  " + m;
+    throw ModelError(msg);
+  }
+
+  std::set<std::string> taken;  // each parameter's gradient must be a value of its own
+  for (const auto& name : state_initializers(g)) {
+    std::string gname = requires_grad.count(name) ? gradient_of(name) : "";
+    if (!gname.empty() && (taken.count(gname) || !producer_of(g, gname)))
+      gname = em.emit("Identity", "", {gname}, 1, {}, "grad_copy")[0];
+    if (!gname.empty()) {
+      taken.insert(gname);
+      tg.params.push_back(name);
+      tg.grads[name] = gname;
+    } else {
+      tg.buffers.push_back(name);
+    }
+  }
+  return tg;
+}
+
+}  // namespace cbt

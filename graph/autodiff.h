@@ -1,0 +1,40 @@
+// The training graph: the bound inference graph in training form, a loss on the chosen
+// output, and backward nodes generated from the gradient-rule table.
+#pragma once
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "graph/bind.h"
+
+namespace cbt {
+
+enum class LossKind { CrossEntropy, MeanSquaredError, BinaryCrossEntropy };
+
+struct TrainingGraphOptions {
+  std::string output;                 // model output to train; "" = the first output
+  LossKind loss = LossKind::CrossEntropy;
+  float label_smoothing = 0.0f;
+  std::set<std::string> frozen;       // initializers never trained
+};
+
+struct TrainingGraph {
+  Graph graph;                        // forward (training form) + loss + backward
+  std::map<std::string, ValueType> types;
+  std::string data_input;             // the model's data input
+  std::string labels_input;           // added graph input with the targets
+  std::string loss;                   // scalar loss value
+  std::string prediction;             // value compared with labels for accuracy
+  std::vector<std::string> params;    // trainable initializers (sorted by name)
+  std::map<std::string, std::string> grads;  // param -> its gradient value
+  std::vector<std::string> buffers;   // non-trainable float state (BatchNorm statistics)
+};
+
+// Throws ModelError listing every op on the gradient path that has no gradient rule.
+TrainingGraph build_training_graph(const BoundGraph& bound, const TrainingGraphOptions& opt);
+
+// Float initializers that a run keeps and exports: everything but constants.
+std::vector<std::string> state_initializers(const Graph& g);
+
+}  // namespace cbt

@@ -1,0 +1,117 @@
+// Type inference over a whole graph and folding of constant sub-graphs.
+#include "graph/bind.h"
+
+#include "graph/op_schema.h"
+
+namespace cbt {
+
+ValueType bind_input_type(const ValueInfo& in, const BindOptions& opt) {
+  ValueType t{in.dtype, {}};
+  for (size_t d = 0; d < in.dims.size(); ++d) {
+    const Dim& dim = in.dims[d];
+    if (d == 0) {
+      t.shape.push_back(opt.batch);  // the batch dimension follows the run, static or not
+    } else if (dim.is_static()) {
+      t.shape.push_back(dim.value);
+    } else if (auto it = opt.symbols.find(dim.symbol); it != opt.symbols.end()) {
+      t.shape.push_back(it->second);
+    } else {
+      throw ModelError("graph input '" + in.name + "' has an unknown size in dimension " +
+                       std::to_string(d) + (dim.symbol.empty() ? "" : " ('" + dim.symbol + "')") +
+                       "; only the batch dimension (0) may be dynamic");
+    }
+  }
+  return t;
+}
+
+std::vector<ValueType> infer_types(const Node& node, const std::map<std::string, ValueType>& types,
+                                   const std::map<std::string, Tensor>& values, int64_t opset) {
+  const OpSchema* s = find_schema(node.domain, node.op_type);
+  CBT_MODEL_CHECK(s, "node ", node.describe(), ": unsupported op ", node.op_type);
+  InferContext ctx{node, {}, {}, opset};
+  for (const auto& name : node.inputs) {
+    if (name.empty()) {
+      ctx.in.emplace_back();
+      ctx.values.push_back(nullptr);
+      continue;
+    }
+    auto it = types.find(name);
+    CBT_MODEL_CHECK(it != types.end(), "node ", node.describe(), ": input '", name,
+                    "' is not produced by any earlier node");
+    ctx.in.push_back(it->second);
+    auto v = values.find(name);
+    ctx.values.push_back(v == values.end() ? nullptr : &v->second);
+  }
+  auto out = s->infer(ctx);
+  CBT_MODEL_CHECK(out.size() >= node.outputs.size() || node.outputs.empty(), "node ",
+                  node.describe(), ": has ", node.outputs.size(), " outputs, op defines ",
+                  out.size());
+  return out;
+}
+
+namespace {
+
+bool is_random(const Node& n) {
+  return n.op_type == "Dropout" || n.op_type.rfind("Random", 0) == 0;
+}
+
+}  // namespace
+
+BoundGraph bind_graph(const Graph& g, const BindOptions& opt, const NodeEvaluator& eval) {
+  BoundGraph b;
+  b.graph.name = g.name;
+  b.graph.opset = g.opset;
+  b.graph.inputs = g.inputs;
+  b.graph.outputs = g.outputs;
+  b.graph.initializers = g.initializers;
+  b.graph.constant_initializers = g.constant_initializers;
+
+  for (const auto& in : g.inputs) b.types[in.name] = bind_input_type(in, opt);
+  // Constants that folding may use: never trainable float initializers.
+  std::map<std::string, Tensor> consts;
+  for (const auto& [name, t] : g.initializers) {
+    b.types[name] = ValueType{t.dtype(), t.shape()};
+    if (!is_floating(t.dtype()) || g.constant_initializers.count(name)) consts[name] = t;
+  }
+
+  for (const Node& node : g.nodes) {
+    auto out_types = infer_types(node, b.types, consts, g.opset);
+    bool foldable = !is_random(node) && !node.outputs.empty();
+    if (node.op_type == "Shape" && node.domain.empty()) {
+      foldable = true;  // needs only the (now static) type of its input
+    } else {
+      for (const auto& name : node.inputs)
+        if (!name.empty() && !consts.count(name)) foldable = false;
+    }
+    if (foldable) {
+      std::vector<Tensor> in;
+      for (const auto& name : node.inputs) {
+        if (name.empty()) in.emplace_back();
+        else if (consts.count(name)) in.push_back(consts.at(name));
+        else in.push_back(Tensor(b.types.at(name).dtype, b.types.at(name).shape));  // Shape
+      }
+      auto out = eval(node, in);
+      for (size_t i = 0; i < node.outputs.size(); ++i) {
+        if (node.outputs[i].empty()) continue;
+        consts[node.outputs[i]] = out[i];
+        b.graph.initializers[node.outputs[i]] = out[i];
+        b.graph.constant_initializers.insert(node.outputs[i]);
+        b.types[node.outputs[i]] = ValueType{out[i].dtype(), out[i].shape()};
+        b.folded.push_back(node.outputs[i]);
+      }
+      continue;
+    }
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      if (node.outputs[i].empty()) continue;
+      CBT_MODEL_CHECK(!b.types.count(node.outputs[i]), "node ", node.describe(), ": output '",
+                      node.outputs[i], "' is produced twice");
+      b.types[node.outputs[i]] = out_types[i];
+    }
+    b.graph.nodes.push_back(node);
+  }
+  for (const auto& out : g.outputs)
+    CBT_MODEL_CHECK(b.types.count(out.name), "graph output '", out.name, "' is never produced");
+  return b;
+}
+
+}  // namespace cbt

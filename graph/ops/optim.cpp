@@ -1,0 +1,23 @@
+// Schemas of the optimizer and model-averaging update ops (cbtrain domain). They update
+// flat buffers in place and produce no outputs.
+#include "graph/op_schema.h"
+
+namespace cbt {
+
+namespace {
+// All inputs but the last are float buffers of one size; the last holds hyper-parameters.
+std::vector<ValueType> infer_inplace_update(const InferContext& ctx) {
+  const ValueType& x = ctx.input(0);
+  for (size_t i = 1; i + 1 < ctx.num_inputs(); ++i)
+    if (ctx.input(i).shape != x.shape || ctx.input(i).dtype != x.dtype)
+      ctx.fail("buffer " + std::to_string(i) + " does not match the parameters");
+  return {};
+}
+}  // namespace
+
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "SGDMomentum", infer_inplace_update, {}, {}, {},
+                             "v = mu*v - lr*(g + wd*x); x += v over flat buffers"});
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "AdamW", infer_inplace_update, {}, {}, {},
+                             "AdamW with decoupled weight decay over flat buffers"});
+
+}  // namespace cbt

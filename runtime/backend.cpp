@@ -1,0 +1,50 @@
+// CPU backend and the backend factory.
+#include "runtime/backend.h"
+
+#include <cstring>
+
+namespace cbt {
+
+#ifdef CBT_WITH_CUDA
+std::unique_ptr<Backend> make_cuda_backend(int index);  // runtime/cuda/
+#endif
+
+Tensor Backend::empty(DType dtype, const Shape& shape) {
+  size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
+  auto mem = allocate(bytes);
+  return Tensor::view(dtype, shape, mem.get(), device(), mem);
+}
+
+Tensor Backend::upload(const Tensor& host) {
+  Tensor t = empty(host.dtype(), host.shape());
+  copy_from_host(t, host);
+  return t;
+}
+
+Tensor Backend::download(const Tensor& t) {
+  Tensor h(t.dtype(), t.shape());
+  copy_to_host(h, t);
+  return h;
+}
+
+std::shared_ptr<std::byte> CpuBackend::allocate(size_t bytes) {
+  return allocate_bytes(bytes, Device{});
+}
+
+void CpuBackend::copy_from_host(const Tensor& dst, const Tensor& src) { copy(dst, src); }
+void CpuBackend::copy_to_host(const Tensor& dst, const Tensor& src) { copy(dst, src); }
+void CpuBackend::copy(const Tensor& dst, const Tensor& src) {
+  CBT_CHECK(dst.nbytes() == src.nbytes(), "copy size ", dst.nbytes(), " vs ", src.nbytes());
+  if (dst.nbytes() && dst.data() != src.data()) std::memcpy(dst.data(), src.data(), dst.nbytes());
+}
+
+std::unique_ptr<Backend> make_backend(Device device) {
+  if (device.is_cpu()) return std::make_unique<CpuBackend>();
+#ifdef CBT_WITH_CUDA
+  return make_cuda_backend(device.index);
+#else
+  throw UserError("this cbtrain was built without CUDA; use --device cpu");
+#endif
+}
+
+}  // namespace cbt

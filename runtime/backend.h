@@ -1,0 +1,45 @@
+// A device as the runtime sees it: memory, copies, the context kernels receive.
+#pragma once
+#include <memory>
+
+#include "graph/tensor.h"
+
+namespace cbt {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Device device() const = 0;
+  // Uninitialised-or-zeroed device bytes that stay valid while the pointer lives.
+  virtual std::shared_ptr<std::byte> allocate(size_t bytes) = 0;
+  virtual void copy_from_host(const Tensor& dst, const Tensor& src_host) = 0;
+  virtual void copy_to_host(const Tensor& dst_host, const Tensor& src) = 0;
+  virtual void copy(const Tensor& dst, const Tensor& src) = 0;  // both on this device
+  // What kernels receive as KernelContext::device_ctx (CUDA: stream and handles).
+  virtual void* kernel_context() = 0;
+  // Waits until queued work is done (host-side reads after it are safe).
+  virtual void synchronize() = 0;
+
+  // A tensor of this device with the given type (zeroed).
+  Tensor empty(DType dtype, const Shape& shape);
+  // A device copy of a host tensor.
+  Tensor upload(const Tensor& host);
+  // A host copy of a device tensor.
+  Tensor download(const Tensor& t);
+};
+
+class CpuBackend final : public Backend {
+ public:
+  Device device() const override { return Device{}; }
+  std::shared_ptr<std::byte> allocate(size_t bytes) override;
+  void copy_from_host(const Tensor& dst, const Tensor& src) override;
+  void copy_to_host(const Tensor& dst, const Tensor& src) override;
+  void copy(const Tensor& dst, const Tensor& src) override;
+  void* kernel_context() override { return nullptr; }
+  void synchronize() override {}
+};
+
+// Creates the backend for `device` (CUDA only when built with it; else a UserError).
+std::unique_ptr<Backend> make_backend(Device device);
+
+}  // namespace cbt

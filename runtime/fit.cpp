@@ -1,0 +1,94 @@
+// fit(): the epoch loop with progress lines and the JSON-lines metrics file.
+#include "runtime/fit.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <ostream>
+
+namespace cbt {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+}  // namespace
+
+FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt, std::ostream& log) {
+  FitResult res;
+  const ValueType& in = trainer.input_type();
+  const int64_t batch = in.shape.at(0);
+  const int64_t per = shape_numel(in.shape) / batch;
+  if (data.train.sample_numel() != per)
+    throw UserError("the model input '" + trainer.training_graph().data_input + "' takes " +
+                    shape_str(Shape(in.shape.begin() + 1, in.shape.end())) + " per sample (" +
+                    std::to_string(per) + " values) but the data has " +
+                    std::to_string(data.train.sample_numel()) + " values per sample");
+  const int64_t steps_per_epoch = data.train.size() / batch;
+  if (steps_per_epoch == 0)
+    throw UserError("the batch size " + std::to_string(batch) + " exceeds the training set (" +
+                    std::to_string(data.train.size()) + " samples)");
+
+  std::ofstream metrics;
+  if (!opt.metrics_path.empty()) {
+    metrics.open(opt.metrics_path, std::ios::trunc);
+    if (!metrics) throw UserError("cannot write metrics file " + opt.metrics_path);
+  }
+  Tensor x(DType::Float32, in.shape);
+  Tensor y(DType::Int64, {batch});
+  for (int64_t epoch = 1; epoch <= opt.epochs; ++epoch) {
+    auto order = epoch_order(data.train.size(), opt.seed, epoch);
+    auto t0 = Clock::now();
+    double loss_sum = 0;
+    int64_t loss_count = 0;
+    for (int64_t s = 0; s < steps_per_epoch; ++s) {
+      if (opt.max_steps >= 0 && res.steps >= opt.max_steps) break;
+      gather_batch(data.train, order.data() + s * batch, batch, x, y);
+      float loss = trainer.step(x, y);
+      ++res.steps;
+      if (!std::isfinite(loss))
+        throw TrainingDiverged("training diverged: the loss is " + std::to_string(loss) +
+                               " at step " + std::to_string(trainer.steps()) + " (epoch " +
+                               std::to_string(epoch) + "); lower the learning rate");
+      loss_sum += loss;
+      ++loss_count;
+      if (opt.log_every > 0 && (s + 1) % opt.log_every == 0) {
+        double el = seconds_since(t0);
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "epoch %lld step %lld/%lld loss %.4f %.0f img/s",
+                      static_cast<long long>(epoch), static_cast<long long>(s + 1),
+                      static_cast<long long>(steps_per_epoch), loss_sum / loss_count,
+                      (s + 1) * batch / el);
+        log << buf << std::endl;
+      }
+    }
+    double epoch_s = seconds_since(t0);
+    res.train_seconds += epoch_s;
+    res.last_epoch_seconds = epoch_s;
+    res.final_eval = trainer.evaluate(data.test);
+    double train_loss = loss_count ? loss_sum / loss_count : NAN;
+    double ips = loss_count ? loss_count * batch / epoch_s : 0;
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "epoch %lld: train loss %.4f, test loss %.4f, test accuracy %.2f%%, %.1f s, %.0f img/s",
+                  static_cast<long long>(epoch), train_loss, res.final_eval.loss,
+                  100 * res.final_eval.accuracy, epoch_s, ips);
+    log << buf << std::endl;
+    if (metrics) {
+      std::snprintf(buf, sizeof buf,
+                    "{\"epoch\": %lld, \"step\": %lld, \"train_loss\": %.6f, \"test_loss\": %.6f, "
+                    "\"test_accuracy\": %.6f, \"images_per_sec\": %.1f, \"elapsed_s\": %.3f, "
+                    "\"lr\": %g}",
+                    static_cast<long long>(epoch), static_cast<long long>(trainer.steps()),
+                    train_loss, res.final_eval.loss, res.final_eval.accuracy, ips,
+                    res.train_seconds, trainer.learning_rate());
+      metrics << buf << "\n" << std::flush;
+    }
+    if (opt.max_steps >= 0 && res.steps >= opt.max_steps) break;
+  }
+  return res;
+}
+
+}  // namespace cbt

@@ -1,0 +1,82 @@
+// Program construction (planning, binding) and execution.
+#include "runtime/program.h"
+
+#include "graph/op_schema.h"
+
+namespace cbt {
+
+Program::Program(ProgramSpec spec, Backend& backend)
+    : nodes_(std::move(spec.nodes)), backend_(backend), training_(spec.training) {
+  std::set<std::string> external;
+  for (const auto& [name, t] : spec.external) {
+    CBT_CHECK(t.device() == backend.device(), "value ", name, " is on ", t.device().str());
+    values_[name] = t;
+    external.insert(name);
+  }
+  for (const auto& [name, t] : spec.constants) {
+    if (values_.count(name)) continue;
+    values_[name] = backend.upload(t);
+    external.insert(name);
+  }
+  plan_ = plan_memory(nodes_, spec.types, external, spec.keep_alive);
+  arena_ = backend.allocate(plan_.arena_bytes);
+  for (const auto& [name, off] : plan_.offset) {
+    const ValueType& t = spec.types.at(name);
+    values_[name] = Tensor::view(t.dtype, t.shape, arena_.get() + off, backend.device(), arena_);
+  }
+  for (const Node& n : nodes_) {
+    Step s{&n, find_kernel(n.domain, n.op_type, backend.device().kind), {}, {}, nullptr};
+    CBT_MODEL_CHECK(s.fn, "no ", backend.device().str(), " kernel for op ", n.op_type,
+                    " (node ", n.describe(), ")");
+    for (const auto& in : n.inputs) {
+      if (in.empty()) {
+        s.inputs.emplace_back();
+        continue;
+      }
+      auto it = values_.find(in);
+      CBT_CHECK(it != values_.end(), "value ", in, " has no storage");
+      s.inputs.push_back(it->second);
+    }
+    for (const auto& out : n.outputs) {
+      auto it = out.empty() ? values_.end() : values_.find(out);
+      s.outputs.push_back(it == values_.end() ? Tensor() : it->second);
+    }
+    steps_.push_back(std::move(s));
+  }
+}
+
+void Program::run(uint64_t seed) {
+  void* ctx = backend_.kernel_context();
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    Step& s = steps_[i];
+    KernelContext kc{*s.node, s.inputs, s.outputs, training_, rng_hash(seed, i), ctx, &s.state};
+    s.fn(kc);
+  }
+}
+
+const Tensor& Program::value(const std::string& name) const {
+  auto it = values_.find(name);
+  CBT_CHECK(it != values_.end(), "no value ", name);
+  return it->second;
+}
+
+std::vector<std::string> unsupported_ops(const Graph& g, DeviceKind device) {
+  std::set<std::string> missing;
+  for (const Node& n : g.nodes) {
+    std::string label = (n.domain.empty() ? "" : n.domain + ".") + n.op_type;
+    if (!find_schema(n.domain, n.op_type) || !find_kernel(n.domain, n.op_type, device))
+      missing.insert(label);
+  }
+  return {missing.begin(), missing.end()};
+}
+
+void check_supported(const Graph& g, Device device) {
+  auto missing = unsupported_ops(g, device.kind);
+  if (missing.empty()) return;
+  std::string msg = "the model uses " + std::to_string(missing.size()) +
+                    " op(s) that cbtrain does not support on " + device.str() + ":";
+  for (const auto& m : missing) msg += " " + m;
+  throw ModelError(msg + " (see `cbtrain ops` for the supported ones)");
+}
+
+}  // namespace cbt

@@ -1,0 +1,87 @@
+// `cbtrain inspect MODEL.onnx [--plan]` and `cbtrain ops`.
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "graph/op_schema.h"
+#include "onnx_import/model_io.h"
+#include "runtime/backend.h"
+#include "runtime/trainer.h"
+#include "tools/commands.h"
+
+namespace cbt::cli {
+
+namespace {
+std::string dims_str(const ValueInfo& v) {
+  std::string s = "(";
+  for (size_t i = 0; i < v.dims.size(); ++i) {
+    if (i) s += ", ";
+    s += v.dims[i].is_static() ? std::to_string(v.dims[i].value)
+                               : (v.dims[i].symbol.empty() ? "?" : v.dims[i].symbol);
+  }
+  return s + ")";
+}
+}  // namespace
+
+int run_inspect(const InspectArgs& a) {
+  ImportedModel m = load_model(a.model);
+  const Graph& g = m.graph;
+  std::cout << "model: " << a.model << "\n"
+            << "producer: " << m.producer_name << " " << m.producer_version << ", opset " << g.opset
+            << ", IR version " << m.ir_version << "\n";
+  for (const auto& in : g.inputs)
+    std::cout << "input:  " << in.name << " " << dtype_name(in.dtype) << " " << dims_str(in) << "\n";
+  for (const auto& out : g.outputs)
+    std::cout << "output: " << out.name << " " << dtype_name(out.dtype) << " " << dims_str(out) << "\n";
+  std::map<std::string, int> counts;
+  for (const auto& n : g.nodes) counts[n.op_type]++;
+  std::cout << "ops (" << g.nodes.size() << " nodes):";
+  for (const auto& [op, c] : counts) std::cout << " " << op << "×" << c;
+  std::cout << "\n";
+  int64_t params = 0, tensors = 0;
+  for (const auto& [name, t] : g.initializers)
+    if (is_floating(t.dtype()) && !g.constant_initializers.count(name)) params += t.numel(), ++tensors;
+  std::cout << "float initializers (parameters and statistics): " << tensors << " tensors, "
+            << params << " values\n";
+  auto missing = unsupported_ops(g, DeviceKind::CPU);
+  if (missing.empty()) {
+    std::cout << "support: every op is supported on cpu\n";
+  } else {
+    std::cout << "unsupported on cpu:";
+    for (const auto& op : missing) std::cout << " " << op;
+    std::cout << "\n";
+  }
+  if (a.plan) {
+    CpuBackend cpu;
+    TrainerOptions to;
+    to.batch_size = a.batch_size;
+    Trainer trainer(g, to, cpu);
+    const MemoryPlan& p = trainer.training_program().plan();
+    double saved = p.naive_bytes ? 100.0 * (1.0 - double(p.arena_bytes) / p.naive_bytes) : 0;
+    std::cout << "memory plan of one training step at batch " << a.batch_size << ": "
+              << p.offset.size() << " intermediate tensors, naive " << format_bytes(p.naive_bytes)
+              << ", planned " << format_bytes(p.arena_bytes) << " (" << static_cast<int>(saved + 0.5)
+              << "% saved)\n"
+              << "parameters: " << trainer.num_parameters() << " values in one flat buffer\n";
+  }
+  if (!missing.empty()) return 2;
+  return 0;
+}
+
+int run_ops() {
+  std::set<std::string> cpu, cuda;
+  for (auto& [d, op] : kernels_for(DeviceKind::CPU))
+    if (d.empty()) cpu.insert(op);
+  for (auto& [d, op] : kernels_for(DeviceKind::CUDA))
+    if (d.empty()) cuda.insert(op);
+  std::cout << "| op | cpu | cuda | training | summary |\n|---|---|---|---|---|\n";
+  for (const OpSchema* s : all_schemas()) {
+    if (!s->domain.empty()) continue;
+    std::cout << "| " << s->op_type << " | " << (cpu.count(s->op_type) ? "yes" : "no") << " | "
+              << (cuda.count(s->op_type) ? "yes" : "no") << " | "
+              << (s->grad ? "gradient" : "no gradient") << " | " << s->summary << " |\n";
+  }
+  return 0;
+}
+
+}  // namespace cbt::cli

@@ -1,0 +1,75 @@
+// `cbtrain MODEL.onnx`: import, train on the data set, evaluate, export.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "onnx_import/model_io.h"
+#include "runtime/fit.h"
+#include "tools/commands.h"
+
+namespace cbt::cli {
+
+Device parse_device(const std::string& s) {
+  if (s == "cpu") return Device{};
+  if (s == "cuda") return Device{DeviceKind::CUDA, 0};
+  if (s.rfind("cuda:", 0) == 0) {
+    try {
+      size_t used = 0;
+      int idx = std::stoi(s.substr(5), &used);
+      if (used == s.size() - 5 && idx >= 0) return Device{DeviceKind::CUDA, idx};
+    } catch (...) {
+    }
+  }
+  throw UserError("--device must be cpu, cuda or cuda:N, not '" + s + "'");
+}
+
+namespace {
+LossKind parse_loss(const std::string& s) {
+  if (s == "mse") return LossKind::MeanSquaredError;
+  if (s == "bce") return LossKind::BinaryCrossEntropy;
+  return LossKind::CrossEntropy;
+}
+}  // namespace
+
+int run_train(const TrainArgs& a) {
+  Device device = parse_device(a.device);
+  ImportedModel model = load_model(a.model);
+  TrainTestData data = load_idx_folder(a.data_dir, Normalization{});
+  auto backend = make_backend(device);
+
+  TrainerOptions to;
+  to.batch_size = a.batch_size;
+  to.seed = a.seed;
+  to.optimizer.kind = a.optimizer == "adamw" ? OptimizerKind::AdamW : OptimizerKind::SGD;
+  to.optimizer.lr = a.lr;
+  to.optimizer.momentum = a.momentum;
+  to.optimizer.weight_decay = a.weight_decay;
+  to.graph.output = a.output_name;
+  to.graph.loss = parse_loss(a.loss);
+  Trainer trainer(model.graph, to, *backend);
+
+  std::cout << "cbtrain: " << a.model << " on " << device.str() << ", "
+            << trainer.num_parameters() << " parameters, batch " << a.batch_size << ", "
+            << a.optimizer << " lr " << a.lr << ", " << data.train.size() << " training / "
+            << data.test.size() << " test samples from " << a.data_dir << std::endl;
+
+  FitOptions fo;
+  fo.epochs = a.epochs;
+  fo.max_steps = a.max_steps;
+  fo.metrics_path = a.metrics;
+  fo.log_every = a.log_every;
+  fo.seed = a.seed;
+  FitResult r = fit(trainer, data, fo, std::cout);
+
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "final test accuracy %.2f%% after %lld steps, %.1f s of training",
+                100 * r.final_eval.accuracy, static_cast<long long>(r.steps), r.train_seconds);
+  std::cout << buf << std::endl;
+  if (!a.output.empty()) {
+    save_model(model, trainer.trained_initializers(), a.output);
+    std::cout << "wrote " << a.output << std::endl;
+  }
+  return 0;
+}
+
+}  // namespace cbt::cli

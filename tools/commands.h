@@ -1,0 +1,50 @@
+// The cbtrain sub-commands; main.cpp parses flags into these option structs.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "runtime/trainer.h"
+
+namespace cbt::cli {
+
+struct TrainArgs {
+  std::string model;
+  std::string data_dir;
+  int64_t epochs = 2;
+  int64_t batch_size = 32;
+  int64_t max_steps = -1;
+  float lr = 0.05f;
+  float momentum = 0.9f;
+  float weight_decay = 5e-4f;
+  std::string optimizer = "sgd";
+  std::string loss = "cross-entropy";
+  std::string output_name;
+  uint64_t seed = 42;
+  std::string device = "cpu";
+  std::string output;
+  std::string metrics;
+  int64_t log_every = 200;
+};
+
+struct InspectArgs {
+  std::string model;
+  bool plan = false;
+  int64_t batch_size = 32;
+};
+
+struct InferArgs {
+  std::string model;
+  std::string input;
+  std::string output;
+  std::string device = "cpu";
+};
+
+int run_train(const TrainArgs& a);
+int run_inspect(const InspectArgs& a);
+int run_infer(const InferArgs& a);
+int run_ops();
+
+// "cpu", "cuda", "cuda:1" -> Device; UserError otherwise.
+Device parse_device(const std::string& s);
+
+}  // namespace cbt::cli

@@ -1,0 +1,81 @@
+// cbtrain command line: train (default), inspect, infer, ops. Exit codes: 0 ok, 2 bad input,
+// 3 training diverged, 1 internal error.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "runtime/fit.h"
+#include "tools/commands.h"
+
+using namespace cbt;
+using namespace cbt::cli;
+
+int main(int argc, char** argv) {
+  CLI::App app{"cbtrain: train ONNX models on the CPU or GPUs and export them back to ONNX"};
+  app.set_version_flag("--version", "cbtrain 0.1.0");
+  app.require_subcommand(0, 1);
+
+  TrainArgs t;
+  app.add_option("model", t.model, "ONNX model to train")->check(CLI::ExistingFile);
+  app.add_option("--data", t.data_dir, "folder with the IDX data set")->default_str(kDefaultDataDir);
+  app.add_option("--epochs", t.epochs, "training epochs")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--batch-size,-b", t.batch_size, "samples per step")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--max-steps", t.max_steps, "stop after this many steps (smoke runs)");
+  app.add_option("--lr", t.lr, "learning rate")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--momentum", t.momentum, "SGD momentum")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  app.add_option("--weight-decay", t.weight_decay, "weight decay")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--optimizer", t.optimizer, "sgd or adamw")->capture_default_str()->check(CLI::IsMember({"sgd", "adamw"}));
+  app.add_option("--loss", t.loss, "loss attached to the output")
+      ->capture_default_str()->check(CLI::IsMember({"cross-entropy", "mse", "bce"}));
+  app.add_option("--output-name", t.output_name, "model output to train (default: the first)");
+  app.add_option("--seed", t.seed, "random seed")->capture_default_str();
+  app.add_option("--device", t.device, "cpu, cuda or cuda:N")->capture_default_str();
+  app.add_option("--output,-o", t.output, "write the trained model to this .onnx file");
+  app.add_option("--metrics", t.metrics, "write one JSON object per epoch to this file");
+  app.add_option("--log-every", t.log_every, "steps between progress lines (0: none)")->capture_default_str();
+
+  InspectArgs ia;
+  auto* inspect = app.add_subcommand("inspect", "show inputs, outputs, ops, parameters and support");
+  inspect->add_option("model", ia.model, "ONNX model")->required()->check(CLI::ExistingFile);
+  inspect->add_flag("--plan", ia.plan, "print the memory plan of the training step");
+  inspect->add_option("--batch-size,-b", ia.batch_size, "batch size for --plan")->capture_default_str()->check(CLI::PositiveNumber);
+
+  InferArgs fa;
+  auto* infer = app.add_subcommand("infer", "forward pass on a NumPy array");
+  infer->add_option("model", fa.model, "ONNX model")->required()->check(CLI::ExistingFile);
+  infer->add_option("--input,-i", fa.input, "input .npy (float32)")->required()->check(CLI::ExistingFile);
+  infer->add_option("--output,-o", fa.output, "output .npy")->required();
+  infer->add_option("--device", fa.device, "cpu, cuda or cuda:N")->capture_default_str();
+
+  auto* ops = app.add_subcommand("ops", "list the supported ONNX ops per device");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  try {
+    if (*inspect) return run_inspect(ia);
+    if (*infer) return run_infer(fa);
+    if (*ops) return run_ops();
+    if (t.model.empty()) {
+      std::cerr << "error: no model given\n" << app.help();
+      return 2;
+    }
+    if (t.data_dir.empty()) t.data_dir = kDefaultDataDir;
+    return run_train(t);
+  } catch (const UserError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const TrainingDiverged& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 3;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error: out of memory\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "cbtrain: " << e.what() << "\n";
+    return 1;
+  }
+}
