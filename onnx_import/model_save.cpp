@@ -1,0 +1,149 @@
+// save_model: the original ModelProto with trained initializers, written atomically.
+#include <fcntl.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <functional>
+#include <unordered_map>
+
+#include "onnx_import/proto_model.h"
+
+namespace cbt {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+int write_all(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return errno;
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return 0;
+}
+
+// Writes through `body` (which returns 0 or an errno) into a temporary file next to `path`,
+// then fsync, rename and fsync of the folder. On failure the temporary file is removed.
+void write_atomically(const fs::path& path, const std::function<int(int fd)>& body) {
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  std::string tmp = (dir / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
+  int fd = ::mkstemp(tmp.data());
+  if (fd < 0)
+    throw UserError(path.string() + ": cannot write: cannot create a file in " + dir.string() +
+                    ": " + std::strerror(errno));
+  int err = ::fchmod(fd, 0644) != 0 ? errno : 0;
+  if (!err) err = body(fd);
+  if (!err && ::fsync(fd) != 0) err = errno;
+  if (::close(fd) != 0 && !err) err = errno;
+  if (!err && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
+  if (err) {
+    ::unlink(tmp.c_str());
+    throw UserError(path.string() + ": cannot write: " + std::strerror(err));
+  }
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    // Some filesystems cannot fsync a folder (EINVAL); the file itself is already durable.
+    int r = ::fsync(dfd);
+    int e = errno;
+    ::close(dfd);
+    if (r != 0 && e != EINVAL)
+      throw UserError(path.string() + ": cannot sync its folder: " + std::strerror(e));
+  }
+}
+
+// Inlines tensors whose data live in external files of the original model's folder.
+void inline_external(onnx::TensorProto& t, const fs::path& folder, const std::string& what) {
+  if (!is_external(t)) return;
+  Tensor v(dtype_from_onnx(t.data_type(), what), Shape(t.dims().begin(), t.dims().end()));
+  read_external_data(t, folder, v.data(), v.nbytes(), what);
+  set_tensor_proto_data(t, v);
+}
+
+// Moves every initializer's raw_data into `data_path`, written atomically before the model.
+void externalise(onnx::GraphProto& g, const fs::path& data_path) {
+  std::vector<onnx::TensorProto*> moved;
+  for (auto& t : *g.mutable_initializer())
+    if (t.has_raw_data() && !t.raw_data().empty()) moved.push_back(&t);
+  write_atomically(data_path, [&](int fd) {
+    for (auto* t : moved)
+      if (int e = write_all(fd, t->raw_data().data(), t->raw_data().size())) return e;
+    return 0;
+  });
+  uint64_t offset = 0;
+  for (auto* t : moved) {
+    const uint64_t len = t->raw_data().size();
+    t->clear_raw_data();
+    t->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto add = [&](const char* k, const std::string& v) {
+      auto* e = t->add_external_data();
+      e->set_key(k);
+      e->set_value(v);
+    };
+    add("location", data_path.filename().string());
+    add("offset", std::to_string(offset));
+    add("length", std::to_string(len));
+    offset += len;
+  }
+}
+
+}  // namespace
+
+void save_model(const ImportedModel& original, const std::map<std::string, Tensor>& trained,
+                const std::string& path, const SaveOptions& opts) {
+  CBT_CHECK(original.proto, "save_model needs a model returned by load_model");
+  const OnnxModelProto& src = *original.proto;
+  onnx::ModelProto m = src.model;
+  onnx::GraphProto& g = *m.mutable_graph();
+
+  std::unordered_map<std::string, onnx::TensorProto*> by_name;
+  for (auto& t : *g.mutable_initializer()) by_name[t.name()] = &t;
+  for (const auto& [name, value] : trained) {
+    if (src.constant_outputs.count(name)) continue;
+    auto it = by_name.find(name);
+    if (it == by_name.end())
+      throw UserError(path + ": cannot save: the original model has no initializer '" + name + "'");
+    onnx::TensorProto& t = *it->second;
+    const std::string what = "initializer '" + name + "'";
+    const DType dt = dtype_from_onnx(t.data_type(), what);
+    const Shape dims(t.dims().begin(), t.dims().end());
+    if (value.dtype() != dt || value.shape() != dims)
+      throw UserError(detail::concat(path, ": cannot save ", what, ": trained value is ",
+                                     dtype_name(value.dtype()), " ", shape_str(value.shape()),
+                                     ", the model has ", dtype_name(dt), " ", shape_str(dims)));
+    set_tensor_proto_data(t, value);
+  }
+  try {
+    for (auto& t : *g.mutable_initializer())
+      inline_external(t, src.folder, "initializer '" + t.name() + "'");
+    for (auto& n : *g.mutable_node())
+      for (auto& a : *n.mutable_attribute())
+        if (a.has_t()) inline_external(*a.mutable_t(), src.folder, "attribute '" + a.name() + "'");
+  } catch (const ModelError& e) {
+    throw UserError(path + ": cannot save: reading " + original.path + ": " + e.what());
+  }
+
+  const fs::path data_path(path + ".data");
+  const bool external = m.ByteSizeLong() > std::min<uint64_t>(opts.inline_limit_bytes, INT32_MAX);
+  if (external) externalise(g, data_path);
+  try {
+    write_atomically(fs::path(path), [&](int fd) {
+      google::protobuf::io::FileOutputStream os(fd);
+      if (m.SerializeToZeroCopyStream(&os) && os.Flush()) return 0;
+      return os.GetErrno() ? os.GetErrno() : EIO;
+    });
+  } catch (const UserError&) {
+    // The data file is useless without its model.
+    if (external) ::unlink(data_path.c_str());
+    throw;
+  }
+}
+
+}  // namespace cbt

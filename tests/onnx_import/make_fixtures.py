@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Generates the small ONNX fixtures of tests/onnx_import/data (run from anywhere).
+
+The files are committed; rerun this script only when a fixture must change.
+"""
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+
+
+def save(model, name, ir_version=8):
+    model.ir_version = ir_version
+    model.producer_name = "make_fixtures"
+    model.producer_version = "1"
+    onnx.save(model, os.path.join(HERE, name))
+
+
+def attrs_model():
+    """One node carrying every attribute type the importer converts."""
+    node = helper.make_node(
+        "Identity", ["x"], ["y"], name="carrier",
+        i=7, f=2.5, s="hello", ints=[1, -2, 3], floats=[0.5, -1.5],
+        strings=["a", "bc"],
+        t=numpy_helper.from_array(np.array([[1, 2, 3], [4, 5, 6]], dtype=np.int32), "t"))
+    g = helper.make_graph([node], "attrs",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), "attrs.onnx")
+
+
+def constants_model():
+    """Constant nodes in every form, out of topological order, feeding one Sum."""
+    consts = [
+        helper.make_node("Constant", [], ["c_tensor"],
+                         value=numpy_helper.from_array(np.array([1.0, 2.0], np.float32))),
+        helper.make_node("Constant", [], ["c_float"], value_float=3.0),
+        helper.make_node("Constant", [], ["c_floats"], value_floats=[4.0, 5.0]),
+        helper.make_node("Constant", [], ["c_int"], value_int=6),
+        helper.make_node("Constant", [], ["c_ints"], value_ints=[7, 8]),
+    ]
+    add = helper.make_node("Sum", ["x", "c_tensor", "c_float", "c_floats"], ["y"], name="sum")
+    shape = helper.make_node("Reshape", ["y", "c_ints"], ["z"], name="reshape")
+    g = helper.make_graph([shape, add] + consts + [
+        helper.make_node("Cast", ["c_int"], ["k"], name="cast", to=TensorProto.FLOAT)], "consts",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [None, None]),
+         helper.make_tensor_value_info("k", TensorProto.FLOAT, [])])
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("ai.onnx", 13)]),
+         "constants.onnx")
+
+
+def legacy_mlp_model():
+    """An old exporter's style: IR 3, opset 9, initializers listed as inputs, typed fields."""
+    w = helper.make_tensor("w", TensorProto.FLOAT, [3, 2], [0.5, -1.0, 2.0, 0.25, -0.75, 1.5])
+    b = helper.make_tensor("b", TensorProto.DOUBLE, [2], [0.125, -0.5])
+    eps = helper.make_tensor("eps", TensorProto.FLOAT, [], [1e-5])
+    idx = helper.make_tensor("idx", TensorProto.INT64, [2], [0, 1])
+    i32 = helper.make_tensor("i32", TensorProto.INT32, [2], [-3, 4])
+    i8 = helper.make_tensor("i8", TensorProto.INT8, [2], [-128, 127])
+    u8 = numpy_helper.from_array(np.array([0, 255], np.uint8), "u8")  # raw_data
+    flag = helper.make_tensor("flag", TensorProto.BOOL, [2], [True, False])
+    f64raw = numpy_helper.from_array(np.array([1.5, -2.5], np.float64), "f64raw")
+    gemm = helper.make_node("Gemm", ["x", "w"], ["h"], name="gemm", alpha=1.0)
+    add = helper.make_node("Add", ["h", "eps"], ["y"], name="add")
+    inits = [w, b, eps, idx, i32, i8, u8, flag, f64raw]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])]
+    inputs += [helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)) for t in inits]
+    g = helper.make_graph([gemm, add], "legacy", inputs,
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 2])],
+                          initializer=inits)
+    save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 9)]), "legacy_mlp.onnx",
+         ir_version=3)
+
+
+if __name__ == "__main__":
+    os.makedirs(HERE, exist_ok=True)
+    attrs_model()
+    constants_model()
+    legacy_mlp_model()
