@@ -1,6 +1,6 @@
 // Schemas of the ops that produce or select values rather than move them: Shape, Constant,
-// ConstantOfShape, Range, Equal, Where (none differentiable; their results feed shapes or
-// masks).
+// ConstantOfShape, Range, Equal, Where, and WhereGrad (Where is the only differentiable one:
+// masked fills in attention pass gradients through it).
 #include <algorithm>
 #include <cmath>
 
@@ -109,6 +109,30 @@ std::vector<ValueType> infer_where(const InferContext& ctx) {
   return {{x.dtype, broadcast_shapes(c.shape, broadcast_shapes(x.shape, y.shape))}};
 }
 
+std::vector<std::string> grad_where(GradContext& ctx) {
+  std::vector<std::string> dX(ctx.node.inputs.size());
+  if (ctx.dY[0].empty() || (!ctx.wants[1] && !ctx.wants[2])) return dX;
+  Attributes a;
+  a.set("x_shape", ctx.g.type(ctx.node.inputs[1]).shape);
+  a.set("y_shape", ctx.g.type(ctx.node.inputs[2]).shape);
+  auto d = ctx.g.emit("WhereGrad", kCbtDomain, {ctx.node.inputs[0], ctx.dY[0]}, 2, std::move(a),
+                      "dX");
+  if (ctx.wants[1]) dX[1] = d[0];
+  if (ctx.wants[2]) dX[2] = d[1];
+  return dX;
+}
+
+// dX = sum over broadcast axes of (cond ? dY : 0), dY of Y likewise with !cond.
+std::vector<ValueType> infer_where_grad(const InferContext& ctx) {
+  const ValueType &c = ctx.input(0), &dy = ctx.input(1);
+  Shape xs = ctx.node.attrs.get_ints("x_shape"), ys = ctx.node.attrs.get_ints("y_shape");
+  if (c.dtype != DType::Bool || !is_floating(dy.dtype))
+    ctx.fail("WhereGrad needs a bool condition and a float dY");
+  if (broadcast_shapes(c.shape, broadcast_shapes(xs, ys)) != dy.shape)
+    ctx.fail("dY shape " + shape_str(dy.shape) + " is not the broadcast of the inputs");
+  return {{dy.dtype, xs}, {dy.dtype, ys}};
+}
+
 }  // namespace
 
 CBT_REGISTER_SCHEMA(OpSchema{"", "Shape", naming_node(infer_shape), {}, {}, {},
@@ -121,7 +145,9 @@ CBT_REGISTER_SCHEMA(OpSchema{"", "Range", naming_node(infer_range), {}, {}, {},
                              "start, start + delta, ... below limit"});
 CBT_REGISTER_SCHEMA(OpSchema{"", "Equal", naming_node(infer_equal), {}, {}, {},
                              "Elementwise equality with broadcasting (bool)"});
-CBT_REGISTER_SCHEMA(OpSchema{"", "Where", naming_node(infer_where), {}, {}, {},
+CBT_REGISTER_SCHEMA(OpSchema{"", "Where", naming_node(infer_where), grad_where, {1, 2}, {},
                              "Select X where the condition holds, else Y (broadcasting)"});
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "WhereGrad", naming_node(infer_where_grad), {}, {}, {},
+                             "Gradient of Where: dY routed by the condition, reduced back"});
 
 }  // namespace cbt

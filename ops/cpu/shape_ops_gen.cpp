@@ -116,6 +116,31 @@ void where_kernel(KernelContext& ctx) {
   });
 }
 
+// cond: broadcast to dY; dX, dZ: the shapes of X and Y, summed over their broadcast axes
+void where_grad_kernel(KernelContext& ctx) {
+  const Tensor &c = ctx.in(0), &dY = ctx.in(1);
+  const Shape& s = dY.shape();
+  const auto* cond = static_cast<const uint8_t*>(c.data());
+  auto sc = broadcast_strides(c.shape(), s);
+  dispatch_float(dY.dtype(), [&]<class T>() {
+    const T* dy = dY.ptr<T>();
+    // Output k takes dY where the condition equals `when`.
+    auto route = [&](size_t k, bool when) {
+      if (!ctx.has_out(k)) return;
+      Tensor& d = ctx.out(k);
+      zero_fill(d);
+      T* dd = d.ptr<T>();
+      int64_t i = 0;
+      for_each_strided(s, sc, broadcast_strides(d.shape(), s), [&](int64_t oc, int64_t od) {
+        if ((cond[oc] != 0) == when) dd[od] += dy[i];
+        ++i;
+      });
+    };
+    route(0, true);
+    route(1, false);
+  });
+}
+
 }  // namespace
 
 CBT_REGISTER_KERNEL("", "Shape", DeviceKind::CPU, shape_kernel);
@@ -124,5 +149,6 @@ CBT_REGISTER_KERNEL("", "ConstantOfShape", DeviceKind::CPU, constant_of_shape_ke
 CBT_REGISTER_KERNEL("", "Range", DeviceKind::CPU, range_kernel);
 CBT_REGISTER_KERNEL("", "Equal", DeviceKind::CPU, equal_kernel);
 CBT_REGISTER_KERNEL("", "Where", DeviceKind::CPU, where_kernel);
+CBT_REGISTER_KERNEL(kCbtDomain, "WhereGrad", DeviceKind::CPU, where_grad_kernel);
 
 }  // namespace cbt

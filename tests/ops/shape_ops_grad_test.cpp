@@ -91,5 +91,12 @@ TEST(ShapeOpsGrad, ExpandReducesBack) {
   expect_grad(make_node("Expand", 2, 1), {rnd({}), i64({3, 2})});
 }
 
+TEST(ShapeOpsGrad, WhereBroadcasting) {
+  Node n = make_node("Where", 3, 1);
+  expect_grad(n, {boolean({1, 0, 0, 1, 1, 0}, {2, 3}), rnd({2, 3}, 1), rnd({2, 3}, 2)});
+  expect_grad(n, {boolean({1, 0, 1}, {3, 1}), rnd({1, 4}, 1), rnd({}, 2)});
+  expect_grad(n, {boolean({0, 1}, {2}), rnd({3, 1}, 1), rnd({1, 2}, 2)});
+}
+
 }  // namespace
 }  // namespace cbt::test
