@@ -67,11 +67,19 @@ void inline_external(onnx::TensorProto& t, const fs::path& folder, const std::st
   set_tensor_proto_data(t, v);
 }
 
-// Moves every initializer's raw_data into `data_path`, written atomically before the model.
+// Moves the data of initializers of 1 KiB or more (ONNX's convention: small ones, such as
+// shape tensors, stay inline where shape inference can read them) into `data_path`, written
+// atomically before the model.
 void externalise(onnx::GraphProto& g, const fs::path& data_path) {
+  constexpr size_t kMinExternalBytes = 1024;
   std::vector<onnx::TensorProto*> moved;
-  for (auto& t : *g.mutable_initializer())
-    if (t.has_raw_data() && !t.raw_data().empty()) moved.push_back(&t);
+  for (auto& t : *g.mutable_initializer()) {
+    const std::string what = "initializer '" + t.name() + "'";
+    if (tensor_proto_bytes(t, what) < kMinExternalBytes) continue;
+    // Typed fields (float_data, ...) become raw bytes first.
+    if (!t.has_raw_data()) set_tensor_proto_data(t, tensor_from_proto(t, what, {}));
+    moved.push_back(&t);
+  }
   write_atomically(data_path, [&](int fd) {
     for (auto* t : moved)
       if (int e = write_all(fd, t->raw_data().data(), t->raw_data().size())) return e;

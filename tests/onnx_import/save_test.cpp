@@ -148,6 +148,12 @@ TEST_F(OnnxSave, ExternalDataIsInlinedOrWrittenNextToTheModel) {
     e->set_key("location");
     e->set_value("w.bin");
   }
+  // Large enough (over 1 KiB) to be written externally below.
+  auto* big = p.mutable_graph()->add_initializer();
+  big->set_name("big");
+  big->set_data_type(onnx::TensorProto::FLOAT);
+  big->add_dims(300);
+  for (int i = 0; i < 300; ++i) big->add_float_data(0.25f * static_cast<float>(i));
   {
     std::ofstream f(dir_ / "src" / "m.onnx", std::ios::binary);
     ASSERT_TRUE(p.SerializeToOstream(&f));
@@ -169,7 +175,10 @@ TEST_F(OnnxSave, ExternalDataIsInlinedOrWrittenNextToTheModel) {
   Tensor b = m.graph.initializers.at("b").clone();
   b.ptr<double>()[0] = 3.25;
   save_model(m, {{"b", b}}, ext.string(), opts);
-  EXPECT_TRUE(fs::exists(dir_ / "ext.onnx.data"));
+  EXPECT_EQ(fs::file_size(dir_ / "ext.onnx.data"), 300u * 4);
+  onnx::ModelProto saved_ext = read_proto(ext);
+  for (const auto& t : saved_ext.graph().initializer())
+    EXPECT_EQ(t.data_location() == onnx::TensorProto::EXTERNAL, t.name() == "big") << t.name();
   ImportedModel r = load_model(ext.string());
   expect_same(r.graph.initializers.at("w"), w, "w");
   expect_same(r.graph.initializers.at("b"), b, "b");
