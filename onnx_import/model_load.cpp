@@ -121,6 +121,7 @@ ValueInfo convert_value_info(const onnx::ValueInfoProto& v, bool require_shape) 
   CBT_MODEL_CHECK(!v.name().empty(), "a graph input or output has no name");
   ValueInfo out;
   out.name = v.name();
+  out.dtype = DType::Undefined;  // outputs may leave it to shape inference
   // Outputs may come without a type; shape inference supplies it.
   if (!v.has_type() && !require_shape) return out;
   CBT_MODEL_CHECK(v.type().has_tensor_type(), what, ": only tensor values are supported");
