@@ -35,7 +35,7 @@ void batch_norm_inference(KernelContext& ctx) {
     b[c] = bias[c] - mean[c] * a[c];
   }
   T* y = ctx.out(0).ptr<T>();
-#pragma omp parallel for collapse(2) if (X.numel() > 32768)
+#pragma omp parallel for collapse(2) if (X.numel() > (int64_t{1} << 16))
   for (int64_t n = 0; n < d.N; ++n)
     for (int64_t c = 0; c < d.C; ++c) {
       int64_t o = (n * d.C + c) * d.S;
@@ -58,7 +58,7 @@ void batch_norm_training(KernelContext& ctx) {
   T *run_mean = ctx.in(3).ptr<T>(), *run_var = ctx.in(4).ptr<T>();
   T *y = ctx.out(0).ptr<T>(), *saved_mean = ctx.out(1).ptr<T>(), *saved_invstd = ctx.out(2).ptr<T>();
   int64_t m = d.N * d.S;
-#pragma omp parallel for if (X.numel() > 32768)
+#pragma omp parallel for if (X.numel() > (int64_t{1} << 16))
   for (int64_t c = 0; c < d.C; ++c) {
     double sum = 0, sq = 0;
     for (int64_t n = 0; n < d.N; ++n) {
@@ -98,7 +98,7 @@ void batch_norm_backward(KernelContext& ctx) {
   T* dscale = needed(ctx, 1) ? ctx.out(1).ptr<T>() : nullptr;
   T* dbias = needed(ctx, 2) ? ctx.out(2).ptr<T>() : nullptr;
   double m = double(d.N * d.S);
-#pragma omp parallel for if (X.numel() > 32768)
+#pragma omp parallel for if (X.numel() > (int64_t{1} << 16))
   for (int64_t c = 0; c < d.C; ++c) {
     double invstd = frozen ? 1.0 / std::sqrt(double(stat[c]) + eps) : double(stat[c]);
     double mu = mean[c], sum_dy = 0, sum_dy_xhat = 0;
@@ -155,7 +155,7 @@ void layer_norm_forward(KernelContext& ctx) {
   T* y = ctx.out(0).ptr<T>();
   T* mean_out = ctx.has_out(1) ? ctx.out(1).ptr<T>() : nullptr;
   T* invstd_out = ctx.has_out(2) ? ctx.out(2).ptr<T>() : nullptr;
-#pragma omp parallel for if (X.numel() > 32768)
+#pragma omp parallel for if (X.numel() > (int64_t{1} << 16))
   for (int64_t r = 0; r < d.rows; ++r) {
     const T* xr = x + r * d.inner;
     T* yr = y + r * d.inner;
@@ -196,7 +196,7 @@ void layer_norm_backward(KernelContext& ctx) {
   }
   if (!needed(ctx, 0)) return;
   T* dx = ctx.out(0).ptr<T>();
-#pragma omp parallel for if (X.numel() > 32768)
+#pragma omp parallel for if (X.numel() > (int64_t{1} << 16))
   for (int64_t r = 0; r < d.rows; ++r) {
     const T *xr = x + r * d.inner, *dyr = dy + r * d.inner;
     double mean_g = 0, mean_gx = 0;

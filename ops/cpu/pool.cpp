@@ -72,7 +72,7 @@ void max_pool_forward(KernelContext& ctx) {
   T* y = ctx.out(0).ptr<T>();
   int64_t* ind = ctx.has_out(1) ? ctx.out(1).ptr<int64_t>() : nullptr;
   int64_t plane = g.H * g.W, oplane = g.OH * g.OW;
-#pragma omp parallel for if (g.NC * oplane > 4096)
+#pragma omp parallel for if (g.NC * oplane * g.KH * g.KW > (int64_t{1} << 16))
   for (int64_t nc = 0; nc < g.NC; ++nc)
     for (int64_t oh = 0; oh < g.OH; ++oh)
       for (int64_t ow = 0; ow < g.OW; ++ow) {
@@ -92,7 +92,7 @@ void max_pool_backward(KernelContext& ctx) {
   T* dx = ctx.out(0).ptr<T>();
   int64_t plane = g.H * g.W, oplane = g.OH * g.OW;
   std::fill_n(dx, X.numel(), T(0));
-#pragma omp parallel for if (g.NC * oplane > 4096)
+#pragma omp parallel for if (g.NC * oplane * g.KH * g.KW > (int64_t{1} << 16))
   for (int64_t nc = 0; nc < g.NC; ++nc)
     for (int64_t oh = 0; oh < g.OH; ++oh)
       for (int64_t ow = 0; ow < g.OW; ++ow) {
@@ -137,7 +137,7 @@ void avg_pool_forward(KernelContext& ctx) {
   const T* x = X.ptr<T>();
   T* y = ctx.out(0).ptr<T>();
   int64_t plane = g.H * g.W, oplane = g.OH * g.OW;
-#pragma omp parallel for if (g.NC * oplane > 4096)
+#pragma omp parallel for if (g.NC * oplane * g.KH * g.KW > (int64_t{1} << 16))
   for (int64_t nc = 0; nc < g.NC; ++nc)
     for (int64_t oh = 0; oh < g.OH; ++oh)
       for (int64_t ow = 0; ow < g.OW; ++ow) {
@@ -158,7 +158,7 @@ void avg_pool_backward(KernelContext& ctx) {
   T* dx = ctx.out(0).ptr<T>();
   int64_t plane = g.H * g.W, oplane = g.OH * g.OW;
   std::fill_n(dx, X.numel(), T(0));
-#pragma omp parallel for if (g.NC * oplane > 4096)
+#pragma omp parallel for if (g.NC * oplane * g.KH * g.KW > (int64_t{1} << 16))
   for (int64_t nc = 0; nc < g.NC; ++nc)
     for (int64_t oh = 0; oh < g.OH; ++oh)
       for (int64_t ow = 0; ow < g.OW; ++ow) {
@@ -176,7 +176,7 @@ void global_avg_pool_forward(KernelContext& ctx) {
   int64_t nc = X.dim(0) * X.dim(1), plane = X.numel() / std::max<int64_t>(nc, 1);
   const T* x = X.ptr<T>();
   T* y = ctx.out(0).ptr<T>();
-#pragma omp parallel for if (X.numel() > 32768)
+#pragma omp parallel for if (X.numel() > (int64_t{1} << 16))
   for (int64_t i = 0; i < nc; ++i) {
     double acc = 0;
     for (int64_t p = 0; p < plane; ++p) acc += x[i * plane + p];
@@ -191,7 +191,7 @@ void global_avg_pool_backward(KernelContext& ctx) {
   int64_t nc = X.dim(0) * X.dim(1), plane = X.numel() / std::max<int64_t>(nc, 1);
   const T* dy = ctx.in(0).ptr<T>();
   T* dx = ctx.out(0).ptr<T>();
-#pragma omp parallel for if (X.numel() > 32768)
+#pragma omp parallel for if (X.numel() > (int64_t{1} << 16))
   for (int64_t i = 0; i < nc; ++i) std::fill_n(dx + i * plane, plane, dy[i] / T(plane));
 }
 
