@@ -1,5 +1,7 @@
 // Conv and ConvTranspose CPU kernels, forward and backward: im2col/col2im + gemm over chunks
-// of the batch, so that one gemm sees many images at once.
+// of the batch, so that one gemm sees many images at once. OpenBLAS threads the gemms; no
+// OpenMP here, because spinning OpenMP workers starve OpenBLAS's pthreads (measured 2-3x
+// slower on 2 cores).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -94,10 +96,6 @@ void col2im(const Geom& g, const T* col, int64_t ld, T* x) {
       }
 }
 
-// Below this many elements a parallel region costs more than it saves (threads of a busy
-// 2-core machine may not be scheduled promptly).
-constexpr int64_t kParallelWork = int64_t{1} << 16;
-
 // Reused per-thread buffers: im2col matrices are the only large temporaries.
 template <class T>
 T* scratch(int slot, int64_t n) {
@@ -116,7 +114,6 @@ int64_t chunk_size(int64_t n, int64_t per_image) {
 template <class T>
 void pack(const T* t, int64_t ctot, int64_t c0, int64_t cn, int64_t P, int64_t n0, int64_t b,
           T* m) {
-#pragma omp parallel for collapse(2) if (b * cn * P > kParallelWork)
   for (int64_t i = 0; i < b; ++i)
     for (int64_t c = 0; c < cn; ++c)
       std::copy_n(t + ((n0 + i) * ctot + c0 + c) * P, P, m + c * b * P + i * P);
@@ -124,7 +121,6 @@ void pack(const T* t, int64_t ctot, int64_t c0, int64_t cn, int64_t P, int64_t n
 template <class T>
 void unpack(const T* m, int64_t ctot, int64_t c0, int64_t cn, int64_t P, int64_t n0, int64_t b,
             T* t) {
-#pragma omp parallel for collapse(2) if (b * cn * P > kParallelWork)
   for (int64_t i = 0; i < b; ++i)
     for (int64_t c = 0; c < cn; ++c)
       std::copy_n(m + c * b * P + i * P, P, t + ((n0 + i) * ctot + c0 + c) * P);
@@ -133,7 +129,6 @@ void unpack(const T* m, int64_t ctot, int64_t c0, int64_t cn, int64_t P, int64_t
 // y: (N, M, P) += bias: (M)
 template <class T>
 void add_bias(T* y, const T* bias, int64_t N, int64_t M, int64_t P) {
-#pragma omp parallel for collapse(2) if (N * M * P > kParallelWork)
   for (int64_t n = 0; n < N; ++n)
     for (int64_t m = 0; m < M; ++m) {
       T* row = y + (n * M + m) * P;
@@ -176,7 +171,6 @@ void conv_forward(KernelContext& ctx) {
   for (int64_t n0 = 0; n0 < N; n0 += chunk) {
     int64_t b = std::min(chunk, N - n0), ld = b * P;
     for (int64_t grp = 0; grp < G; ++grp) {
-#pragma omp parallel for if (b > 1 && b * K * P > kParallelWork)
       for (int64_t i = 0; i < b; ++i)
         im2col(g, x + ((n0 + i) * C + grp * g.C) * g.img(), col + i * P, ld);
       gemm(Trans::No, Trans::No, Mg, ld, K, T(1), w + grp * Mg * K, K, col, ld, T(0), tmp, ld);
@@ -211,14 +205,12 @@ void conv_backward(KernelContext& ctx) {
     for (int64_t grp = 0; grp < G; ++grp) {
       pack(dy, M, grp * Mg, Mg, P, n0, b, tmp);
       if (dw) {
-#pragma omp parallel for if (b > 1 && b * K * P > kParallelWork)
         for (int64_t i = 0; i < b; ++i)
           im2col(g, x + ((n0 + i) * C + grp * g.C) * g.img(), col + i * P, ld);
         gemm(Trans::No, Trans::Yes, Mg, K, ld, T(1), tmp, ld, col, ld, T(1), dw + grp * Mg * K, K);
       }
       if (dx) {
         gemm(Trans::Yes, Trans::No, K, ld, Mg, T(1), w + grp * Mg * K, K, tmp, ld, T(0), col, ld);
-#pragma omp parallel for if (b > 1 && b * K * P > kParallelWork)
         for (int64_t i = 0; i < b; ++i)
           col2im(g, col + i * P, ld, dx + ((n0 + i) * C + grp * g.C) * g.img());
       }
@@ -246,7 +238,6 @@ void conv_transpose_forward(KernelContext& ctx) {
     for (int64_t grp = 0; grp < G; ++grp) {
       pack(x, C, grp * Cg, Cg, P, n0, b, tmp);
       gemm(Trans::Yes, Trans::No, K, ld, Cg, T(1), w + grp * Cg * K, K, tmp, ld, T(0), col, ld);
-#pragma omp parallel for if (b > 1 && b * K * P > kParallelWork)
       for (int64_t i = 0; i < b; ++i)
         col2im(g, col + i * P, ld, y + ((n0 + i) * M + grp * g.C) * g.img());
     }
@@ -276,7 +267,6 @@ void conv_transpose_backward(KernelContext& ctx) {
   for (int64_t n0 = 0; n0 < N; n0 += chunk) {
     int64_t b = std::min(chunk, N - n0), ld = b * P;
     for (int64_t grp = 0; grp < G; ++grp) {
-#pragma omp parallel for if (b > 1 && b * K * P > kParallelWork)
       for (int64_t i = 0; i < b; ++i)
         im2col(g, dy + ((n0 + i) * M + grp * g.C) * g.img(), col + i * P, ld);
       if (dx) {
