@@ -1,0 +1,259 @@
+// Tests of element-wise arithmetic, Cast, Clip and ReduceSumTo: values, gradients, inference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "common/op_harness.h"
+#include "graph/shape_utils.h"
+
+namespace cbt::test {
+namespace {
+
+// Normal values pushed away from zero (divisors, kinks).
+Tensor away_from_zero(const Shape& s, uint64_t seed) {
+  Tensor t = random_tensor(DType::Float64, s, seed);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    double& v = t.ptr<double>()[i];
+    v += v >= 0 ? 0.5 : -0.5;
+  }
+  return t;
+}
+
+Tensor positive(const Shape& s, uint64_t seed) {
+  Tensor t = random_tensor(DType::Float64, s, seed);
+  for (int64_t i = 0; i < t.numel(); ++i) t.ptr<double>()[i] = std::fabs(t.ptr<double>()[i]) + 0.5;
+  return t;
+}
+
+// Naive broadcast reference: y[i] = f(a[ia], b[ib]) with indices from multi-indices.
+template <class F>
+Tensor naive_binary(const Tensor& a, const Tensor& b, F f) {
+  Shape ys = broadcast_shapes(a.shape(), b.shape());
+  Tensor y(DType::Float64, ys);
+  auto sa = broadcast_strides(a.shape(), ys), sb = broadcast_strides(b.shape(), ys);
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    int64_t rem = i, ia = 0, ib = 0;
+    for (size_t d = ys.size(); d-- > 0;) {
+      int64_t k = rem % ys[d];
+      rem /= ys[d];
+      ia += k * sa[d];
+      ib += k * sb[d];
+    }
+    y.ptr<double>()[i] = f(a.at_f64(ia), b.at_f64(ib));
+  }
+  return y;
+}
+
+const std::vector<std::pair<Shape, Shape>> kBroadcastCases = {
+    {{2, 3, 5}, {2, 3, 5}},   {{2, 3, 4, 5}, {3, 1, 1}}, {{3, 4}, {}},
+    {{}, {3, 4}},             {{1, 4}, {3, 1}},          {{1, 3}, {3}},
+    {{2, 1, 3}, {1, 4, 1}},   {{5}, {1}},
+};
+
+void check_binary_grads(const std::string& op, bool positive_inputs) {
+  for (auto& [sa, sb] : kBroadcastCases) {
+    Node n = make_node(op, 2, 1);
+    // Pow needs a positive base for real exponents.
+    Tensor a = positive_inputs ? positive(sa, 1) : away_from_zero(sa, 1);
+    Tensor b = positive_inputs ? positive(sb, 2) : away_from_zero(sb, 2);
+    auto r = grad_check(n, {a, b});
+    EXPECT_TRUE(r.ok) << op << " " << shape_str(sa) << " " << shape_str(sb) << "\n" << r.report;
+  }
+}
+
+TEST(ElementwiseTest, BinaryForwardMatchesNaiveBroadcast) {
+  struct Case { const char* op; double (*f)(double, double); };
+  const Case cases[] = {{"Add", [](double u, double v) { return u + v; }},
+                        {"Sub", [](double u, double v) { return u - v; }},
+                        {"Mul", [](double u, double v) { return u * v; }},
+                        {"Div", [](double u, double v) { return u / v; }}};
+  for (const Case& c : cases)
+    for (auto& [sa, sb] : kBroadcastCases) {
+      Tensor a = away_from_zero(sa, 3), b = away_from_zero(sb, 4);
+      auto y = run_node(make_node(c.op, 2, 1), {a, b});
+      EXPECT_EQ(compare_tensors(y[0], naive_binary(a, b, c.f), 1e-12, 1e-12), "")
+          << c.op << " " << shape_str(sa) << " " << shape_str(sb);
+    }
+}
+
+TEST(ElementwiseTest, LargeBroadcastUsesParallelPathsCorrectly) {
+  // Above the OpenMP threshold, with rows split into chunks.
+  const std::pair<Shape, Shape> cases[] = {{{2, 3, 100, 200}, {3, 1, 1}},
+                                           {{2, 40000}, {40000}},
+                                           {{300, 1}, {1, 300}}};
+  for (auto& [sa, sb] : cases) {
+    Tensor a = random_tensor(DType::Float32, sa, 5), b = random_tensor(DType::Float32, sb, 6);
+    auto y = run_node(make_node("Mul", 2, 1), {a, b});
+    EXPECT_EQ(compare_tensors(y[0], naive_binary(a, b, [](double u, double v) { return u * v; }),
+                              1e-6, 1e-6),
+              "");
+  }
+}
+
+TEST(ElementwiseTest, Int64ArithmeticForShapes) {
+  Tensor a = Tensor::from_i64({7, -7, 12}, {3});
+  Tensor b = Tensor::from_i64({2}, {1});
+  auto add = run_node(make_node("Add", 2, 1), {a, b})[0];
+  auto sub = run_node(make_node("Sub", 2, 1), {a, b})[0];
+  auto mul = run_node(make_node("Mul", 2, 1), {a, b})[0];
+  auto div = run_node(make_node("Div", 2, 1), {a, b})[0];
+  EXPECT_EQ(add.dtype(), DType::Int64);
+  EXPECT_EQ(add.to_i64_vector(), (std::vector<int64_t>{9, -5, 14}));
+  EXPECT_EQ(sub.to_i64_vector(), (std::vector<int64_t>{5, -9, 10}));
+  EXPECT_EQ(mul.to_i64_vector(), (std::vector<int64_t>{14, -14, 24}));
+  EXPECT_EQ(div.to_i64_vector(), (std::vector<int64_t>{3, -3, 6}));  // truncation
+  auto neg = run_node(make_node("Neg", 1, 1), {a})[0];
+  EXPECT_EQ(neg.to_i64_vector(), (std::vector<int64_t>{-7, 7, -12}));
+  EXPECT_THROW(run_node(make_node("Div", 2, 1), {a, Tensor::from_i64({0}, {1})}), UserError);
+}
+
+TEST(ElementwiseTest, BinaryGradients) {
+  check_binary_grads("Add", false);
+  check_binary_grads("Sub", false);
+  check_binary_grads("Mul", false);
+  check_binary_grads("Div", false);
+  check_binary_grads("Pow", true);
+}
+
+TEST(ElementwiseTest, PowForwardAndIntegerExponent) {
+  Tensor a = Tensor::from_f32({1.5f, -2.0f, 3.0f}, {3});
+  auto sq = run_node(make_node("Pow", 2, 1), {a, Tensor::scalar_f32(2.0f)})[0];
+  auto cube = run_node(make_node("Pow", 2, 1), {a, Tensor::from_i64({3}, {})})[0];
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_FLOAT_EQ(sq.ptr<float>()[i], a.ptr<float>()[i] * a.ptr<float>()[i]);
+    EXPECT_FLOAT_EQ(cube.ptr<float>()[i], std::pow(a.ptr<float>()[i], 3.0f));
+  }
+  // An integer exponent gets no gradient, the base does.
+  GradCheckOptions o;
+  o.check_inputs = {0};
+  auto r = grad_check(make_node("Pow", 2, 1), {positive({2, 3}, 9), Tensor::from_i64({3}, {})}, o);
+  EXPECT_TRUE(r.ok) << r.report;
+}
+
+TEST(ElementwiseTest, UnaryGradients) {
+  for (Shape s : {Shape{7}, Shape{1, 3}, Shape{2, 3, 4, 5}, Shape{}}) {
+    EXPECT_TRUE(grad_check(make_node("Neg", 1, 1), {away_from_zero(s, 1)}).ok);
+    auto sq = grad_check(make_node("Sqrt", 1, 1), {positive(s, 2)});
+    EXPECT_TRUE(sq.ok) << sq.report;
+    auto erf = grad_check(make_node("Erf", 1, 1), {random_tensor(DType::Float64, s, 3)});
+    EXPECT_TRUE(erf.ok) << erf.report;
+    auto id = grad_check(make_node("Identity", 1, 1), {random_tensor(DType::Float64, s, 4)});
+    EXPECT_TRUE(id.ok) << id.report;
+  }
+}
+
+TEST(ElementwiseTest, UnaryForward) {
+  Tensor x = positive({11}, 5);
+  auto s = run_node(make_node("Sqrt", 1, 1), {x})[0];
+  auto e = run_node(make_node("Erf", 1, 1), {x})[0];
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    EXPECT_DOUBLE_EQ(s.at_f64(i), std::sqrt(x.at_f64(i)));
+    EXPECT_DOUBLE_EQ(e.at_f64(i), std::erf(x.at_f64(i)));
+  }
+}
+
+Attributes cast_to(int64_t code) {
+  Attributes a;
+  a.set("to", code);
+  return a;
+}
+
+TEST(ElementwiseTest, CastBetweenTypes) {
+  Tensor f = Tensor::from_f32({1.7f, -2.5f, 0.0f, 3.0f}, {2, 2});
+  auto i64 = run_node(make_node("Cast", 1, 1, cast_to(7)), {f})[0];
+  EXPECT_EQ(i64.dtype(), DType::Int64);
+  EXPECT_EQ(i64.to_i64_vector(), (std::vector<int64_t>{1, -2, 0, 3}));
+  auto i32 = run_node(make_node("Cast", 1, 1, cast_to(6)), {i64})[0];
+  EXPECT_EQ(i32.dtype(), DType::Int32);
+  EXPECT_EQ(i32.to_i64_vector(), (std::vector<int64_t>{1, -2, 0, 3}));
+  auto b = run_node(make_node("Cast", 1, 1, cast_to(9)), {f})[0];
+  EXPECT_EQ(b.to_i64_vector(), (std::vector<int64_t>{1, 1, 0, 1}));
+  auto d = run_node(make_node("Cast", 1, 1, cast_to(11)), {b})[0];
+  EXPECT_EQ(d.dtype(), DType::Float64);
+  EXPECT_EQ(d.at_f64(1), 1.0);
+  auto back = run_node(make_node("Cast", 1, 1, cast_to(1)), {run_node(make_node("Cast", 1, 1, cast_to(11)), {f})[0]})[0];
+  EXPECT_EQ(compare_tensors(back, f, 0, 1e-12), "");
+  // float -> float carries a gradient.
+  auto r = grad_check(make_node("Cast", 1, 1, cast_to(11)), {random_tensor(DType::Float32, {3, 4}, 1)});
+  EXPECT_TRUE(r.ok) << r.report;
+}
+
+TEST(ElementwiseTest, ClipAttributesAndInputs) {
+  Tensor x = Tensor::from_f32({-3, -0.5f, 0.25f, 2, 5}, {5});
+  Attributes at;
+  at.set("min", -1.0f);
+  at.set("max", 1.0f);
+  EagerOptions old;
+  old.opset = 10;
+  auto y10 = run_node(make_node("Clip", 1, 1, at), {x}, old)[0];
+  auto y13 = run_node(make_node("Clip", 3, 1), {x, Tensor::scalar_f32(-1), Tensor::scalar_f32(1)})[0];
+  Tensor want = Tensor::from_f32({-1, -0.5f, 0.25f, 1, 1}, {5});
+  EXPECT_EQ(compare_tensors(y10, want, 0, 1e-12), "");
+  EXPECT_EQ(compare_tensors(y13, want, 0, 1e-12), "");
+  Node only_max = make_node("Clip", 3, 1);
+  only_max.inputs[1] = "";
+  auto ym = run_node(only_max, {x, Tensor(), Tensor::scalar_f32(1)})[0];
+  EXPECT_EQ(ym.ptr<float>()[0], -3.0f);
+  EXPECT_EQ(ym.ptr<float>()[4], 1.0f);
+  auto yi = run_node(make_node("Clip", 3, 1), {Tensor::from_i64({-5, 2, 9}, {3}),
+                                               Tensor::from_i64({0}, {}), Tensor::from_i64({4}, {})})[0];
+  EXPECT_EQ(yi.to_i64_vector(), (std::vector<int64_t>{0, 2, 4}));
+}
+
+TEST(ElementwiseTest, ClipGradients) {
+  Tensor x = random_tensor(DType::Float64, {3, 4, 5}, 11);
+  auto r = grad_check(make_node("Clip", 3, 1), {x, Tensor::scalar_f32(-0.7f), Tensor::scalar_f32(0.9f)});
+  EXPECT_TRUE(r.ok) << r.report;
+  Attributes at;
+  at.set("min", -0.5f);
+  GradCheckOptions o;
+  o.opset = 10;
+  auto r10 = grad_check(make_node("Clip", 1, 1, at), {x}, o);
+  EXPECT_TRUE(r10.ok) << r10.report;
+}
+
+TEST(ElementwiseTest, ReduceSumToMatchesNaive) {
+  const std::pair<Shape, Shape> cases[] = {{{2, 3, 4}, {3, 1}}, {{64, 3000}, {3000}},
+                                           {{64, 3000}, {64, 1}}, {{2, 3, 4, 5}, {}},
+                                           {{4, 1, 6}, {1, 1, 6}}, {{5, 7}, {5, 7}}};
+  for (auto& [from, to] : cases) {
+    Tensor x = random_tensor(DType::Float64, from, 3);
+    Attributes a;
+    a.set("shape", to);
+    auto y = run_node(make_node("ReduceSumTo", 1, 1, a, kCbtDomain), {x})[0];
+    Tensor want(DType::Float64, to);
+    auto st = broadcast_strides(to, from);
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      int64_t rem = i, o = 0;
+      for (size_t d = from.size(); d-- > 0;) {
+        o += (rem % from[d]) * st[d];
+        rem /= from[d];
+      }
+      want.ptr<double>()[o] += x.at_f64(i);
+    }
+    EXPECT_EQ(compare_tensors(y, want, 1e-10, 1e-10), "") << shape_str(from) << " -> " << shape_str(to);
+  }
+}
+
+TEST(ElementwiseTest, ShapeInferenceFailures) {
+  Tensor f23 = random_tensor(DType::Float32, {2, 3}, 1);
+  EXPECT_THROW(infer_node(make_node("Add", 2, 1), {f23, random_tensor(DType::Float32, {4}, 1)}, 17), ModelError);
+  EXPECT_THROW(infer_node(make_node("Mul", 2, 1), {f23, Tensor::from_i64({1}, {1})}, 17), ModelError);
+  EXPECT_THROW(infer_node(make_node("Pow", 2, 1), {Tensor::from_i64({2}, {1}), f23}, 17), ModelError);
+  EXPECT_THROW(infer_node(make_node("Sqrt", 1, 1), {Tensor::from_i64({2}, {1})}, 17), ModelError);
+  EXPECT_THROW(infer_node(make_node("Cast", 1, 1), {f23}, 17), ModelError);
+  EXPECT_THROW(infer_node(make_node("Cast", 1, 1, cast_to(8)), {f23}, 17), ModelError);
+  Attributes at;
+  at.set("min", 0.0f);
+  EXPECT_THROW(infer_node(make_node("Clip", 1, 1, at), {f23}, 13), ModelError);
+  EXPECT_THROW(infer_node(make_node("Clip", 2, 1), {f23, Tensor::from_f32({0, 1}, {2})}, 13), ModelError);
+  Attributes bad;
+  bad.set("shape", std::vector<int64_t>{4});
+  EXPECT_THROW(infer_node(make_node("ReduceSumTo", 1, 1, bad, kCbtDomain), {f23}, 17), ModelError);
+  auto ok = infer_node(make_node("Add", 2, 1), {random_tensor(DType::Float32, {2, 1, 5}, 1),
+                                                random_tensor(DType::Float32, {4, 1}, 2)}, 17);
+  EXPECT_EQ(ok[0].shape, (Shape{2, 4, 5}));
+}
+
+}  // namespace
+}  // namespace cbt::test
