@@ -1,0 +1,116 @@
+// Tests of ReduceSum/ReduceMean: axes by opset, keepdims, empty axes, gradients, failures.
+#include <gtest/gtest.h>
+
+#include "common/op_harness.h"
+
+namespace cbt::test {
+namespace {
+
+Attributes reduce_attrs(int64_t keepdims, std::vector<int64_t> axes = {}, bool axes_attr = false,
+                        int64_t noop = 0) {
+  Attributes a;
+  a.set("keepdims", keepdims);
+  if (axes_attr) a.set("axes", axes);
+  if (noop) a.set("noop_with_empty_axes", noop);
+  return a;
+}
+
+// Naive reference: sums x (3-D) over the axes marked in `red`, output in keepdims layout.
+Tensor naive_reduce(const Tensor& x, std::vector<bool> red, bool mean) {
+  Shape s = x.shape(), o = s;
+  for (size_t d = 0; d < 3; ++d)
+    if (red[d]) o[d] = 1;
+  Tensor y(DType::Float64, o);
+  int64_t count = x.numel() / y.numel();
+  for (int64_t i = 0; i < s[0]; ++i)
+    for (int64_t j = 0; j < s[1]; ++j)
+      for (int64_t k = 0; k < s[2]; ++k) {
+        int64_t oi = red[0] ? 0 : i, oj = red[1] ? 0 : j, ok = red[2] ? 0 : k;
+        y.ptr<double>()[(oi * o[1] + oj) * o[2] + ok] +=
+            x.at_f64((i * s[1] + j) * s[2] + k) / (mean ? count : 1);
+      }
+  return y;
+}
+
+TEST(ReduceTest, ForwardMatchesNaive) {
+  Tensor x = random_tensor(DType::Float64, {3, 4, 5}, 1);
+  const std::vector<std::vector<int64_t>> axes_cases = {{0}, {1}, {2}, {-1}, {0, 2}, {1, 2}, {0, 1, 2}};
+  for (const char* op : {"ReduceSum", "ReduceMean"}) {
+    bool mean = std::string(op) == "ReduceMean";
+    for (const auto& axes : axes_cases) {
+      std::vector<bool> red(3, false);
+      for (int64_t a : axes) red[(a + 3) % 3] = true;
+      Tensor want = naive_reduce(x, red, mean);
+      for (int64_t keep : {0, 1}) {
+        // Axes as input (ReduceSum 13+, ReduceMean 18+) and as attribute (older opsets).
+        EagerOptions new_opset{false, 0, 18}, old_opset{false, 0, 12};
+        auto yi = run_node(make_node(op, 2, 1, reduce_attrs(keep)), {x, Tensor::from_i64(axes, {(int64_t)axes.size()})}, new_opset)[0];
+        auto ya = run_node(make_node(op, 1, 1, reduce_attrs(keep, axes, true)), {x}, old_opset)[0];
+        EXPECT_EQ(compare_tensors(yi.reshaped(want.shape()), want, 1e-12, 1e-12), "") << op;
+        EXPECT_EQ(compare_tensors(ya.reshaped(want.shape()), want, 1e-12, 1e-12), "") << op;
+        EXPECT_EQ(yi.shape(), ya.shape());
+        EXPECT_EQ(static_cast<int64_t>(yi.rank()), keep ? 3 : 3 - static_cast<int64_t>(axes.size()));
+      }
+    }
+  }
+}
+
+TEST(ReduceTest, EmptyAxesAndLargeInputs) {
+  Tensor x = random_tensor(DType::Float64, {2, 3}, 2);
+  auto all = run_node(make_node("ReduceSum", 1, 1, reduce_attrs(0)), {x})[0];
+  EXPECT_EQ(all.shape(), Shape{});
+  double s = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) s += x.at_f64(i);
+  EXPECT_NEAR(all.at_f64(0), s, 1e-12);
+  auto noop = run_node(make_node("ReduceSum", 1, 1, reduce_attrs(1, {}, false, 1)), {x})[0];
+  EXPECT_EQ(compare_tensors(noop, x, 0, 1e-15), "");
+  auto ints = run_node(make_node("ReduceSum", 2, 1, reduce_attrs(0)),
+                       {Tensor::from_i64({1, 2, 3, 4}, {2, 2}), Tensor::from_i64({1}, {1})})[0];
+  EXPECT_EQ(ints.to_i64_vector(), (std::vector<int64_t>{3, 7}));
+  // Parallel paths: reduce rows and columns of a large float tensor.
+  Tensor big = random_tensor(DType::Float32, {300, 500}, 3);
+  for (int64_t axis : {0, 1}) {
+    auto y = run_node(make_node("ReduceMean", 1, 1, reduce_attrs(1, {axis}, true)), {big}, {false, 0, 17})[0];
+    Tensor want(DType::Float64, y.shape());
+    for (int64_t i = 0; i < 300; ++i)
+      for (int64_t j = 0; j < 500; ++j)
+        want.ptr<double>()[axis ? i : j] += big.at_f64(i * 500 + j) / (axis ? 500 : 300);
+    EXPECT_EQ(compare_tensors(y, want, 1e-4, 1e-5), "") << axis;
+  }
+}
+
+TEST(ReduceTest, Gradients) {
+  const std::vector<std::pair<Shape, std::vector<int64_t>>> cases = {
+      {{2, 3, 4}, {1}}, {{2, 3, 4}, {0, 2}}, {{1, 5}, {-1}}, {{3, 3}, {0}}, {{3, 3}, {}}, {{2, 3, 4, 5}, {2, 3}}};
+  for (const char* op : {"ReduceSum", "ReduceMean"})
+    for (auto& [s, axes] : cases)
+      for (int64_t keep : {0, 1}) {
+        Tensor x = random_tensor(DType::Float64, s, 4);
+        GradCheckOptions o;
+        o.opset = 18;
+        auto r = grad_check(make_node(op, 2, 1, reduce_attrs(keep)),
+                            {x, Tensor::from_i64(axes, {(int64_t)axes.size()})}, o);
+        EXPECT_TRUE(r.ok) << op << " " << shape_str(s) << " keep " << keep << "\n" << r.report;
+        o.opset = 11;
+        auto ra = grad_check(make_node(op, 1, 1, reduce_attrs(keep, axes, true)), {x}, o);
+        EXPECT_TRUE(ra.ok) << op << " attr " << shape_str(s) << "\n" << ra.report;
+      }
+}
+
+TEST(ReduceTest, ShapeInferenceFailures) {
+  Tensor x = random_tensor(DType::Float32, {2, 3}, 1);
+  // ReduceSum takes axes as input since 13; ReduceMean since 18.
+  EXPECT_THROW(infer_node(make_node("ReduceSum", 1, 1, reduce_attrs(1, {0}, true)), {x}, 13), ModelError);
+  EXPECT_THROW(infer_node(make_node("ReduceMean", 2, 1), {x, Tensor::from_i64({0}, {1})}, 17), ModelError);
+  EXPECT_NO_THROW(infer_node(make_node("ReduceMean", 1, 1, reduce_attrs(1, {0}, true)), {x}, 17));
+  EXPECT_THROW(infer_node(make_node("ReduceSum", 2, 1), {x, Tensor::from_i64({2}, {1})}, 13), ModelError);
+  EXPECT_THROW(infer_node(make_node("ReduceSum", 2, 1), {x, Tensor::from_i64({0, -2}, {2})}, 13), ModelError);
+  EXPECT_THROW(infer_node(make_node("ReduceMean", 1, 1), {Tensor::from_i64({1}, {1})}, 13), ModelError);
+  // Axes computed at run time cannot be inferred.
+  Node n = make_node("ReduceSum", 2, 1);
+  InferContext ctx{n, {{DType::Float32, {2, 3}}, {DType::Int64, {1}}}, {nullptr, nullptr}, 13};
+  EXPECT_THROW(find_schema("", "ReduceSum")->infer(ctx), ModelError);
+}
+
+}  // namespace
+}  // namespace cbt::test
