@@ -125,6 +125,10 @@ void broadcast_to(const T* x, const Shape& xs, T* y, const Shape& ys, T scale) {
 // xs is not; the inverse of broadcasting ys to xs.
 template <class T>
 void reduce_sum_to(const T* x, const Shape& xs, T* y, const Shape& ys, T scale) {
+  if (shape_numel(xs) == 0) {  // empty sums
+    std::fill(y, y + shape_numel(ys), T(0));
+    return;
+  }
   BroadcastLayout l = broadcast_layout(xs, ys, xs);
   // Dims kept (y stride != 0) and summed, each in x's row-major order.
   std::vector<int64_t> kn, ks, rn, rs;
