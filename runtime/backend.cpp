@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "ops/cpu/threads.h"
+
 namespace cbt {
 
 #ifdef CBT_WITH_CUDA
@@ -25,6 +27,10 @@ Tensor Backend::download(const Tensor& t) {
   Tensor h(t.dtype(), t.shape());
   copy_to_host(h, t);
   return h;
+}
+
+CpuBackend::CpuBackend(int threads) {
+  if (threads > 0) cpu::set_kernel_threads(threads);
 }
 
 std::shared_ptr<std::byte> CpuBackend::allocate(size_t bytes) {
