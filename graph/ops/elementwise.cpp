@@ -203,6 +203,17 @@ CBT_REGISTER_SCHEMA({"", "Identity",
                        return {c.wants[0] ? c.dY[0] : ""};
                      },
                      {0}, {}, "Y = X"});
+// Cast and CastLike: only float -> float casts carry a gradient (cast back).
+static std::vector<std::string> cast_grad(GradContext& c) {
+  DType from = c.g.type(c.node.inputs[0]).dtype;
+  DType to = c.g.type(c.node.outputs[0]).dtype;
+  if (c.dY[0].empty() || !c.wants[0] || !is_floating(from) || !is_floating(to)) return {""};
+  if (from == to) return {c.dY[0]};
+  Attributes a;
+  a.set("to", onnx_code(from));
+  return {c.g.emit("Cast", "", {c.dY[0]}, 1, a, "cast_grad")[0]};
+}
+
 CBT_REGISTER_SCHEMA({"", "Cast",
                      [](const InferContext& ctx) -> std::vector<ValueType> {
                        const ValueType& x = ctx.input(0);
@@ -213,19 +224,17 @@ CBT_REGISTER_SCHEMA({"", "Cast",
                                   " is not supported");
                        return {{to, x.shape}};
                      },
-                     [](GradContext& c) -> std::vector<std::string> {
-                       DType from = c.g.type(c.node.inputs[0]).dtype;
-                       DType to = c.g.type(c.node.outputs[0]).dtype;
-                       // Only float -> float casts carry a gradient.
-                       if (c.dY[0].empty() || !c.wants[0] || !is_floating(from) ||
-                           !is_floating(to))
-                         return {""};
-                       if (from == to) return {c.dY[0]};
-                       Attributes a;
-                       a.set("to", onnx_code(from));
-                       return {c.g.emit("Cast", "", {c.dY[0]}, 1, a, "cast_grad")[0]};
+                     cast_grad, {0}, {}, "element type conversion (float/int/bool)"});
+CBT_REGISTER_SCHEMA({"", "CastLike",
+                     [](const InferContext& ctx) -> std::vector<ValueType> {
+                       const ValueType& x = ctx.input(0);
+                       DType to = ctx.input(1).dtype;
+                       if (!castable(x.dtype) || !castable(to))
+                         ctx.fail(std::string("CastLike from ") + dtype_name(x.dtype) + " to " +
+                                  dtype_name(to) + " is not supported");
+                       return {{to, x.shape}};
                      },
-                     {0}, {}, "element type conversion (float/int/bool)"});
+                     cast_grad, {0}, {}, "element type conversion to the type of a second input"});
 CBT_REGISTER_SCHEMA({"", "Clip", infer_clip,
                      [](GradContext& c) -> std::vector<std::string> {
                        if (c.dY[0].empty() || !c.wants[0]) return {""};

@@ -216,6 +216,8 @@ CBT_REGISTER_KERNEL("", "Sqrt", DeviceKind::CPU, sqrt_kernel);
 CBT_REGISTER_KERNEL("", "Erf", DeviceKind::CPU, erf_kernel);
 CBT_REGISTER_KERNEL("", "Identity", DeviceKind::CPU, identity);
 CBT_REGISTER_KERNEL("", "Cast", DeviceKind::CPU, cast);
+// The cast kernel converts to whatever type the output was given, so CastLike shares it.
+CBT_REGISTER_KERNEL("", "CastLike", DeviceKind::CPU, cast);
 CBT_REGISTER_KERNEL("", "Clip", DeviceKind::CPU, clip);
 CBT_REGISTER_KERNEL(kCbtDomain, "ClipGrad", DeviceKind::CPU, clip_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "ReduceSumTo", DeviceKind::CPU, reduce_sum_to_kernel);

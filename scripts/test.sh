@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Runs the whole test suite of ./build (GPU tests skip, saying so, where there is no GPU).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CBT_PYTHON="$PWD/.venv/bin/python"
+ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 1500 "$@"
