@@ -36,6 +36,10 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     metrics.open(opt.metrics_path, std::ios::trunc);
     if (!metrics) throw UserError("cannot write metrics file " + opt.metrics_path);
   }
+  LrSchedule schedule = opt.schedule;
+  if (schedule.total_steps <= 1)
+    schedule.total_steps = opt.max_steps >= 0 ? std::min(opt.max_steps, opt.epochs * steps_per_epoch)
+                                              : opt.epochs * steps_per_epoch;
   Tensor x(DType::Float32, in.shape);
   Tensor y(DType::Int64, {batch});
   for (int64_t epoch = 1; epoch <= opt.epochs; ++epoch) {
@@ -46,6 +50,8 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     for (int64_t s = 0; s < steps_per_epoch; ++s) {
       if (opt.max_steps >= 0 && res.steps >= opt.max_steps) break;
       gather_batch(data.train, order.data() + s * batch, batch, x, y);
+      float lr = schedule.at(res.steps);
+      if (lr != trainer.learning_rate()) trainer.set_learning_rate(lr);
       float loss = trainer.step(x, y);
       ++res.steps;
       if (!std::isfinite(loss))

@@ -4,6 +4,7 @@
 #include <iosfwd>
 #include <string>
 
+#include "runtime/lr_schedule.h"
 #include "runtime/trainer.h"
 
 namespace cbt {
@@ -14,6 +15,7 @@ struct FitOptions {
   std::string metrics_path;        // JSON lines, one object per epoch
   int64_t log_every = 200;         // steps between progress lines
   uint64_t seed = 42;
+  LrSchedule schedule;             // total_steps is filled in by fit() when left at 1
 };
 
 struct FitResult {

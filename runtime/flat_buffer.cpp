@@ -11,6 +11,7 @@ FlatLayout FlatLayout::of(const std::vector<std::string>& names,
     CBT_CHECK(t.dtype == DType::Float32, "flat buffers hold float32; ", n, " is ",
               dtype_name(t.dtype));
     l.entries.push_back(Entry{n, t.shape, l.numel});
+    l.values += shape_numel(t.shape);
     l.numel += (shape_numel(t.shape) + 63) / 64 * 64;
   }
   return l;

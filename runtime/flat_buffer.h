@@ -17,7 +17,8 @@ struct FlatLayout {
     int64_t offset = 0;  // in elements
   };
   std::vector<Entry> entries;
-  int64_t numel = 0;
+  int64_t numel = 0;   // elements of the buffer, alignment padding included
+  int64_t values = 0;  // elements of the tensors themselves
 
   // Entries in the order of `names`, each aligned to 64 elements (256 bytes for float32).
   static FlatLayout of(const std::vector<std::string>& names,

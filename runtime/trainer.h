@@ -17,7 +17,7 @@ enum class OptimizerKind { SGD, AdamW };
 
 struct OptimizerOptions {
   OptimizerKind kind = OptimizerKind::SGD;
-  float lr = 0.05f;
+  float lr = 0.01f;
   float momentum = 0.9f;      // SGD
   float weight_decay = 5e-4f;
   float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;  // AdamW
@@ -55,7 +55,7 @@ class Trainer {
 
   const TrainingGraph& training_graph() const { return tg_; }
   const Program& training_program() const { return *train_; }
-  int64_t num_parameters() const { return param_layout_.numel; }
+  int64_t num_parameters() const { return param_layout_.values; }
   // Model input type for one sample batch, e.g. (32, 1, 28, 28).
   const ValueType& input_type() const { return input_type_; }
   int64_t steps() const { return steps_; }

@@ -5,6 +5,7 @@
 
 #include "onnx_import/model_io.h"
 #include "runtime/fit.h"
+#include "runtime/program.h"
 #include "tools/commands.h"
 
 namespace cbt::cli {
@@ -34,8 +35,9 @@ LossKind parse_loss(const std::string& s) {
 int run_train(const TrainArgs& a) {
   Device device = parse_device(a.device);
   ImportedModel model = load_model(a.model);
-  TrainTestData data = load_idx_folder(a.data_dir, Normalization{});
+  check_supported(model.graph, device);  // before the data set is read: fail fast
   auto backend = make_backend(device);
+  TrainTestData data = load_idx_folder(a.data_dir, Normalization{});
 
   TrainerOptions to;
   to.batch_size = a.batch_size;
@@ -59,6 +61,12 @@ int run_train(const TrainArgs& a) {
   fo.metrics_path = a.metrics;
   fo.log_every = a.log_every;
   fo.seed = a.seed;
+  fo.schedule.kind = parse_lr_schedule(a.lr_schedule);
+  fo.schedule.base_lr = a.lr;
+  fo.schedule.warmup_steps = a.warmup_steps;
+  fo.schedule.gamma = a.lr_gamma;
+  const int64_t steps_per_epoch = data.train.size() / a.batch_size;
+  for (int64_t e : a.milestones) fo.schedule.milestones.push_back(e * steps_per_epoch);
   FitResult r = fit(trainer, data, fo, std::cout);
 
   char buf[160];

@@ -13,10 +13,14 @@ struct TrainArgs {
   int64_t epochs = 2;
   int64_t batch_size = 32;
   int64_t max_steps = -1;
-  float lr = 0.05f;
+  float lr = 0.01f;
   float momentum = 0.9f;
   float weight_decay = 5e-4f;
   std::string optimizer = "sgd";
+  std::string lr_schedule = "constant";
+  int64_t warmup_steps = 0;
+  std::vector<int64_t> milestones;  // in epochs, for --lr-schedule step
+  float lr_gamma = 0.1f;
   std::string loss = "cross-entropy";
   std::string output_name;
   uint64_t seed = 42;

@@ -24,6 +24,11 @@ int main(int argc, char** argv) {
   app.add_option("--lr", t.lr, "learning rate")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--momentum", t.momentum, "SGD momentum")->capture_default_str()->check(CLI::Range(0.0, 1.0));
   app.add_option("--weight-decay", t.weight_decay, "weight decay")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--lr-schedule", t.lr_schedule, "constant, cosine (to 0 at the end) or step")
+      ->capture_default_str()->check(CLI::IsMember({"constant", "cosine", "step"}));
+  app.add_option("--warmup-steps", t.warmup_steps, "linear learning-rate warm-up steps")->capture_default_str();
+  app.add_option("--milestones", t.milestones, "epochs at which --lr-schedule step multiplies the rate by --lr-gamma");
+  app.add_option("--lr-gamma", t.lr_gamma, "factor of --lr-schedule step")->capture_default_str();
   app.add_option("--optimizer", t.optimizer, "sgd or adamw")->capture_default_str()->check(CLI::IsMember({"sgd", "adamw"}));
   app.add_option("--loss", t.loss, "loss attached to the output")
       ->capture_default_str()->check(CLI::IsMember({"cross-entropy", "mse", "bce"}));

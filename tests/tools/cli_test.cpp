@@ -1,0 +1,231 @@
+// The cbtrain command line: exit codes and messages for bad input, infer, train and export.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <zlib.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <regex>
+
+#include "common/paths.h"
+#include "onnx_import/model_io.h"
+#include "runtime/npy.h"
+
+namespace cbt {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunResult {
+  int code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+RunResult run(const std::string& args) {
+  std::string cmd = test::cbtrain_binary() + " " + args + " 2>&1";
+  RunResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+fs::path temp_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("cbt_cli_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+void write_idx_gz(const fs::path& path, const std::vector<uint32_t>& dims, const std::vector<uint8_t>& data) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  auto be32 = [&](uint32_t v) {
+    unsigned char b[4] = {static_cast<unsigned char>(v >> 24), static_cast<unsigned char>(v >> 16),
+                          static_cast<unsigned char>(v >> 8), static_cast<unsigned char>(v)};
+    gzwrite(f, b, 4);
+  };
+  be32(0x0800u | static_cast<uint32_t>(dims.size()));
+  for (auto d : dims) be32(d);
+  gzwrite(f, data.data(), static_cast<unsigned>(data.size()));
+  gzclose(f);
+}
+
+// A small random IDX data set (28x28 images, 10 classes) so CLI training tests run fast.
+fs::path make_tiny_dataset(const std::string& name, uint32_t train_n = 256, uint32_t test_n = 64) {
+  fs::path d = temp_dir(name);
+  std::mt19937 rng(1);
+  for (auto [stem, n] : {std::pair{std::string("train"), train_n}, std::pair{std::string("t10k"), test_n}}) {
+    std::vector<uint8_t> img(n * 784), lab(n);
+    for (auto& v : img) v = static_cast<uint8_t>(rng() & 0xff);
+    for (auto& v : lab) v = static_cast<uint8_t>(rng() % 10);
+    write_idx_gz(d / (stem + "-images-idx3-ubyte.gz"), {n, 28, 28}, img);
+    write_idx_gz(d / (stem + "-labels-idx1-ubyte.gz"), {n}, lab);
+  }
+  return d;
+}
+
+const std::string kLenet = test::source_path("models/lenet5/lenet5.ts17.onnx");
+
+TEST(Cli, HelpListsEveryTrainingFlag) {
+  RunResult r = run("--help");
+  EXPECT_EQ(r.code, 0);
+  for (const char* flag : {"--data", "--epochs", "--batch-size", "--lr", "--momentum", "--weight-decay",
+                           "--optimizer", "--seed", "--device", "--output", "--metrics", "inspect", "infer"})
+    EXPECT_NE(r.output.find(flag), std::string::npos) << flag;
+}
+
+TEST(Cli, BadInputExitsWith2AndSaysWhy) {
+  RunResult r = run("");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("no model"), std::string::npos) << r.output;
+
+  r = run("/nonexistent/model.onnx");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("/nonexistent/model.onnx"), std::string::npos) << r.output;
+
+  r = run(kLenet + " --bogus-flag");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("bogus-flag"), std::string::npos) << r.output;
+
+  r = run(kLenet + " --epochs -3");
+  EXPECT_EQ(r.code, 2);
+
+  r = run(kLenet + " --device cuda:x --max-steps 1");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--device"), std::string::npos) << r.output;
+
+  r = run(kLenet + " --data /nonexistent/data --max-steps 1");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("data folder not found: /nonexistent/data"), std::string::npos) << r.output;
+}
+
+TEST(Cli, BrokenModelFileExitsWith2NamingTheFile) {
+  fs::path d = temp_dir("broken");
+  fs::path f = d / "broken.onnx";
+  std::ofstream(f) << "this is not a protobuf model \x01\x02\x03";
+  RunResult r = run(f.string() + " --max-steps 1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("broken.onnx"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("internal error"), std::string::npos) << r.output;
+
+  // A truncated copy of a real model.
+  std::ifstream in(kLenet, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  std::ofstream(d / "truncated.onnx", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  r = run((d / "truncated.onnx").string() + " --max-steps 1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("truncated.onnx"), std::string::npos) << r.output;
+}
+
+TEST(Cli, UnsupportedOpsAreListedTogether) {
+  std::string model = test::source_path("tests/tools/data/unsupported_ops.onnx");
+  for (const std::string& cmd : {model + " --max-steps 1", "inspect " + model}) {
+    RunResult r = run(cmd);
+    EXPECT_EQ(r.code, 2) << cmd << "\n" << r.output;
+    EXPECT_NE(r.output.find("Hardmax"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("TopK"), std::string::npos) << r.output;
+  }
+}
+
+TEST(Cli, InspectShowsModelAndPlan) {
+  RunResult r = run("inspect " + kLenet + " --plan --batch-size 32");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("Conv"), std::string::npos);
+  EXPECT_NE(r.output.find("61706"), std::string::npos) << "LeNet-5 has 61706 parameters\n" << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("naive [0-9.]+ [KM]iB, planned [0-9.]+ [KM]iB")))
+      << r.output;
+}
+
+TEST(Cli, InferMatchesTheFrameworkOutput) {
+  fs::path d = temp_dir("infer");
+  std::string stem = test::source_path("models/mlp/mlp.ts17");
+  RunResult r = run("infer " + stem + ".onnx --input " + stem + ".input.npy --output " + (d / "y.npy").string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  Tensor got = load_npy((d / "y.npy").string()), want = load_npy(stem + ".output.npy");
+  ASSERT_EQ(got.shape(), want.shape());
+  for (int64_t i = 0; i < got.numel(); ++i)
+    EXPECT_NEAR(got.at_f64(i), want.at_f64(i), 1e-4 * std::max(1.0, std::fabs(want.at_f64(i))));
+
+  std::ofstream(d / "bad.npy") << "not numpy";
+  r = run("infer " + stem + ".onnx --input " + (d / "bad.npy").string() + " --output " + (d / "z.npy").string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("bad.npy"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(d / "z.npy"));
+}
+
+TEST(Cli, TrainWritesModelAndMetrics) {
+  fs::path data = make_tiny_dataset("train");
+  fs::path d = temp_dir("train_out");
+  RunResult r = run(kLenet + " --data " + data.string() + " --epochs 2 --batch-size 16 --output " +
+                    (d / "out.onnx").string() + " --metrics " + (d / "m.jsonl").string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("epoch 2:"), std::string::npos) << r.output;
+
+  std::ifstream m(d / "m.jsonl");
+  std::string line;
+  int lines = 0;
+  while (std::getline(m, line)) {
+    ++lines;
+    for (const char* key : {"\"epoch\"", "\"step\"", "\"train_loss\"", "\"test_accuracy\"",
+                            "\"images_per_sec\"", "\"elapsed_s\""})
+      EXPECT_NE(line.find(key), std::string::npos) << key << " in " << line;
+  }
+  EXPECT_EQ(lines, 2);
+
+  ImportedModel before = load_model(kLenet), after = load_model((d / "out.onnx").string());
+  ASSERT_EQ(before.graph.initializers.size(), after.graph.initializers.size());
+  const Tensor& w0 = before.graph.initializers.at("conv1.weight");
+  const Tensor& w1 = after.graph.initializers.at("conv1.weight");
+  double diff = 0;
+  for (int64_t i = 0; i < w0.numel(); ++i) diff += std::fabs(w0.at_f64(i) - w1.at_f64(i));
+  EXPECT_GT(diff, 1e-3) << "training must change the exported weights";
+  EXPECT_EQ(before.graph.nodes.size(), after.graph.nodes.size());
+  EXPECT_EQ(before.graph.opset, after.graph.opset);
+}
+
+TEST(Cli, UnwritableOutputFailsWithoutPartialFile) {
+  fs::path data = make_tiny_dataset("unwritable");
+  RunResult r = run(kLenet + " --data " + data.string() + " --max-steps 2 --epochs 1 --output /nonexistent/dir/out.onnx");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("/nonexistent/dir/out.onnx"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists("/nonexistent/dir/out.onnx"));
+}
+
+TEST(Cli, DivergingRunStopsWithAClearMessage) {
+  fs::path data = make_tiny_dataset("diverge");
+  RunResult r = run(kLenet + " --data " + data.string() + " --epochs 5 --batch-size 16 --lr 1e6 --momentum 0.99");
+  EXPECT_NE(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("diverged"), std::string::npos) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("at step [0-9]+"))) << r.output;
+}
+
+}  // namespace
+}  // namespace cbt
+
+namespace cbt {
+namespace {
+
+TEST(Cli, ReadmeOpTableMatchesTheRegistry) {
+  RunResult r = run("ops");
+  ASSERT_EQ(r.code, 0);
+  std::ifstream f(test::source_path("README.md"));
+  std::string readme((std::istreambuf_iterator<char>(f)), {});
+  std::string begin = "<!-- ops-table-begin -->\n", end = "<!-- ops-table-end -->";
+  size_t b = readme.find(begin), e = readme.find(end);
+  ASSERT_NE(b, std::string::npos);
+  ASSERT_NE(e, std::string::npos);
+  EXPECT_EQ(readme.substr(b + begin.size(), e - b - begin.size()), r.output)
+      << "run: python3 scripts/update_ops_table.py";
+}
+
+}  // namespace
+}  // namespace cbt
