@@ -19,6 +19,14 @@ class Backend {
   virtual void* kernel_context() = 0;
   // Waits until queued work is done (host-side reads after it are safe).
   virtual void synchronize() = 0;
+  // Marks the current end of this backend's queue; another backend of the same device
+  // passes it to wait() to order its later work after it (CUDA: an event). The default
+  // waits for the queue here and returns nothing to wait on.
+  virtual std::shared_ptr<void> record() {
+    synchronize();
+    return nullptr;
+  }
+  virtual void wait(const std::shared_ptr<void>& event) {}
 
   // A tensor of this device with the given type (zeroed).
   Tensor empty(DType dtype, const Shape& shape);

@@ -26,10 +26,12 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
                     shape_str(Shape(in.shape.begin() + 1, in.shape.end())) + " per sample (" +
                     std::to_string(per) + " values) but the data has " +
                     std::to_string(data.train.sample_numel()) + " values per sample");
-  const int64_t steps_per_epoch = data.train.size() / batch;
+  const int64_t k = trainer.learners();
+  // Rounds per epoch: every learner gets its own batch, no sample twice within an epoch.
+  const int64_t steps_per_epoch = data.train.size() / (batch * k);
   if (steps_per_epoch == 0)
-    throw UserError("the batch size " + std::to_string(batch) + " exceeds the training set (" +
-                    std::to_string(data.train.size()) + " samples)");
+    throw UserError("a round of " + std::to_string(k) + " learner(s) x batch " + std::to_string(batch) +
+                    " exceeds the training set (" + std::to_string(data.train.size()) + " samples)");
 
   std::ofstream metrics;
   if (!opt.metrics_path.empty()) {
@@ -40,8 +42,11 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
   if (schedule.total_steps <= 1)
     schedule.total_steps = opt.max_steps >= 0 ? std::min(opt.max_steps, opt.epochs * steps_per_epoch)
                                               : opt.epochs * steps_per_epoch;
-  Tensor x(DType::Float32, in.shape);
-  Tensor y(DType::Int64, {batch});
+  std::vector<Tensor> xs, ys;
+  for (int64_t j = 0; j < k; ++j) {
+    xs.emplace_back(DType::Float32, in.shape);
+    ys.emplace_back(DType::Int64, Shape{batch});
+  }
   for (int64_t epoch = 1; epoch <= opt.epochs; ++epoch) {
     auto order = epoch_order(data.train.size(), opt.seed, epoch);
     auto t0 = Clock::now();
@@ -49,14 +54,20 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     int64_t loss_count = 0;
     for (int64_t s = 0; s < steps_per_epoch; ++s) {
       if (opt.max_steps >= 0 && res.steps >= opt.max_steps) break;
-      gather_batch(data.train, order.data() + s * batch, batch, x, y);
+      for (int64_t j = 0; j < k; ++j)
+        gather_batch(data.train, order.data() + (s * k + j) * batch, batch, xs[j], ys[j]);
       float lr = schedule.at(res.steps);
-      if (lr != trainer.learning_rate()) trainer.set_learning_rate(lr);
-      float loss = trainer.step(x, y);
+      if (lr != trainer.learning_rate()) {
+        // A drop of a step schedule restarts every replica from the central model.
+        bool drop = schedule.kind == LrSchedule::Kind::Step && lr < trainer.learning_rate();
+        trainer.set_learning_rate(lr);
+        if (drop && trainer.algorithm() == Algorithm::Sma) trainer.restart_from_central();
+      }
+      float loss = trainer.round(xs, ys);
       ++res.steps;
       if (!std::isfinite(loss))
         throw TrainingDiverged("training diverged: the loss is " + std::to_string(loss) +
-                               " at step " + std::to_string(trainer.steps()) + " (epoch " +
+                               " at step " + std::to_string(trainer.rounds()) + " (epoch " +
                                std::to_string(epoch) + "); lower the learning rate");
       loss_sum += loss;
       ++loss_count;
@@ -66,7 +77,7 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
         std::snprintf(buf, sizeof buf, "epoch %lld step %lld/%lld loss %.4f %.0f img/s",
                       static_cast<long long>(epoch), static_cast<long long>(s + 1),
                       static_cast<long long>(steps_per_epoch), loss_sum / loss_count,
-                      (s + 1) * batch / el);
+                      (s + 1) * batch * k / el);
         log << buf << std::endl;
       }
     }
@@ -75,7 +86,7 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     res.last_epoch_seconds = epoch_s;
     res.final_eval = trainer.evaluate(data.test);
     double train_loss = loss_count ? loss_sum / loss_count : NAN;
-    double ips = loss_count ? loss_count * batch / epoch_s : 0;
+    double ips = loss_count ? static_cast<double>(loss_count * batch * k) / epoch_s : 0;
     char buf[256];
     std::snprintf(buf, sizeof buf,
                   "epoch %lld: train loss %.4f, test loss %.4f, test accuracy %.2f%%, %.1f s, %.0f img/s",
@@ -87,7 +98,7 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
                     "{\"epoch\": %lld, \"step\": %lld, \"train_loss\": %.6f, \"test_loss\": %.6f, "
                     "\"test_accuracy\": %.6f, \"images_per_sec\": %.1f, \"elapsed_s\": %.3f, "
                     "\"lr\": %g}",
-                    static_cast<long long>(epoch), static_cast<long long>(trainer.steps()),
+                    static_cast<long long>(epoch), static_cast<long long>(trainer.rounds()),
                     train_loss, res.final_eval.loss, res.final_eval.accuracy, ips,
                     res.train_seconds, trainer.learning_rate());
       metrics << buf << "\n" << std::flush;

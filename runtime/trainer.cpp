@@ -1,85 +1,73 @@
-// Trainer: builds the training graph for the batch size, lays out flat buffers, runs steps.
+// Trainer: builds the training graph once, one Learner per replica, and runs rounds of
+// SMA or synchronous SGD with the update kernels of ops/ over flat buffers.
 #include "runtime/trainer.h"
 
 #include <cmath>
-#include <cstring>
-
+#include <mutex>
+#include <thread>
 
 namespace cbt {
 
-Trainer::Trainer(const Graph& model, const TrainerOptions& opt, Backend& backend)
-    : model_(model), opt_(opt), backend_(backend) {
-  check_supported(model_, backend.device());
+Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model), opt_(opt) {
+  check_supported(model_, opt.device);
+  if (opt.learners < 1) throw UserError("--learners must be at least 1");
+  if (opt.algorithm == Algorithm::Sma && opt.optimizer.kind != OptimizerKind::SGD)
+    throw UserError("--algorithm sma uses SGD with momentum locally; use --optimizer sgd or --algorithm ssgd");
+  if (opt_.alpha < 0) opt_.alpha = 1.0f / static_cast<float>(opt.learners);
+
   BindOptions bo;
   bo.batch = opt.batch_size;
   BoundGraph bound = bind_graph(model_, bo, cpu_evaluator(model_.opset));
   tg_ = build_training_graph(bound, opt.graph);
   input_type_ = tg_.types.at(tg_.data_input);
-
-  // Flat buffers: parameters, their gradients, optimizer moments, BatchNorm statistics.
   param_layout_ = FlatLayout::of(tg_.params, tg_.types);
   buffer_layout_ = FlatLayout::of(tg_.buffers, tg_.types);
-  params_ = FlatBuffer(param_layout_, backend);
-  grads_ = FlatBuffer(param_layout_, backend);
-  moment1_ = FlatBuffer(param_layout_, backend);
-  if (opt.optimizer.kind == OptimizerKind::AdamW) moment2_ = FlatBuffer(param_layout_, backend);
-  buffers_ = FlatBuffer(buffer_layout_, backend);
-  for (const auto& n : tg_.params) backend.copy_from_host(params_.view(n), tg_.graph.initializers.at(n));
-  for (const auto& n : tg_.buffers) backend.copy_from_host(buffers_.view(n), tg_.graph.initializers.at(n));
 
-  hyper_host_ = Tensor(DType::Float32, {8});
-  hyper_ = backend.empty(DType::Float32, {8});
+  const bool adam = opt.optimizer.kind == OptimizerKind::AdamW;
+  for (int j = 0; j < opt.learners; ++j) {
+    learners_.push_back(std::make_unique<Learner>(tg_, param_layout_, buffer_layout_, adam,
+                                                  make_backend(opt.device)));
+    learner_hyper_.push_back(learners_.back()->backend().empty(DType::Float32, {8}));
+  }
+  sync_ = make_backend(opt.device);
+  z_ = FlatBuffer(param_layout_, *sync_);
+  z_prev_ = FlatBuffer(param_layout_, *sync_);
+  sum_ = FlatBuffer(param_layout_, *sync_);
+  z_buffers_ = FlatBuffer(buffer_layout_, *sync_);
+  central_hyper_ = sync_->empty(DType::Float32, {8});
+  for (const auto& e : param_layout_.entries) {
+    sync_->copy_from_host(z_.view(e.name), tg_.graph.initializers.at(e.name));
+    sync_->copy_from_host(z_prev_.view(e.name), tg_.graph.initializers.at(e.name));
+  }
+  for (const auto& e : buffer_layout_.entries)
+    sync_->copy_from_host(z_buffers_.view(e.name), tg_.graph.initializers.at(e.name));
   upload_hyper();
 
-  x_dev_ = backend.empty(input_type_.dtype, input_type_.shape);
-  const ValueType& yt = tg_.types.at(tg_.labels_input);
-  y_dev_ = backend.empty(yt.dtype, yt.shape);
-
-  ProgramSpec spec;
-  spec.nodes = tg_.graph.nodes;
-  Node update;
-  update.name = "optimizer_update";
-  update.domain = kCbtDomain;
-  if (opt.optimizer.kind == OptimizerKind::SGD) {
-    update.op_type = "SGDMomentum";
-    update.inputs = {"@params", "@grads", "@moment1", "@hyper"};
-  } else {
-    update.op_type = "AdamW";
-    update.inputs = {"@params", "@grads", "@moment1", "@moment2", "@hyper"};
-    spec.external["@moment2"] = moment2_.flat();
-  }
-  if (!tg_.params.empty()) spec.nodes.push_back(update);
-  spec.types = tg_.types;
-  spec.external["@params"] = params_.flat();
-  spec.external["@grads"] = grads_.flat();
-  spec.external["@moment1"] = moment1_.flat();
-  spec.external["@hyper"] = hyper_;
-  spec.external[tg_.data_input] = x_dev_;
-  spec.external[tg_.labels_input] = y_dev_;
-  for (const auto& [n, v] : params_.views()) spec.external[n] = v;
-  for (const auto& [n, v] : buffers_.views()) spec.external[n] = v;
-  for (const auto& [p, g] : tg_.grads) spec.external[g] = grads_.view(p);
-  for (const auto& [n, t] : tg_.graph.initializers)
-    if (!spec.external.count(n)) spec.constants[n] = t;
-  spec.keep_alive = {tg_.loss};
-  spec.training = true;
-  train_ = std::make_unique<Program>(std::move(spec), backend);
-
-  std::map<std::string, Tensor> weights = params_.views();
-  weights.insert(buffers_.views().begin(), buffers_.views().end());
-  inferencer_ = std::make_unique<Inferencer>(model_, backend, std::move(weights));
+  std::map<std::string, Tensor> weights = z_.views();
+  weights.insert(z_buffers_.views().begin(), z_buffers_.views().end());
+  inferencer_ = std::make_unique<Inferencer>(model_, *sync_, std::move(weights));
 }
 
+Trainer::~Trainer() = default;
+
 void Trainer::upload_hyper() {
-  float* h = hyper_host_.ptr<float>();
   const OptimizerOptions& o = opt_.optimizer;
-  if (o.kind == OptimizerKind::SGD) {
-    h[0] = o.lr, h[1] = o.momentum, h[2] = o.weight_decay;
+  const float k = static_cast<float>(learners_.size());
+  Tensor h(DType::Float32, {8});
+  float* p = h.ptr<float>();
+  if (opt_.algorithm == Algorithm::Sma) {
+    p[0] = o.lr, p[1] = o.momentum, p[2] = o.weight_decay, p[3] = opt_.alpha;
+  } else if (o.kind == OptimizerKind::SGD) {
+    p[0] = o.lr, p[1] = o.momentum, p[2] = o.weight_decay, p[3] = 1.0f / k;
   } else {
-    h[0] = o.lr, h[1] = o.beta1, h[2] = o.beta2, h[3] = o.eps, h[4] = o.weight_decay;
-    h[5] = static_cast<float>(steps_ + 1);
+    p[0] = o.lr, p[1] = o.beta1, p[2] = o.beta2, p[3] = o.eps, p[4] = o.weight_decay;
+    p[5] = static_cast<float>(rounds_ + 1), p[6] = 1.0f / k;
   }
-  backend_.copy_from_host(hyper_, hyper_host_);
+  for (size_t j = 0; j < learners_.size(); ++j)
+    learners_[j]->backend().copy_from_host(learner_hyper_[j], h);
+  Tensor c(DType::Float32, {8});
+  c.ptr<float>()[0] = opt_.sma_momentum;
+  sync_->copy_from_host(central_hyper_, c);
 }
 
 void Trainer::set_learning_rate(float lr) {
@@ -87,60 +75,178 @@ void Trainer::set_learning_rate(float lr) {
   upload_hyper();
 }
 
-float Trainer::step(const Tensor& x_host, const Tensor& y_host) {
-  CBT_CHECK(x_host.numel() == x_dev_.numel(), "step: batch has ", x_host.numel(),
-            " elements, the program expects ", x_dev_.numel());
-  backend_.copy_from_host(x_dev_, x_host.reshaped(x_dev_.shape()));
-  backend_.copy_from_host(y_dev_, y_host.reshaped(y_dev_.shape()));
-  if (opt_.optimizer.kind == OptimizerKind::AdamW) upload_hyper();
-  train_->run(opt_.seed * 1000003u + static_cast<uint64_t>(steps_));
-  ++steps_;
-  Tensor loss = backend_.download(train_->value(tg_.loss));
-  return static_cast<float>(loss.at_f64(0));
+// CPU learners run on threads of their own; GPU learners only enqueue work on their
+// streams, which one host thread does fastest.
+template <class F>
+void Trainer::for_each_learner(F&& f) {
+  if (learners_.size() == 1 || !opt_.device.is_cpu()) {
+    for (size_t j = 0; j < learners_.size(); ++j) f(j, *learners_[j]);
+    return;
+  }
+  std::vector<std::thread> threads;
+  std::exception_ptr error;
+  std::mutex m;
+  for (size_t j = 0; j < learners_.size(); ++j)
+    threads.emplace_back([&, j] {
+      try {
+        f(j, *learners_[j]);
+      } catch (...) {
+        std::lock_guard lock(m);
+        if (!error) error = std::current_exception();
+      }
+    });
+  for (auto& t : threads) t.join();
+  if (error) std::rethrow_exception(error);
 }
 
-std::vector<Tensor> Trainer::infer(const Tensor& x_host) { return inferencer_->run(x_host); }
+float Trainer::round(const std::vector<Tensor>& xs, const std::vector<Tensor>& ys) {
+  CBT_CHECK(xs.size() == learners_.size() && ys.size() == learners_.size(), "round: ", xs.size(),
+            " batches for ", learners_.size(), " learners");
+  if (opt_.optimizer.kind == OptimizerKind::AdamW) upload_hyper();  // the step count
+  const uint64_t round_seed = rng_hash(opt_.seed, static_cast<uint64_t>(rounds_));
+  const size_t k = learners_.size();
+  std::vector<float> losses(k);
+
+  // 1. Every learner: forward, loss, backward on its own batch.
+  for_each_learner([&](size_t j, Learner& l) {
+    l.set_batch(xs[j], ys[j]);
+    l.compute_gradients(rng_hash(round_seed, j));
+  });
+
+  // 2. Synchronisation and updates.
+  if (opt_.algorithm == Algorithm::Sma) {
+    std::vector<Tensor> corrections;
+    for (size_t j = 0; j < k; ++j) {
+      Learner& l = *learners_[j];
+      run_kernel(l.backend(), "SMALearnerUpdate",
+                 {l.params().flat(), l.grads().flat(), l.moment1().flat(), z_.flat(),
+                  l.correction().flat(), learner_hyper_[j]});
+      sync_->wait(l.backend().record());
+      corrections.push_back(l.correction().flat());
+    }
+    run_kernel(*sync_, "SumBuffers", corrections, {sum_.flat()});
+    run_kernel(*sync_, "SMACentralUpdate", {z_.flat(), z_prev_.flat(), sum_.flat(), central_hyper_});
+    auto z_ready = sync_->record();
+    for (auto& l : learners_) l->backend().wait(z_ready);  // before the next local update
+  } else {
+    Tensor grad = learners_[0]->grads().flat();
+    if (k > 1) {
+      std::vector<Tensor> grads;
+      for (auto& l : learners_) {
+        sync_->wait(l->backend().record());
+        grads.push_back(l->grads().flat());
+      }
+      run_kernel(*sync_, "SumBuffers", grads, {sum_.flat()});  // scaled by 1/k in the update
+      grad = sum_.flat();
+      auto ready = sync_->record();
+      for (auto& l : learners_) l->backend().wait(ready);
+    } else {
+      grad = Tensor();  // plain SGD: the learner's own gradient, unscaled below
+    }
+    for (size_t j = 0; j < k; ++j) {
+      Learner& l = *learners_[j];
+      Tensor g = grad.defined() ? grad : l.grads().flat();
+      if (opt_.optimizer.kind == OptimizerKind::SGD)
+        run_kernel(l.backend(), "SGDMomentum", {l.params().flat(), g, l.moment1().flat(), learner_hyper_[j]});
+      else
+        run_kernel(l.backend(), "AdamW",
+                   {l.params().flat(), g, l.moment1().flat(), l.moment2().flat(), learner_hyper_[j]});
+    }
+    // The model is every replica (they stay identical); z mirrors learner 0 for evaluation.
+    sync_->wait(learners_[0]->backend().record());
+    sync_->copy(z_.flat(), learners_[0]->params().flat());
+    if (k > 1) {
+      auto done = sync_->record();
+      for (auto& l : learners_) l->backend().wait(done);  // sum_ is reused next round
+    }
+  }
+  ++rounds_;
+  double mean = 0;
+  for (size_t j = 0; j < k; ++j) mean += learners_[j]->loss();
+  return static_cast<float>(mean / static_cast<double>(k));
+}
+
+void Trainer::refresh_central_buffers() {
+  if (buffer_layout_.entries.empty()) return;
+  std::vector<Tensor> bufs;
+  for (auto& l : learners_) {
+    sync_->wait(l->backend().record());
+    bufs.push_back(l->buffers().flat());
+  }
+  Attributes a;
+  a.set("scale", 1.0f / static_cast<float>(learners_.size()));
+  run_kernel(*sync_, "SumBuffers", bufs, {z_buffers_.flat()}, a);
+}
+
+void Trainer::restart_from_central() {
+  refresh_central_buffers();
+  auto ready = sync_->record();
+  for (auto& l : learners_) {
+    l->backend().wait(ready);
+    l->backend().copy(l->params().flat(), z_.flat());
+    if (!buffer_layout_.entries.empty()) l->backend().copy(l->buffers().flat(), z_buffers_.flat());
+  }
+}
+
+std::vector<Tensor> Trainer::infer(const Tensor& x_host) {
+  refresh_central_buffers();
+  return inferencer_->run(x_host);
+}
 
 EvalResult Trainer::evaluate(const Dataset& data) {
+  refresh_central_buffers();
   EvalResult r;
-  const std::string& pred = tg_.prediction;
   size_t pred_index = 0;
   for (size_t i = 0; i < model_.outputs.size(); ++i)
-    if (model_.outputs[i].name == pred) pred_index = i;
-  int64_t n = data.size(), per = data.sample_numel();
+    if (model_.outputs[i].name == tg_.prediction) pred_index = i;
+  const int64_t n = data.size(), per = data.sample_numel();
   int64_t correct = 0;
   double loss_sum = 0;
   for (int64_t start = 0; start < n; start += opt_.eval_batch_size) {
-    int64_t b = std::min(opt_.eval_batch_size, n - start);
-    Tensor x = Tensor::view(DType::Float32, {b, per},
-                            data.images.ptr<float>() + start * per, Device{}, data.images.storage());
-    Tensor out = infer(x)[pred_index];
-    int64_t classes = out.numel() / b;
+    const int64_t b = std::min(opt_.eval_batch_size, n - start);
+    Tensor x = Tensor::view(DType::Float32, {b, per}, data.images.ptr<float>() + start * per,
+                            Device{}, data.images.storage());
+    Tensor out = inferencer_->run(x)[pred_index];
+    const int64_t classes = out.numel() / b;
     for (int64_t i = 0; i < b; ++i) {
-      // Argmax of the row, and the cross-entropy of its softmax (logits or probabilities
-      // give the same argmax).
+      // Argmax, and the cross-entropy of the row's softmax (logits and probabilities give
+      // the same argmax; a softmax output gives a slightly different loss scale).
       const float* row = out.ptr<float>() + i * classes;
       int64_t arg = 0;
       float mx = row[0];
       for (int64_t c = 1; c < classes; ++c)
         if (row[c] > mx) mx = row[c], arg = c;
-      int64_t label = data.labels.ptr<int64_t>()[start + i];
+      const int64_t label = data.labels.ptr<int64_t>()[start + i];
       correct += (arg == label);
-      double z = 0;
-      for (int64_t c = 0; c < classes; ++c) z += std::exp(static_cast<double>(row[c] - mx));
-      if (label < classes) loss_sum += std::log(z) - (row[label] - mx);
+      double zsum = 0;
+      for (int64_t c = 0; c < classes; ++c) zsum += std::exp(static_cast<double>(row[c] - mx));
+      if (label < classes) loss_sum += std::log(zsum) - (row[label] - mx);
     }
   }
   r.samples = n;
-  r.accuracy = n ? static_cast<double>(correct) / n : 0;
-  r.loss = n ? loss_sum / n : 0;
+  r.accuracy = n ? static_cast<double>(correct) / static_cast<double>(n) : 0;
+  r.loss = n ? loss_sum / static_cast<double>(n) : 0;
   return r;
 }
 
-std::map<std::string, Tensor> Trainer::trained_initializers() const {
+std::map<std::string, Tensor> Trainer::trained_initializers() {
+  refresh_central_buffers();
   std::map<std::string, Tensor> out;
-  for (const auto& [n, v] : params_.views()) out[n] = backend_.download(v);
-  for (const auto& [n, v] : buffers_.views()) out[n] = backend_.download(v);
+  for (const auto& [n, v] : z_.views()) out[n] = sync_->download(v);
+  for (const auto& [n, v] : z_buffers_.views()) out[n] = sync_->download(v);
+  return out;
+}
+
+std::map<std::string, Tensor> Trainer::replica_parameters(int j) {
+  Learner& l = *learners_.at(static_cast<size_t>(j));
+  std::map<std::string, Tensor> out;
+  for (const auto& [n, v] : l.params().views()) out[n] = l.backend().download(v);
+  return out;
+}
+
+std::map<std::string, Tensor> Trainer::central_parameters() {
+  std::map<std::string, Tensor> out;
+  for (const auto& [n, v] : z_.views()) out[n] = sync_->download(v);
   return out;
 }
 

@@ -1,19 +1,23 @@
-// One model replica trained on one backend: the training program (forward, loss, backward,
-// optimizer update over flat buffers) and evaluation programs that share its weights.
+// The training engine: K learners (replicas) on one device kept together by Synchronous
+// Model Averaging (DESIGN.md), or synchronous SGD over their averaged gradients; evaluation
+// and export read the central model z.
 #pragma once
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "graph/autodiff.h"
 #include "runtime/dataset.h"
-#include "runtime/flat_buffer.h"
 #include "runtime/inferencer.h"
-#include "runtime/program.h"
+#include "runtime/learner.h"
 
 namespace cbt {
 
 enum class OptimizerKind { SGD, AdamW };
+// Sma: DESIGN.md's equations. Ssgd: gradients of all learners averaged, one model (with one
+// learner this is plain SGD/AdamW).
+enum class Algorithm { Sma, Ssgd };
 
 struct OptimizerOptions {
   OptimizerKind kind = OptimizerKind::SGD;
@@ -24,58 +28,75 @@ struct OptimizerOptions {
 };
 
 struct TrainerOptions {
-  int64_t batch_size = 32;
+  int64_t batch_size = 32;    // per learner
   int64_t eval_batch_size = 500;
+  int learners = 1;
+  Algorithm algorithm = Algorithm::Ssgd;
+  float alpha = -1.0f;        // SMA correction factor; < 0 means 1/k
+  float sma_momentum = 0.9f;  // mu_z
   OptimizerOptions optimizer;
   TrainingGraphOptions graph;
   uint64_t seed = 42;
+  Device device;
 };
 
 struct EvalResult {
-  double accuracy = 0;  // fraction in [0, 1]; 0 when the loss has no classes
-  double loss = 0;      // mean loss over the set
+  double accuracy = 0;  // fraction in [0, 1]
+  double loss = 0;      // mean cross-entropy over the set
   int64_t samples = 0;
 };
 
 class Trainer {
  public:
-  Trainer(const Graph& model, const TrainerOptions& opt, Backend& backend);
+  Trainer(const Graph& model, const TrainerOptions& opt);
+  ~Trainer();
 
-  // One step on a host batch x (batch_size samples), y (labels); returns the loss before the
-  // update.
-  float step(const Tensor& x_host, const Tensor& y_host);
+  int learners() const { return static_cast<int>(learners_.size()); }
+  // One round: learner j trains on (xs[j], ys[j]); returns the mean loss over learners.
+  float round(const std::vector<Tensor>& xs, const std::vector<Tensor>& ys);
+  // One step with one learner (convenience for K = 1).
+  float step(const Tensor& x_host, const Tensor& y_host) { return round({x_host}, {y_host}); }
+
   EvalResult evaluate(const Dataset& data);
-  // Forward pass in inference mode on host input of any batch size; returns the outputs.
+  // Forward pass in inference mode with the central model on a host batch.
   std::vector<Tensor> infer(const Tensor& x_host);
 
   void set_learning_rate(float lr);
   float learning_rate() const { return opt_.optimizer.lr; }
-  // Host copies of every trained initializer (parameters and BatchNorm statistics).
-  std::map<std::string, Tensor> trained_initializers() const;
+  // Every replica restarts from the central model (SMA, on a learning-rate drop).
+  void restart_from_central();
+
+  // Host copies of the central model's initializers (parameters and BatchNorm statistics).
+  std::map<std::string, Tensor> trained_initializers();
+  // Host copies of learner j's parameters / of z (tests).
+  std::map<std::string, Tensor> replica_parameters(int j);
+  std::map<std::string, Tensor> central_parameters();
 
   const TrainingGraph& training_graph() const { return tg_; }
-  const Program& training_program() const { return *train_; }
+  const Program& training_program() const { return learners_.at(0)->program(); }
   int64_t num_parameters() const { return param_layout_.values; }
-  // Model input type for one sample batch, e.g. (32, 1, 28, 28).
-  const ValueType& input_type() const { return input_type_; }
-  int64_t steps() const { return steps_; }
+  const ValueType& input_type() const { return input_type_; }  // one learner's batch
+  int64_t rounds() const { return rounds_; }
+  Algorithm algorithm() const { return opt_.algorithm; }
 
  private:
   void upload_hyper();
+  void refresh_central_buffers();
+  template <class F>
+  void for_each_learner(F&& f);
 
   Graph model_;
   TrainerOptions opt_;
-  Backend& backend_;
   TrainingGraph tg_;
   ValueType input_type_;
   FlatLayout param_layout_, buffer_layout_;
-  FlatBuffer params_, grads_, moment1_, moment2_, buffers_;
-  Tensor hyper_host_, hyper_;
-  Tensor x_dev_, y_dev_;
-  std::unique_ptr<Program> train_;
+  std::vector<std::unique_ptr<Learner>> learners_;
+  std::unique_ptr<Backend> sync_;           // the synchronisation queue and the central model
+  FlatBuffer z_, z_prev_, sum_, z_buffers_;
+  std::vector<Tensor> learner_hyper_;       // per learner, on its backend
+  Tensor central_hyper_;
   std::unique_ptr<Inferencer> inferencer_;
-  int64_t steps_ = 0;
+  int64_t rounds_ = 0;
 };
-
 
 }  // namespace cbt

@@ -52,10 +52,9 @@ int run_inspect(const InspectArgs& a) {
     std::cout << "\n";
   }
   if (a.plan) {
-    CpuBackend cpu;
     TrainerOptions to;
     to.batch_size = a.batch_size;
-    Trainer trainer(g, to, cpu);
+    Trainer trainer(g, to);
     const MemoryPlan& p = trainer.training_program().plan();
     double saved = p.naive_bytes ? 100.0 * (1.0 - double(p.arena_bytes) / p.naive_bytes) : 0;
     std::cout << "memory plan of one training step at batch " << a.batch_size << ": "

@@ -32,26 +32,37 @@ LossKind parse_loss(const std::string& s) {
 }
 }  // namespace
 
-int run_train(const TrainArgs& a) {
-  Device device = parse_device(a.device);
-  ImportedModel model = load_model(a.model);
-  check_supported(model.graph, device);  // before the data set is read: fail fast
-  auto backend = make_backend(device);
-  TrainTestData data = load_idx_folder(a.data_dir, Normalization{});
-
+TrainerOptions trainer_options(const TrainArgs& a, Device device) {
   TrainerOptions to;
   to.batch_size = a.batch_size;
   to.seed = a.seed;
+  to.device = device;
+  to.learners = a.learners;
+  to.algorithm = a.algorithm == "ssgd" || (a.algorithm.empty() && a.learners == 1) ? Algorithm::Ssgd
+                                                                                   : Algorithm::Sma;
+  to.alpha = a.alpha;
+  to.sma_momentum = a.sma_momentum;
   to.optimizer.kind = a.optimizer == "adamw" ? OptimizerKind::AdamW : OptimizerKind::SGD;
   to.optimizer.lr = a.lr;
   to.optimizer.momentum = a.momentum;
   to.optimizer.weight_decay = a.weight_decay;
   to.graph.output = a.output_name;
   to.graph.loss = parse_loss(a.loss);
-  Trainer trainer(model.graph, to, *backend);
+  return to;
+}
+
+
+int run_train(const TrainArgs& a) {
+  Device device = parse_device(a.device);
+  ImportedModel model = load_model(a.model);
+  check_supported(model.graph, device);  // before the data set is read: fail fast
+  TrainTestData data = load_idx_folder(a.data_dir, Normalization{});
+
+  Trainer trainer(model.graph, trainer_options(a, device));
 
   std::cout << "cbtrain: " << a.model << " on " << device.str() << ", "
-            << trainer.num_parameters() << " parameters, batch " << a.batch_size << ", "
+            << trainer.num_parameters() << " parameters, " << a.learners << " learner(s) x batch "
+            << a.batch_size << (a.learners > 1 ? (trainer.algorithm() == Algorithm::Sma ? " (sma)" : " (ssgd)") : "") << ", "
             << a.optimizer << " lr " << a.lr << ", " << data.train.size() << " training / "
             << data.test.size() << " test samples from " << a.data_dir << std::endl;
 

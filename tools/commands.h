@@ -25,6 +25,10 @@ struct TrainArgs {
   std::string output_name;
   uint64_t seed = 42;
   std::string device = "cpu";
+  int learners = 1;
+  std::string algorithm;  // "" = sma with several learners, plain SGD with one
+  float alpha = -1.0f;
+  float sma_momentum = 0.9f;
   std::string output;
   std::string metrics;
   int64_t log_every = 200;
@@ -35,6 +39,9 @@ struct InspectArgs {
   bool plan = false;
   int64_t batch_size = 32;
 };
+
+// Trainer options from the training flags (shared by train and inspect --plan).
+TrainerOptions trainer_options(const TrainArgs& a, Device device);
 
 struct InferArgs {
   std::string model;

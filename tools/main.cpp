@@ -35,6 +35,12 @@ int main(int argc, char** argv) {
   app.add_option("--output-name", t.output_name, "model output to train (default: the first)");
   app.add_option("--seed", t.seed, "random seed")->capture_default_str();
   app.add_option("--device", t.device, "cpu, cuda or cuda:N")->capture_default_str();
+  app.add_option("--learners,-k", t.learners, "model replicas (learners) per device")
+      ->capture_default_str()->check(CLI::Range(1, 64));
+  app.add_option("--algorithm", t.algorithm, "sma (model averaging, default with several learners) or ssgd")
+      ->check(CLI::IsMember({"sma", "ssgd"}));
+  app.add_option("--alpha", t.alpha, "SMA correction factor (default 1/k)");
+  app.add_option("--sma-momentum", t.sma_momentum, "momentum of the central model")->capture_default_str();
   app.add_option("--output,-o", t.output, "write the trained model to this .onnx file");
   app.add_option("--metrics", t.metrics, "write one JSON object per epoch to this file");
   app.add_option("--log-every", t.log_every, "steps between progress lines (0: none)")->capture_default_str();

@@ -16,7 +16,19 @@ std::vector<ValueType> infer_inplace_update(const InferContext& ctx) {
 }  // namespace
 
 CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "SGDMomentum", infer_inplace_update, {}, {}, {},
-                             "v = mu*v - lr*(g + wd*x); x += v over flat buffers"});
+                             "v = mu*v - lr*(s*g + wd*x); x += v over flat buffers"});
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "SMALearnerUpdate", infer_inplace_update, {}, {}, {},
+                             "c = a*(x - z); v = mu*v - lr*(g + wd*x); x += v - c (writes c)"});
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "SMACentralUpdate", infer_inplace_update, {}, {}, {},
+                             "z' = z + sum_c + mu_z*(z - z_prev); z_prev = z"});
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "SumBuffers",
+                             [](const InferContext& ctx) -> std::vector<ValueType> {
+                               for (size_t i = 1; i < ctx.num_inputs(); ++i)
+                                 if (ctx.input(i) != ctx.input(0))
+                                   ctx.fail("buffers to sum differ in type");
+                               return {ctx.input(0)};
+                             },
+                             {}, {}, {}, "out = (sum of the inputs) * scale"});
 CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "AdamW", infer_inplace_update, {}, {}, {},
                              "AdamW with decoupled weight decay over flat buffers"});
 

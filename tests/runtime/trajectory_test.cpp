@@ -29,13 +29,12 @@ TEST_P(TrajectoryTest, LossesMatchPyTorchWithin1e3Relative) {
   const int64_t batch = xs.dim(1), per = xs.numel() / (xs.dim(0) * batch);
   const int64_t steps = std::min(c.steps, xs.dim(0));
 
-  CpuBackend cpu;
   TrainerOptions to;
   to.batch_size = batch;
   to.optimizer.lr = 0.05f;
   to.optimizer.momentum = 0.9f;
   to.optimizer.weight_decay = 5e-4f;
-  Trainer trainer(m.graph, to, cpu);
+  Trainer trainer(m.graph, to);
   for (int64_t s = 0; s < steps; ++s) {
     Tensor x = Tensor::view(DType::Float32, {batch, per}, xs.ptr<float>() + s * batch * per,
                             Device{}, xs.storage());

@@ -1,0 +1,154 @@
+// CudaBackend: memory, copies and the kernel context of one GPU.
+#include "runtime/cuda/cuda_backend.h"
+
+#include <cstring>
+#include <string>
+
+#include "runtime/cuda/device_pool.h"
+
+namespace cbt {
+
+namespace {
+
+void check_on(const Tensor& t, Device dev, const char* what) {
+  CBT_CHECK(t.device() == dev, what, " is on ", t.device().str(), ", expected ", dev.str());
+}
+
+void check_sizes(const Tensor& dst, const Tensor& src) {
+  CBT_CHECK(dst.nbytes() == src.nbytes(), "copy size ", dst.nbytes(), " vs ", src.nbytes());
+}
+
+}  // namespace
+
+int cuda_device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();  // not sticky; clear it so that later checks do not see it
+    return 0;
+  }
+  return n;
+}
+
+CudaBackend::CudaBackend(int index, const CudaBackendOptions& opt) : index_(index) {
+  CBT_CUDA_CHECK(cudaSetDevice(index));
+  stream_ = cuda::make_stream();
+  cublas_ = cuda::make_cublas();
+  CBT_CUBLAS_CHECK(cublasSetStream(cublas_.get(), stream_.get()));
+  CBT_CUBLAS_CHECK(cublasSetPointerMode(cublas_.get(), CUBLAS_POINTER_MODE_HOST));
+  // cuBLAS gets a workspace of its own: a kernel may hold CudaContext::workspace while it
+  // calls cuBLAS, and a fixed workspace keeps cuBLAS from allocating (CUDA-graph capture).
+  cublas_workspace_ = cuda::DeviceMemory(opt.cublas_workspace_bytes);
+  CBT_CUBLAS_CHECK(
+      cublasSetWorkspace(cublas_.get(), cublas_workspace_.get(), cublas_workspace_.bytes()));
+  cudnn_ = cuda::make_cudnn();
+  CBT_CUDNN_CHECK(cudnnSetStream(cudnn_.get(), stream_.get()));
+  workspace_ = cuda::DeviceMemory(opt.workspace_bytes);
+  staging_ = cuda::PinnedMemory(kStagingSlots * kStagingSlotBytes);
+  for (auto& e : staging_done_) e = cuda::make_event();
+
+  ctx_.device = index;
+  ctx_.stream = stream_.get();
+  ctx_.cublas = cublas_.get();
+  ctx_.cudnn = cudnn_.get();
+  ctx_.workspace = workspace_.get();
+  ctx_.workspace_bytes = workspace_.bytes();
+  set_tf32(opt.tf32);
+}
+
+CudaBackend::~CudaBackend() {
+  // Queued kernels may still use the workspace and staging memory released below.
+  (void)cudaSetDevice(index_);
+  (void)cudaStreamSynchronize(stream_.get());
+}
+
+void CudaBackend::set_tf32(bool on) {
+  CBT_CUBLAS_CHECK(
+      cublasSetMathMode(cublas_.get(), on ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+  ctx_.tf32 = on;
+}
+
+std::shared_ptr<std::byte> CudaBackend::allocate(size_t bytes) {
+  return cuda::DevicePool::of(index_).allocate(bytes, stream_.get());
+}
+
+void CudaBackend::copy_from_host(const Tensor& dst, const Tensor& src) {
+  check_sizes(dst, src);
+  check_on(dst, device(), "copy_from_host destination");
+  check_on(src, Device{}, "copy_from_host source");
+  const size_t n = dst.nbytes();
+  if (n == 0) return;
+  CBT_CUDA_CHECK(cudaSetDevice(index_));
+  if (n > kStagingSlotBytes) {
+    // From pageable memory the call returns once the source has been read (setup-time
+    // uploads of weights and data sets).
+    CBT_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), n, cudaMemcpyHostToDevice, stream_.get()));
+    return;
+  }
+  // Staged: the slot is reused once its previous copy has run, so a step's batch upload
+  // waits at most for the copy issued kStagingSlots uploads ago.
+  size_t slot = next_slot_;
+  next_slot_ = (next_slot_ + 1) % kStagingSlots;
+  cudaEvent_t done = staging_done_[slot].get();
+  CBT_CUDA_CHECK(cudaEventSynchronize(done));
+  void* stage = static_cast<std::byte*>(staging_.get()) + slot * kStagingSlotBytes;
+  std::memcpy(stage, src.data(), n);
+  CBT_CUDA_CHECK(cudaMemcpyAsync(dst.data(), stage, n, cudaMemcpyHostToDevice, stream_.get()));
+  CBT_CUDA_CHECK(cudaEventRecord(done, stream_.get()));
+}
+
+void CudaBackend::copy_to_host(const Tensor& dst, const Tensor& src) {
+  check_sizes(dst, src);
+  check_on(dst, Device{}, "copy_to_host destination");
+  check_on(src, device(), "copy_to_host source");
+  if (dst.nbytes() == 0) return;
+  CBT_CUDA_CHECK(cudaSetDevice(index_));
+  CBT_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), dst.nbytes(), cudaMemcpyDeviceToHost,
+                                 stream_.get()));
+  CBT_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+}
+
+void CudaBackend::copy(const Tensor& dst, const Tensor& src) {
+  check_sizes(dst, src);
+  check_on(dst, device(), "copy destination");
+  check_on(src, device(), "copy source");
+  if (dst.nbytes() == 0 || dst.data() == src.data()) return;
+  CBT_CUDA_CHECK(cudaSetDevice(index_));
+  CBT_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), dst.nbytes(), cudaMemcpyDeviceToDevice,
+                                 stream_.get()));
+}
+
+void* CudaBackend::kernel_context() {
+  CBT_CUDA_CHECK(cudaSetDevice(index_));
+  return &ctx_;
+}
+
+void CudaBackend::synchronize() {
+  CBT_CUDA_CHECK(cudaSetDevice(index_));
+  CBT_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+}
+
+std::unique_ptr<Backend> make_cuda_backend(int index) {
+  int n = 0;
+  cudaError_t err = cudaGetDeviceCount(&n);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw UserError(std::string("--device cuda:") + std::to_string(index) +
+                    " but no CUDA device is usable (" + cudaGetErrorString(err) +
+                    "); use --device cpu");
+  }
+  if (index < 0 || index >= n)
+    throw UserError("--device cuda:" + std::to_string(index) + " but only " + std::to_string(n) +
+                    " CUDA device(s) are visible");
+  return std::make_unique<CudaBackend>(index);
+}
+
+void set_tf32(Backend& backend, bool on) {
+  auto* cuda = dynamic_cast<CudaBackend*>(&backend);
+  if (!cuda) {
+    if (!on) return;  // fp32 is what the CPU computes anyway
+    throw UserError("--precision tf32 needs a CUDA device (--device cuda)");
+  }
+  cuda->set_tf32(on);
+}
+
+}  // namespace cbt

@@ -1,0 +1,60 @@
+// DeviceDataset: one upload of the data set, per-epoch index uploads, gathers on the stream.
+#include "runtime/cuda/device_dataset.h"
+
+#include <string>
+
+#include "ops/cuda/data.h"
+
+namespace cbt {
+
+bool DeviceDataset::fits(const Dataset& d, CudaBackend& backend, double fraction) {
+  size_t free_b = 0, total_b = 0;
+  cuda::DeviceGuard guard(backend.device().index);
+  CBT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  double need = static_cast<double>(d.images.nbytes() + d.labels.nbytes());
+  return need <= fraction * static_cast<double>(free_b);
+}
+
+void DeviceDataset::upload(const Dataset& d) {
+  CBT_CHECK(d.images.dtype() == DType::Float32 && d.labels.dtype() == DType::Int64,
+            "DeviceDataset: images must be float32 and labels int64");
+  size_ = d.size();
+  per_ = d.sample_numel();
+  CBT_CHECK(d.images.numel() == size_ * per_, "DeviceDataset: images and labels disagree");
+  order_ = Tensor();
+  images_ = backend_.upload(d.images);
+  labels_ = backend_.upload(d.labels);
+}
+
+void DeviceDataset::upload_order(const std::vector<int64_t>& order) {
+  for (size_t i = 0; i < order.size(); ++i)
+    CBT_CHECK(order[i] >= 0 && order[i] < size_, "DeviceDataset: index ", order[i], " at ", i,
+              " is outside the data set of ", size_, " samples");
+  const auto n = static_cast<int64_t>(order.size());
+  if (!order_.defined() || order_.numel() != n) order_ = backend_.empty(DType::Int64, {n});
+  Tensor host = Tensor::view(DType::Int64, {n}, const_cast<int64_t*>(order.data()), Device{},
+                             nullptr);
+  backend_.copy_from_host(order_, host);
+}
+
+const int64_t* DeviceDataset::order(int64_t start) const {
+  CBT_CHECK(order_.defined() && start >= 0 && start <= order_.numel(),
+            "DeviceDataset: no order uploaded, or start ", start, " out of range");
+  return order_.ptr<int64_t>() + start;
+}
+
+void DeviceDataset::gather(const int64_t* indices, int64_t count, const Tensor& x,
+                           const Tensor& y) {
+  const Device dev = backend_.device();
+  CBT_CHECK(x.device() == dev && y.device() == dev, "DeviceDataset: x and y must be on ",
+            dev.str());
+  CBT_CHECK(x.dtype() == DType::Float32 && x.numel() == count * per_, "DeviceDataset: x has ",
+            x.numel(), " elements, expected ", count, " x ", per_);
+  CBT_CHECK(y.dtype() == DType::Int64 && y.numel() == count, "DeviceDataset: y must be (",
+            count, ") int64");
+  backend_.kernel_context();  // makes the GPU current
+  cuda::gather_batch(images_.ptr<float>(), labels_.ptr<int64_t>(), per_, indices, count,
+                     x.ptr<float>(), y.ptr<int64_t>(), backend_.stream());
+}
+
+}  // namespace cbt

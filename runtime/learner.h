@@ -1,0 +1,46 @@
+// One learner: a model replica with its own backend queue (a CUDA stream, or a CPU thread),
+// its training program (forward, loss, backward) and flat buffers for parameters, gradients,
+// optimizer state, BatchNorm statistics and its SMA correction.
+#pragma once
+#include <memory>
+
+#include "graph/autodiff.h"
+#include "runtime/flat_buffer.h"
+#include "runtime/program.h"
+
+namespace cbt {
+
+class Learner {
+ public:
+  Learner(const TrainingGraph& tg, const FlatLayout& params, const FlatLayout& buffers,
+          bool second_moment, std::unique_ptr<Backend> backend);
+
+  // Uploads a host batch (x: the model input, y: the labels) on this learner's queue.
+  void set_batch(const Tensor& x_host, const Tensor& y_host);
+  // Forward, loss and backward: fills grads().
+  void compute_gradients(uint64_t seed);
+  // Loss of the last compute_gradients (waits for this learner's queue).
+  float loss();
+
+  Backend& backend() { return *backend_; }
+  const FlatBuffer& params() const { return params_; }
+  const FlatBuffer& grads() const { return grads_; }
+  const FlatBuffer& moment1() const { return moment1_; }
+  const FlatBuffer& moment2() const { return moment2_; }
+  const FlatBuffer& buffers() const { return buffers_; }
+  const FlatBuffer& correction() const { return correction_; }
+  const Program& program() const { return *program_; }
+
+ private:
+  std::unique_ptr<Backend> backend_;
+  const TrainingGraph& tg_;
+  FlatBuffer params_, grads_, moment1_, moment2_, buffers_, correction_;
+  Tensor x_, y_;
+  std::unique_ptr<Program> program_;
+};
+
+// Runs one kernel on a backend's queue with flat-buffer operands (updates, reductions).
+void run_kernel(Backend& backend, const std::string& op_type, std::vector<Tensor> inputs,
+                std::vector<Tensor> outputs = {}, Attributes attrs = {});
+
+}  // namespace cbt
