@@ -1,0 +1,368 @@
+// Conv and ConvTranspose CUDA kernels, forward and backward, over cuDNN. Descriptors and the
+// chosen algorithms are cached per node; asymmetric padding that cuDNN cannot express is
+// applied by padding the image explicitly into the workspace.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ops/cuda/cudnn_util.h"
+#include "ops/cuda/dense_util.cuh"
+
+namespace cbt::cuda {
+namespace {
+
+// One convolution in cuDNN's terms, 2-D (a 1-D one has H = KH = OH = 1): the "image"
+// (N, Ci, H, W) convolved by the filter (Cg, Ci/G, KH, KW) gives the "grid" (N, Cg, OH, OW).
+// Conv: image = X, grid = Y. ConvTranspose: image = Y, grid = X (its weight layout
+// (C, M/G, k) is exactly that filter). PH/PW are the leading pads, as in the CPU kernel.
+struct ConvGeom {
+  int64_t N = 1, Ci = 1, Cg = 1, G = 1, H = 1, W = 1, KH = 1, KW = 1, SH = 1, SW = 1, DH = 1,
+          DW = 1, PH = 0, PW = 0, OH = 1, OW = 1;
+  // cuDNN pads symmetrically; when the leading pads do not give the grid size, the image is
+  // padded into the workspace as (N, Ci, HP, WP) and convolved without padding.
+  bool explicit_pad = false;
+  int64_t HP = 1, WP = 1;
+  __host__ __device__ int64_t image_numel() const { return N * Ci * H * W; }
+  __host__ __device__ int64_t padded_numel() const { return N * Ci * HP * WP; }
+};
+
+ConvGeom make_geom(const Node& node, const Shape& img, const Shape& grid, const Shape& w,
+                   bool transpose) {
+  size_t nd = w.size() - 2;
+  std::vector<int64_t> ones(nd, 1), zeros(nd, 0);
+  auto s = node.attrs.get_ints("strides", ones);
+  auto d = node.attrs.get_ints("dilations", ones);
+  auto pads = node.attrs.get_ints("pads", std::vector<int64_t>(2 * nd, 0));
+  auto out_pad = transpose ? node.attrs.get_ints("output_padding", zeros) : zeros;
+  std::string ap = node.attrs.get_string("auto_pad", "NOTSET");
+  bool derive = ap == "SAME_UPPER" || ap == "SAME_LOWER" ||
+                (transpose && node.attrs.has("output_shape"));
+  std::vector<int64_t> pb(nd, 0);
+  for (size_t i = 0; i < nd; ++i) {
+    int64_t eff = (w[2 + i] - 1) * d[i] + 1;
+    if (derive) {
+      int64_t total =
+          std::max<int64_t>(0, (grid[2 + i] - 1) * s[i] + out_pad[i] + eff - img[2 + i]);
+      pb[i] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
+    } else if (ap != "VALID") {
+      pb[i] = pads[i];
+    }
+  }
+  ConvGeom g;
+  g.N = img[0], g.Ci = img[1], g.Cg = grid[1], g.G = node.attrs.get_int("group", 1);
+  size_t o = nd == 2 ? 1 : 0;  // index of the W axis among the spatial dims
+  if (nd == 2) g.H = img[2], g.KH = w[2], g.SH = s[0], g.DH = d[0], g.PH = pb[0], g.OH = grid[2];
+  g.W = img[2 + o], g.KW = w[2 + o], g.SW = s[o], g.DW = d[o], g.PW = pb[o], g.OW = grid[2 + o];
+  auto fits = [](int64_t in, int64_t k, int64_t st, int64_t dil, int64_t p, int64_t out) {
+    int64_t span = in + 2 * p - ((k - 1) * dil + 1);
+    return span >= 0 && span / st + 1 == out;
+  };
+  g.explicit_pad = !fits(g.H, g.KH, g.SH, g.DH, g.PH, g.OH) ||
+                   !fits(g.W, g.KW, g.SW, g.DW, g.PW, g.OW);
+  g.HP = (g.OH - 1) * g.SH + (g.KH - 1) * g.DH + 1;
+  g.WP = (g.OW - 1) * g.SW + (g.KW - 1) * g.DW + 1;
+  return g;
+}
+
+enum class ConvOp : uint8_t { Forward, BackwardData, BackwardFilter };
+
+// Per-node cuDNN state: descriptors and one algorithm per convolution op the node runs.
+struct ConvPlan {
+  ConvGeom g;
+  TensorDesc image, grid;  // image: the padded extent when g.explicit_pad
+  FilterDesc filter;
+  ConvDesc conv;
+  cudnnConvolutionFwdAlgo_t fwd{};
+  cudnnConvolutionBwdDataAlgo_t bwd_data{};
+  cudnnConvolutionBwdFilterAlgo_t bwd_filter{};
+  cudnnMathType_t fwd_math = CUDNN_FMA_MATH, data_math = CUDNN_FMA_MATH,
+                  filter_math = CUDNN_FMA_MATH;
+  size_t fwd_ws = 0, data_ws = 0, filter_ws = 0;
+  size_t pad_bytes() const {
+    return g.explicit_pad ? Scratch::aligned(g.padded_numel() * sizeof(float)) : 0;
+  }
+};
+
+// The first usable algorithm of cuDNN's heuristic ranking: successful, within the workspace,
+// FMA math unless TF32 is allowed, deterministic when any such one exists.
+template <class Perf, class Algo, class WsFn>
+void pick_algo(const Perf* perf, int n, const ConvPlan& plan, bool tf32, size_t budget,
+               WsFn ws_size, Algo& algo, cudnnMathType_t& math, size_t& ws, const char* what) {
+  int chosen = -1;
+  size_t chosen_ws = 0;
+  for (int i = 0; i < n; ++i) {
+    const Perf& p = perf[i];
+    if (p.status != CUDNN_STATUS_SUCCESS || (!tf32 && p.mathType != CUDNN_FMA_MATH)) continue;
+    CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, p.mathType));
+    size_t need = 0;
+    if (ws_size(p.algo, &need) != CUDNN_STATUS_SUCCESS || need > budget) continue;
+    bool det = p.determinism == CUDNN_DETERMINISTIC;
+    if (chosen < 0 || det) chosen = i, chosen_ws = need;
+    if (det) break;
+  }
+  CBT_MODEL_CHECK(chosen >= 0, "cuDNN offers no ", what, " algorithm for a convolution of image (",
+                  plan.g.N, ", ", plan.g.Ci, ", ", plan.g.H, ", ", plan.g.W, ") within ", budget,
+                  " bytes of workspace");
+  algo = perf[chosen].algo, math = perf[chosen].mathType, ws = chosen_ws;
+}
+
+std::shared_ptr<ConvPlan> make_plan(const CudaContext& cc, const ConvGeom& geom,
+                                    const std::vector<ConvOp>& ops) {
+  auto plan = std::make_shared<ConvPlan>();
+  ConvPlan& p = *plan;
+  const ConvGeom& g = p.g = geom;
+  CBT_MODEL_CHECK(g.G >= 1 && g.Ci % g.G == 0 && g.Cg % g.G == 0, "bad group count ", g.G);
+  set_nchw(p.image, g.N, g.Ci, g.explicit_pad ? g.HP : g.H, g.explicit_pad ? g.WP : g.W);
+  set_nchw(p.grid, g.N, g.Cg, g.OH, g.OW);
+  set_filter(p.filter, g.Cg, g.Ci / g.G, g.KH, g.KW);
+  int ph = g.explicit_pad ? 0 : cudnn_dim(g.PH), pw = g.explicit_pad ? 0 : cudnn_dim(g.PW);
+  CBT_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(p.conv, ph, pw, cudnn_dim(g.SH), cudnn_dim(g.SW),
+                                                  cudnn_dim(g.DH), cudnn_dim(g.DW),
+                                                  CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  CBT_CUDNN_CHECK(cudnnSetConvolutionGroupCount(p.conv, cudnn_dim(g.G)));
+  // FMA math keeps float32 convolutions bit-honest; TF32 tensor cores only when asked for.
+  CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv, cc.tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
+  int n = 0, c = 0, h = 0, w = 0;
+  CBT_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(p.conv, p.image, p.filter, &n, &c, &h, &w));
+  CBT_CHECK(n == g.N && c == g.Cg && h == g.OH && w == g.OW, "cuDNN convolution output (", n,
+            ", ", c, ", ", h, ", ", w, ") differs from the inferred grid (", g.N, ", ", g.Cg, ", ",
+            g.OH, ", ", g.OW, ")");
+  CBT_MODEL_CHECK(p.pad_bytes() <= cc.workspace_bytes, "CUDA workspace too small for padding a ",
+                  "convolution input (", p.pad_bytes(), " bytes needed)");
+  size_t budget = cc.workspace_bytes - p.pad_bytes();
+  cudnnHandle_t h_ = cc.cudnn;
+  for (ConvOp op : ops) {
+    if (op == ConvOp::Forward) {
+      cudnnConvolutionFwdAlgoPerf_t perf[16];
+      int cnt = 0;
+      CBT_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h_, p.image, p.filter, p.conv, p.grid,
+                                                             16, &cnt, perf));
+      pick_algo(perf, cnt, p, cc.tf32, budget, [&](cudnnConvolutionFwdAlgo_t a, size_t* s) {
+        return cudnnGetConvolutionForwardWorkspaceSize(h_, p.image, p.filter, p.conv, p.grid, a, s);
+      }, p.fwd, p.fwd_math, p.fwd_ws, "forward");
+    } else if (op == ConvOp::BackwardData) {
+      cudnnConvolutionBwdDataAlgoPerf_t perf[16];
+      int cnt = 0;
+      CBT_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h_, p.filter, p.grid, p.conv,
+                                                                  p.image, 16, &cnt, perf));
+      pick_algo(perf, cnt, p, cc.tf32, budget, [&](cudnnConvolutionBwdDataAlgo_t a, size_t* s) {
+        return cudnnGetConvolutionBackwardDataWorkspaceSize(h_, p.filter, p.grid, p.conv, p.image,
+                                                            a, s);
+      }, p.bwd_data, p.data_math, p.data_ws, "backward-data");
+    } else {
+      cudnnConvolutionBwdFilterAlgoPerf_t perf[16];
+      int cnt = 0;
+      CBT_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h_, p.image, p.grid, p.conv,
+                                                                    p.filter, 16, &cnt, perf));
+      pick_algo(perf, cnt, p, cc.tf32, budget, [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* s) {
+        return cudnnGetConvolutionBackwardFilterWorkspaceSize(h_, p.image, p.grid, p.conv,
+                                                              p.filter, a, s);
+      }, p.bwd_filter, p.filter_math, p.filter_ws, "backward-filter");
+    }
+  }
+  return plan;
+}
+
+// The node's cached plan, built on first use (shapes never change for a node).
+std::shared_ptr<ConvPlan> plan_of(KernelContext& ctx, const CudaContext& cc, const Shape& img,
+                                  const Shape& grid, const Shape& w, bool transpose,
+                                  const std::vector<ConvOp>& ops) {
+  if (ctx.state && *ctx.state) return std::static_pointer_cast<ConvPlan>(*ctx.state);
+  auto plan = make_plan(cc, make_geom(ctx.node, img, grid, w, transpose), ops);
+  if (ctx.state) *ctx.state = plan;
+  return plan;
+}
+
+// xp: (N*Ci, HP, WP) = x: (N*Ci, H, W) placed at offset (PH, PW), zeros around it.
+__global__ void pad_image_kernel(const float* x, float* xp, ConvGeom g) {
+  CBT_GRID_STRIDE_LOOP(i, g.padded_numel()) {
+    int64_t wp = i % g.WP, hp = (i / g.WP) % g.HP, plane = i / (g.WP * g.HP);
+    int64_t h = hp - g.PH, w = wp - g.PW;
+    xp[i] = (h >= 0 && h < g.H && w >= 0 && w < g.W) ? x[(plane * g.H + h) * g.W + w] : 0.0f;
+  }
+}
+
+// x: (N*Ci, H, W) = the window of xp: (N*Ci, HP, WP) at offset (PH, PW); zero beyond xp.
+__global__ void crop_image_kernel(const float* xp, float* x, ConvGeom g) {
+  CBT_GRID_STRIDE_LOOP(i, g.image_numel()) {
+    int64_t w = i % g.W, h = (i / g.W) % g.H, plane = i / (g.W * g.H);
+    int64_t hp = h + g.PH, wp = w + g.PW;
+    x[i] = (hp < g.HP && wp < g.WP) ? xp[(plane * g.HP + hp) * g.WP + wp] : 0.0f;
+  }
+}
+
+// y: (N, M, P) += b: (M)
+__global__ void add_bias_kernel(float* y, const float* b, int64_t M, int64_t P, int64_t total) {
+  CBT_GRID_STRIDE_LOOP(i, total) y[i] += b[(i / P) % M];
+}
+
+struct ValueOf {
+  const float* t;
+  __device__ double2 operator()(int64_t i, int64_t) const { return make_double2(t[i], 0.0); }
+};
+
+__global__ void bias_grad_finalize_kernel(const double2* partial, int64_t chunks, int64_t M,
+                                          float* db) {
+  CBT_GRID_STRIDE_LOOP(m, M) db[m] = static_cast<float>(channel_total(partial, chunks, m).x);
+}
+
+void add_bias(const CudaContext& cc, float* y, const Tensor& b, int64_t N, int64_t M, int64_t P) {
+  int64_t total = N * M * P;
+  add_bias_kernel<<<blocks_for(total), kThreads, 0, cc.stream>>>(y, static_cast<const float*>(b.data()),
+                                                                 M, P, total);
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
+// dB: (M) = sum of dY: (N, M, P) over N and P.
+void bias_grad(const CudaContext& cc, const Tensor& dY, int64_t N, int64_t M, int64_t P,
+               Tensor& dB) {
+  Scratch scratch(cc);
+  ChannelSplit split(N, M, P);
+  auto* partial = scratch.take<double2>(split.blocks(), "the bias gradient");
+  channel_partials(cc, split, ValueOf{static_cast<const float*>(dY.data())}, partial);
+  bias_grad_finalize_kernel<<<blocks_for(M), kThreads, 0, cc.stream>>>(
+      partial, split.chunks, M, static_cast<float*>(dB.data()));
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
+// The image `src` padded into the workspace when the plan needs it, else `src` itself.
+const float* padded_image(const CudaContext& cc, const ConvPlan& p, const void* src,
+                          float* pad_buf) {
+  if (!p.g.explicit_pad) return static_cast<const float*>(src);
+  pad_image_kernel<<<blocks_for(p.g.padded_numel()), kThreads, 0, cc.stream>>>(
+      static_cast<const float*>(src), pad_buf, p.g);
+  CBT_CUDA_CHECK_LAUNCH();
+  return pad_buf;
+}
+
+// Writes the image computed into `pad_buf` back to `dst` when the plan pads explicitly.
+void crop_image(const CudaContext& cc, const ConvPlan& p, const float* pad_buf, void* dst) {
+  if (!p.g.explicit_pad) return;
+  crop_image_kernel<<<blocks_for(p.g.image_numel()), kThreads, 0, cc.stream>>>(
+      pad_buf, static_cast<float*>(dst), p.g);
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
+// The three cuDNN products, each with its own algorithm, math type and workspace.
+struct ConvRunner {
+  const CudaContext& cc;
+  const ConvPlan& p;
+  void* ws;
+  cudnnHandle_t h;
+  float one = 1.0f, zero = 0.0f;
+  ConvRunner(const CudaContext& c, const ConvPlan& plan, void* workspace)
+      : cc(c), p(plan), ws(workspace), h(cudnn_on_stream(c)) {}
+  // grid = conv(image, w)
+  void forward(const float* image, const void* w, void* grid) {
+    CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv, p.fwd_math));
+    CBT_CUDNN_CHECK(cudnnConvolutionForward(h, &one, p.image, image, p.filter, w, p.conv, p.fwd, ws,
+                                            p.fwd_ws, &zero, p.grid, grid));
+  }
+  // image = conv^T(grid, w)
+  void backward_data(const void* w, const void* grid, float* image) {
+    CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv, p.data_math));
+    CBT_CUDNN_CHECK(cudnnConvolutionBackwardData(h, &one, p.filter, w, p.grid, grid, p.conv,
+                                                 p.bwd_data, ws, p.data_ws, &zero, p.image, image));
+  }
+  // dw = correlation of image and grid
+  void backward_filter(const float* image, const void* grid, void* dw) {
+    CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv, p.filter_math));
+    CBT_CUDNN_CHECK(cudnnConvolutionBackwardFilter(h, &one, p.image, image, p.grid, grid, p.conv,
+                                                   p.bwd_filter, ws, p.filter_ws, &zero, p.filter,
+                                                   dw));
+  }
+};
+
+void check_float(const Tensor& t, const Node& node) {
+  CBT_MODEL_CHECK(t.dtype() == DType::Float32, "node ", node.describe(),
+                  ": the CUDA backend runs convolutions in float32, got ", dtype_name(t.dtype()));
+}
+
+// x: (N, C, spatial), w: (M, C/G, k...), b: (M) -> y: (N, M, out spatial)
+void conv_fwd(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor &X = ctx.in(0), &Wt = ctx.in(1);
+  Tensor& Y = ctx.out(0);
+  check_float(X, ctx.node);
+  auto plan = plan_of(ctx, cc, X.shape(), Y.shape(), Wt.shape(), false, {ConvOp::Forward});
+  Scratch scratch(cc);
+  float* pad_buf = plan->g.explicit_pad ? scratch.take<float>(plan->g.padded_numel(), "padding") : nullptr;
+  ConvRunner run(cc, *plan, scratch.next());
+  run.forward(padded_image(cc, *plan, X.data(), pad_buf), Wt.data(), Y.data());
+  const ConvGeom& g = plan->g;
+  if (ctx.has_in(2)) add_bias(cc, static_cast<float*>(Y.data()), ctx.in(2), g.N, g.Cg, g.OH * g.OW);
+}
+
+// dy: (N, M, out spatial), x: (N, C, spatial), w: (M, C/G, k...) -> dX, dW, dB: (M)
+void conv_bwd(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor &dY = ctx.in(0), &X = ctx.in(1), &Wt = ctx.in(2);
+  check_float(X, ctx.node);
+  bool want_dx = output_needed(ctx, 0), want_dw = output_needed(ctx, 1);
+  std::vector<ConvOp> ops;
+  if (want_dx) ops.push_back(ConvOp::BackwardData);
+  if (want_dw) ops.push_back(ConvOp::BackwardFilter);
+  auto plan = plan_of(ctx, cc, X.shape(), dY.shape(), Wt.shape(), false, ops);
+  const ConvGeom& g = plan->g;
+  if (output_needed(ctx, 2)) bias_grad(cc, dY, g.N, g.Cg, g.OH * g.OW, ctx.out(2));
+  if (!want_dx && !want_dw) return;
+  Scratch scratch(cc);
+  float* pad_buf = g.explicit_pad ? scratch.take<float>(g.padded_numel(), "padding") : nullptr;
+  ConvRunner run(cc, *plan, scratch.next());
+  if (want_dw) run.backward_filter(padded_image(cc, *plan, X.data(), pad_buf), dY.data(),
+                                   ctx.out(1).data());
+  if (want_dx) {
+    // The padded buffer is free again: dW's cuDNN call precedes on the same stream.
+    float* dst = g.explicit_pad ? pad_buf : static_cast<float*>(ctx.out(0).data());
+    run.backward_data(Wt.data(), dY.data(), dst);
+    crop_image(cc, *plan, dst, ctx.out(0).data());
+  }
+}
+
+// x: (N, C, in spatial), w: (C, M/G, k...), b: (M) -> y: (N, M, out spatial)
+void conv_transpose_fwd(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor &X = ctx.in(0), &Wt = ctx.in(1);
+  Tensor& Y = ctx.out(0);
+  check_float(X, ctx.node);
+  auto plan = plan_of(ctx, cc, Y.shape(), X.shape(), Wt.shape(), true, {ConvOp::BackwardData});
+  const ConvGeom& g = plan->g;
+  Scratch scratch(cc);
+  float* pad_buf = g.explicit_pad ? scratch.take<float>(g.padded_numel(), "padding") : nullptr;
+  ConvRunner run(cc, *plan, scratch.next());
+  float* dst = g.explicit_pad ? pad_buf : static_cast<float*>(Y.data());
+  run.backward_data(Wt.data(), X.data(), dst);
+  crop_image(cc, *plan, dst, Y.data());
+  if (ctx.has_in(2)) add_bias(cc, static_cast<float*>(Y.data()), ctx.in(2), g.N, g.Ci, g.H * g.W);
+}
+
+// dy: (N, M, out spatial), x: (N, C, in spatial), w: (C, M/G, k...) -> dX, dW, dB: (M)
+void conv_transpose_bwd(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor &dY = ctx.in(0), &X = ctx.in(1), &Wt = ctx.in(2);
+  check_float(X, ctx.node);
+  bool want_dx = output_needed(ctx, 0), want_dw = output_needed(ctx, 1);
+  std::vector<ConvOp> ops;
+  if (want_dx) ops.push_back(ConvOp::Forward);
+  if (want_dw) ops.push_back(ConvOp::BackwardFilter);
+  auto plan = plan_of(ctx, cc, dY.shape(), X.shape(), Wt.shape(), true, ops);
+  const ConvGeom& g = plan->g;
+  if (output_needed(ctx, 2)) bias_grad(cc, dY, g.N, g.Ci, g.H * g.W, ctx.out(2));
+  if (!want_dx && !want_dw) return;
+  Scratch scratch(cc);
+  float* pad_buf = g.explicit_pad ? scratch.take<float>(g.padded_numel(), "padding") : nullptr;
+  ConvRunner run(cc, *plan, scratch.next());
+  const float* image = padded_image(cc, *plan, dY.data(), pad_buf);
+  if (want_dx) run.forward(image, Wt.data(), ctx.out(0).data());
+  if (want_dw) run.backward_filter(image, X.data(), ctx.out(1).data());
+}
+
+}  // namespace
+
+CBT_REGISTER_KERNEL("", "Conv", DeviceKind::CUDA, conv_fwd);
+CBT_REGISTER_KERNEL(kCbtDomain, "ConvGrad", DeviceKind::CUDA, conv_bwd);
+CBT_REGISTER_KERNEL("", "ConvTranspose", DeviceKind::CUDA, conv_transpose_fwd);
+CBT_REGISTER_KERNEL(kCbtDomain, "ConvTransposeGrad", DeviceKind::CUDA, conv_transpose_bwd);
+
+}  // namespace cbt::cuda

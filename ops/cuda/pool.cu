@@ -1,0 +1,261 @@
+// MaxPool, AveragePool and GlobalAveragePool CUDA kernels, forward and backward. Own kernels
+// rather than cuDNN: ceil_mode, dilations, count_include_pad and Indices follow the CPU
+// kernels exactly, and the backward ones gather per input element (no atomics) in the CPU's
+// summation order, so they are deterministic and bit-identical to the CPU.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "ops/cuda/dense_util.cuh"
+
+namespace cbt::cuda {
+namespace {
+
+// A pooling window in 2-D form (1-D pooling has H = KH = OH = 1). Rows/cols of a window
+// start at o*S - P and step by D; [-P, H + PE) is the padded extent.
+struct PoolGeom {
+  int64_t NC = 0, H = 1, W = 1, KH = 1, KW = 1, SH = 1, SW = 1, DH = 1, DW = 1, PH = 0, PW = 0,
+          PEH = 0, PEW = 0, OH = 1, OW = 1;
+};
+
+PoolGeom make_pool_geom(const Node& node, const Shape& x, const Shape& y) {
+  size_t nd = x.size() - 2;
+  std::vector<int64_t> ones(nd, 1);
+  auto k = node.attrs.get_ints("kernel_shape");
+  auto s = node.attrs.get_ints("strides", ones);
+  auto d = node.attrs.get_ints("dilations", ones);
+  auto pads = node.attrs.get_ints("pads", std::vector<int64_t>(2 * nd, 0));
+  std::string ap = node.attrs.get_string("auto_pad", "NOTSET");
+  std::vector<int64_t> pb(nd, 0), pe(nd, 0);
+  for (size_t i = 0; i < nd; ++i) {
+    if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+      int64_t eff = (k[i] - 1) * d[i] + 1;
+      int64_t total = std::max<int64_t>(0, (y[2 + i] - 1) * s[i] + eff - x[2 + i]);
+      pb[i] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pe[i] = total - pb[i];
+    } else if (ap == "NOTSET") {
+      pb[i] = pads[i], pe[i] = pads[nd + i];
+    }
+  }
+  PoolGeom g;
+  g.NC = x[0] * x[1];
+  size_t o = nd - 1;  // index of the W axis among the spatial dims
+  if (nd == 2) {
+    g.H = x[2], g.KH = k[0], g.SH = s[0], g.DH = d[0], g.PH = pb[0], g.PEH = pe[0], g.OH = y[2];
+  }
+  g.W = x[2 + o], g.KW = k[o], g.SW = s[o], g.DW = d[o], g.PW = pb[o], g.PEW = pe[o];
+  g.OW = y[2 + o];
+  return g;
+}
+
+// Flat index (within one (H, W) plane) of the first maximum of window (oh, ow); -1 if empty.
+__device__ int64_t window_argmax(const PoolGeom& g, const float* x, int64_t oh, int64_t ow) {
+  int64_t best = -1;
+  for (int64_t kh = 0; kh < g.KH; ++kh) {
+    int64_t ih = oh * g.SH - g.PH + kh * g.DH;
+    if (ih < 0 || ih >= g.H) continue;
+    for (int64_t kw = 0; kw < g.KW; ++kw) {
+      int64_t iw = ow * g.SW - g.PW + kw * g.DW;
+      if (iw < 0 || iw >= g.W) continue;
+      int64_t i = ih * g.W + iw;
+      if (best < 0 || x[i] > x[best]) best = i;
+    }
+  }
+  return best;
+}
+
+// Divisor of window (oh, ow): positions inside the input, or inside the padded extent when
+// count_include_pad is set (a ceil_mode window past the end pads is still clipped).
+__device__ int64_t axis_count(int64_t start, int64_t k, int64_t d, int64_t lo, int64_t hi) {
+  int64_t c = 0;
+  for (int64_t i = 0; i < k; ++i) c += (start + i * d >= lo && start + i * d < hi);
+  return c;
+}
+__device__ int64_t window_count(const PoolGeom& g, int64_t oh, int64_t ow, bool include_pad) {
+  int64_t h0 = oh * g.SH - g.PH, w0 = ow * g.SW - g.PW;
+  if (include_pad)
+    return axis_count(h0, g.KH, g.DH, -g.PH, g.H + g.PEH) *
+           axis_count(w0, g.KW, g.DW, -g.PW, g.W + g.PEW);
+  return axis_count(h0, g.KH, g.DH, 0, g.H) * axis_count(w0, g.KW, g.DW, 0, g.W);
+}
+
+// Output coordinates of the windows that hold input (ih, iw), in increasing order: the CPU's
+// order of accumulation. f(oh, ow) is called for each.
+template <class F>
+__device__ void for_windows_holding(const PoolGeom& g, int64_t ih, int64_t iw, F&& f) {
+  for (int64_t kh = g.KH - 1; kh >= 0; --kh) {  // oh grows as kh shrinks
+    int64_t th = ih + g.PH - kh * g.DH;
+    if (th < 0 || th % g.SH != 0) continue;
+    int64_t oh = th / g.SH;
+    if (oh >= g.OH) break;
+    for (int64_t kw = g.KW - 1; kw >= 0; --kw) {
+      int64_t tw = iw + g.PW - kw * g.DW;
+      if (tw < 0 || tw % g.SW != 0) continue;
+      int64_t ow = tw / g.SW;
+      if (ow >= g.OW) break;
+      f(oh, ow);
+    }
+  }
+}
+
+// x: (NC, H, W) -> y: (NC, OH, OW), ind (optional): flat NCHW index of each max
+__global__ void max_pool_fwd_kernel(const float* x, float* y, int64_t* ind, PoolGeom g) {
+  int64_t oplane = g.OH * g.OW, plane = g.H * g.W;
+  CBT_GRID_STRIDE_LOOP(o, g.NC * oplane) {
+    int64_t nc = o / oplane, ow = o % g.OW, oh = (o / g.OW) % g.OH;
+    int64_t i = window_argmax(g, x + nc * plane, oh, ow);
+    y[o] = i < 0 ? -INFINITY : x[nc * plane + i];
+    if (ind) ind[o] = i < 0 ? -1 : nc * plane + i;
+  }
+}
+
+// dy: (NC, OH, OW), x: (NC, H, W) -> dX: each dY goes to its window's first maximum
+__global__ void max_pool_bwd_kernel(const float* dy, const float* x, float* dx, PoolGeom g) {
+  int64_t oplane = g.OH * g.OW, plane = g.H * g.W;
+  CBT_GRID_STRIDE_LOOP(t, g.NC * plane) {
+    int64_t nc = t / plane, i = t - nc * plane, ih = i / g.W, iw = i % g.W;
+    const float* xp = x + nc * plane;
+    float acc = 0.0f;
+    for_windows_holding(g, ih, iw, [&](int64_t oh, int64_t ow) {
+      if (window_argmax(g, xp, oh, ow) == i) acc += dy[nc * oplane + oh * g.OW + ow];
+    });
+    dx[t] = acc;
+  }
+}
+
+// x: (NC, H, W) -> y: (NC, OH, OW)
+__global__ void avg_pool_fwd_kernel(const float* x, float* y, PoolGeom g, bool include_pad) {
+  int64_t oplane = g.OH * g.OW, plane = g.H * g.W;
+  CBT_GRID_STRIDE_LOOP(o, g.NC * oplane) {
+    int64_t nc = o / oplane, ow = o % g.OW, oh = (o / g.OW) % g.OH;
+    const float* xp = x + nc * plane;
+    float sum = 0.0f;
+    for (int64_t kh = 0; kh < g.KH; ++kh) {
+      int64_t ih = oh * g.SH - g.PH + kh * g.DH;
+      if (ih < 0 || ih >= g.H) continue;
+      for (int64_t kw = 0; kw < g.KW; ++kw) {
+        int64_t iw = ow * g.SW - g.PW + kw * g.DW;
+        if (iw >= 0 && iw < g.W) sum += xp[ih * g.W + iw];
+      }
+    }
+    int64_t n = window_count(g, oh, ow, include_pad);
+    y[o] = n > 0 ? sum / static_cast<float>(n) : 0.0f;
+  }
+}
+
+// dy: (NC, OH, OW) -> dX: (NC, H, W), each window's dY spread evenly over its divisor
+__global__ void avg_pool_bwd_kernel(const float* dy, float* dx, PoolGeom g, bool include_pad) {
+  int64_t oplane = g.OH * g.OW, plane = g.H * g.W;
+  CBT_GRID_STRIDE_LOOP(t, g.NC * plane) {
+    int64_t nc = t / plane, i = t - nc * plane, ih = i / g.W, iw = i % g.W;
+    float acc = 0.0f;
+    for_windows_holding(g, ih, iw, [&](int64_t oh, int64_t ow) {
+      int64_t n = window_count(g, oh, ow, include_pad);
+      if (n > 0) acc += dy[nc * oplane + oh * g.OW + ow] / static_cast<float>(n);
+    });
+    dx[t] = acc;
+  }
+}
+
+// x: (NC, plane) -> y: (NC); one warp per plane, summed in double like the CPU.
+__global__ void global_avg_pool_fwd_kernel(const float* x, float* y, int64_t nc, int64_t plane) {
+  int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  int64_t warps = static_cast<int64_t>(gridDim.x) * blockDim.x / 32;
+  int lane = threadIdx.x & 31;
+  for (int64_t r = warp; r < nc; r += warps) {  // uniform per warp: shuffles stay converged
+    double acc = 0;
+    for (int64_t p = lane; p < plane; p += 32) acc += x[r * plane + p];
+    acc = warp_sum(acc);
+    if (lane == 0) y[r] = static_cast<float>(acc / double(plane));
+  }
+}
+
+// dy: (NC) -> dX: (NC, plane) = dY / plane everywhere
+__global__ void global_avg_pool_bwd_kernel(const float* dy, float* dx, int64_t plane,
+                                           int64_t total) {
+  CBT_GRID_STRIDE_LOOP(t, total) dx[t] = dy[t / plane] / static_cast<float>(plane);
+}
+
+const float* fptr(const Tensor& t) { return static_cast<const float*>(t.data()); }
+float* fptr_out(const Tensor& t) { return static_cast<float*>(t.data()); }
+
+void check_float(const Tensor& t, const Node& node) {
+  CBT_MODEL_CHECK(t.dtype() == DType::Float32, "node ", node.describe(),
+                  ": the CUDA backend pools float32 tensors, got ", dtype_name(t.dtype()));
+}
+
+void max_pool_fwd(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor& X = ctx.in(0);
+  check_float(X, ctx.node);
+  PoolGeom g = make_pool_geom(ctx.node, X.shape(), ctx.out(0).shape());
+  int64_t* ind = ctx.has_out(1) ? static_cast<int64_t*>(ctx.out(1).data()) : nullptr;
+  max_pool_fwd_kernel<<<blocks_for(ctx.out(0).numel()), kThreads, 0, cc.stream>>>(
+      fptr(X), fptr_out(ctx.out(0)), ind, g);
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
+void max_pool_bwd(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor &dY = ctx.in(0), &X = ctx.in(1);
+  check_float(X, ctx.node);
+  PoolGeom g = make_pool_geom(ctx.node, X.shape(), dY.shape());
+  max_pool_bwd_kernel<<<blocks_for(X.numel()), kThreads, 0, cc.stream>>>(
+      fptr(dY), fptr(X), fptr_out(ctx.out(0)), g);
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
+void avg_pool_fwd(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor& X = ctx.in(0);
+  check_float(X, ctx.node);
+  PoolGeom g = make_pool_geom(ctx.node, X.shape(), ctx.out(0).shape());
+  bool include_pad = ctx.node.attrs.get_int("count_include_pad", 0) != 0;
+  avg_pool_fwd_kernel<<<blocks_for(ctx.out(0).numel()), kThreads, 0, cc.stream>>>(
+      fptr(X), fptr_out(ctx.out(0)), g, include_pad);
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
+void avg_pool_bwd(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor &dY = ctx.in(0), &X = ctx.in(1);
+  check_float(X, ctx.node);
+  PoolGeom g = make_pool_geom(ctx.node, X.shape(), dY.shape());
+  bool include_pad = ctx.node.attrs.get_int("count_include_pad", 0) != 0;
+  avg_pool_bwd_kernel<<<blocks_for(X.numel()), kThreads, 0, cc.stream>>>(
+      fptr(dY), fptr_out(ctx.out(0)), g, include_pad);
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
+// x: (N, C, spatial...) -> y: (N, C, 1, ...)
+void global_avg_pool_fwd(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor& X = ctx.in(0);
+  check_float(X, ctx.node);
+  int64_t nc = X.dim(0) * X.dim(1), plane = X.numel() / std::max<int64_t>(nc, 1);
+  global_avg_pool_fwd_kernel<<<blocks_for(nc * 32), kThreads, 0, cc.stream>>>(
+      fptr(X), fptr_out(ctx.out(0)), nc, plane);
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
+// dy: (N, C, 1, ...), x: (N, C, spatial...) -> dX
+void global_avg_pool_bwd(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor& X = ctx.in(1);
+  check_float(X, ctx.node);
+  int64_t nc = X.dim(0) * X.dim(1), plane = X.numel() / std::max<int64_t>(nc, 1);
+  global_avg_pool_bwd_kernel<<<blocks_for(X.numel()), kThreads, 0, cc.stream>>>(
+      fptr(ctx.in(0)), fptr_out(ctx.out(0)), plane, X.numel());
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+CBT_REGISTER_KERNEL("", "MaxPool", DeviceKind::CUDA, max_pool_fwd);
+CBT_REGISTER_KERNEL(kCbtDomain, "MaxPoolGrad", DeviceKind::CUDA, max_pool_bwd);
+CBT_REGISTER_KERNEL("", "AveragePool", DeviceKind::CUDA, avg_pool_fwd);
+CBT_REGISTER_KERNEL(kCbtDomain, "AveragePoolGrad", DeviceKind::CUDA, avg_pool_bwd);
+CBT_REGISTER_KERNEL("", "GlobalAveragePool", DeviceKind::CUDA, global_avg_pool_fwd);
+CBT_REGISTER_KERNEL(kCbtDomain, "GlobalAveragePoolGrad", DeviceKind::CUDA, global_avg_pool_bwd);
+
+}  // namespace cbt::cuda
