@@ -85,10 +85,13 @@ struct ConvPlan {
 };
 
 // The first usable algorithm of cuDNN's heuristic ranking: successful, within the workspace,
-// FMA math unless TF32 is allowed, deterministic when any such one exists.
+// FMA math unless TF32 is allowed, deterministic when any such one exists. When none
+// qualifies, `fallback` (an implicit-GEMM algorithm, supported for every float32
+// convolution) with FMA math.
 template <class Perf, class Algo, class WsFn>
 void pick_algo(const Perf* perf, int n, const ConvPlan& plan, bool tf32, size_t budget,
-               WsFn ws_size, Algo& algo, cudnnMathType_t& math, size_t& ws, const char* what) {
+               WsFn ws_size, Algo fallback, Algo& algo, cudnnMathType_t& math, size_t& ws,
+               const char* what) {
   int chosen = -1;
   size_t chosen_ws = 0;
   for (int i = 0; i < n; ++i) {
@@ -101,10 +104,17 @@ void pick_algo(const Perf* perf, int n, const ConvPlan& plan, bool tf32, size_t 
     if (chosen < 0 || det) chosen = i, chosen_ws = need;
     if (det) break;
   }
-  CBT_MODEL_CHECK(chosen >= 0, "cuDNN offers no ", what, " algorithm for a convolution of image (",
+  if (chosen >= 0) {
+    algo = perf[chosen].algo, math = perf[chosen].mathType, ws = chosen_ws;
+    return;
+  }
+  CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, CUDNN_FMA_MATH));
+  size_t need = 0;
+  bool ok = ws_size(fallback, &need) == CUDNN_STATUS_SUCCESS && need <= budget;
+  CBT_MODEL_CHECK(ok, "cuDNN offers no ", what, " algorithm for a convolution of image (",
                   plan.g.N, ", ", plan.g.Ci, ", ", plan.g.H, ", ", plan.g.W, ") within ", budget,
                   " bytes of workspace");
-  algo = perf[chosen].algo, math = perf[chosen].mathType, ws = chosen_ws;
+  algo = fallback, math = CUDNN_FMA_MATH, ws = need;
 }
 
 std::shared_ptr<ConvPlan> make_plan(const CudaContext& cc, const ConvGeom& geom,
@@ -140,7 +150,7 @@ std::shared_ptr<ConvPlan> make_plan(const CudaContext& cc, const ConvGeom& geom,
                                                              16, &cnt, perf));
       pick_algo(perf, cnt, p, cc.tf32, budget, [&](cudnnConvolutionFwdAlgo_t a, size_t* s) {
         return cudnnGetConvolutionForwardWorkspaceSize(h_, p.image, p.filter, p.conv, p.grid, a, s);
-      }, p.fwd, p.fwd_math, p.fwd_ws, "forward");
+      }, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, p.fwd, p.fwd_math, p.fwd_ws, "forward");
     } else if (op == ConvOp::BackwardData) {
       cudnnConvolutionBwdDataAlgoPerf_t perf[16];
       int cnt = 0;
@@ -149,7 +159,7 @@ std::shared_ptr<ConvPlan> make_plan(const CudaContext& cc, const ConvGeom& geom,
       pick_algo(perf, cnt, p, cc.tf32, budget, [&](cudnnConvolutionBwdDataAlgo_t a, size_t* s) {
         return cudnnGetConvolutionBackwardDataWorkspaceSize(h_, p.filter, p.grid, p.conv, p.image,
                                                             a, s);
-      }, p.bwd_data, p.data_math, p.data_ws, "backward-data");
+      }, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, p.bwd_data, p.data_math, p.data_ws, "backward-data");
     } else {
       cudnnConvolutionBwdFilterAlgoPerf_t perf[16];
       int cnt = 0;
@@ -158,7 +168,8 @@ std::shared_ptr<ConvPlan> make_plan(const CudaContext& cc, const ConvGeom& geom,
       pick_algo(perf, cnt, p, cc.tf32, budget, [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* s) {
         return cudnnGetConvolutionBackwardFilterWorkspaceSize(h_, p.image, p.grid, p.conv,
                                                               p.filter, a, s);
-      }, p.bwd_filter, p.filter_math, p.filter_ws, "backward-filter");
+      }, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, p.bwd_filter, p.filter_math, p.filter_ws,
+         "backward-filter");
     }
   }
   return plan;

@@ -58,8 +58,8 @@ CudaCase conv(std::string name, const Shape& x, const Shape& w, Attributes a, bo
               uint64_t seed) {
   std::vector<Tensor> in{f32(x, seed), f32(w, seed + 1, 0.3)};
   if (bias) in.push_back(f32({w[0]}, seed + 2));
-  return make_case("Conv/" + name, make_node("Conv", in.size(), 1, std::move(a)), std::move(in),
-                   kProdRtol, kProdAtol);
+  Node node = make_node("Conv", in.size(), 1, std::move(a));
+  return make_case("Conv/" + name, std::move(node), std::move(in), kProdRtol, kProdAtol);
 }
 
 // ConvTranspose weight (C, M/G, k...): M = w[1] * group.
@@ -67,8 +67,8 @@ CudaCase conv_t(std::string name, const Shape& x, const Shape& w, Attributes a, 
                 bool bias, uint64_t seed) {
   std::vector<Tensor> in{f32(x, seed), f32(w, seed + 1, 0.3)};
   if (bias) in.push_back(f32({w[1] * group}, seed + 2));
-  return make_case("ConvTranspose/" + name, make_node("ConvTranspose", in.size(), 1, std::move(a)),
-                   std::move(in), kProdRtol, kProdAtol);
+  Node node = make_node("ConvTranspose", in.size(), 1, std::move(a));
+  return make_case("ConvTranspose/" + name, std::move(node), std::move(in), kProdRtol, kProdAtol);
 }
 
 std::vector<CudaCase> conv_cases() {
@@ -121,8 +121,8 @@ CudaCase gemm(std::string name, const Shape& a, const Shape& b, const Shape* c, 
               uint64_t seed, double rtol = kProdRtol, double atol = kProdAtol) {
   std::vector<Tensor> in{f32(a, seed), f32(b, seed + 1)};
   if (c) in.push_back(f32(*c, seed + 2));
-  return make_case("Gemm/" + name, make_node("Gemm", in.size(), 1, std::move(at)), std::move(in),
-                   rtol, atol);
+  Node node = make_node("Gemm", in.size(), 1, std::move(at));
+  return make_case("Gemm/" + name, std::move(node), std::move(in), rtol, atol);
 }
 
 CudaCase matmul(std::string name, const Shape& a, const Shape& b, uint64_t seed) {
@@ -228,9 +228,8 @@ CudaCase layer_norm(std::string name, const Shape& x, int64_t axis, bool bias, s
   Shape norm(x.begin() + a, x.end());
   std::vector<Tensor> in{f32(x, seed), f32(norm, seed + 1)};
   if (bias) in.push_back(f32(norm, seed + 2));
-  return make_case("LayerNormalization/" + name,
-                   make_node("LayerNormalization", in.size(), outputs, attrs({{"axis", axis}})),
-                   std::move(in), 1e-4, 1e-5);
+  Node node = make_node("LayerNormalization", in.size(), outputs, attrs({{"axis", axis}}));
+  return make_case("LayerNormalization/" + name, std::move(node), std::move(in), 1e-4, 1e-5);
 }
 
 std::vector<CudaCase> norm_cases() {
