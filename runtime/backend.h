@@ -1,5 +1,6 @@
 // A device as the runtime sees it: memory, copies, the context kernels receive.
 #pragma once
+#include <cstdint>
 #include <memory>
 
 #include "graph/tensor.h"
@@ -27,6 +28,8 @@ class Backend {
     return nullptr;
   }
   virtual void wait(const std::shared_ptr<void>& event) {}
+  // Bytes that can still be allocated on this device (the auto-tuner's memory limit).
+  virtual size_t free_memory() const { return SIZE_MAX; }
 
   // A tensor of this device with the given type (zeroed).
   Tensor empty(DType dtype, const Shape& shape);

@@ -99,9 +99,9 @@ void Trainer::for_each_learner(F&& f) {
   if (error) std::rethrow_exception(error);
 }
 
-float Trainer::round(const std::vector<Tensor>& xs, const std::vector<Tensor>& ys) {
-  CBT_CHECK(xs.size() == learners_.size() && ys.size() == learners_.size(), "round: ", xs.size(),
-            " batches for ", learners_.size(), " learners");
+float Trainer::round(const std::vector<Tensor>& xs, const std::vector<Tensor>& ys, bool read_loss) {
+  CBT_CHECK(xs.size() == ys.size() && (xs.empty() || xs.size() == learners_.size()), "round: ",
+            xs.size(), " batches for ", learners_.size(), " learners");
   if (opt_.optimizer.kind == OptimizerKind::AdamW) upload_hyper();  // the step count
   const uint64_t round_seed = rng_hash(opt_.seed, static_cast<uint64_t>(rounds_));
   const size_t k = learners_.size();
@@ -109,7 +109,7 @@ float Trainer::round(const std::vector<Tensor>& xs, const std::vector<Tensor>& y
 
   // 1. Every learner: forward, loss, backward on its own batch.
   for_each_learner([&](size_t j, Learner& l) {
-    l.set_batch(xs[j], ys[j]);
+    if (!xs.empty()) l.set_batch(xs[j], ys[j]);  // else: the batch already on the device
     l.compute_gradients(rng_hash(round_seed, j));
   });
 
@@ -161,9 +161,23 @@ float Trainer::round(const std::vector<Tensor>& xs, const std::vector<Tensor>& y
     }
   }
   ++rounds_;
+  if (!read_loss) return NAN;
   double mean = 0;
   for (size_t j = 0; j < k; ++j) mean += learners_[j]->loss();
   return static_cast<float>(mean / static_cast<double>(k));
+}
+
+void Trainer::synchronize() {
+  for (auto& l : learners_) l->backend().synchronize();
+  sync_->synchronize();
+}
+
+size_t Trainer::bytes_per_learner() const {
+  const Learner& l = *learners_.at(0);
+  size_t bytes = l.program().plan().arena_bytes;
+  for (const FlatBuffer* b : {&l.params(), &l.grads(), &l.moment1(), &l.moment2(), &l.buffers(), &l.correction()})
+    if (b->flat().defined()) bytes += b->flat().nbytes();
+  return bytes;
 }
 
 void Trainer::refresh_central_buffers() {

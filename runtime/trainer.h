@@ -52,8 +52,14 @@ class Trainer {
   ~Trainer();
 
   int learners() const { return static_cast<int>(learners_.size()); }
-  // One round: learner j trains on (xs[j], ys[j]); returns the mean loss over learners.
-  float round(const std::vector<Tensor>& xs, const std::vector<Tensor>& ys);
+  // One round: learner j trains on (xs[j], ys[j]) (empty xs/ys: on the batches already on
+  // the devices); returns the mean loss over learners, or NaN without waiting for the
+  // devices when read_loss is false.
+  float round(const std::vector<Tensor>& xs, const std::vector<Tensor>& ys, bool read_loss = true);
+  // Waits until every queued round is done.
+  void synchronize();
+  // Device bytes one learner holds: its planned arena and its flat buffers.
+  size_t bytes_per_learner() const;
   // One step with one learner (convenience for K = 1).
   float step(const Tensor& x_host, const Tensor& y_host) { return round({x_host}, {y_host}); }
 

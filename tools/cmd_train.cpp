@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "onnx_import/model_io.h"
+#include "runtime/autotune.h"
 #include "runtime/fit.h"
 #include "runtime/program.h"
 #include "tools/commands.h"
@@ -32,14 +33,12 @@ LossKind parse_loss(const std::string& s) {
 }
 }  // namespace
 
-TrainerOptions trainer_options(const TrainArgs& a, Device device) {
+TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device device, std::ostream& log) {
   TrainerOptions to;
   to.batch_size = a.batch_size;
   to.seed = a.seed;
   to.device = device;
-  to.learners = a.learners;
-  to.algorithm = a.algorithm == "ssgd" || (a.algorithm.empty() && a.learners == 1) ? Algorithm::Ssgd
-                                                                                   : Algorithm::Sma;
+  to.algorithm = a.algorithm == "ssgd" ? Algorithm::Ssgd : Algorithm::Sma;
   to.alpha = a.alpha;
   to.sma_momentum = a.sma_momentum;
   to.optimizer.kind = a.optimizer == "adamw" ? OptimizerKind::AdamW : OptimizerKind::SGD;
@@ -48,6 +47,21 @@ TrainerOptions trainer_options(const TrainArgs& a, Device device) {
   to.optimizer.weight_decay = a.weight_decay;
   to.graph.output = a.output_name;
   to.graph.loss = parse_loss(a.loss);
+  if (a.learners == "auto") {
+    AutotuneOptions ao;
+    ao.threshold = a.autotune_threshold;
+    to.learners = autotune_learners(model, to, ao, log);
+  } else {
+    try {
+      size_t used = 0;
+      to.learners = std::stoi(a.learners, &used);
+      if (used != a.learners.size() || to.learners < 1 || to.learners > 64) throw std::invalid_argument("");
+    } catch (const std::exception&) {
+      throw UserError("--learners must be a number from 1 to 64 or 'auto', not '" + a.learners + "'");
+    }
+  }
+  // With one learner and no explicit choice, train plain SGD: nothing to average.
+  if (to.learners == 1 && a.algorithm.empty()) to.algorithm = Algorithm::Ssgd;
   return to;
 }
 
@@ -58,11 +72,11 @@ int run_train(const TrainArgs& a) {
   check_supported(model.graph, device);  // before the data set is read: fail fast
   TrainTestData data = load_idx_folder(a.data_dir, Normalization{});
 
-  Trainer trainer(model.graph, trainer_options(a, device));
+  Trainer trainer(model.graph, trainer_options(a, model.graph, device, std::cout));
 
   std::cout << "cbtrain: " << a.model << " on " << device.str() << ", "
-            << trainer.num_parameters() << " parameters, " << a.learners << " learner(s) x batch "
-            << a.batch_size << (a.learners > 1 ? (trainer.algorithm() == Algorithm::Sma ? " (sma)" : " (ssgd)") : "") << ", "
+            << trainer.num_parameters() << " parameters, " << trainer.learners() << " learner(s) x batch "
+            << a.batch_size << (trainer.learners() > 1 ? (trainer.algorithm() == Algorithm::Sma ? " (sma)" : " (ssgd)") : "") << ", "
             << a.optimizer << " lr " << a.lr << ", " << data.train.size() << " training / "
             << data.test.size() << " test samples from " << a.data_dir << std::endl;
 

@@ -1,5 +1,6 @@
 // The cbtrain sub-commands; main.cpp parses flags into these option structs.
 #pragma once
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,8 @@ struct TrainArgs {
   std::string output_name;
   uint64_t seed = 42;
   std::string device = "cpu";
-  int learners = 1;
+  std::string learners = "1";  // a number or "auto"
+  double autotune_threshold = 0.05;
   std::string algorithm;  // "" = sma with several learners, plain SGD with one
   float alpha = -1.0f;
   float sma_momentum = 0.9f;
@@ -40,8 +42,7 @@ struct InspectArgs {
   int64_t batch_size = 32;
 };
 
-// Trainer options from the training flags (shared by train and inspect --plan).
-TrainerOptions trainer_options(const TrainArgs& a, Device device);
+
 
 struct InferArgs {
   std::string model;
@@ -50,10 +51,22 @@ struct InferArgs {
   std::string device = "cpu";
 };
 
+struct BenchArgs {
+  TrainArgs train;  // model, device, batch size, learners, optimizer flags
+  int warmup = 10;
+  int steps = 50;
+  bool json = false;
+};
+
 int run_train(const TrainArgs& a);
+int run_bench(const BenchArgs& a);
 int run_inspect(const InspectArgs& a);
 int run_infer(const InferArgs& a);
 int run_ops();
+
+// Trainer options from the training flags; resolves --learners auto with the auto-tuner
+// (its decisions go to `log`).
+TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device device, std::ostream& log);
 
 // "cpu", "cuda", "cuda:1" -> Device; UserError otherwise.
 Device parse_device(const std::string& s);

@@ -35,8 +35,11 @@ int main(int argc, char** argv) {
   app.add_option("--output-name", t.output_name, "model output to train (default: the first)");
   app.add_option("--seed", t.seed, "random seed")->capture_default_str();
   app.add_option("--device", t.device, "cpu, cuda or cuda:N")->capture_default_str();
-  app.add_option("--learners,-k", t.learners, "model replicas (learners) per device")
-      ->capture_default_str()->check(CLI::Range(1, 64));
+  app.add_option("--learners,-k", t.learners, "model replicas (learners) per device, or auto")
+      ->capture_default_str();
+  app.add_option("--autotune-threshold", t.autotune_threshold,
+                 "--learners auto adds learners while throughput rises by more than this")
+      ->capture_default_str();
   app.add_option("--algorithm", t.algorithm, "sma (model averaging, default with several learners) or ssgd")
       ->check(CLI::IsMember({"sma", "ssgd"}));
   app.add_option("--alpha", t.alpha, "SMA correction factor (default 1/k)");
@@ -60,6 +63,17 @@ int main(int argc, char** argv) {
 
   auto* ops = app.add_subcommand("ops", "list the supported ONNX ops per device");
 
+  BenchArgs ba;
+  auto* bench = app.add_subcommand("bench", "training throughput on synthetic data (images/s)");
+  bench->add_option("model", ba.train.model, "ONNX model")->required()->check(CLI::ExistingFile);
+  bench->add_option("--device", ba.train.device, "cpu, cuda or cuda:N")->capture_default_str();
+  bench->add_option("--batch-size,-b", ba.train.batch_size, "samples per learner")->capture_default_str()->check(CLI::PositiveNumber);
+  bench->add_option("--learners,-k", ba.train.learners, "learners per device, or auto")->capture_default_str();
+  bench->add_option("--algorithm", ba.train.algorithm, "sma or ssgd")->check(CLI::IsMember({"sma", "ssgd"}));
+  bench->add_option("--warmup", ba.warmup, "rounds before timing")->capture_default_str();
+  bench->add_option("--steps", ba.steps, "rounds per timed window (median of 3)")->capture_default_str();
+  bench->add_flag("--json", ba.json, "print one JSON object");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -70,6 +84,7 @@ int main(int argc, char** argv) {
     if (*inspect) return run_inspect(ia);
     if (*infer) return run_infer(fa);
     if (*ops) return run_ops();
+    if (*bench) return run_bench(ba);
     if (t.model.empty()) {
       std::cerr << "error: no model given\n" << app.help();
       return 2;

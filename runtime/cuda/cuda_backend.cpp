@@ -20,6 +20,37 @@ void check_sizes(const Tensor& dst, const Tensor& src) {
 
 }  // namespace
 
+namespace cuda {
+
+EventPool::~EventPool() {
+  for (cudaEvent_t e : free_) (void)cudaEventDestroy(e);
+}
+
+cudaEvent_t EventPool::take() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!free_.empty()) {
+      cudaEvent_t e = free_.back();
+      free_.pop_back();
+      return e;
+    }
+  }
+  cudaEvent_t e = nullptr;
+  CBT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  return e;
+}
+
+void EventPool::give(cudaEvent_t e) noexcept {
+  try {
+    std::lock_guard lock(mutex_);
+    free_.push_back(e);
+  } catch (...) {
+    (void)cudaEventDestroy(e);
+  }
+}
+
+}  // namespace cuda
+
 int cuda_device_count() {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess) {
@@ -45,6 +76,7 @@ CudaBackend::CudaBackend(int index, const CudaBackendOptions& opt) : index_(inde
   workspace_ = cuda::DeviceMemory(opt.workspace_bytes);
   staging_ = cuda::PinnedMemory(kStagingSlots * kStagingSlotBytes);
   for (auto& e : staging_done_) e = cuda::make_event();
+  events_ = std::make_shared<cuda::EventPool>();
 
   ctx_.device = index;
   ctx_.stream = stream_.get();
@@ -125,6 +157,24 @@ void* CudaBackend::kernel_context() {
 void CudaBackend::synchronize() {
   CBT_CUDA_CHECK(cudaSetDevice(index_));
   CBT_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+}
+
+std::shared_ptr<void> CudaBackend::record() {
+  CBT_CUDA_CHECK(cudaSetDevice(index_));
+  cudaEvent_t e = events_->take();
+  cudaError_t err = cudaEventRecord(e, stream_.get());
+  if (err != cudaSuccess) events_->give(e);
+  CBT_CUDA_CHECK(err);
+  // The deleter holds the pool, so an event may outlive this backend.
+  return std::shared_ptr<void>(e, [pool = events_](void* p) {
+    pool->give(static_cast<cudaEvent_t>(p));
+  });
+}
+
+void CudaBackend::wait(const std::shared_ptr<void>& event) {
+  if (!event) return;  // e.g. from a backend that waited on the host already
+  CBT_CUDA_CHECK(cudaSetDevice(index_));
+  CBT_CUDA_CHECK(cudaStreamWaitEvent(stream_.get(), static_cast<cudaEvent_t>(event.get()), 0));
 }
 
 std::unique_ptr<Backend> make_cuda_backend(int index) {

@@ -8,12 +8,32 @@
 #include <array>
 #include <cstddef>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "ops/cuda/cuda_context.h"
 #include "runtime/backend.h"
 #include "runtime/cuda/cuda_raii.h"
 
 namespace cbt {
+
+namespace cuda {
+// Reusable events for record(): an event returns here when the last holder drops it (a
+// wait already enqueued on it is not affected by the event's later re-recording).
+class EventPool {
+ public:
+  EventPool() = default;
+  EventPool(const EventPool&) = delete;
+  EventPool& operator=(const EventPool&) = delete;
+  ~EventPool();
+  cudaEvent_t take();
+  void give(cudaEvent_t e) noexcept;
+
+ private:
+  std::mutex mutex_;
+  std::vector<cudaEvent_t> free_;
+};
+}  // namespace cuda
 
 struct CudaBackendOptions {
   bool tf32 = false;
@@ -40,6 +60,10 @@ class CudaBackend final : public Backend {
   // Makes this GPU current for the calling thread and returns its CudaContext.
   void* kernel_context() override;
   void synchronize() override;
+  // A CUDA event recorded on this stream (from a small pool: no event is created per step
+  // once the pool is warm); wait() makes this stream wait for one, without the host waiting.
+  std::shared_ptr<void> record() override;
+  void wait(const std::shared_ptr<void>& event) override;
 
   void set_tf32(bool on);
   bool tf32() const { return ctx_.tf32; }
@@ -59,6 +83,7 @@ class CudaBackend final : public Backend {
   cuda::PinnedMemory staging_;
   std::array<cuda::Event, kStagingSlots> staging_done_;  // a slot's last copy finished
   size_t next_slot_ = 0;
+  std::shared_ptr<cuda::EventPool> events_;
   cuda::CudaContext ctx_;
 };
 

@@ -1,0 +1,41 @@
+// `cbtrain bench MODEL`: images/s of whole training rounds on synthetic data, and the device
+// memory one learner holds.
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+
+#include "onnx_import/model_io.h"
+#include "runtime/autotune.h"
+#include "tools/commands.h"
+
+namespace cbt::cli {
+
+int run_bench(const BenchArgs& a) {
+  Device device = parse_device(a.train.device);
+  ImportedModel model = load_model(a.train.model);
+  std::ostringstream tune_log;
+  TrainerOptions to = trainer_options(a.train, model.graph, device, a.json ? tune_log : std::cout);
+  Trainer trainer(model.graph, to);
+  Throughput tp = measure_throughput(trainer, a.warmup, a.steps);
+  if (a.json) {
+    std::string log = tune_log.str();
+    for (char& c : log)
+      if (c == '\n') c = '|';
+      else if (c == '"') c = '\'';
+    std::printf("{\"model\": \"%s\", \"device\": \"%s\", \"batch\": %lld, \"learners\": %d, "
+                "\"learners_flag\": \"%s\", \"algorithm\": \"%s\", \"images_per_sec\": %.1f, "
+                "\"peak_bytes_per_learner\": %zu, \"autotune_log\": \"%s\"}\n",
+                a.train.model.c_str(), device.str().c_str(), static_cast<long long>(a.train.batch_size),
+                trainer.learners(), a.train.learners.c_str(),
+                trainer.algorithm() == Algorithm::Sma ? "sma" : "ssgd", tp.images_per_sec,
+                tp.bytes_per_learner, log.c_str());
+  } else {
+    std::printf("%s on %s: %d learner(s) x batch %lld: %.0f images/s, %.1f MiB per learner\n",
+                a.train.model.c_str(), device.str().c_str(), trainer.learners(),
+                static_cast<long long>(a.train.batch_size), tp.images_per_sec,
+                tp.bytes_per_learner / 1048576.0);
+  }
+  return 0;
+}
+
+}  // namespace cbt::cli
