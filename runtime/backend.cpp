@@ -4,11 +4,13 @@
 #include <cstring>
 
 #include "ops/cpu/threads.h"
+#include "runtime/resident_data.h"
 
 namespace cbt {
 
 #ifdef CBT_WITH_CUDA
 std::unique_ptr<Backend> make_cuda_backend(int index);  // runtime/cuda/
+std::unique_ptr<ResidentDataset> make_cuda_resident_dataset(const Dataset& d, Backend& backend);
 #endif
 
 Tensor Backend::empty(DType dtype, const Shape& shape) {
@@ -51,6 +53,13 @@ std::unique_ptr<Backend> make_backend(Device device) {
 #else
   throw UserError("this cbtrain was built without CUDA; use --device cpu");
 #endif
+}
+
+std::unique_ptr<ResidentDataset> make_resident_dataset(const Dataset& d, Backend& backend) {
+#ifdef CBT_WITH_CUDA
+  if (backend.device().kind == DeviceKind::CUDA) return make_cuda_resident_dataset(d, backend);
+#endif
+  return nullptr;
 }
 
 }  // namespace cbt

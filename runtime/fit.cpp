@@ -47,15 +47,18 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     xs.emplace_back(DType::Float32, in.shape);
     ys.emplace_back(DType::Int64, Shape{batch});
   }
+  const bool resident = trainer.make_resident(data.train);
   for (int64_t epoch = 1; epoch <= opt.epochs; ++epoch) {
     auto order = epoch_order(data.train.size(), opt.seed, epoch);
+    if (resident) trainer.set_resident_order(order);
     auto t0 = Clock::now();
     double loss_sum = 0;
     int64_t loss_count = 0;
     for (int64_t s = 0; s < steps_per_epoch; ++s) {
       if (opt.max_steps >= 0 && res.steps >= opt.max_steps) break;
-      for (int64_t j = 0; j < k; ++j)
-        gather_batch(data.train, order.data() + (s * k + j) * batch, batch, xs[j], ys[j]);
+      if (!resident)
+        for (int64_t j = 0; j < k; ++j)
+          gather_batch(data.train, order.data() + (s * k + j) * batch, batch, xs[j], ys[j]);
       float lr = schedule.at(res.steps);
       if (lr != trainer.learning_rate()) {
         // A drop of a step schedule restarts every replica from the central model.
@@ -63,7 +66,7 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
         trainer.set_learning_rate(lr);
         if (drop && trainer.algorithm() == Algorithm::Sma) trainer.restart_from_central();
       }
-      float loss = trainer.round(xs, ys);
+      float loss = resident ? trainer.round_resident(s * k * batch) : trainer.round(xs, ys);
       ++res.steps;
       if (!std::isfinite(loss))
         throw TrainingDiverged("training diverged: the loss is " + std::to_string(loss) +

@@ -23,6 +23,8 @@ class Learner {
   float loss();
 
   Backend& backend() { return *backend_; }
+  const Tensor& input() const { return x_; }
+  const Tensor& labels() const { return y_; }
   const FlatBuffer& params() const { return params_; }
   const FlatBuffer& grads() const { return grads_; }
   const FlatBuffer& moment1() const { return moment1_; }

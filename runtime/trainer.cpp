@@ -167,6 +167,26 @@ float Trainer::round(const std::vector<Tensor>& xs, const std::vector<Tensor>& y
   return static_cast<float>(mean / static_cast<double>(k));
 }
 
+bool Trainer::make_resident(const Dataset& train) {
+  resident_ = make_resident_dataset(train, *sync_);
+  return resident_ != nullptr;
+}
+
+void Trainer::set_resident_order(const std::vector<int64_t>& order) { resident_->set_order(order); }
+
+float Trainer::round_resident(int64_t start, bool read_loss) {
+  CBT_CHECK(resident_, "round_resident without a resident data set");
+  const int64_t b = opt_.batch_size;
+  for (size_t j = 0; j < learners_.size(); ++j) {
+    Learner& l = *learners_[j];
+    sync_->wait(l.backend().record());  // the learner is done reading its last batch
+    resident_->gather(start + static_cast<int64_t>(j) * b, b, l.input(), l.labels());
+  }
+  auto ready = sync_->record();
+  for (auto& l : learners_) l->backend().wait(ready);
+  return round({}, {}, read_loss);
+}
+
 void Trainer::synchronize() {
   for (auto& l : learners_) l->backend().synchronize();
   sync_->synchronize();

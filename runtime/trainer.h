@@ -11,6 +11,7 @@
 #include "runtime/dataset.h"
 #include "runtime/inferencer.h"
 #include "runtime/learner.h"
+#include "runtime/resident_data.h"
 
 namespace cbt {
 
@@ -56,6 +57,13 @@ class Trainer {
   // the devices); returns the mean loss over learners, or NaN without waiting for the
   // devices when read_loss is false.
   float round(const std::vector<Tensor>& xs, const std::vector<Tensor>& ys, bool read_loss = true);
+  // Keeps `train` in device memory when it fits (returns whether it does); then
+  // round_resident() trains on batches gathered there.
+  bool make_resident(const Dataset& train);
+  void set_resident_order(const std::vector<int64_t>& order);
+  // One round on the resident set: learner j takes positions [start + j*B, start + (j+1)*B)
+  // of the epoch order.
+  float round_resident(int64_t start, bool read_loss = true);
   // Waits until every queued round is done.
   void synchronize();
   // Device bytes one learner holds: its planned arena and its flat buffers.
@@ -102,6 +110,7 @@ class Trainer {
   std::vector<Tensor> learner_hyper_;       // per learner, on its backend
   Tensor central_hyper_;
   std::unique_ptr<Inferencer> inferencer_;
+  std::unique_ptr<ResidentDataset> resident_;
   int64_t rounds_ = 0;
 };
 
