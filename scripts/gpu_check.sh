@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# On the GPU machine (see GPU.md of the team): builds cbtrain there with the CUDA backend,
+# runs the whole test suite (the CUDA-vs-CPU harness included), compute-sanitizer memcheck
+# on the GPU tests, and short training runs; logs go to OUT_DIR.
+#
+#   bash scripts/gpu_check.sh OUT_DIR [quick]
+#
+# Expects .device/onnx (the unpacked libonnx-dev and libonnx1 Debian packages, made by
+# scripts/prepare_gpu_carry.sh) and .device/data (Fashion-MNIST IDX files), carried along.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:?usage: gpu_check.sh OUT_DIR [quick]}
+MODE=${2:-full}
+mkdir -p "$OUT"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+V=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
+ONNX=$PWD/.device/onnx/usr
+export LD_LIBRARY_PATH=$V/cudnn/lib:$V/nccl/lib:$V/cublas/lib:$ONNX/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+export CBT_DATA=$PWD/.device/data
+export CBT_PYTHON=python3
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$OUT/gpu.txt" 2>&1
+
+step() { echo "== $*"; }
+step configure
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCBT_WITH_CUDA=ON \
+  -DCMAKE_CUDA_ARCHITECTURES=90 -DCBT_CUDNN_ROOT=$V/cudnn -DCBT_NCCL_ROOT=$V/nccl \
+  -DONNX_DIR=$ONNX/lib/x86_64-linux-gnu/cmake/ONNX -DCMAKE_PREFIX_PATH=$ONNX \
+  > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+step build
+cmake --build build-gpu -j 16 > "$OUT/build.log" 2>&1 || { grep -E "error" "$OUT/build.log" | head -40; exit 1; }
+
+step "GPU tests (CUDA vs CPU harness, GPU runtime)"
+./build-gpu/tests/cbt_tests_cuda 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|tests? ran" | head -60
+
+if [ "$MODE" = full ]; then
+  step "compute-sanitizer memcheck (GPU tests)"
+  compute-sanitizer --tool memcheck --error-exitcode 9 ./build-gpu/tests/cbt_tests_cuda \
+    --gtest_filter='CudaVsCpu*' > "$OUT/memcheck.log" 2>&1
+  echo "memcheck exit code $?"; tail -3 "$OUT/memcheck.log"
+fi
+
+step "training: LeNet-5, 5 epochs, batch 32, one GPU"
+./build-gpu/tools/cbtrain models/lenet5/lenet5.ts17.onnx --device cuda --data "$CBT_DATA" \
+  --epochs 5 --batch-size 32 --lr 0.02 --lr-schedule cosine --log-every 0 \
+  --output "$OUT/lenet5.cuda.onnx" --metrics "$OUT/lenet5.cuda.jsonl" 2>&1 | tee "$OUT/lenet5.log" | tail -7
+python3 scripts/eval_onnx.py --data "$CBT_DATA" "$OUT/lenet5.cuda.onnx" | tee -a "$OUT/lenet5.log"
