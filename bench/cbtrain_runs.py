@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""Runs the cbtrain binary for the benchmark and collects its results as JSON.
+
+    python3 bench/cbtrain_runs.py throughput --cbtrain BIN --models-dir DIR \
+        --models lenet5,resnet32 --batches 8,16,32,64 --ks 1,2,4,8,16,auto \
+        --steps 200 --warmup 20 --out cbtrain_throughput.json --logs LOGDIR
+    python3 bench/cbtrain_runs.py tta --cbtrain BIN --model DIR/lenet5.onnx --name lenet5 \
+        --batch 32 --learners auto --epochs 15 --lr 0.02 --schedule constant --target 0.90 \
+        --seed 1 --data DATA --out tta.json --logs LOGDIR [-- EXTRA CBTRAIN FLAGS]
+
+throughput runs `BIN bench MODEL --device cuda --batch-size B --learners K --steps N
+--warmup W --json` once per (model, batch, K) and keeps the last JSON object of its output
+that has "images_per_sec". tta runs `BIN MODEL --device cuda ... --metrics M.jsonl` and turns
+the metrics lines (epoch, test_accuracy, elapsed_s) into the schema of
+torch_time_to_accuracy.py. A failure (exit code, timeout, no JSON) is recorded with its
+reason instead of a result; the script itself exits 0 so that the benchmark goes on.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+
+def run_logged(cmd, log_path, timeout):
+    """Run cmd, write its output to log_path; returns (rc or None on timeout, output, seconds)."""
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=timeout, text=True, errors="replace")
+        rc, out = p.returncode, p.stdout
+    except subprocess.TimeoutExpired as e:
+        rc = None
+        out = e.stdout if isinstance(e.stdout, str) else (e.stdout or b"").decode("utf-8", "replace")
+    except OSError as e:
+        rc, out = -1, f"cannot run {cmd[0]}: {e}\n"
+    dt = time.perf_counter() - t0
+    with open(log_path, "w") as f:
+        f.write("$ " + " ".join(cmd) + "\n" + out)
+        f.write(f"\n[exit {rc if rc is not None else 'timeout'} after {dt:.1f} s]\n")
+    return rc, out, dt
+
+
+def failure_reason(rc, out, timeout):
+    if rc is None:
+        return f"timed out after {timeout} s"
+    lines = [l.strip() for l in out.splitlines() if l.strip()]
+    errs = [l for l in lines if "error" in l.lower()]
+    last = (errs or lines or ["no output"])[-1]
+    return f"exit {rc}: {last[:200]}"
+
+
+def json_objects(out):
+    objs = []
+    for line in out.splitlines():
+        line = line.strip()
+        if line.startswith("{") and line.endswith("}"):
+            try:
+                objs.append(json.loads(line))
+            except ValueError:
+                pass
+    return objs
+
+
+def write_json(path, doc):
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, path)
+
+
+def cmd_throughput(a):
+    os.makedirs(a.logs, exist_ok=True)
+    doc = dict(tool="cbtrain", cbtrain=a.cbtrain, steps=a.steps, warmup=a.warmup, runs=[])
+    for model in a.models.split(","):
+        path = os.path.join(a.models_dir, f"{model}.onnx")
+        for b in [int(x) for x in a.batches.split(",")]:
+            for k in a.ks.split(","):
+                cmd = [a.cbtrain, "bench", path, "--device", "cuda", "--batch-size", str(b),
+                       "--learners", k, "--steps", str(a.steps), "--warmup", str(a.warmup),
+                       "--json"] + a.extra
+                log = os.path.join(a.logs, f"cbtrain_bench_{model}_b{b}_k{k}.log")
+                rc, out, dt = run_logged(cmd, log, a.timeout)
+                rec = dict(model=model, batch=b, learners_requested=k, seconds=dt,
+                           cmd=" ".join(cmd), log=os.path.basename(log))
+                objs = [o for o in json_objects(out) if "images_per_sec" in o]
+                if rc == 0 and objs:
+                    rec.update(objs[-1])
+                    rec["model"] = model  # our short name, whatever path the tool printed
+                    rec["error"] = None
+                    if len(objs) > 1:
+                        rec["all_results"] = objs
+                else:
+                    rec["error"] = failure_reason(rc, out, a.timeout) if rc != 0 else \
+                        "exit 0 but no JSON line with images_per_sec"
+                print(f"cbtrain {model} b={b} k={k}: " +
+                      (f"{rec['images_per_sec']:.0f} img/s (learners {rec.get('learners')})"
+                       if rec["error"] is None else f"FAILED {rec['error']}"), flush=True)
+                doc["runs"].append(rec)
+                write_json(a.out, doc)
+    write_json(a.out, doc)
+
+
+def cmd_tta(a):
+    os.makedirs(a.logs, exist_ok=True)
+    stem = f"cbtrain_tta_{a.name}_b{a.batch}_k{a.learners}_s{a.seed}"
+    metrics = os.path.join(a.logs, stem + ".metrics.jsonl")
+    if os.path.exists(metrics):
+        os.remove(metrics)
+    cmd = [a.cbtrain, a.model, "--device", "cuda", "--batch-size", str(a.batch),
+           "--learners", a.learners, "--epochs", str(a.epochs), "--lr", str(a.lr),
+           "--lr-schedule", a.schedule, "--seed", str(a.seed), "--metrics", metrics,
+           "--data", a.data] + a.extra
+    rc, out, dt = run_logged(cmd, os.path.join(a.logs, stem + ".log"), a.timeout)
+    history = []
+    if os.path.exists(metrics):
+        with open(metrics) as f:
+            for line in f:
+                line = line.strip()
+                if line:
+                    try:
+                        history.append(json.loads(line))
+                    except ValueError:
+                        pass
+    reached = next((h for h in history if h.get("test_accuracy", 0) >= a.target), None)
+    doc = dict(tool="cbtrain", model=a.name, batch=a.batch, learners=a.learners, lr=a.lr,
+               schedule=a.schedule, target=a.target, max_epochs=a.epochs, seed=a.seed,
+               epochs=len(history),
+               train_seconds=history[-1].get("elapsed_s") if history else None,
+               accuracy=[h.get("test_accuracy") for h in history],
+               elapsed_s=[h.get("elapsed_s") for h in history],
+               reached=reached is not None,
+               epochs_to_target=reached.get("epoch") if reached else None,
+               seconds_to_target=reached.get("elapsed_s") if reached else None,
+               history=history, wall_seconds=dt, cmd=" ".join(cmd),
+               error=None if rc == 0 else failure_reason(rc, out, a.timeout))
+    # The learner count chosen by --learners auto: from the metrics if they carry it,
+    # else the log line that names it.
+    chosen = sorted({h["learners"] for h in history if isinstance(h.get("learners"), int)})
+    if chosen:
+        doc["learners_chosen"] = chosen[-1] if len(chosen) == 1 else "/".join(map(str, chosen))
+    for line in out.splitlines():
+        if "learner" in line.lower() and ("auto" in line.lower() or "chose" in line.lower()):
+            doc["learners_log_line"] = line.strip()[:200]
+    write_json(a.out, doc)
+    print(f"cbtrain tta {a.name} b={a.batch} k={a.learners} seed {a.seed}: " +
+          (f"{len(history)} epochs, reached at epoch {doc['epochs_to_target']} "
+           f"({doc['seconds_to_target']} s)" if reached else
+           f"{len(history)} epochs, target not reached") +
+          (f"; FAILED {doc['error']}" if doc["error"] else ""), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("throughput")
+    t.add_argument("--cbtrain", required=True)
+    t.add_argument("--models-dir", required=True)
+    t.add_argument("--models", default="lenet5,resnet32")
+    t.add_argument("--batches", default="8,16,32,64")
+    t.add_argument("--ks", default="1,2,4,8,16,auto")
+    t.add_argument("--steps", type=int, default=200)
+    t.add_argument("--warmup", type=int, default=20)
+    t.add_argument("--timeout", type=int, default=180, help="seconds per cbtrain run")
+    t.add_argument("--out", required=True)
+    t.add_argument("--logs", required=True)
+    t.add_argument("extra", nargs="*", help="further cbtrain flags (after --)")
+    r = sub.add_parser("tta")
+    r.add_argument("--cbtrain", required=True)
+    r.add_argument("--model", required=True, help="ONNX file")
+    r.add_argument("--name", required=True, help="model name for the report")
+    r.add_argument("--batch", type=int, default=32)
+    r.add_argument("--learners", default="auto")
+    r.add_argument("--epochs", type=int, default=15)
+    r.add_argument("--lr", type=float, default=0.02)
+    r.add_argument("--schedule", default="constant")
+    r.add_argument("--target", type=float, default=0.90)
+    r.add_argument("--seed", type=int, default=1)
+    r.add_argument("--data", required=True)
+    r.add_argument("--timeout", type=int, default=900, help="seconds for the cbtrain run")
+    r.add_argument("--out", required=True)
+    r.add_argument("--logs", required=True)
+    r.add_argument("extra", nargs="*", help="further cbtrain flags (after --)")
+    a = ap.parse_args()
+    if a.cmd == "throughput":
+        cmd_throughput(a)
+    else:
+        cmd_tta(a)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,452 @@
+#!/usr/bin/env python3
+"""Writes OUT_DIR/BENCHMARKS.md and OUT_DIR/plots/*.png from the benchmark's JSON results.
+
+    python3 bench/report.py OUT_DIR
+
+Reads OUT_DIR/results/*.json (torch_throughput_*.json, cbtrain_throughput_*.json,
+tta_*.json), OUT_DIR/env/*.txt and OUT_DIR/logs/stages.txt, as written by
+bench/run_gpu.sh. Missing or failed entries appear as "—" with the reason in a note.
+Needs only the Python standard library; plots need matplotlib (skipped without it).
+"""
+
+import glob
+import json
+import os
+import statistics
+import sys
+
+MODEL_ORDER = ["lenet5", "resnet32", "resnet20"]
+MODEL_TITLE = {"lenet5": "LeNet-5 (1×28×28)", "resnet32": "ResNet-32 (3×32×32)",
+               "resnet20": "ResNet-20 (1×28×28)"}
+DASH = "—"
+
+
+class Notes:
+    """Numbered failure notes referenced from table cells; one number per distinct reason."""
+
+    def __init__(self):
+        self.items = []  # [list of what, reason]
+        self.index = {}  # reason -> number
+
+    def ref(self, what, reason):
+        """A dash and the number of the note (for a cell without a value)."""
+        return f"{DASH} {self.mark(what, reason)}"
+
+    def mark(self, what, reason):
+        if reason not in self.index:
+            self.items.append([[], reason])
+            self.index[reason] = len(self.items)
+        n = self.index[reason]
+        self.items[n - 1][0].append(what)
+        return f"({n})"
+
+    def markdown(self):
+        if not self.items:
+            return []
+        lines = ["", "Notes:", ""]
+        lines += [f"({i}) {'; '.join(whats)}: {reason}  "
+                  for i, (whats, reason) in enumerate(self.items, 1)]
+        return lines + [""]
+
+
+def read_text(path, default=""):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return default
+
+
+def model_key(m):
+    return (MODEL_ORDER.index(m) if m in MODEL_ORDER else len(MODEL_ORDER), m)
+
+
+def fmt_ips(v):
+    return f"{v:,.0f}" if isinstance(v, (int, float)) else DASH
+
+
+def fmt_mib(b):
+    return f"{b / 2**20:,.1f}" if isinstance(b, (int, float)) else DASH
+
+
+def fmt_ratio(a, b):
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and b > 0:
+        return f"{a / b:.2f}×"
+    return DASH
+
+
+def table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return out
+
+
+def load(out_dir):
+    res = dict(torch_tput=[], torch_env={}, torch_meta={}, cbt_tput=[], cbt_meta={}, tta=[],
+               unreadable=[])
+    for path in sorted(glob.glob(os.path.join(out_dir, "results", "*.json"))):
+        name = os.path.basename(path)
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as e:
+            res["unreadable"].append(f"{name}: {e}")
+            continue
+        if name.startswith("torch_throughput"):
+            res["torch_tput"] += doc.get("results", [])
+            res["torch_env"] = doc.get("env", res["torch_env"])
+            res["torch_meta"][doc.get("model")] = {k: doc.get(k) for k in
+                                                   ("steps_per_window", "windows", "warmup_steps",
+                                                    "quick")}
+        elif name.startswith("cbtrain_throughput"):
+            res["cbt_tput"] += doc.get("runs", [])
+            res["cbt_meta"] = {k: doc.get(k) for k in ("steps", "warmup")}
+        elif name.startswith("tta_"):
+            doc["_file"] = name
+            res["tta"].append(doc)
+    return res
+
+
+def torch_lookup(recs):
+    """(model, batch, mode, k) -> record."""
+    return {(r.get("model"), r.get("batch"), r.get("mode"), r.get("k")): r for r in recs}
+
+
+def cbt_lookup(recs):
+    """(model, batch, requested learners as str) -> record."""
+    return {(r.get("model"), r.get("batch"), str(r.get("learners_requested"))): r for r in recs}
+
+
+def ok(r):
+    return r is not None and not r.get("error") and isinstance(r.get("images_per_sec"), (int, float))
+
+
+def cell(r, notes, what, extra=""):
+    if r is None:
+        return DASH
+    if not ok(r):
+        return notes.ref(what, r.get("error") or "no result")
+    return fmt_ips(r["images_per_sec"]) + extra
+
+
+def throughput_section(res, notes):
+    tl, cl = torch_lookup(res["torch_tput"]), cbt_lookup(res["cbt_tput"])
+    models = sorted({k[0] for k in tl} | {k[0] for k in cl}, key=model_key)
+    lines, summary = [], {}
+    for m in models:
+        batches = sorted({k[1] for k in tl if k[0] == m} | {k[1] for k in cl if k[0] == m})
+        ks = sorted({k[3] for k in tl if k[0] == m and k[2] == "multistream"})
+        cks = sorted({k[2] for k in cl if k[0] == m},
+                     key=lambda s: (not s.isdigit(), int(s) if s.isdigit() else 0))
+        lines += ["", f"### {MODEL_TITLE.get(m, m)}", ""]
+        lines += ["Images per second of a training step; PyTorch per mode, cbtrain per number of "
+                  "learners K (\"auto\": the auto-tuner's choice).", ""]
+        has_torch = any(k[0] == m and k[2] in ("eager", "graph") for k in tl)
+        header = (["batch"] + (["PyTorch eager", "PyTorch graph"] if has_torch else []) +
+                  [f"PyTorch {k} streams" for k in ks] +
+                  [f"cbtrain K={k}" if k != "auto" else "cbtrain auto" for k in cks])
+        rows = []
+        for b in batches:
+            row = [b]
+            if has_torch:
+                row += [cell(tl.get((m, b, "eager", 1)), notes, f"PyTorch {m} b={b} eager"),
+                        cell(tl.get((m, b, "graph", 1)), notes, f"PyTorch {m} b={b} graph")]
+            row += [cell(tl.get((m, b, "multistream", k)), notes,
+                         f"PyTorch {m} b={b} {k} streams") for k in ks]
+            for k in cks:
+                r = cl.get((m, b, k))
+                extra = f" (K={r.get('learners')})" if k == "auto" and ok(r) else ""
+                row.append(cell(r, notes, f"cbtrain {m} b={b} K={k}", extra))
+            rows.append(row)
+            # Best of each system for the summary.
+            t_ok = [r for key, r in tl.items() if key[0] == m and key[1] == b and ok(r)]
+            c_ok = [r for key, r in cl.items() if key[0] == m and key[1] == b and ok(r)]
+            summary[(m, b)] = dict(
+                eager=tl.get((m, b, "eager", 1)),
+                torch_best=max(t_ok, key=lambda r: r["images_per_sec"]) if t_ok else None,
+                cbt_best=max(c_ok, key=lambda r: r["images_per_sec"]) if c_ok else None)
+        lines += table(header, rows)
+    return lines, summary
+
+
+def summary_section(summary):
+    rows = []
+    for (m, b), s in sorted(summary.items(), key=lambda kv: (model_key(kv[0][0]), kv[0][1])):
+        e, t, c = s["eager"], s["torch_best"], s["cbt_best"]
+        e_ips = e["images_per_sec"] if ok(e) else None
+        t_ips = t["images_per_sec"] if t else None
+        c_ips = c["images_per_sec"] if c else None
+        t_how = ""
+        if t:
+            t_how = f" ({t['mode']}{', K=' + str(t['k']) if t['mode'] == 'multistream' else ''})"
+        c_how = f" (K={c.get('learners')})" if c else ""
+        rows.append([MODEL_TITLE.get(m, m), b, fmt_ips(e_ips), fmt_ips(t_ips) + t_how,
+                     fmt_ips(c_ips) + c_how, fmt_ratio(c_ips, t_ips), fmt_ratio(c_ips, e_ips)])
+    header = ["model", "batch", "PyTorch eager", "PyTorch best (mode)", "cbtrain best (K)",
+              "cbtrain best / PyTorch best", "cbtrain best / PyTorch eager"]
+    return table(header, rows)
+
+
+def memory_section(res, notes):
+    tl, cl = torch_lookup(res["torch_tput"]), cbt_lookup(res["cbt_tput"])
+    keys = sorted({(k[0], k[1]) for k in tl} | {(k[0], k[1]) for k in cl},
+                  key=lambda mb: (model_key(mb[0]), mb[1]))
+    rows = []
+    for m, b in keys:
+        e, g, c1 = tl.get((m, b, "eager", 1)), tl.get((m, b, "graph", 1)), cl.get((m, b, "1"))
+        c_ok = [r for key, r in cl.items() if key[0] == m and key[1] == b and ok(r)
+                and isinstance(r.get("learners"), int)]
+        cmax = max(c_ok, key=lambda r: r["learners"]) if c_ok else None
+
+        def mem(r, key, what):
+            if r is None:
+                return DASH, None
+            if not ok(r) or not isinstance(r.get(key), (int, float)):
+                return notes.ref(what, r.get("error") or f"no {key}"), None
+            return fmt_mib(r[key]), r[key]
+
+        e_s, e_b = mem(e, "peak_bytes", f"PyTorch {m} b={b} eager memory")
+        g_s, _ = mem(g, "peak_bytes", f"PyTorch {m} b={b} graph memory")
+        c_s, c_b = mem(c1, "peak_bytes_per_learner", f"cbtrain {m} b={b} K=1 memory")
+        cm_s = DASH
+        if cmax is not None and isinstance(cmax.get("peak_bytes_per_learner"), (int, float)):
+            cm_s = f"{fmt_mib(cmax['peak_bytes_per_learner'])} (K={cmax['learners']})"
+        rows.append([MODEL_TITLE.get(m, m), b, e_s, g_s, c_s, cm_s, fmt_ratio(c_b, e_b)])
+    header = ["model", "batch", "PyTorch eager peak", "PyTorch graph peak",
+              "cbtrain per learner, K=1", "cbtrain per learner, largest K",
+              "cbtrain K=1 / PyTorch eager"]
+    return table(header, rows)
+
+
+def tta_groups(runs):
+    groups = {}
+    for r in runs:
+        key = (r.get("tool"), r.get("model"), r.get("batch"), str(r.get("learners")),
+               r.get("target"))
+        groups.setdefault(key, []).append(r)
+    return dict(sorted(groups.items(), key=lambda kv: (model_key(str(kv[0][1])), kv[0][0] != "torch",
+                                                       kv[0][2] or 0, kv[0][3])))
+
+
+def tta_section(res, notes):
+    rows = []
+    for (tool, m, b, k, target), runs in tta_groups(res["tta"]).items():
+        runs = sorted(runs, key=lambda r: r.get("seed", 0))
+        system = "PyTorch eager" if tool == "torch" else "cbtrain"
+        reached = [r for r in runs if r.get("reached")]
+        errs = [r for r in runs if r.get("error")]
+        ep = [r["epochs_to_target"] for r in reached]
+        secs = [r["seconds_to_target"] for r in reached]
+        best = [max(a for a in r.get("accuracy", []) if a is not None)
+                for r in runs if any(a is not None for a in r.get("accuracy", []))]
+        if secs:
+            sec_s = f"{statistics.median(secs):.1f}"
+            if len(secs) > 1:
+                sec_s += f" [{min(secs):.1f}–{max(secs):.1f}]"
+            ep_s = f"{statistics.median(ep):g} ({', '.join(str(e) for e in ep)})"
+        else:
+            why = "; ".join(sorted({r["error"] for r in errs})) if errs else \
+                f"target not reached in {runs[0].get('max_epochs')} epochs"
+            sec_s = notes.ref(f"{system} {m} b={b} to {target}", why)
+            ep_s = DASH
+        if errs and secs:
+            sec_s += " " + notes.mark(f"{system} {m} b={b}",
+                                      "; ".join(sorted({r["error"] for r in errs})))
+        lr = runs[0].get("lr")
+        chosen = sorted({str(r["learners_chosen"]) for r in runs if r.get("learners_chosen")})
+        if chosen:
+            k += f" (K={', '.join(chosen)})"
+        rows.append([system, MODEL_TITLE.get(m, m), b, k, f"{lr:g} {runs[0].get('schedule', '')}"
+                     if isinstance(lr, (int, float)) else DASH,
+                     f"{100 * target:.0f}%" if isinstance(target, (int, float)) else DASH,
+                     ", ".join(str(r.get("seed")) for r in runs),
+                     f"{len(reached)}/{len(runs)}", ep_s, sec_s,
+                     f"{100 * max(best):.2f}%" if best else DASH])
+    header = ["system", "model", "batch", "learners", "lr, schedule", "target", "seeds",
+              "reached", "epochs to target: median (per seed)",
+              "training seconds to target: median [range]", "best test accuracy"]
+    return table(header, rows)
+
+
+def plots(res, out_dir):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return [], "matplotlib not available: no plots"
+    pdir = os.path.join(out_dir, "plots")
+    os.makedirs(pdir, exist_ok=True)
+    made = []
+    tl, cl = torch_lookup(res["torch_tput"]), cbt_lookup(res["cbt_tput"])
+    models = sorted({k[0] for k in tl} | {k[0] for k in cl}, key=model_key)
+    for m in models:
+        batches = sorted({k[1] for k in tl if k[0] == m} | {k[1] for k in cl if k[0] == m})
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for i, b in enumerate(batches):
+            color = f"C{i}"
+            # cbtrain: fixed K as a line, auto as a star at the K it chose.
+            pts = sorted((r["learners"], r["images_per_sec"]) for key, r in cl.items()
+                         if key[0] == m and key[1] == b and key[2] != "auto" and ok(r)
+                         and isinstance(r.get("learners"), int))
+            if pts:
+                ax.plot(*zip(*pts), "-o", color=color, label=f"cbtrain b={b}")
+            a = cl.get((m, b, "auto"))
+            if ok(a) and isinstance(a.get("learners"), int):
+                ax.plot([a["learners"]], [a["images_per_sec"]], "*", color=color, markersize=14,
+                        label=f"cbtrain auto b={b}")
+            # PyTorch: one graph (K=1) and K graphs on K streams; eager as a cross at K=1.
+            tp = []
+            g = tl.get((m, b, "graph", 1))
+            if ok(g):
+                tp.append((1, g["images_per_sec"]))
+            tp += sorted((key[3], r["images_per_sec"]) for key, r in tl.items()
+                         if key[0] == m and key[1] == b and key[2] == "multistream" and ok(r))
+            if tp:
+                ax.plot(*zip(*tp), "--s", color=color, alpha=0.7, label=f"PyTorch graphs b={b}")
+            e = tl.get((m, b, "eager", 1))
+            if ok(e):
+                ax.plot([1], [e["images_per_sec"]], "x", color=color, markersize=9,
+                        label=f"PyTorch eager b={b}")
+        if not ax.get_legend_handles_labels()[0]:
+            plt.close(fig)
+            continue
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("learners / replicas K on one GPU")
+        ax.set_ylabel("images per second")
+        ax.set_title(f"{MODEL_TITLE.get(m, m)}: training throughput")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7, ncol=2)
+        fig.tight_layout()
+        name = f"throughput_{m}.png"
+        fig.savefig(os.path.join(pdir, name), dpi=110)
+        plt.close(fig)
+        made.append(name)
+    by_model = {}
+    for r in res["tta"]:
+        by_model.setdefault(r.get("model"), []).append(r)
+    for m in sorted(by_model, key=lambda x: model_key(str(x))):
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        configs = sorted({(r.get("tool"), r.get("batch"), str(r.get("learners")))
+                          for r in by_model[m]}, key=str)
+        for i, cfg in enumerate(configs):
+            first = True
+            for r in sorted(by_model[m], key=lambda r: r.get("seed", 0)):
+                if (r.get("tool"), r.get("batch"), str(r.get("learners"))) != cfg:
+                    continue
+                xy = [(x, y) for x, y in zip(r.get("elapsed_s", []), r.get("accuracy", []))
+                      if x is not None and y is not None]
+                if not xy:
+                    continue
+                tool = "PyTorch eager" if cfg[0] == "torch" else "cbtrain"
+                label = f"{tool} b={cfg[1]}" + (f" K={cfg[2]}" if cfg[0] != "torch" else "")
+                ax.plot(*zip(*xy), "-o", color=f"C{i}", markersize=3,
+                        label=label if first else None, alpha=0.8)
+                first = False
+        targets = sorted({r.get("target") for r in by_model[m]
+                          if isinstance(r.get("target"), (int, float))})
+        for t in targets:
+            ax.axhline(t, color="gray", linestyle=":", linewidth=1)
+        ax.set_xlabel("training seconds (evaluation excluded)")
+        ax.set_ylabel("test accuracy")
+        ax.set_title(f"{MODEL_TITLE.get(m, m)} on Fashion-MNIST: accuracy vs time")
+        ax.grid(True, alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
+        fig.tight_layout()
+        name = f"accuracy_{m}.png"
+        fig.savefig(os.path.join(pdir, name), dpi=110)
+        plt.close(fig)
+        made.append(name)
+    return made, ""
+
+
+def env_section(res, out_dir):
+    env = os.path.join(out_dir, "env")
+    te = res["torch_env"]
+    gpu = read_text(os.path.join(env, "nvidia-smi.txt")) or te.get("gpu", "unknown")
+    rows = [["GPU (nvidia-smi: name, driver, memory)", gpu.replace("\n", "; ")],
+            ["PyTorch", read_text(os.path.join(env, "python.txt")).replace("\n", "; ") or
+             (f"torch {te.get('torch')}, CUDA {te.get('cuda')}, cuDNN {te.get('cudnn')}"
+              if te else "unknown")],
+            ["cbtrain", read_text(os.path.join(env, "cbtrain_version.txt"), "unknown")
+             .replace("\n", "; ")],
+            ["git commit", read_text(os.path.join(env, "git.txt"), "unknown").replace("\n", "; ")],
+            ["date (UTC)", read_text(os.path.join(env, "date.txt"), "unknown")],
+            ["mode", read_text(os.path.join(env, "mode.txt"), "unknown")]]
+    return table(["", "value"], rows)
+
+
+def stages_section(out_dir):
+    last = {}
+    for line in read_text(os.path.join(out_dir, "logs", "stages.txt")).splitlines():
+        parts = line.split()
+        if parts:
+            last[parts[0]] = " ".join(parts[1:])
+    if not last:
+        return []
+    return ["", "## Stages of the last run", ""] + table(
+        ["stage", "result"], [[k, v] for k, v in last.items()])
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: python3 bench/report.py OUT_DIR", file=sys.stderr)
+        return 2
+    out_dir = sys.argv[1]
+    res = load(out_dir)
+    notes = Notes()
+    mode = read_text(os.path.join(out_dir, "env", "mode.txt"))
+
+    lines = ["# cbtrain benchmarks: PyTorch and cbtrain side by side on one GPU", ""]
+    if mode == "quick":
+        lines += ["**Quick run** (short timing windows, few epochs, one seed): a smoke test, "
+                  "not figures to quote.", ""]
+    lines += env_section(res, out_dir)
+    tm = res["torch_meta"]
+    cm = res["cbt_meta"]
+    lines += ["", "## How it was measured", "",
+              "- Training step = forward, softmax cross-entropy, backward, SGD with momentum 0.9 "
+              "update, float32, synthetic data resident on the GPU.",
+              "- PyTorch: `bench/torch_throughput.py` (cuDNN benchmark mode); *eager* = plain "
+              "PyTorch calls; *graph* = the whole step captured as one CUDA graph; *K streams* "
+              "= K replicas, each its own model, optimizer and graph, replayed on its own "
+              "stream. Median images/s over timing windows "
+              + ", ".join(f"{m}: {v.get('windows')}×{v.get('steps_per_window')} steps"
+                          for m, v in sorted(tm.items(), key=lambda kv: model_key(str(kv[0]))))
+              + ".",
+              f"- cbtrain: `cbtrain bench MODEL --device cuda --batch-size B --learners K "
+              f"--json` ({cm.get('steps', '?')} steps after {cm.get('warmup', '?')} warm-up "
+              f"steps, last run's settings), K learners of batch B each: images/s = K·B per "
+              f"round.",
+              "- Memory: PyTorch peak = `torch.cuda.max_memory_allocated()` for one replica "
+              "(model, gradients, momentum, batch, activations, cuDNN workspace) over warm-up "
+              "and timing; cbtrain = its reported peak bytes per learner.",
+              "- Time to accuracy: Fashion-MNIST, whole data set on the GPU, test accuracy after "
+              "every epoch; the clock counts training only. Both systems start from the same "
+              "exported ONNX weights; seeds change the data order. PyTorch stops at the first "
+              "epoch reaching the target, cbtrain runs all its epochs and the first epoch at "
+              "the target is read from its metrics."]
+    lines += ["", "## Throughput"]
+    tput, summary = throughput_section(res, notes)
+    lines += tput
+    lines += ["", "## cbtrain best vs PyTorch best", ""] + summary_section(summary)
+    lines += ["", "## Peak GPU memory per learner (MiB)", ""] + memory_section(res, notes)
+    lines += ["", "## Time to accuracy (Fashion-MNIST)", ""] + tta_section(res, notes)
+    made, why = plots(res, out_dir)
+    lines += ["", "## Plots", ""]
+    lines += [f"![{p}](plots/{p})" for p in made] or [why or "no data to plot"]
+    lines += stages_section(out_dir)
+    if res["unreadable"]:
+        lines += ["", "Unreadable result files: " + "; ".join(res["unreadable"])]
+    lines += notes.markdown()
+    path = os.path.join(out_dir, "BENCHMARKS.md")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"wrote {path}" + (f" and {len(made)} plots" if made else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# The benchmark on a GPU machine: PyTorch and cbtrain side by side in one run, same GPU;
+# everything (models, JSON results, logs, BENCHMARKS.md, plots) goes into OUT_DIR.
+#
+#   bash bench/run_gpu.sh OUT_DIR [quick|full] [STAGES]
+#
+# STAGES: comma-separated subset of export,torch_tput,cbt_tput,torch_tta,cbt_tta,report
+# (default: all, in that order). Environment: CBT_DATA (Fashion-MNIST IDX folder, default
+# /usr/share/datasets/fashion-mnist), CBTRAIN (default ./build-gpu/tools/cbtrain), PYTHON
+# (default: python3 if it imports torch, else /opt/torch/.venv/bin/python), CBT_LIB_DIR
+# (extra folder for cbtrain's LD_LIBRARY_PATH, e.g. the ONNX shared libraries),
+# TTA_SEEDS (default "1 2 3"; quick: "1"), TTA_SEEDS_SLOW (seeds of the slow PyTorch
+# ResNet-20 b=32 run, default "1"), CBT_EXTRA (extra flags for every cbtrain run).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+OUT=${1:?usage: bash bench/run_gpu.sh OUT_DIR [quick|full] [STAGES]}
+MODE=${2:-full}
+STAGES=${3:-export,torch_tput,cbt_tput,torch_tta,cbt_tta,report}
+case "$MODE" in quick|full) ;; *) echo "mode must be quick or full, not '$MODE'" >&2; exit 2 ;; esac
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+mkdir -p "$OUT/models" "$OUT/results" "$OUT/logs" "$OUT/env"
+
+export NCCL_NVLS_ENABLE=0
+DATA=${CBT_DATA:-/usr/share/datasets/fashion-mnist}
+CBT=${CBTRAIN:-./build-gpu/tools/cbtrain}
+if [ -z "${PYTHON:-}" ]; then
+  PYTHON=python3
+  if ! python3 -c 'import torch' >/dev/null 2>&1 && [ -x /opt/torch/.venv/bin/python ]; then
+    PYTHON=/opt/torch/.venv/bin/python
+  fi
+fi
+# cbtrain finds cuDNN and NCCL in PyTorch's venv on the GPU machine (see shared/GPU.md).
+NV=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
+CBT_LD="$NV/cudnn/lib:$NV/nccl/lib${CBT_LIB_DIR:+:$CBT_LIB_DIR}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+read -r -a CBT_EXTRA_ARGS <<< "${CBT_EXTRA:-}"
+EXTRA=()
+if [ ${#CBT_EXTRA_ARGS[@]} -gt 0 ]; then EXTRA=(-- "${CBT_EXTRA_ARGS[@]}"); fi
+
+if [ "$MODE" = quick ]; then
+  QUICK=--quick
+  TPUT_BATCHES=8,32; CBT_KS=1,4,16,auto
+  LENET_STEPS=50; RESNET_STEPS=30; CBT_WARMUP=5
+  SEEDS=${TTA_SEEDS:-1}; SEEDS_SLOW=${TTA_SEEDS_SLOW:-1}
+  E_LENET=3; E_RESNET=3
+else
+  QUICK=
+  TPUT_BATCHES=8,16,32,64; CBT_KS=1,2,4,8,16,auto
+  LENET_STEPS=250; RESNET_STEPS=150; CBT_WARMUP=20
+  SEEDS=${TTA_SEEDS:-1 2 3}; SEEDS_SLOW=${TTA_SEEDS_SLOW:-1}
+  E_LENET=15; E_RESNET=15
+fi
+echo "$MODE" > "$OUT/env/mode.txt"
+
+# Time-to-accuracy runs. PyTorch: "model batch lr schedule target max_epochs seeds".
+TORCH_TTA=(
+  "lenet5 32 0.02 constant 0.90 $E_LENET $SEEDS"
+  "resnet20 256 0.1 cosine 0.91 $E_RESNET $SEEDS"
+  "resnet20 32 0.05 cosine 0.91 $E_RESNET $SEEDS_SLOW"
+)
+# cbtrain: "model batch learners lr schedule target epochs seeds" (runs all its epochs).
+CBT_TTA=(
+  "lenet5 32 auto 0.02 constant 0.90 $E_LENET $SEEDS"
+  "resnet20 32 auto 0.05 cosine 0.91 $E_RESNET $SEEDS"
+)
+
+in_stages() { case ",$STAGES," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+
+stage() {  # stage NAME FUNCTION: run it if selected, log to logs/NAME.log, note rc and time
+  local name=$1 fn=$2 t0=$SECONDS rc
+  in_stages "$name" || return 0
+  echo "=== $name ($(date +%T))"
+  "$fn" 2>&1 | tee "$OUT/logs/$name.log"
+  rc=${PIPESTATUS[0]}
+  echo "$name rc=$rc seconds=$((SECONDS - t0)) mode=$MODE" >> "$OUT/logs/stages.txt"
+  echo "=== $name: rc=$rc, $((SECONDS - t0)) s"
+}
+
+env_info() {
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader \
+    > "$OUT/env/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed" > "$OUT/env/nvidia-smi.txt"
+  LD_LIBRARY_PATH="$CBT_LD" "$CBT" --version > "$OUT/env/cbtrain_version.txt" 2>&1 ||
+    echo "cbtrain --version failed ($CBT)" >> "$OUT/env/cbtrain_version.txt"
+  { git rev-parse HEAD 2>/dev/null || echo unknown
+    echo "$(git status --porcelain 2>/dev/null | wc -l) files differ from HEAD"; } > "$OUT/env/git.txt"
+  "$PYTHON" -c 'import sys, numpy, torch; print("python", sys.version.split()[0]); print("numpy", numpy.__version__); print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())' \
+    > "$OUT/env/python.txt" 2>/dev/null || echo "$PYTHON cannot import torch" > "$OUT/env/python.txt"
+  date -u +%Y-%m-%dT%H:%M:%SZ > "$OUT/env/date.txt"
+}
+
+do_export() {
+  "$PYTHON" bench/models.py --out "$OUT/models" --models lenet5,resnet32,resnet20
+}
+
+do_torch_tput() {
+  local m
+  for m in lenet5 resnet32; do
+    "$PYTHON" bench/torch_throughput.py --model "$m" --batch "$TPUT_BATCHES" \
+      --modes eager,graph,multistream --ks 2,4,8,16 $QUICK \
+      --out "$OUT/results/torch_throughput_$m.json"
+  done
+}
+
+do_cbt_tput() {
+  local m steps
+  for m in lenet5 resnet32; do
+    steps=$LENET_STEPS; [ "$m" = lenet5 ] || steps=$RESNET_STEPS
+    LD_LIBRARY_PATH="$CBT_LD" "$PYTHON" bench/cbtrain_runs.py throughput --cbtrain "$CBT" \
+      --models-dir "$OUT/models" --models "$m" --batches "$TPUT_BATCHES" --ks "$CBT_KS" \
+      --steps "$steps" --warmup "$CBT_WARMUP" --out "$OUT/results/cbtrain_throughput_$m.json" \
+      --logs "$OUT/logs/cbtrain" "${EXTRA[@]}"
+  done
+}
+
+do_torch_tta() {
+  local cfg m b lr sched target epochs seeds s
+  for cfg in "${TORCH_TTA[@]}"; do
+    read -r m b lr sched target epochs seeds <<< "$cfg"
+    for s in $seeds; do
+      echo "--- PyTorch $m b=$b lr=$lr $sched target $target seed $s"
+      "$PYTHON" bench/torch_time_to_accuracy.py --model "$m" --batch "$b" --lr "$lr" \
+        --schedule "$sched" --target "$target" --max-epochs "$epochs" --seed "$s" \
+        --data "$DATA" --init-onnx "$OUT/models/$m.onnx" \
+        --out "$OUT/results/tta_torch_${m}_b${b}_s${s}.json"
+    done
+  done
+}
+
+do_cbt_tta() {
+  local cfg m b k lr sched target epochs seeds s
+  for cfg in "${CBT_TTA[@]}"; do
+    read -r m b k lr sched target epochs seeds <<< "$cfg"
+    for s in $seeds; do
+      LD_LIBRARY_PATH="$CBT_LD" "$PYTHON" bench/cbtrain_runs.py tta --cbtrain "$CBT" \
+        --model "$OUT/models/$m.onnx" --name "$m" --batch "$b" --learners "$k" \
+        --epochs "$epochs" --lr "$lr" --schedule "$sched" --target "$target" --seed "$s" \
+        --data "$DATA" --out "$OUT/results/tta_cbtrain_${m}_b${b}_k${k}_s${s}.json" \
+        --logs "$OUT/logs/cbtrain" "${EXTRA[@]}"
+    done
+  done
+}
+
+do_report() {
+  "$PYTHON" bench/report.py "$OUT"
+}
+
+echo "cbtrain benchmark, $MODE mode, stages $STAGES, into $OUT"
+echo "python: $PYTHON, cbtrain: $CBT, data: $DATA"
+env_info
+stage export do_export
+stage torch_tput do_torch_tput
+stage cbt_tput do_cbt_tput
+stage torch_tta do_torch_tta
+stage cbt_tta do_cbt_tta
+stage report do_report
+echo "done: $OUT/BENCHMARKS.md"
