@@ -74,12 +74,13 @@ class CudaBackend final : public Backend {
   static constexpr size_t kStagingSlots = 4;
   static constexpr size_t kStagingSlotBytes = size_t{8} << 20;
 
+  // Declared so that handles go before the memory they were given, and the stream last.
   int index_;
   cuda::Stream stream_;
-  cuda::CublasHandle cublas_;
-  cuda::CudnnHandle cudnn_;
   cuda::DeviceMemory workspace_;
   cuda::DeviceMemory cublas_workspace_;
+  cuda::CublasHandle cublas_;
+  cuda::CudnnHandle cudnn_;
   cuda::PinnedMemory staging_;
   std::array<cuda::Event, kStagingSlots> staging_done_;  // a slot's last copy finished
   size_t next_slot_ = 0;

@@ -1,0 +1,23 @@
+// GPU presence for tests: CUDA tests skip, saying so, on machines without a usable device.
+#pragma once
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+namespace cbt::test {
+
+inline bool gpu_available() {
+  static const bool available = [] {
+    int n = 0;
+    bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+    (void)cudaGetLastError();  // a failed query is not sticky; keep it out of later checks
+    return ok;
+  }();
+  return available;
+}
+
+}  // namespace cbt::test
+
+#define CBT_SKIP_WITHOUT_GPU()                                           \
+  do {                                                                   \
+    if (!::cbt::test::gpu_available()) GTEST_SKIP() << "no CUDA device: skipped"; \
+  } while (0)
