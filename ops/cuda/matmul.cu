@@ -11,7 +11,8 @@ namespace cbt::cuda {
 namespace {
 
 cublasHandle_t cublas_on_stream(const CudaContext& cc) {
-  CBT_CUBLAS_CHECK(cublasSetStream(cc.cublas, cc.stream));
+  // The backend binds the handle to cc.stream (with its workspace) once; setting the stream
+  // again here would drop that workspace.
   // Default math never uses TF32 for sgemm; tensor cores only when --precision tf32 asks.
   CBT_CUBLAS_CHECK(cublasSetMathMode(cc.cublas, cc.tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
                                                         : CUBLAS_DEFAULT_MATH));

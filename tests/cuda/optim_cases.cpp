@@ -27,7 +27,7 @@ std::vector<CudaCase> optim_cases() {
     sgd.name = "SGDMomentum/n" + std::to_string(n);
     sgd.node = make_node("SGDMomentum", 4, 0, {}, kCbtDomain);
     sgd.inputs = {random_tensor(DType::Float32, {n}, 1), random_tensor(DType::Float32, {n}, 2),
-                  random_tensor(DType::Float32, {n}, 3, 0.1), hyper({0.05f, 0.9f, 5e-4f})};
+                  random_tensor(DType::Float32, {n}, 3, 0.1), hyper({0.05f, 0.9f, 5e-4f, 0.5f})};
     sgd.check_backward = false;
     cases.push_back(sgd);
 
@@ -36,7 +36,7 @@ std::vector<CudaCase> optim_cases() {
     adam.node = make_node("AdamW", 5, 0, {}, kCbtDomain);
     adam.inputs = {random_tensor(DType::Float32, {n}, 4), random_tensor(DType::Float32, {n}, 5),
                    random_tensor(DType::Float32, {n}, 6, 0.1), abs_random(n, 7),
-                   hyper({1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, 3.0f})};
+                   hyper({1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, 3.0f, 0.5f})};
     adam.check_backward = false;
     cases.push_back(adam);
   }
