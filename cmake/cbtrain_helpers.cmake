@@ -5,6 +5,12 @@ set(CBT_WARNINGS -Wall -Wextra -Wno-unused-parameter)
 # Object libraries keep the static registrars of ops and schemas in every executable.
 function(cbt_object_library name)
   file(GLOB _srcs CONFIGURE_DEPENDS ${ARGN})
+  if(NOT _srcs)
+    # A folder may be empty while it is being written; keep the target so links stay valid.
+    set(_empty ${PROJECT_BINARY_DIR}/empty_${name}.cpp)
+    file(WRITE ${_empty} "// empty object library ${name}\n")
+    set(_srcs ${_empty})
+  endif()
   add_library(${name} OBJECT ${_srcs})
   target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
   target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:${CBT_WARNINGS}>)

@@ -4,6 +4,6 @@
 # onnxruntime on the test set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./build/tools/cbtrain models/lenet5/lenet5.ts17.onnx --epochs 2 --batch-size 32 \
+./build/tools/cbtrain models/lenet5/lenet5.ts17.onnx --epochs 2 --batch-size 32 --lr 0.02 --lr-schedule cosine \
   --output lenet5.trained.onnx --metrics lenet5.metrics.jsonl "$@"
 .venv/bin/python scripts/eval_onnx.py lenet5.trained.onnx

@@ -33,7 +33,7 @@ TEST(FashionMnist, LeNet5TwoEpochsOnCpuReaches87PercentAndOnnxruntimeAgrees) {
                            ("cbt_lenet5_" + std::to_string(getpid()) + ".onnx")).string();
   int code = 0;
   std::string log = capture(test::cbtrain_binary() + " " + test::source_path("models/lenet5/lenet5.ts17.onnx") +
-                                " --epochs 2 --batch-size 32 --log-every 0 --output " + out_model,
+                                " --epochs 2 --batch-size 32 --lr 0.02 --lr-schedule cosine --log-every 0 --output " + out_model,
                             &code);
   ASSERT_EQ(code, 0) << log;
   std::smatch m;
