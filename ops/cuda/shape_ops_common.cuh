@@ -1,0 +1,120 @@
+// Shared pieces of the CUDA shape-op kernels: N-d index plans passed to kernels by value,
+// dtype-agnostic strided copies and fills, broadcast sums, and host copies of the constant
+// parameter inputs (Slice starts, Pad pads, Split sizes) read once per node and cached.
+#pragma once
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <vector>
+
+#include "graph/ops/shape_ops_params.h"
+#include "graph/shape_utils.h"
+#include "ops/cuda/common.cuh"
+
+namespace cbt::cuda::shape {
+
+inline constexpr int kMaxDims = 8;
+inline constexpr int kMaxOperands = 3;
+
+// Index space of an N-d loop (row-major over dims) with the strides, in elements, of up to
+// three operands. Built on the host with size-1 dims dropped and neighbours that are
+// contiguous in every operand merged, so real tensors rarely come near kMaxDims.
+struct NdPlan {
+  int rank = 0;
+  int64_t dims[kMaxDims] = {};
+  int64_t strides[kMaxOperands][kMaxDims] = {};
+};
+
+// `strides` holds one stride vector (same length as `shape`) per operand, at most three.
+NdPlan make_plan(const Shape& shape, const std::vector<std::vector<int64_t>>& strides);
+int64_t plan_numel(const NdPlan& p);
+
+// Offsets of the linear index i in each of the first K operands. I is uint32_t when the loop
+// fits (32-bit division is several times cheaper than 64-bit), int64_t otherwise; the loop
+// is unrolled over kMaxDims so the plan stays in the parameter bank.
+template <int K, class I>
+__device__ __forceinline__ void nd_offsets(const NdPlan& p, I i, int64_t (&off)[K]) {
+#pragma unroll
+  for (int k = 0; k < K; ++k) off[k] = 0;
+#pragma unroll
+  for (int d = kMaxDims - 1; d >= 0; --d) {
+    if (d < p.rank) {
+      const I dim = static_cast<I>(p.dims[d]);
+      const I q = i / dim;
+      const int64_t idx = static_cast<int64_t>(i - q * dim);
+      i = q;
+#pragma unroll
+      for (int k = 0; k < K; ++k) off[k] += idx * p.strides[k][d];
+    }
+  }
+}
+
+// Grid-stride loop calling f(i) with a 32-bit index when n allows it (the stride is far below
+// 2^31, so i + stride cannot wrap), else a 64-bit one.
+template <class F>
+__device__ __forceinline__ void grid_stride(int64_t n, F&& f) {
+  if (n <= INT32_MAX) {
+    const uint32_t stride = blockDim.x * gridDim.x;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < static_cast<uint32_t>(n);
+         i += stride)
+      f(i);
+  } else {
+    CBT_GRID_STRIDE_LOOP(i, n) f(i);
+  }
+}
+
+// Calls f.template operator()<W>() with W the unsigned word of `elem` bytes.
+template <class F>
+void with_word(size_t elem, F&& f) {
+  switch (elem) {
+    case 1: f.template operator()<uint8_t>(); return;
+    case 2: f.template operator()<uint16_t>(); return;
+    case 4: f.template operator()<uint32_t>(); return;
+    case 8: f.template operator()<uint64_t>(); return;
+    default: CBT_CHECK(false, "unsupported element size ", elem);
+  }
+}
+
+// dst[i . dst_strides] = src[i . src_strides] over `shape` (elements of `elem` bytes; pointers
+// at the first element; strides in elements, any sign, 0 for broadcasting).
+void strided_copy(void* dst, const std::vector<int64_t>& dst_strides, const void* src,
+                  const std::vector<int64_t>& src_strides, const Shape& shape, size_t elem,
+                  cudaStream_t stream);
+
+// n elements of `elem` bytes set to the low `elem` bytes of `bits`.
+void fill_elements(void* dst, int64_t n, size_t elem, uint64_t bits, cudaStream_t stream);
+
+// Writes host bytes to device memory through kernel parameters: no pinned staging buffer
+// and nothing that breaks stream capture (Shape and Constant outputs are small).
+void write_host_bytes(void* dst, const void* src, size_t bytes, cudaStream_t stream);
+
+// Which dY elements a broadcast sum takes: all, or those where the condition is true/false.
+enum class Route : int { All = 0, WhereTrue = 1, WhereFalse = 2 };
+
+// out (out_shape, which broadcasts to dy_shape) = dY summed over the broadcast axes, taking
+// the elements `route` selects by `cond` (bool, broadcast to dy_shape; null for All).
+// Deterministic: each output is summed by one thread or one block in a fixed order.
+void broadcast_sum(DType dtype, void* out, const Shape& out_shape, const void* dy,
+                   const Shape& dy_shape, const void* cond, const Shape& cond_shape, Route route,
+                   cudaStream_t stream);
+
+// Host copies of the inputs at positions `which` (the others stay undefined). They wait for
+// the stream, so they fail under graph capture; node_params caches what is derived from them.
+std::vector<Tensor> host_copies(const KernelContext& ctx, std::initializer_list<size_t> which);
+
+// Parameters of a node derived from its constant inputs `which` (host values, null where
+// absent) by make(const InputValues&), computed at the first call and cached in ctx.state:
+// constants never change and a node's shapes are fixed.
+template <class Params, class Make>
+std::shared_ptr<const Params> node_params(const KernelContext& ctx,
+                                          std::initializer_list<size_t> which, Make&& make) {
+  if (ctx.state && *ctx.state) return std::static_pointer_cast<const Params>(*ctx.state);
+  std::vector<Tensor> host = host_copies(ctx, which);
+  InputValues values;
+  for (const Tensor& t : host) values.push_back(t.defined() ? &t : nullptr);
+  auto p = std::make_shared<Params>(make(values));
+  if (ctx.state) *ctx.state = p;
+  return p;
+}
+
+}  // namespace cbt::cuda::shape
