@@ -28,6 +28,12 @@ class Backend {
     return nullptr;
   }
   virtual void wait(const std::shared_ptr<void>& event) {}
+  // Work graphs (CUDA graphs): record the work queued between begin_capture() and
+  // end_capture() once, then replay() it with one launch. Backends without them return
+  // false / nullptr and the caller runs the work directly.
+  virtual bool begin_capture() { return false; }
+  virtual std::shared_ptr<void> end_capture() { return nullptr; }
+  virtual void replay(const std::shared_ptr<void>& graph) {}
   // Bytes that can still be allocated on this device (the auto-tuner's memory limit).
   virtual size_t free_memory() const { return SIZE_MAX; }
 

@@ -4,7 +4,7 @@
 namespace cbt {
 
 Learner::Learner(const TrainingGraph& tg, const FlatLayout& params, const FlatLayout& buffers,
-                 bool second_moment, std::unique_ptr<Backend> backend)
+                 bool second_moment, std::unique_ptr<Backend> backend, bool use_graph)
     : backend_(std::move(backend)), tg_(tg) {
   Backend& be = *backend_;
   params_ = FlatBuffer(params, be);
@@ -33,6 +33,7 @@ Learner::Learner(const TrainingGraph& tg, const FlatLayout& params, const FlatLa
     if (!spec.external.count(n)) spec.constants[n] = t;
   spec.keep_alive = {tg.loss};
   spec.training = true;
+  spec.use_graph = use_graph;
   program_ = std::make_unique<Program>(std::move(spec), be);
 }
 

@@ -12,8 +12,9 @@ namespace cbt {
 
 class Learner {
  public:
+  // `use_graph`: replay the training program as a CUDA graph on GPUs (see ProgramSpec).
   Learner(const TrainingGraph& tg, const FlatLayout& params, const FlatLayout& buffers,
-          bool second_moment, std::unique_ptr<Backend> backend);
+          bool second_moment, std::unique_ptr<Backend> backend, bool use_graph = true);
 
   // Uploads a host batch (x: the model input, y: the labels) on this learner's queue.
   void set_batch(const Tensor& x_host, const Tensor& y_host);

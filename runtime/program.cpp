@@ -7,6 +7,9 @@ namespace cbt {
 
 Program::Program(ProgramSpec spec, Backend& backend)
     : nodes_(std::move(spec.nodes)), backend_(backend), training_(spec.training) {
+  use_graph_ = spec.use_graph;
+  for (const Node& n : nodes_)
+    if (n.op_type == "Dropout" || n.op_type.rfind("Random", 0) == 0) use_graph_ = false;
   std::set<std::string> external;
   for (const auto& [name, t] : spec.external) {
     CBT_CHECK(t.device() == backend.device(), "value ", name, " is on ", t.device().str());
@@ -46,6 +49,32 @@ Program::Program(ProgramSpec spec, Backend& backend)
 }
 
 void Program::run(uint64_t seed) {
+  // The first run goes directly: kernels set up their caches (algorithm choice, constant
+  // parameters read back to the host) there, which a capture must not contain.
+  if (graph_) {
+    backend_.replay(graph_);
+  } else if (use_graph_ && runs_ >= 1 && backend_.begin_capture()) {
+    try {
+      run_steps(seed);
+      graph_ = backend_.end_capture();
+    } catch (const InternalError&) {
+      // A kernel that cannot be captured (it synchronises): end the capture and run the
+      // steps directly from now on.
+      try {
+        backend_.end_capture();
+      } catch (const InternalError&) {
+      }
+      use_graph_ = false;
+      run_steps(seed);
+    }
+    if (graph_) backend_.replay(graph_);
+  } else {
+    run_steps(seed);
+  }
+  ++runs_;
+}
+
+void Program::run_steps(uint64_t seed) {
   void* ctx = backend_.kernel_context();
   for (size_t i = 0; i < steps_.size(); ++i) {
     Step& s = steps_[i];

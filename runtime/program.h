@@ -20,6 +20,9 @@ struct ProgramSpec {
   std::map<std::string, Tensor> external;   // caller-owned device tensors (inputs, params, grads)
   std::set<std::string> keep_alive;         // read after run() (loss, prediction)
   bool training = false;
+  // Record the steps once as a work graph (CUDA graph) and replay it: one launch per run.
+  // Ignored for programs with random ops (their seed changes every run) and on the CPU.
+  bool use_graph = false;
 };
 
 class Program {
@@ -33,6 +36,7 @@ class Program {
   // A value's device tensor (external, constant or planned).
   const Tensor& value(const std::string& name) const;
   const MemoryPlan& plan() const { return plan_; }
+  bool replays_graph() const { return graph_ != nullptr; }
 
  private:
   struct Step {
@@ -48,6 +52,10 @@ class Program {
   std::shared_ptr<std::byte> arena_;
   std::map<std::string, Tensor> values_;
   std::vector<Step> steps_;
+  bool use_graph_ = false;
+  int64_t runs_ = 0;
+  std::shared_ptr<void> graph_;
+  void run_steps(uint64_t seed);
 };
 
 // Every op of `g` that has no schema, or no kernel on `device`, in one sorted list.

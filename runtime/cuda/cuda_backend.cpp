@@ -177,6 +177,34 @@ void CudaBackend::wait(const std::shared_ptr<void>& event) {
   CBT_CUDA_CHECK(cudaStreamWaitEvent(stream_.get(), static_cast<cudaEvent_t>(event.get()), 0));
 }
 
+bool CudaBackend::begin_capture() {
+  CBT_CUDA_CHECK(cudaSetDevice(index_));
+  CBT_CUDA_CHECK(cudaStreamBeginCapture(stream_.get(), cudaStreamCaptureModeThreadLocal));
+  return true;
+}
+
+std::shared_ptr<void> CudaBackend::end_capture() {
+  CBT_CUDA_CHECK(cudaSetDevice(index_));
+  cudaGraph_t graph = nullptr;
+  CBT_CUDA_CHECK(cudaStreamEndCapture(stream_.get(), &graph));
+  cudaGraphExec_t exec = nullptr;
+  cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  CBT_CUDA_CHECK(err);
+  return std::shared_ptr<void>(exec, [](void* p) { cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(p)); });
+}
+
+void CudaBackend::replay(const std::shared_ptr<void>& graph) {
+  CBT_CUDA_CHECK(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph.get()), stream_.get()));
+}
+
+size_t CudaBackend::free_memory() const {
+  CBT_CUDA_CHECK(cudaSetDevice(index_));
+  size_t free_b = 0, total_b = 0;
+  CBT_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  return free_b;
+}
+
 std::unique_ptr<Backend> make_cuda_backend(int index) {
   int n = 0;
   cudaError_t err = cudaGetDeviceCount(&n);

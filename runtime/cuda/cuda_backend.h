@@ -65,6 +65,10 @@ class CudaBackend final : public Backend {
   std::shared_ptr<void> record() override;
   void wait(const std::shared_ptr<void>& event) override;
 
+  bool begin_capture() override;
+  std::shared_ptr<void> end_capture() override;
+  void replay(const std::shared_ptr<void>& graph) override;
+  size_t free_memory() const override;
   void set_tf32(bool on);
   bool tf32() const { return ctx_.tf32; }
   cudaStream_t stream() const { return stream_.get(); }
