@@ -1,0 +1,203 @@
+// CUDA kernels of activations and Dropout with their backward ops; the CPU kernels in
+// ops/cpu/activation.cpp are the specification (same formulas, same branches).
+#include "ops/cuda/broadcast.cuh"
+#include "ops/cuda/rng.cuh"
+
+namespace cbt::cuda {
+namespace {
+
+// The CPU's double constants rounded once to float, as its T(...) casts do.
+constexpr float kSqrt2OverPi = static_cast<float>(0.7978845608028654);  // sqrt(2 / pi)
+constexpr float kGeluCubic = static_cast<float>(0.044715);
+constexpr float kGeluCubic3 = static_cast<float>(3 * 0.044715);
+constexpr float kSqrtHalf = static_cast<float>(0.70710678118654752440);  // 1 / sqrt(2)
+constexpr float kInvSqrt2Pi = static_cast<float>(0.3989422804014327);    // 1 / sqrt(2 pi)
+
+// Two branches keep exp() from overflowing for large |x|.
+__device__ inline float sigmoid(float x) {
+  if (x >= 0) return 1.0f / (1.0f + expf(-x));
+  float e = expf(x);
+  return e / (1.0f + e);
+}
+
+struct ReluOp {
+  __device__ float operator()(float x) const { return x > 0 ? x : 0.0f; }
+};
+struct ReluGradOp {
+  __device__ float operator()(float dy, float y) const { return y > 0 ? dy : 0.0f; }
+};
+// alpha * x is formed in double and rounded once, as on the CPU.
+struct LeakyReluOp {
+  double alpha;
+  __device__ float operator()(float x) const {
+    return x >= 0 ? x : static_cast<float>(alpha * x);
+  }
+};
+struct LeakyReluGradOp {
+  double alpha;
+  __device__ float operator()(float dy, float x) const {
+    return x >= 0 ? dy : static_cast<float>(alpha * dy);
+  }
+};
+struct SigmoidOp {
+  __device__ float operator()(float x) const { return sigmoid(x); }
+};
+struct SigmoidGradOp {
+  __device__ float operator()(float dy, float y) const { return dy * y * (1 - y); }
+};
+struct TanhOp {
+  __device__ float operator()(float x) const { return tanhf(x); }
+};
+struct TanhGradOp {
+  __device__ float operator()(float dy, float y) const { return dy * (1 - y * y); }
+};
+struct GeluOp {
+  bool tanh_approx;
+  __device__ float operator()(float x) const {
+    if (tanh_approx) {
+      float u = kSqrt2OverPi * (x + kGeluCubic * x * x * x);
+      return 0.5f * x * (1.0f + tanhf(u));
+    }
+    return 0.5f * x * (1.0f + erff(x * kSqrtHalf));
+  }
+};
+struct GeluGradOp {
+  bool tanh_approx;
+  __device__ float operator()(float dy, float x) const {
+    if (tanh_approx) {
+      float u = kSqrt2OverPi * (x + kGeluCubic * x * x * x);
+      float t = tanhf(u);
+      float du = kSqrt2OverPi * (1.0f + kGeluCubic3 * x * x);
+      return dy * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * du);
+    }
+    float cdf = 0.5f * (1.0f + erff(x * kSqrtHalf));
+    float pdf = expf(-0.5f * x * x) * kInvSqrt2Pi;
+    return dy * (cdf + x * pdf);
+  }
+};
+
+bool gelu_tanh(const KernelContext& ctx) {
+  return ctx.node.attrs.get_string("approximate", "none") == "tanh";
+}
+
+// x: any shape; y: same shape.
+template <class Op>
+void activation(KernelContext& ctx, Op op) {
+  auto& cc = context_of(ctx.device_ctx);
+  require_f32(ctx, ctx.in(0));
+  unary_map(cc.stream, ctx.in(0).ptr<float>(), ctx.out(0).ptr<float>(), ctx.in(0).numel(), op);
+}
+
+// dY, saved (X or Y), dX: same shape.
+template <class Op>
+void activation_grad(KernelContext& ctx, Op op) {
+  auto& cc = context_of(ctx.device_ctx);
+  require_f32(ctx, ctx.in(0));
+  require_f32(ctx, ctx.in(1));
+  binary_map(cc.stream, ctx.in(0).ptr<float>(), ctx.in(0).shape(), ctx.in(1).ptr<float>(),
+             ctx.in(1).shape(), ctx.out(0).ptr<float>(), ctx.out(0).shape(), op);
+}
+
+double alpha_of(const KernelContext& ctx) { return ctx.node.attrs.get_float("alpha", 0.01f); }
+
+void relu(KernelContext& ctx) { activation(ctx, ReluOp{}); }
+void relu_grad(KernelContext& ctx) { activation_grad(ctx, ReluGradOp{}); }
+void leaky_relu(KernelContext& ctx) { activation(ctx, LeakyReluOp{alpha_of(ctx)}); }
+void leaky_relu_grad(KernelContext& ctx) { activation_grad(ctx, LeakyReluGradOp{alpha_of(ctx)}); }
+void sigmoid_kernel(KernelContext& ctx) { activation(ctx, SigmoidOp{}); }
+void sigmoid_grad(KernelContext& ctx) { activation_grad(ctx, SigmoidGradOp{}); }
+void tanh_kernel(KernelContext& ctx) { activation(ctx, TanhOp{}); }
+void tanh_grad(KernelContext& ctx) { activation_grad(ctx, TanhGradOp{}); }
+void gelu(KernelContext& ctx) { activation(ctx, GeluOp{gelu_tanh(ctx)}); }
+void gelu_grad(KernelContext& ctx) { activation_grad(ctx, GeluGradOp{gelu_tanh(ctx)}); }
+
+// Dropout's ratio: an optional float scalar input (opset 12+) that wins over the attribute.
+// The input is a device tensor; the kernel reads it, so the stream never waits for the host.
+struct DropoutRatio {
+  const float* f32 = nullptr;
+  const double* f64 = nullptr;
+  double attr = 0.5;
+  __device__ double value() const { return f64 ? *f64 : f32 ? static_cast<double>(*f32) : attr; }
+};
+
+DropoutRatio dropout_ratio(const KernelContext& ctx, size_t ratio_input) {
+  DropoutRatio r;
+  r.attr = ctx.node.attrs.get_float("ratio", 0.5f);
+  if (!ctx.has_in(ratio_input)) return r;
+  const Tensor& t = ctx.in(ratio_input);
+  if (t.device().is_cpu()) r.attr = t.at_f64(0);
+  else if (t.dtype() == DType::Float64) r.f64 = t.ptr<double>();
+  else r.f32 = t.ptr<float>();
+  return r;
+}
+
+// x, y, mask (optional): same shape. Active while training or when training_mode (a device
+// bool scalar, optional) says so; element i is kept when rng_uniform(seed, i) >= ratio,
+// exactly as on the CPU.
+__global__ void dropout_kernel(const float* x, float* y, bool* mask, int64_t n, uint64_t seed,
+                               DropoutRatio ratio_in, bool training, const bool* training_mode) {
+  bool active = training || (training_mode && *training_mode);
+  double ratio = active ? ratio_in.value() : 0.0;
+  float scale = static_cast<float>(1.0 / (1.0 - ratio));
+  float r = static_cast<float>(ratio);
+  CBT_GRID_STRIDE_LOOP(i, n) {
+    bool keep = ratio == 0 || rng_uniform(seed, static_cast<uint64_t>(i)) >= r;
+    y[i] = keep ? x[i] * scale : 0.0f;
+    if (mask) mask[i] = keep;
+  }
+}
+
+void dropout(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor& x = ctx.in(0);
+  require_f32(ctx, x);
+  const bool* training_mode = nullptr;
+  bool training = ctx.training;
+  if (ctx.has_in(2)) {
+    if (ctx.in(2).device().is_cpu()) training = training || ctx.in(2).at_i64(0) != 0;
+    else training_mode = ctx.in(2).ptr<bool>();
+  }
+  int64_t n = x.numel();
+  if (n == 0) return;
+  bool* mask = ctx.has_out(1) ? ctx.out(1).ptr<bool>() : nullptr;
+  dropout_kernel<<<blocks_for(n), kThreads, 0, cc.stream>>>(x.ptr<float>(), ctx.out(0).ptr<float>(),
+                                                           mask, n, ctx.seed,
+                                                           dropout_ratio(ctx, 1), training,
+                                                           training_mode);
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
+// dY, mask, dX: same shape; dX = dY / (1 - ratio) where kept.
+__global__ void dropout_grad_kernel(const float* dy, const bool* mask, float* dx, int64_t n,
+                                    DropoutRatio ratio_in) {
+  float scale = static_cast<float>(1.0 / (1.0 - ratio_in.value()));
+  CBT_GRID_STRIDE_LOOP(i, n) dx[i] = mask[i] ? dy[i] * scale : 0.0f;
+}
+
+void dropout_grad(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  require_f32(ctx, ctx.in(0));
+  int64_t n = ctx.out(0).numel();
+  if (n == 0) return;
+  dropout_grad_kernel<<<blocks_for(n), kThreads, 0, cc.stream>>>(
+      ctx.in(0).ptr<float>(), ctx.in(1).ptr<bool>(), ctx.out(0).ptr<float>(), n,
+      dropout_ratio(ctx, 2));
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+CBT_REGISTER_KERNEL("", "Dropout", DeviceKind::CUDA, dropout);
+CBT_REGISTER_KERNEL(kCbtDomain, "DropoutGrad", DeviceKind::CUDA, dropout_grad);
+CBT_REGISTER_KERNEL("", "Relu", DeviceKind::CUDA, relu);
+CBT_REGISTER_KERNEL("", "LeakyRelu", DeviceKind::CUDA, leaky_relu);
+CBT_REGISTER_KERNEL("", "Sigmoid", DeviceKind::CUDA, sigmoid_kernel);
+CBT_REGISTER_KERNEL("", "Tanh", DeviceKind::CUDA, tanh_kernel);
+CBT_REGISTER_KERNEL("", "Gelu", DeviceKind::CUDA, gelu);
+CBT_REGISTER_KERNEL(kCbtDomain, "ReluGrad", DeviceKind::CUDA, relu_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "LeakyReluGrad", DeviceKind::CUDA, leaky_relu_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "SigmoidGrad", DeviceKind::CUDA, sigmoid_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "TanhGrad", DeviceKind::CUDA, tanh_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "GeluGrad", DeviceKind::CUDA, gelu_grad);
+
+}  // namespace cbt::cuda

@@ -1,0 +1,363 @@
+// Device machinery of the element-wise family: merged broadcast layouts passed by value,
+// flat and strided maps, fixed-order group reductions, and deterministic sums to a shape.
+#pragma once
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "graph/shape_utils.h"
+#include "ops/cuda/common.cuh"
+
+namespace cbt::cuda {
+
+inline constexpr int kMaxDims = 8;
+inline constexpr int kMaxOperands = 3;
+// Threads that keep an H100 busy (132 SMs x 2048); sums split their work up to this.
+inline constexpr int64_t kBusyThreads = 132 * 2048;
+
+// ---- dtype dispatch ------------------------------------------------------------------------
+
+[[noreturn]] inline void unsupported_dtype(const KernelContext& ctx, DType t) {
+  throw UserError("node " + ctx.node.describe() + ": the CUDA kernel does not support " +
+                  dtype_name(t) + " (float64 runs on the CPU only)");
+}
+
+// Calls f.template operator()<T>() for the arithmetic types of the GPU: float32, int64, int32.
+template <class F>
+void dispatch_arith(const KernelContext& ctx, DType t, F&& f) {
+  switch (t) {
+    case DType::Float32: return f.template operator()<float>();
+    case DType::Int64: return f.template operator()<int64_t>();
+    case DType::Int32: return f.template operator()<int32_t>();
+    default: unsupported_dtype(ctx, t);
+  }
+}
+
+inline void require_f32(const KernelContext& ctx, const Tensor& t) {
+  if (t.dtype() != DType::Float32) unsupported_dtype(ctx, t.dtype());
+}
+
+// ---- workspace -----------------------------------------------------------------------------
+
+// Bump allocator over the context's workspace for the temporaries of one kernel call (work on
+// one stream is ordered, so the next kernel may reuse the same bytes).
+class Scratch {
+ public:
+  explicit Scratch(const CudaContext& cc)
+      : p_(static_cast<char*>(cc.workspace)), left_(cc.workspace ? cc.workspace_bytes : 0) {}
+  size_t left() const { return left_ > kAlign ? left_ - kAlign : 0; }
+  template <class T>
+  T* take(int64_t n, const char* what) {
+    size_t bytes = static_cast<size_t>(n) * sizeof(T);
+    size_t pad = (kAlign - reinterpret_cast<uintptr_t>(p_) % kAlign) % kAlign;
+    CBT_CHECK(p_ && pad + bytes <= left_, "CUDA workspace too small for ", what, ": ", bytes,
+              " bytes wanted, ", left_, " left (raise the workspace size)");
+    T* r = reinterpret_cast<T*>(p_ + pad);
+    p_ += pad + bytes;
+    left_ -= pad + bytes;
+    return r;
+  }
+
+ private:
+  static constexpr size_t kAlign = 256;
+  char* p_;
+  size_t left_;
+};
+
+// ---- layouts -------------------------------------------------------------------------------
+
+// Output dims after merging, with each operand's element strides on them (0 where it is
+// broadcast); the output is contiguous over `dims`.
+struct Layout {
+  int rank = 0;
+  int64_t dims[kMaxDims] = {};
+  int64_t strides[kMaxOperands][kMaxDims] = {};
+};
+
+// Layout of operands of shapes `ins` read along `out`; adjacent dims merge where every operand
+// keeps its pattern, so (N,C,H,W)+(C,1,1) becomes (N, C, H*W) with strides (0, 1, 0).
+inline Layout make_layout(const Shape& out, std::initializer_list<const Shape*> ins) {
+  CBT_CHECK(ins.size() >= 1 && ins.size() <= kMaxOperands, "layout of ", ins.size(), " operands");
+  std::vector<std::vector<int64_t>> st;
+  for (const Shape* s : ins) st.push_back(broadcast_strides(*s, out));
+  Layout l;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == 1) continue;
+    if (l.rank > 0) {
+      int r = l.rank - 1;
+      bool merge = true;
+      for (size_t q = 0; q < st.size(); ++q) merge = merge && l.strides[q][r] == st[q][i] * out[i];
+      if (merge) {
+        l.dims[r] *= out[i];
+        for (size_t q = 0; q < st.size(); ++q) l.strides[q][r] = st[q][i];
+        continue;
+      }
+    }
+    if (l.rank == kMaxDims)
+      throw UserError("CUDA element-wise kernels handle at most " + std::to_string(kMaxDims) +
+                      " broadcast dims after merging; shape " + shape_str(out) + " has more");
+    l.dims[l.rank] = out[i];
+    for (size_t q = 0; q < st.size(); ++q) l.strides[q][l.rank] = st[q][i];
+    ++l.rank;
+  }
+  if (l.rank == 0) {
+    l.rank = 1;
+    l.dims[0] = 1;
+  }
+  return l;
+}
+
+// Element offsets of output element i in the first K operands of `l`.
+template <int K>
+__device__ inline void layout_offsets(const Layout& l, int64_t i, int64_t (&off)[K]) {
+  for (int q = 0; q < K; ++q) off[q] = 0;
+  for (int d = l.rank - 1; d >= 0; --d) {
+    int64_t n = l.dims[d];
+    int64_t idx = i % n;
+    i /= n;
+    for (int q = 0; q < K; ++q) off[q] += idx * l.strides[q][d];
+  }
+}
+
+// ---- maps ----------------------------------------------------------------------------------
+
+// y[i] = op(x[i]).
+template <class TX, class TY, class Op>
+__global__ void map1_kernel(const TX* x, TY* y, int64_t n, Op op) {
+  CBT_GRID_STRIDE_LOOP(i, n) y[i] = op(x[i]);
+}
+
+// y[i] = op(a[i * da], b[i * db]): same element order (d = 1) or a scalar operand (d = 0).
+template <class TA, class TB, class TY, class Op>
+__global__ void map2_flat_kernel(const TA* a, int64_t da, const TB* b, int64_t db, TY* y,
+                                 int64_t n, Op op) {
+  CBT_GRID_STRIDE_LOOP(i, n) y[i] = op(a[i * da], b[i * db]);
+}
+
+// y[i] = op(a, b) at the broadcast offsets of output element i.
+template <class TA, class TB, class TY, class Op>
+__global__ void map2_strided_kernel(const TA* a, const TB* b, TY* y, int64_t n, Layout l, Op op) {
+  CBT_GRID_STRIDE_LOOP(i, n) {
+    int64_t off[2];
+    layout_offsets<2>(l, i, off);
+    y[i] = op(a[off[0]], b[off[1]]);
+  }
+}
+
+// y = op(x) over n contiguous elements.
+template <class TX, class TY, class Op>
+void unary_map(cudaStream_t s, const TX* x, TY* y, int64_t n, Op op) {
+  if (n == 0) return;
+  map1_kernel<<<blocks_for(n), kThreads, 0, s>>>(x, y, n, op);
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
+// y = op(a, b) with numpy broadcasting; y has the broadcast shape ys.
+template <class TA, class TB, class TY, class Op>
+void binary_map(cudaStream_t s, const TA* a, const Shape& as, const TB* b, const Shape& bs, TY* y,
+                const Shape& ys, Op op) {
+  int64_t n = shape_numel(ys);
+  if (n == 0) return;
+  int64_t na = shape_numel(as), nb = shape_numel(bs);
+  // An operand with as many elements as the output is laid out like it (broadcasting only
+  // adds or drops 1-dims), so it is read flat.
+  if ((na == n || na == 1) && (nb == n || nb == 1)) {
+    map2_flat_kernel<<<blocks_for(n), kThreads, 0, s>>>(a, na == n ? 1 : 0, b, nb == n ? 1 : 0, y,
+                                                        n, op);
+  } else {
+    map2_strided_kernel<<<blocks_for(n), kThreads, 0, s>>>(a, b, y, n, make_layout(ys, {&as, &bs}),
+                                                           op);
+  }
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+struct ScaleOp {
+  T scale;
+  __device__ T operator()(T v, T) const { return v * scale; }
+};
+
+// y = scale * x broadcast from shape xs to shape ys.
+template <class T>
+void broadcast_to(cudaStream_t s, const T* x, const Shape& xs, T* y, const Shape& ys, T scale) {
+  binary_map(s, x, xs, x, xs, y, ys, ScaleOp<T>{scale});
+}
+
+// ---- group reductions ----------------------------------------------------------------------
+
+struct SumOp {
+  template <class T>
+  __device__ T operator()(T a, T b) const { return a + b; }
+};
+struct MaxOp {
+  template <class T>
+  __device__ T operator()(T a, T b) const { return a < b ? b : a; }
+};
+
+// Reduces v over a group of G threads: a warp (G = 32) or the whole block (G = kThreads,
+// blockDim.x must be kThreads and every thread must call). The butterfly gives every lane the
+// same bits and the order is fixed, so results are deterministic. smem: kThreads / 32 slots.
+template <int G, class T, class Op>
+__device__ T group_reduce(T v, Op op, T* smem) {
+  static_assert(G == 32 || G == kThreads, "group of a warp or a block");
+  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  if constexpr (G == 32) {
+    return v;
+  } else {
+    int warp = threadIdx.x / 32;
+    __syncthreads();  // the slots may still be read from a previous call
+    if (threadIdx.x % 32 == 0) smem[warp] = v;
+    __syncthreads();
+    v = smem[0];
+    for (int w = 1; w < G / 32; ++w) v = op(v, smem[w]);
+    return v;
+  }
+}
+
+// ---- sums back to a shape ------------------------------------------------------------------
+
+// x (contiguous) seen as kept dims (kn, strides ks) and reduced dims (rn, rs), each in x's
+// row-major order; output element o sums x[offset_k(o) + offset_r(j)] over j < nr.
+struct SumPlan {
+  int kr = 0, rr = 0;
+  int64_t kn[kMaxDims] = {}, ks[kMaxDims] = {}, rn[kMaxDims] = {}, rs[kMaxDims] = {};
+  int64_t ny = 1, nr = 1;
+};
+
+inline SumPlan make_sum_plan(const Shape& xs, const Shape& ys) {
+  Layout l = make_layout(xs, {&xs, &ys});
+  SumPlan p;
+  for (int d = 0; d < l.rank; ++d) {
+    bool kept = l.strides[1][d] != 0 || l.dims[d] == 1;
+    if (kept) {
+      p.kn[p.kr] = l.dims[d];
+      p.ks[p.kr++] = l.strides[0][d];
+      p.ny *= l.dims[d];
+    } else {
+      p.rn[p.rr] = l.dims[d];
+      p.rs[p.rr++] = l.strides[0][d];
+      p.nr *= l.dims[d];
+    }
+  }
+  return p;
+}
+
+__device__ inline int64_t dims_offset(const int64_t* n, const int64_t* s, int count, int64_t idx) {
+  int64_t off = 0;
+  for (int d = count - 1; d >= 0; --d) {
+    off += (idx % n[d]) * s[d];
+    idx /= n[d];
+  }
+  return off;
+}
+
+// Calls f(pointer, count, stride) for the runs of reduced elements j in [j0, j1) that lie on
+// one line of the innermost reduced dim (one division per run, not per element).
+template <class T, class F>
+__device__ inline void for_each_run(const T* x, const SumPlan& p, int64_t j0, int64_t j1, F f) {
+  int64_t inner = p.rn[p.rr - 1], step = p.rs[p.rr - 1];
+  for (int64_t j = j0; j < j1;) {
+    int64_t q = j / inner, r = j % inner;
+    int64_t run = min(inner - r, j1 - j);
+    f(x + dims_offset(p.rn, p.rs, p.rr - 1, q) + r * step, run, step);
+    j += run;
+  }
+}
+
+// One thread per (output o, chunk s of the reduced range); adjacent threads take adjacent
+// outputs, coalesced when the innermost dim is kept. out[s * ny + o], scaled when final.
+template <class T>
+__global__ void sum_lines_kernel(const T* x, SumPlan p, int64_t chunks, int64_t chunk, T* out,
+                                 T scale, bool final) {
+  CBT_GRID_STRIDE_LOOP(w, p.ny * chunks) {
+    int64_t s = w / p.ny, o = w % p.ny;
+    T acc = 0;
+    for_each_run(x + dims_offset(p.kn, p.ks, p.kr, o), p, s * chunk, min(p.nr, (s + 1) * chunk),
+                 [&](const T* xr, int64_t len, int64_t step) {
+                   for (int64_t t = 0; t < len; ++t) acc += xr[t * step];
+                 });
+    out[s * p.ny + o] = final ? acc * scale : acc;
+  }
+}
+
+// One group of G threads per (output o, chunk s) when the innermost dim is reduced: the group
+// reads contiguous runs together, then reduces in a fixed order.
+template <int G, class T>
+__global__ void sum_rows_kernel(const T* x, SumPlan p, int64_t chunks, int64_t chunk, T* out,
+                                T scale, bool final) {
+  __shared__ T smem[kThreads / 32];
+  constexpr int per_block = kThreads / G;
+  int lane = threadIdx.x % G;
+  int64_t items = p.ny * chunks;
+  // Every thread of a group (for G = kThreads: of the block) runs the same iterations.
+  for (int64_t w = static_cast<int64_t>(blockIdx.x) * per_block + threadIdx.x / G; w < items;
+       w += static_cast<int64_t>(gridDim.x) * per_block) {
+    int64_t o = w / chunks, s = w % chunks;
+    T acc = 0;
+    for_each_run(x + dims_offset(p.kn, p.ks, p.kr, o), p, s * chunk, min(p.nr, (s + 1) * chunk),
+                 [&](const T* xr, int64_t len, int64_t step) {
+                   for (int64_t t = lane; t < len; t += G) acc += xr[t * step];
+                 });
+    acc = group_reduce<G>(acc, SumOp{}, smem);
+    if (lane == 0) out[s * p.ny + o] = final ? acc * scale : acc;
+  }
+}
+
+// y[o] = scale * sum over s (in order) of part[s * ny + o].
+template <class T>
+__global__ void sum_partials_kernel(const T* part, int64_t ny, int64_t chunks, T* y, T scale) {
+  CBT_GRID_STRIDE_LOOP(o, ny) {
+    T acc = 0;
+    for (int64_t s = 0; s < chunks; ++s) acc += part[s * ny + o];
+    y[o] = acc * scale;
+  }
+}
+
+// y = scale * sum of x over the dims where ys (right-aligned, rank <= rank of xs) is 1 and xs
+// is not; the inverse of broadcasting ys to xs. Deterministic: the split of the work depends
+// on the shapes only; partial sums (from `ws` when it has room) are combined in a fixed order.
+template <class T>
+void sum_to(cudaStream_t s, Scratch& ws, const T* x, const Shape& xs, T* y, const Shape& ys,
+            T scale) {
+  int64_t ny = shape_numel(ys);
+  if (ny == 0) return;
+  if (shape_numel(xs) == 0) {  // empty sums
+    CBT_CUDA_CHECK(cudaMemsetAsync(y, 0, static_cast<size_t>(ny) * sizeof(T), s));
+    return;
+  }
+  SumPlan p = make_sum_plan(xs, ys);
+  if (p.rr == 0) {  // nothing to sum: a scaled copy
+    broadcast_to(s, x, xs, y, ys, scale);
+    return;
+  }
+  bool rows = p.rs[p.rr - 1] == 1 && p.rn[p.rr - 1] >= 32;
+  int group = rows ? (p.rn[p.rr - 1] >= 512 ? kThreads : 32) : 1;
+  // As many chunks as fill the GPU, each with enough elements per thread to pay for the
+  // second pass (32 per thread for lines, 4 per lane for groups).
+  int64_t min_chunk = rows ? 4 * group : 32;
+  int64_t want = (kBusyThreads / group + ny - 1) / ny;
+  int64_t chunks = std::max<int64_t>(1, std::min(want, p.nr / min_chunk));
+  int64_t fit = static_cast<int64_t>(ws.left() / (sizeof(T) * static_cast<size_t>(ny)));
+  chunks = std::max<int64_t>(1, std::min(chunks, fit));
+  int64_t chunk = (p.nr + chunks - 1) / chunks;
+  chunks = (p.nr + chunk - 1) / chunk;
+  bool final = chunks == 1;
+  T* out = final ? y : ws.take<T>(ny * chunks, "partial sums");
+  int64_t items = ny * chunks;
+  if (!rows) {
+    sum_lines_kernel<<<blocks_for(items), kThreads, 0, s>>>(x, p, chunks, chunk, out, scale, final);
+  } else if (group == 32) {
+    sum_rows_kernel<32><<<blocks_for(items * 32), kThreads, 0, s>>>(x, p, chunks, chunk, out, scale,
+                                                                  final);
+  } else {
+    sum_rows_kernel<kThreads><<<blocks_for(items * kThreads), kThreads, 0, s>>>(x, p, chunks, chunk,
+                                                                              out, scale, final);
+  }
+  CBT_CUDA_CHECK_LAUNCH();
+  if (!final) {
+    sum_partials_kernel<<<blocks_for(ny), kThreads, 0, s>>>(out, ny, chunks, y, scale);
+    CBT_CUDA_CHECK_LAUNCH();
+  }
+}
+
+}  // namespace cbt::cuda

@@ -1,0 +1,307 @@
+// CUDA kernels of element-wise arithmetic, Cast, Clip and their backward ops; the CPU kernels
+// in ops/cpu/elementwise.cpp are the specification.
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "ops/cuda/broadcast.cuh"
+
+namespace cbt::cuda {
+namespace {
+
+struct AddOp {
+  template <class T>
+  __device__ T operator()(T u, T v) const { return u + v; }
+};
+struct SubOp {
+  template <class T>
+  __device__ T operator()(T u, T v) const { return u - v; }
+};
+struct MulOp {
+  template <class T>
+  __device__ T operator()(T u, T v) const { return u * v; }
+};
+// The CPU reports integer division by zero; a kernel cannot, and the GPU's quotient is
+// undefined, so it is 0 here.
+struct DivOp {
+  template <class T>
+  __device__ T operator()(T u, T v) const {
+    if constexpr (std::is_integral_v<T>) return v == 0 ? T(0) : u / v;
+    else return u / v;
+  }
+};
+
+// An exponent of any arithmetic type as float, converted through double as the CPU does.
+template <class E>
+__device__ inline float as_f32(E e) {
+  return static_cast<float>(static_cast<double>(e));
+}
+
+// 2 squares exactly, as the CPU's fast path for a scalar exponent of 2 does.
+struct PowOp {
+  template <class E>
+  __device__ float operator()(float u, E e) const {
+    float v = as_f32(e);
+    return v == 2.0f ? u * u : powf(u, v);
+  }
+};
+
+struct NegOp {
+  template <class T>
+  __device__ T operator()(T v) const { return -v; }
+};
+struct SqrtOp {
+  __device__ float operator()(float v) const { return sqrtf(v); }
+};
+struct ErfOp {
+  __device__ float operator()(float v) const { return erff(v); }
+};
+
+template <class D>
+struct CastOp {
+  template <class S>
+  __device__ D operator()(S v) const { return static_cast<D>(v); }
+};
+
+template <class Op>
+void binary(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor &a = ctx.in(0), &b = ctx.in(1);
+  Tensor& y = ctx.out(0);
+  dispatch_arith(ctx, y.dtype(), [&]<class T>() {
+    binary_map(cc.stream, a.ptr<T>(), a.shape(), b.ptr<T>(), b.shape(), y.ptr<T>(), y.shape(),
+               Op{});
+  });
+}
+
+// a: float; b: float or integer exponent; y: broadcast shape.
+void pow_kernel(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor &a = ctx.in(0), &b = ctx.in(1);
+  Tensor& y = ctx.out(0);
+  require_f32(ctx, a);
+  dispatch_arith(ctx, b.dtype(), [&]<class E>() {
+    binary_map(cc.stream, a.ptr<float>(), a.shape(), b.ptr<E>(), b.shape(), y.ptr<float>(),
+               y.shape(), PowOp{});
+  });
+}
+
+void neg(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  dispatch_arith(ctx, ctx.in(0).dtype(), [&]<class T>() {
+    unary_map(cc.stream, ctx.in(0).ptr<T>(), ctx.out(0).ptr<T>(), ctx.in(0).numel(), NegOp{});
+  });
+}
+
+template <class Op>
+void float_unary(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  require_f32(ctx, ctx.in(0));
+  unary_map(cc.stream, ctx.in(0).ptr<float>(), ctx.out(0).ptr<float>(), ctx.in(0).numel(), Op{});
+}
+
+void copy_tensor(const CudaContext& cc, const Tensor& x, Tensor& y) {
+  if (x.nbytes() && x.data() != y.data())
+    CBT_CUDA_CHECK(cudaMemcpyAsync(y.data(), x.data(), x.nbytes(), cudaMemcpyDeviceToDevice,
+                                   cc.stream));
+}
+
+void identity(KernelContext& ctx) { copy_tensor(context_of(ctx.device_ctx), ctx.in(0), ctx.out(0)); }
+
+// Calls f.template operator()<T>() for every dtype Cast handles on the GPU.
+template <class F>
+void dispatch_cast(const KernelContext& ctx, DType t, F&& f) {
+  switch (t) {
+    case DType::Float32: return f.template operator()<float>();
+    case DType::Int64: return f.template operator()<int64_t>();
+    case DType::Int32: return f.template operator()<int32_t>();
+    case DType::Int8: return f.template operator()<int8_t>();
+    case DType::UInt8: return f.template operator()<uint8_t>();
+    case DType::Bool: return f.template operator()<bool>();
+    default: unsupported_dtype(ctx, t);
+  }
+}
+
+// Converts to the output's type, so CastLike shares it.
+void cast(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  if (x.dtype() == y.dtype()) return copy_tensor(cc, x, y);
+  dispatch_cast(ctx, x.dtype(), [&]<class S>() {
+    dispatch_cast(ctx, y.dtype(), [&]<class D>() {
+      unary_map(cc.stream, x.ptr<S>(), y.ptr<D>(), x.numel(), CastOp<D>{});
+    });
+  });
+}
+
+// Clip bounds: attributes before opset 11, scalar inputs after (device tensors, read by the
+// kernel so the stream never waits); absent means unbounded.
+template <class T>
+struct ClipBounds {
+  const T* lo_p = nullptr;
+  const T* hi_p = nullptr;
+  T lo = std::numeric_limits<T>::lowest(), hi = std::numeric_limits<T>::max();
+  __device__ T low() const { return lo_p ? *lo_p : lo; }
+  __device__ T high() const { return hi_p ? *hi_p : hi; }
+};
+
+template <class T>
+ClipBounds<T> clip_bounds(const KernelContext& ctx) {
+  ClipBounds<T> b;
+  const Attributes& at = ctx.node.attrs;
+  if (at.has("min")) b.lo = static_cast<T>(at.get_float("min", 0));
+  if (at.has("max")) b.hi = static_cast<T>(at.get_float("max", 0));
+  size_t first = ctx.node.op_type == "ClipGrad" ? 2 : 1;
+  auto take = [&](size_t i, const T*& p, T& v) {
+    if (!ctx.has_in(i)) return;
+    if (ctx.in(i).device().is_cpu()) v = ctx.in(i).ptr<T>()[0];
+    else p = ctx.in(i).ptr<T>();
+  };
+  take(first, b.lo_p, b.lo);
+  take(first + 1, b.hi_p, b.hi);
+  return b;
+}
+
+template <class T>
+struct ClipOp {
+  ClipBounds<T> b;
+  __device__ T operator()(T v) const {
+    T lo = b.low(), hi = b.high();
+    return v < lo ? lo : (v > hi ? hi : v);
+  }
+};
+
+template <class T>
+struct ClipGradOp {
+  ClipBounds<T> b;
+  __device__ T operator()(T dy, T x) const { return (x > b.low() && x < b.high()) ? dy : T(0); }
+};
+
+void clip(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  dispatch_arith(ctx, ctx.in(0).dtype(), [&]<class T>() {
+    unary_map(cc.stream, ctx.in(0).ptr<T>(), ctx.out(0).ptr<T>(), ctx.in(0).numel(),
+              ClipOp<T>{clip_bounds<T>(ctx)});
+  });
+}
+
+// dY, X, dX: same shape.
+void clip_grad(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  require_f32(ctx, ctx.in(0));
+  binary_map(cc.stream, ctx.in(0).ptr<float>(), ctx.in(0).shape(), ctx.in(1).ptr<float>(),
+             ctx.in(1).shape(), ctx.out(0).ptr<float>(), ctx.out(0).shape(),
+             ClipGradOp<float>{clip_bounds<float>(ctx)});
+}
+
+void reduce_sum_to_kernel(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  Scratch ws(cc);
+  dispatch_arith(ctx, ctx.in(0).dtype(), [&]<class T>() {
+    sum_to(cc.stream, ws, ctx.in(0).ptr<T>(), ctx.in(0).shape(), ctx.out(0).ptr<T>(),
+           ctx.out(0).shape(), T(1));
+  });
+}
+
+struct DivGradOp {
+  __device__ float da(float dy, float, float b) const { return dy / b; }
+  __device__ float db(float dy, float a, float b) const { return -dy * a / (b * b); }
+};
+struct PowGradOp {
+  __device__ float da(float dy, float a, float b) const { return dy * b * powf(a, b - 1); }
+  __device__ float db(float dy, float a, float b) const { return dy * powf(a, b) * logf(a); }
+};
+
+// dy: (broadcast shape), contiguous; a, b read at their broadcast offsets; da, db (either may
+// be null): the gradients over the broadcast shape.
+template <class E, class F>
+__global__ void pair_grad_kernel(const float* dy, const float* a, const E* b, float* da, float* db,
+                                 int64_t n, Layout l, F f) {
+  CBT_GRID_STRIDE_LOOP(i, n) {
+    int64_t off[2];
+    layout_offsets<2>(l, i, off);
+    float av = a[off[0]], bv = as_f32(b[off[1]]);
+    if (da) da[i] = f.da(dy[i], av, bv);
+    if (db) db[i] = f.db(dy[i], av, bv);
+  }
+}
+
+// (dY, A, B) -> (dA, optional dB). Each gradient is formed over dY's shape, straight into its
+// output when that has as many elements, else into a temporary that is summed back.
+template <class F>
+void pair_grad(KernelContext& ctx, F f) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor &dy = ctx.in(0), &a = ctx.in(1), &b = ctx.in(2);
+  require_f32(ctx, dy);
+  require_f32(ctx, a);
+  const Shape& ys = dy.shape();
+  int64_t n = dy.numel();
+  Scratch ws(cc);
+  float* full[2] = {nullptr, nullptr};
+  for (size_t k = 0; k < 2; ++k) {
+    if (!ctx.has_out(k)) continue;
+    Tensor& o = ctx.out(k);
+    require_f32(ctx, o);
+    full[k] = o.numel() == n ? o.ptr<float>() : ws.take<float>(n, "a broadcast gradient");
+  }
+  if (n > 0 && (full[0] || full[1])) {
+    dispatch_arith(ctx, b.dtype(), [&]<class E>() {
+      pair_grad_kernel<<<blocks_for(n), kThreads, 0, cc.stream>>>(
+          dy.ptr<float>(), a.ptr<float>(), b.ptr<E>(), full[0], full[1], n,
+          make_layout(ys, {&a.shape(), &b.shape()}), f);
+      CBT_CUDA_CHECK_LAUNCH();
+    });
+  }
+  for (size_t k = 0; k < 2; ++k)
+    if (full[k] && ctx.out(k).numel() != n)
+      sum_to(cc.stream, ws, full[k], ys, ctx.out(k).ptr<float>(), ctx.out(k).shape(), 1.0f);
+}
+
+void div_grad(KernelContext& ctx) { pair_grad(ctx, DivGradOp{}); }
+void pow_grad(KernelContext& ctx) { pair_grad(ctx, PowGradOp{}); }
+
+struct SqrtGradOp {
+  __device__ float operator()(float dy, float y) const { return dy / (2.0f * y); }
+};
+struct ErfGradOp {
+  float k;
+  __device__ float operator()(float dy, float x) const { return dy * k * expf(-x * x); }
+};
+
+// dY and the saved tensor have one shape (the schema checks it).
+template <class Op>
+void unary_grad(KernelContext& ctx, Op op) {
+  auto& cc = context_of(ctx.device_ctx);
+  require_f32(ctx, ctx.in(0));
+  binary_map(cc.stream, ctx.in(0).ptr<float>(), ctx.in(0).shape(), ctx.in(1).ptr<float>(),
+             ctx.in(1).shape(), ctx.out(0).ptr<float>(), ctx.out(0).shape(), op);
+}
+
+void sqrt_grad(KernelContext& ctx) { unary_grad(ctx, SqrtGradOp{}); }
+void erf_grad(KernelContext& ctx) {
+  unary_grad(ctx, ErfGradOp{static_cast<float>(2.0 / std::sqrt(M_PI))});
+}
+
+}  // namespace
+
+CBT_REGISTER_KERNEL("", "Add", DeviceKind::CUDA, binary<AddOp>);
+CBT_REGISTER_KERNEL("", "Sub", DeviceKind::CUDA, binary<SubOp>);
+CBT_REGISTER_KERNEL("", "Mul", DeviceKind::CUDA, binary<MulOp>);
+CBT_REGISTER_KERNEL("", "Div", DeviceKind::CUDA, binary<DivOp>);
+CBT_REGISTER_KERNEL("", "Pow", DeviceKind::CUDA, pow_kernel);
+CBT_REGISTER_KERNEL("", "Neg", DeviceKind::CUDA, neg);
+CBT_REGISTER_KERNEL("", "Sqrt", DeviceKind::CUDA, float_unary<SqrtOp>);
+CBT_REGISTER_KERNEL("", "Erf", DeviceKind::CUDA, float_unary<ErfOp>);
+CBT_REGISTER_KERNEL("", "Identity", DeviceKind::CUDA, identity);
+CBT_REGISTER_KERNEL("", "Cast", DeviceKind::CUDA, cast);
+CBT_REGISTER_KERNEL("", "CastLike", DeviceKind::CUDA, cast);
+CBT_REGISTER_KERNEL("", "Clip", DeviceKind::CUDA, clip);
+CBT_REGISTER_KERNEL(kCbtDomain, "ClipGrad", DeviceKind::CUDA, clip_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "ReduceSumTo", DeviceKind::CUDA, reduce_sum_to_kernel);
+CBT_REGISTER_KERNEL(kCbtDomain, "DivGrad", DeviceKind::CUDA, div_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "PowGrad", DeviceKind::CUDA, pow_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "SqrtGrad", DeviceKind::CUDA, sqrt_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "ErfGrad", DeviceKind::CUDA, erf_grad);
+
+}  // namespace cbt::cuda

@@ -1,0 +1,125 @@
+// CUDA kernels of ReduceSum/ReduceMean and their backward ops; ops/cpu/reduce.cpp is the
+// specification. Sums are deterministic (sum_to: fixed split, fixed order).
+#include <memory>
+
+#include "ops/cuda/broadcast.cuh"
+
+namespace cbt::cuda {
+namespace {
+
+// `in` with the dims named by `axes` set to 1 (empty axes: all, or none with
+// noop_with_empty_axes), as on the CPU.
+Shape kept_from_axes(const KernelContext& ctx, const Shape& in, const std::vector<int64_t>& axes) {
+  Shape kept = in;
+  if (axes.empty()) {
+    if (!ctx.node.attrs.get_int("noop_with_empty_axes", 0))
+      for (auto& d : kept) d = 1;
+    return kept;
+  }
+  for (int64_t a : normalize_axes(axes, static_cast<int64_t>(in.size()))) kept[a] = 1;
+  return kept;
+}
+
+// Positions of `sub` in `in` when sub is a subsequence, matched from the left or the right.
+bool embed(const Shape& in, const Shape& sub, bool from_left, std::vector<size_t>& pos) {
+  pos.assign(sub.size(), 0);
+  size_t n = in.size(), m = sub.size();
+  if (from_left) {
+    for (size_t i = 0, k = 0; k < m; ++i) {
+      if (i == n) return false;
+      if (in[i] == sub[k]) pos[k++] = i;
+    }
+  } else {
+    for (size_t i = n, k = m; k > 0; --i) {
+      if (i == 0) return false;
+      if (in[i - 1] == sub[k - 1]) pos[--k] = i - 1;
+    }
+  }
+  return true;
+}
+
+// The kept shape from the shapes alone, when they determine it: with keepdims the reduced
+// shape is it; without, the reduced shape must sit in `in` in one way only (1-dims do not
+// matter: summing over them changes nothing).
+bool kept_from_shapes(const Shape& in, const Shape& reduced, Shape& kept) {
+  if (reduced.size() == in.size()) {
+    kept = reduced;
+    return true;
+  }
+  Shape in_big, red_big;
+  std::vector<size_t> where;  // index in `in` of each entry of in_big
+  for (size_t i = 0; i < in.size(); ++i)
+    if (in[i] != 1) {
+      in_big.push_back(in[i]);
+      where.push_back(i);
+    }
+  for (int64_t d : reduced)
+    if (d != 1) red_big.push_back(d);
+  std::vector<size_t> left, right;
+  if (!embed(in_big, red_big, true, left) || !embed(in_big, red_big, false, right) ||
+      left != right)
+    return false;
+  kept.assign(in.size(), 1);
+  for (size_t p : left) kept[where[p]] = in[where[p]];
+  return true;
+}
+
+// X's shape `in` with the reduced dims set to 1, where `reduced` is the reduced tensor's
+// shape. The axes input (opset 13+ ReduceSum, 18+ ReduceMean) lives on the device; reading it
+// would stall the stream, so it is read (once, then cached in the node's state) only when the
+// shapes, which the schema inferred from those same axes, leave the answer open.
+Shape kept_shape(KernelContext& ctx, const Shape& in, const Shape& reduced) {
+  if (!ctx.has_in(1)) return kept_from_axes(ctx, in, ctx.node.attrs.get_ints("axes"));
+  const Tensor& axes = ctx.in(1);
+  if (axes.device().is_cpu()) return kept_from_axes(ctx, in, axes.to_i64_vector());
+  if (axes.numel() == 0) return kept_from_axes(ctx, in, {});
+  Shape kept;
+  if (kept_from_shapes(in, reduced, kept)) return kept;
+  if (ctx.state && *ctx.state) return *static_cast<Shape*>(ctx.state->get());
+  auto& cc = context_of(ctx.device_ctx);
+  CBT_CHECK(axes.dtype() == DType::Int64, "axes must be int64");
+  std::vector<int64_t> host(axes.numel());
+  CBT_CUDA_CHECK(cudaMemcpyAsync(host.data(), axes.data(), axes.nbytes(), cudaMemcpyDeviceToHost,
+                                 cc.stream));
+  CBT_CUDA_CHECK(cudaStreamSynchronize(cc.stream));
+  kept = kept_from_axes(ctx, in, host);
+  if (ctx.state) *ctx.state = std::make_shared<Shape>(kept);
+  return kept;
+}
+
+// x: any shape; y: x reduced (keepdims or not: the same memory layout).
+template <bool Mean>
+void reduce(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  Shape kept = kept_shape(ctx, x.shape(), y.shape());
+  if (Mean) require_f32(ctx, x);
+  Scratch ws(cc);
+  dispatch_arith(ctx, x.dtype(), [&]<class T>() {
+    T scale = Mean && x.numel() ? static_cast<T>(static_cast<double>(y.numel()) / x.numel()) : T(1);
+    sum_to(cc.stream, ws, x.ptr<T>(), x.shape(), y.ptr<T>(), kept, scale);
+  });
+}
+
+// dY: the reduced shape; dX: attribute 'shape'.
+template <bool Mean>
+void reduce_grad(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor& dy = ctx.in(0);
+  Tensor& dx = ctx.out(0);
+  require_f32(ctx, dy);
+  Shape kept = kept_shape(ctx, dx.shape(), dy.shape());
+  float scale =
+      Mean && dx.numel() ? static_cast<float>(static_cast<double>(dy.numel()) / dx.numel()) : 1.0f;
+  broadcast_to(cc.stream, dy.ptr<float>(), kept, dx.ptr<float>(), dx.shape(), scale);
+}
+
+}  // namespace
+
+CBT_REGISTER_KERNEL("", "ReduceSum", DeviceKind::CUDA, reduce<false>);
+CBT_REGISTER_KERNEL("", "ReduceMean", DeviceKind::CUDA, reduce<true>);
+CBT_REGISTER_KERNEL(kCbtDomain, "ReduceSumGrad", DeviceKind::CUDA, reduce_grad<false>);
+CBT_REGISTER_KERNEL(kCbtDomain, "ReduceMeanGrad", DeviceKind::CUDA, reduce_grad<true>);
+
+}  // namespace cbt::cuda
