@@ -1,7 +1,11 @@
-// fit(): the epoch loop with progress lines and the JSON-lines metrics file.
+// fit(): the epoch loop with progress lines, the JSON-lines metrics file, checkpoints and
+// resume, and stopping on SIGINT/SIGTERM.
 #include "runtime/fit.h"
 
+#include <signal.h>
+
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -14,7 +18,20 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+void on_stop_signal(int sig) { g_stop_signal = sig; }
 }  // namespace
+
+void install_stop_handlers() {
+  struct sigaction sa = {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND;  // a second signal is not caught: it ends the process at once
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
 
 FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt, std::ostream& log) {
   FitResult res;
@@ -33,11 +50,6 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     throw UserError("a round of " + std::to_string(k) + " learner(s) x batch " + std::to_string(batch) +
                     " exceeds the training set (" + std::to_string(data.train.size()) + " samples)");
 
-  std::ofstream metrics;
-  if (!opt.metrics_path.empty()) {
-    metrics.open(opt.metrics_path, std::ios::trunc);
-    if (!metrics) throw UserError("cannot write metrics file " + opt.metrics_path);
-  }
   LrSchedule schedule = opt.schedule;
   if (schedule.total_steps <= 1)
     schedule.total_steps = opt.max_steps >= 0 ? std::min(opt.max_steps, opt.epochs * steps_per_epoch)
@@ -47,14 +59,89 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     xs.emplace_back(DType::Float32, in.shape);
     ys.emplace_back(DType::Int64, Shape{batch});
   }
+
+  // Checkpoints: what this run is, to compare with a checkpoint's own record on resume.
+  const CheckpointOptions& co = opt.checkpoint;
+  const bool checkpoints = !co.dir.empty();
+  if (co.resume && !checkpoints) throw UserError("--resume needs --checkpoint-dir");
+  CheckpointMeta now;
+  if (checkpoints) {
+    now.fingerprint = model_fingerprint(trainer.model());
+    now.config = checkpoint_config(trainer.options(), schedule, opt.seed, data.train.size());
+  }
+  int64_t start_epoch = 1, start_round = 0, last_saved = -1;
+  if (co.resume) {
+    auto loaded = load_latest_checkpoint(co.dir);
+    if (!loaded) {
+      log << "no checkpoint in " << co.dir << "; training from the start" << std::endl;
+    } else {
+      for (const auto& why : loaded->skipped) log << "warning: skipped " << why << std::endl;
+      const CheckpointMeta& m = loaded->checkpoint.meta;
+      check_resumable(m, now, co.force_resume, loaded->path, log);
+      if (m.round_in_epoch > steps_per_epoch)
+        throw UserError("checkpoint " + loaded->path + " is at round " + std::to_string(m.round_in_epoch) +
+                        " of an epoch of " + std::to_string(steps_per_epoch) + " rounds");
+      trainer.restore(loaded->checkpoint.state);
+      start_epoch = m.epoch;
+      start_round = m.round_in_epoch;
+      res.steps = last_saved = m.round;
+      res.checkpoint = loaded->path;
+      log << "resumed from " << loaded->path << " at round " << m.round << " (epoch " << m.epoch << ", round "
+          << m.round_in_epoch << " of " << steps_per_epoch << ")" << std::endl;
+    }
+  }
+  // Writes a checkpoint whose next round is `next` of `epoch`; a diverged state is never
+  // written, so the last good checkpoint stays the newest.
+  auto save = [&](int64_t epoch, int64_t next) {
+    if (!checkpoints || res.steps == last_saved) return;
+    Checkpoint c;
+    c.state = trainer.state();
+    const std::string bad = first_non_finite(c.state);
+    if (!bad.empty())
+      throw TrainingDiverged("training diverged: '" + bad + "' holds non-finite values at round " +
+                             std::to_string(res.steps) + " (epoch " + std::to_string(epoch) + "); " +
+                             (res.checkpoint.empty() ? "no checkpoint was written"
+                                                     : "the last good checkpoint is " + res.checkpoint) +
+                             "; lower the learning rate");
+    c.meta = now;
+    c.meta.epoch = epoch;
+    c.meta.round_in_epoch = next;
+    c.meta.round = res.steps;
+    res.checkpoint = write_checkpoint(co.dir, c);
+    last_saved = res.steps;
+  };
+  auto check_weights = [&](int64_t epoch) {
+    for (const auto& [name, t] : trainer.central_parameters())
+      for (int64_t i = 0, n = t.numel(); i < n; ++i)
+        if (!std::isfinite(t.ptr<float>()[i]))
+          throw TrainingDiverged("training diverged: the weights '" + name + "' are not finite at round " +
+                                 std::to_string(res.steps) + " (epoch " + std::to_string(epoch) +
+                                 "); lower the learning rate");
+  };
+
+  std::ofstream metrics;
+  if (!opt.metrics_path.empty()) {
+    // A resumed run adds to the epochs already recorded.
+    metrics.open(opt.metrics_path, last_saved >= 0 ? std::ios::app : std::ios::trunc);
+    if (!metrics) throw UserError("cannot write metrics file " + opt.metrics_path);
+  }
   const bool resident = trainer.make_resident(data.train);
-  for (int64_t epoch = 1; epoch <= opt.epochs; ++epoch) {
+  for (int64_t epoch = start_epoch; epoch <= opt.epochs; ++epoch) {
     auto order = epoch_order(data.train.size(), opt.seed, epoch);
     if (resident) trainer.set_resident_order(order);
     auto t0 = Clock::now();
     double loss_sum = 0;
     int64_t loss_count = 0;
-    for (int64_t s = 0; s < steps_per_epoch; ++s) {
+    int64_t s = epoch == start_epoch ? start_round : 0;
+    for (; s < steps_per_epoch; ++s) {
+      if (g_stop_signal) {
+        res.stopped_by_signal = g_stop_signal;
+        save(epoch, s);
+        log << "interrupted at round " << res.steps << "; "
+            << (checkpoints ? "checkpoint written to " + res.checkpoint : std::string("no --checkpoint-dir, nothing saved"))
+            << std::endl;
+        return res;
+      }
       if (opt.max_steps >= 0 && res.steps >= opt.max_steps) break;
       if (!resident)
         for (int64_t j = 0; j < k; ++j)
@@ -74,16 +161,18 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
                                std::to_string(epoch) + "); lower the learning rate");
       loss_sum += loss;
       ++loss_count;
+      if (co.every_rounds > 0 && res.steps % co.every_rounds == 0) save(epoch, s + 1);
       if (opt.log_every > 0 && (s + 1) % opt.log_every == 0) {
         double el = seconds_since(t0);
         char buf[160];
         std::snprintf(buf, sizeof buf, "epoch %lld step %lld/%lld loss %.4f %.0f img/s",
                       static_cast<long long>(epoch), static_cast<long long>(s + 1),
                       static_cast<long long>(steps_per_epoch), loss_sum / loss_count,
-                      (s + 1) * batch * k / el);
+                      loss_count * batch * k / el);
         log << buf << std::endl;
       }
     }
+    check_weights(epoch);
     double epoch_s = seconds_since(t0);
     res.train_seconds += epoch_s;
     res.last_epoch_seconds = epoch_s;
@@ -106,6 +195,8 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
                     res.train_seconds, trainer.learning_rate());
       metrics << buf << "\n" << std::flush;
     }
+    if (co.every_epochs > 0 && epoch % co.every_epochs == 0)
+      s == steps_per_epoch ? save(epoch + 1, 0) : save(epoch, s);
     if (opt.max_steps >= 0 && res.steps >= opt.max_steps) break;
   }
   return res;

@@ -4,6 +4,7 @@
 #include <iosfwd>
 #include <string>
 
+#include "runtime/checkpoint.h"
 #include "runtime/lr_schedule.h"
 #include "runtime/trainer.h"
 
@@ -16,6 +17,7 @@ struct FitOptions {
   int64_t log_every = 200;         // steps between progress lines
   uint64_t seed = 42;
   LrSchedule schedule;             // total_steps is filled in by fit() when left at 1
+  CheckpointOptions checkpoint;    // where and how often to checkpoint; --resume
 };
 
 struct FitResult {
@@ -23,6 +25,10 @@ struct FitResult {
   double train_seconds = 0;        // training time, evaluation excluded
   double last_epoch_seconds = 0;
   int64_t steps = 0;
+  // The signal (SIGINT, SIGTERM) that stopped training early, 0 when it ran to the end;
+  // then the state is in `checkpoint` (when checkpoints are on) and final_eval is not set.
+  int stopped_by_signal = 0;
+  std::string checkpoint;          // the newest checkpoint written ("" when none)
 };
 
 // Thrown when the loss or the weights stop being finite; the message names the step.
@@ -30,6 +36,10 @@ class TrainingDiverged : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// SIGINT and SIGTERM handlers that ask fit() to stop after the current round (a second
+// signal kills the process as usual).
+void install_stop_handlers();
 
 FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt, std::ostream& log);
 

@@ -2,8 +2,11 @@
 // SMA or synchronous SGD with the update kernels of ops/ over flat buffers.
 #include "runtime/trainer.h"
 
+#include <omp.h>
+
 #include <cmath>
 #include <mutex>
+#include <tuple>
 #include <thread>
 
 namespace cbt {
@@ -11,6 +14,7 @@ namespace cbt {
 Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model), opt_(opt) {
   check_supported(model_, opt.device);
   if (opt.learners < 1) throw UserError("--learners must be at least 1");
+  if (opt.deterministic && !opt.device.is_cpu()) throw UserError("--deterministic is CPU-only for now");
   if (opt.algorithm == Algorithm::Sma && opt.optimizer.kind != OptimizerKind::SGD)
     throw UserError("--algorithm sma uses SGD with momentum locally; use --optimizer sgd or --algorithm ssgd");
   if (opt_.alpha < 0) opt_.alpha = 1.0f / static_cast<float>(opt.learners);
@@ -88,6 +92,8 @@ void Trainer::for_each_learner(F&& f) {
   std::mutex m;
   for (size_t j = 0; j < learners_.size(); ++j)
     threads.emplace_back([&, j] {
+      // A new thread starts with OpenMP's default thread count, whatever the main thread set.
+      if (opt_.deterministic) omp_set_num_threads(1);
       try {
         f(j, *learners_[j]);
       } catch (...) {
@@ -269,6 +275,66 @@ std::map<std::string, Tensor> Trainer::trained_initializers() {
   for (const auto& [n, v] : z_.views()) out[n] = sync_->download(v);
   for (const auto& [n, v] : z_buffers_.views()) out[n] = sync_->download(v);
   return out;
+}
+
+TrainerState Trainer::state() {
+  synchronize();
+  TrainerState s;
+  s.rounds = rounds_;
+  s.lr = opt_.optimizer.lr;
+  auto add = [&](const std::string& name, Backend& b, const FlatBuffer& f) {
+    if (f.flat().defined()) s.tensors.emplace_back(name, b.download(f.flat()));
+  };
+  for (size_t j = 0; j < learners_.size(); ++j) {
+    Learner& l = *learners_[j];
+    const std::string p = "learner" + std::to_string(j) + "/";
+    add(p + "params", l.backend(), l.params());
+    add(p + "moment1", l.backend(), l.moment1());
+    add(p + "moment2", l.backend(), l.moment2());
+    add(p + "buffers", l.backend(), l.buffers());
+  }
+  add("central/z", *sync_, z_);
+  add("central/z_prev", *sync_, z_prev_);
+  add("central/buffers", *sync_, z_buffers_);
+  return s;
+}
+
+void Trainer::restore(const TrainerState& s) {
+  std::map<std::string, const Tensor*> by_name;
+  for (const auto& [n, t] : s.tensors) by_name[n] = &t;
+  // Everything is checked before anything is copied: a refused state leaves the trainer as it was.
+  std::vector<std::tuple<Backend*, Tensor, const Tensor*>> copies;
+  auto put = [&](const std::string& name, Backend& b, const FlatBuffer& f) {
+    if (!f.flat().defined()) return;
+    auto it = by_name.find(name);
+    if (it == by_name.end()) throw UserError("the checkpoint has no '" + name + "' for this model and configuration");
+    const Tensor& t = *it->second;
+    if (t.dtype() != f.flat().dtype() || t.shape() != f.flat().shape())
+      throw UserError("the checkpoint's '" + name + "' is " + dtype_name(t.dtype()) + " " + shape_str(t.shape()) +
+                      ", this model and configuration need " + dtype_name(f.flat().dtype()) + " " +
+                      shape_str(f.flat().shape()));
+    copies.emplace_back(&b, f.flat(), &t);
+  };
+  for (size_t j = 0; j < learners_.size(); ++j) {
+    Learner& l = *learners_[j];
+    const std::string p = "learner" + std::to_string(j) + "/";
+    put(p + "params", l.backend(), l.params());
+    put(p + "moment1", l.backend(), l.moment1());
+    put(p + "moment2", l.backend(), l.moment2());
+    put(p + "buffers", l.backend(), l.buffers());
+  }
+  put("central/z", *sync_, z_);
+  put("central/z_prev", *sync_, z_prev_);
+  put("central/buffers", *sync_, z_buffers_);
+  if (copies.size() != by_name.size())
+    throw UserError("the checkpoint holds " + std::to_string(by_name.size()) + " state tensors, this model and "
+                    "configuration " + std::to_string(copies.size()) + " (another number of learners or optimizer?)");
+  synchronize();
+  for (auto& [b, dst, src] : copies) b->copy_from_host(dst, *src);
+  rounds_ = s.rounds;
+  opt_.optimizer.lr = s.lr;
+  upload_hyper();
+  synchronize();
 }
 
 std::map<std::string, Tensor> Trainer::replica_parameters(int j) {

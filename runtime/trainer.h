@@ -39,6 +39,19 @@ struct TrainerOptions {
   TrainingGraphOptions graph;
   uint64_t seed = 42;
   Device device;
+  // One thread per CPU kernel in every learner thread, so that reductions run in a fixed
+  // order and a run (and a resumed run) gives the same weights bit for bit. CPU only.
+  bool deterministic = false;
+};
+
+// The whole training state as host tensors, for checkpoints: every learner's flat buffers
+// (parameters, momenta, BatchNorm statistics), z, z_prev and the central statistics, named
+// "learner<j>/<role>" and "central/<role>"; plus the round count (it seeds Dropout and
+// AdamW's bias correction) and the learning rate in use.
+struct TrainerState {
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  int64_t rounds = 0;
+  float lr = 0;
 };
 
 struct EvalResult {
@@ -92,6 +105,14 @@ class Trainer {
   const ValueType& input_type() const { return input_type_; }  // one learner's batch
   int64_t rounds() const { return rounds_; }
   Algorithm algorithm() const { return opt_.algorithm; }
+  const TrainerOptions& options() const { return opt_; }  // resolved (alpha, learners)
+  const Graph& model() const { return model_; }
+
+  // Host copy of the whole training state (waits for the devices).
+  TrainerState state();
+  // Restores a state taken from a trainer of the same model and options; UserError when a
+  // tensor is missing or has another shape.
+  void restore(const TrainerState& s);
 
  private:
   void upload_hyper();

@@ -47,6 +47,7 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
   to.optimizer.weight_decay = a.weight_decay;
   to.graph.output = a.output_name;
   to.graph.loss = parse_loss(a.loss);
+  to.deterministic = a.deterministic;
   if (a.learners == "auto") {
     AutotuneOptions ao;
     ao.threshold = a.autotune_threshold;
@@ -68,6 +69,15 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
 
 int run_train(const TrainArgs& a) {
   Device device = parse_device(a.device);
+  if (a.deterministic && !device.is_cpu()) throw UserError("--deterministic is CPU-only for now");
+  CheckpointOptions ckpt;
+  ckpt.dir = a.checkpoint_dir;
+  ckpt.resume = a.resume || a.force_resume;
+  ckpt.force_resume = a.force_resume;
+  if (ckpt.dir.empty() && !a.checkpoint_every.empty()) throw UserError("--checkpoint-every needs --checkpoint-dir");
+  if (ckpt.dir.empty() && ckpt.resume) throw UserError("--resume needs --checkpoint-dir");
+  if (!ckpt.dir.empty()) parse_checkpoint_every(a.checkpoint_every.empty() ? "1e" : a.checkpoint_every, ckpt);
+  install_stop_handlers();  // from here on, SIGINT/SIGTERM stop at the next round boundary
   ImportedModel model = load_model(a.model);
   check_supported(model.graph, device);  // before the data set is read: fail fast
   TrainTestData data = load_idx_folder(a.data_dir, Normalization{});
@@ -92,7 +102,9 @@ int run_train(const TrainArgs& a) {
   fo.schedule.gamma = a.lr_gamma;
   const int64_t steps_per_epoch = data.train.size() / a.batch_size;
   for (int64_t e : a.milestones) fo.schedule.milestones.push_back(e * steps_per_epoch);
+  fo.checkpoint = ckpt;
   FitResult r = fit(trainer, data, fo, std::cout);
+  if (r.stopped_by_signal) return 128 + r.stopped_by_signal;  // the shell's convention: 130, 143
 
   char buf[160];
   std::snprintf(buf, sizeof buf, "final test accuracy %.2f%% after %lld steps, %.1f s of training",

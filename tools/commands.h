@@ -34,6 +34,11 @@ struct TrainArgs {
   std::string output;
   std::string metrics;
   int64_t log_every = 200;
+  std::string checkpoint_dir;
+  std::string checkpoint_every;  // "N" rounds or "Ne" epochs; "" = every epoch
+  bool resume = false;
+  bool force_resume = false;
+  bool deterministic = false;
 };
 
 struct InspectArgs {

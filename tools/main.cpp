@@ -1,5 +1,5 @@
 // cbtrain command line: train (default), inspect, infer, ops. Exit codes: 0 ok, 2 bad input,
-// 3 training diverged, 1 internal error.
+// 3 training diverged, 1 internal error, 130 / 143 stopped by SIGINT / SIGTERM.
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -47,6 +47,13 @@ int main(int argc, char** argv) {
   app.add_option("--output,-o", t.output, "write the trained model to this .onnx file");
   app.add_option("--metrics", t.metrics, "write one JSON object per epoch to this file");
   app.add_option("--log-every", t.log_every, "steps between progress lines (0: none)")->capture_default_str();
+  app.add_option("--checkpoint-dir", t.checkpoint_dir, "write crash-safe checkpoints to this folder");
+  app.add_option("--checkpoint-every", t.checkpoint_every,
+                 "checkpoint every N rounds, or every N epochs with a suffix e (default: 1e)");
+  app.add_flag("--resume", t.resume, "continue from the newest intact checkpoint in --checkpoint-dir");
+  app.add_flag("--force-resume", t.force_resume, "--resume even with another model or configuration");
+  app.add_flag("--deterministic", t.deterministic,
+               "one thread per kernel and fixed reduction orders: bit-identical runs (CPU only)");
 
   InspectArgs ia;
   auto* inspect = app.add_subcommand("inspect", "show inputs, outputs, ops, parameters and support");
