@@ -3,7 +3,7 @@
 #include "ops/cuda/broadcast.cuh"
 #include "ops/cuda/rng.cuh"
 
-namespace cbt::cuda {
+namespace cbt::cuda::ew {
 namespace {
 
 // The CPU's double constants rounded once to float, as its T(...) casts do.
@@ -200,4 +200,4 @@ CBT_REGISTER_KERNEL(kCbtDomain, "SigmoidGrad", DeviceKind::CUDA, sigmoid_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "TanhGrad", DeviceKind::CUDA, tanh_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "GeluGrad", DeviceKind::CUDA, gelu_grad);
 
-}  // namespace cbt::cuda
+}  // namespace cbt::cuda::ew

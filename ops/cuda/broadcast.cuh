@@ -8,7 +8,8 @@
 #include "graph/shape_utils.h"
 #include "ops/cuda/common.cuh"
 
-namespace cbt::cuda {
+// Own namespace: other kernel families keep helpers of the same names (Scratch, kMaxDims).
+namespace cbt::cuda::ew {
 
 inline constexpr int kMaxDims = 8;
 inline constexpr int kMaxOperands = 3;
@@ -360,4 +361,4 @@ void sum_to(cudaStream_t s, Scratch& ws, const T* x, const Shape& xs, T* y, cons
   }
 }
 
-}  // namespace cbt::cuda
+}  // namespace cbt::cuda::ew

@@ -6,7 +6,7 @@
 
 #include "ops/cuda/broadcast.cuh"
 
-namespace cbt::cuda {
+namespace cbt::cuda::ew {
 namespace {
 
 struct AddOp {
@@ -304,4 +304,4 @@ CBT_REGISTER_KERNEL(kCbtDomain, "PowGrad", DeviceKind::CUDA, pow_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "SqrtGrad", DeviceKind::CUDA, sqrt_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "ErfGrad", DeviceKind::CUDA, erf_grad);
 
-}  // namespace cbt::cuda
+}  // namespace cbt::cuda::ew

@@ -5,7 +5,7 @@
 
 #include "ops/cuda/broadcast.cuh"
 
-namespace cbt::cuda {
+namespace cbt::cuda::ew {
 namespace {
 
 // Blocks of the first pass of a mean; the second pass sums their partials in one block.
@@ -212,4 +212,4 @@ CBT_REGISTER_KERNEL(kCbtDomain, "BinaryCrossEntropyWithLogits", DeviceKind::CUDA
 CBT_REGISTER_KERNEL(kCbtDomain, "BinaryCrossEntropyWithLogitsGrad", DeviceKind::CUDA,
                     bce_with_logits_grad);
 
-}  // namespace cbt::cuda
+}  // namespace cbt::cuda::ew

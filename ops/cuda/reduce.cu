@@ -4,7 +4,7 @@
 
 #include "ops/cuda/broadcast.cuh"
 
-namespace cbt::cuda {
+namespace cbt::cuda::ew {
 namespace {
 
 // `in` with the dims named by `axes` set to 1 (empty axes: all, or none with
@@ -122,4 +122,4 @@ CBT_REGISTER_KERNEL("", "ReduceMean", DeviceKind::CUDA, reduce<true>);
 CBT_REGISTER_KERNEL(kCbtDomain, "ReduceSumGrad", DeviceKind::CUDA, reduce_grad<false>);
 CBT_REGISTER_KERNEL(kCbtDomain, "ReduceMeanGrad", DeviceKind::CUDA, reduce_grad<true>);
 
-}  // namespace cbt::cuda
+}  // namespace cbt::cuda::ew

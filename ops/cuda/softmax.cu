@@ -4,7 +4,7 @@
 
 #include "ops/cuda/broadcast.cuh"
 
-namespace cbt::cuda {
+namespace cbt::cuda::ew {
 namespace {
 
 // A tensor seen as (outer, len, inner) around the softmax axis.
@@ -153,4 +153,4 @@ CBT_REGISTER_KERNEL("", "LogSoftmax", DeviceKind::CUDA, softmax_kernel<true>);
 CBT_REGISTER_KERNEL(kCbtDomain, "SoftmaxGrad", DeviceKind::CUDA, softmax_grad_kernel<false>);
 CBT_REGISTER_KERNEL(kCbtDomain, "LogSoftmaxGrad", DeviceKind::CUDA, softmax_grad_kernel<true>);
 
-}  // namespace cbt::cuda
+}  // namespace cbt::cuda::ew
