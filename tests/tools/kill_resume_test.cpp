@@ -1,0 +1,220 @@
+// Crash safety end to end: cbtrain killed at random moments (SIGKILL, some during checkpoint
+// writes) and resumed ends with the same weights, bit for bit, as an uninterrupted run; SIGINT
+// and SIGTERM stop at a round boundary with a checkpoint and exit codes 130 / 143.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <regex>
+#include <thread>
+
+#include "common/paths.h"
+#include "onnx_import/model_io.h"
+#include "runtime/checkpoint.h"
+
+namespace cbt {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+fs::path temp_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("cbt_kill_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+void write_idx_gz(const fs::path& path, const std::vector<uint32_t>& dims, const std::vector<uint8_t>& data) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  auto be32 = [&](uint32_t v) {
+    unsigned char b[4] = {static_cast<unsigned char>(v >> 24), static_cast<unsigned char>(v >> 16),
+                          static_cast<unsigned char>(v >> 8), static_cast<unsigned char>(v)};
+    gzwrite(f, b, 4);
+  };
+  be32(0x0800u | static_cast<uint32_t>(dims.size()));
+  for (auto d : dims) be32(d);
+  gzwrite(f, data.data(), static_cast<unsigned>(data.size()));
+  gzclose(f);
+}
+
+// A small random IDX data set (28x28 images, 10 classes) so the runs are short (a copy of
+// cli_test.cpp's helper).
+fs::path make_tiny_dataset(const std::string& name, uint32_t train_n, uint32_t test_n) {
+  fs::path d = temp_dir(name);
+  std::mt19937 rng(1);
+  for (auto [stem, n] : {std::pair{std::string("train"), train_n}, std::pair{std::string("t10k"), test_n}}) {
+    std::vector<uint8_t> img(n * 784), lab(n);
+    for (auto& v : img) v = static_cast<uint8_t>(rng() & 0xff);
+    for (auto& v : lab) v = static_cast<uint8_t>(rng() % 10);
+    write_idx_gz(d / (stem + "-images-idx3-ubyte.gz"), {n, 28, 28}, img);
+    write_idx_gz(d / (stem + "-labels-idx1-ubyte.gz"), {n}, lab);
+  }
+  return d;
+}
+
+// cbtrain started with fork/exec; stdout and stderr go to a pipe read by read_until/finish.
+class Child {
+ public:
+  explicit Child(const std::vector<std::string>& args) {
+    int fds[2];
+    if (pipe(fds) != 0) throw std::runtime_error("pipe");
+    std::vector<std::string> argv_s = {test::cbtrain_binary()};
+    argv_s.insert(argv_s.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(fds[1], 1);
+      dup2(fds[1], 2);
+      close(fds[0]);
+      close(fds[1]);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    close(fds[1]);
+    fd_ = fds[0];
+  }
+  ~Child() {
+    if (fd_ >= 0) close(fd_);
+    if (pid_ > 0 && !reaped_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  void signal(int sig) { kill(pid_, sig); }
+  // Reads output until it matches `re` (true) or the child closes its output (false).
+  bool read_until(const std::regex& re) {
+    while (!std::regex_search(output_, re))
+      if (!read_some()) return false;
+    return true;
+  }
+  // Reads the rest of the output and waits: the exit code, or 128 + the signal that ended it.
+  int finish() {
+    while (read_some()) {
+    }
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    reaped_ = true;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  const std::string& output() const { return output_; }
+
+ private:
+  bool read_some() {
+    char buf[4096];
+    ssize_t n;
+    do n = read(fd_, buf, sizeof buf);
+    while (n < 0 && errno == EINTR);
+    if (n <= 0) return false;
+    output_.append(buf, static_cast<size_t>(n));
+    return true;
+  }
+  pid_t pid_ = -1;
+  int fd_ = -1;
+  bool reaped_ = false;
+  std::string output_;
+};
+
+// The trained initializers of two models are the same bit for bit.
+void expect_same_weights(const fs::path& got_path, const fs::path& want_path, const std::string& what) {
+  ImportedModel got = load_model(got_path.string()), want = load_model(want_path.string());
+  ASSERT_EQ(got.graph.initializers.size(), want.graph.initializers.size()) << what;
+  for (const auto& [name, w] : want.graph.initializers) {
+    const Tensor& g = got.graph.initializers.at(name);
+    ASSERT_EQ(g.shape(), w.shape()) << what << ": " << name;
+    ASSERT_EQ(g.nbytes(), w.nbytes()) << what << ": " << name;
+    EXPECT_EQ(std::memcmp(g.data(), w.data(), w.nbytes()), 0) << what << ": initializer " << name << " differs";
+  }
+}
+
+const std::string kLenet = test::source_path("models/lenet5/lenet5.ts17.onnx");
+
+// Two learners under SMA with a warm-up and a cosine schedule: every piece of state (replicas,
+// momenta, z, z_prev, the learning rate, the round count) matters for the final weights.
+std::vector<std::string> train_args(const fs::path& data, const fs::path& out) {
+  return {kLenet, "--data", data.string(), "-b", "16", "-k", "2", "--algorithm", "sma", "--epochs", "2",
+          "--lr-schedule", "cosine", "--warmup-steps", "5", "--deterministic", "--log-every", "0",
+          "-o", out.string()};
+}
+
+TEST(KillResume, SigkillAtRandomMomentsThenResumeGivesTheUninterruptedWeights) {
+  fs::path data = make_tiny_dataset("data", 512, 64);
+  fs::path dir = temp_dir("runs");
+  const fs::path ref = dir / "reference.onnx";
+  auto t0 = Clock::now();
+  Child reference(train_args(data, ref));
+  ASSERT_EQ(reference.finish(), 0) << reference.output();
+  const double run_s = std::chrono::duration<double>(Clock::now() - t0).count();
+
+  std::mt19937 rng(20240611);
+  std::uniform_real_distribution<double> when(0.0, run_s);
+  int resumed = 0;
+  for (int i = 0; i < 20; ++i) {
+    const fs::path ckpt = dir / ("ckpt" + std::to_string(i)), out = dir / ("out" + std::to_string(i) + ".onnx");
+    std::vector<std::string> args = train_args(data, out);
+    args.insert(args.end(), {"--checkpoint-dir", ckpt.string(), "--checkpoint-every", "2"});
+    const double delay = when(rng);
+    {
+      Child victim(args);
+      std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+      victim.signal(SIGKILL);
+      victim.finish();  // killed, or done already when the delay was long
+    }
+    args.push_back("--resume");
+    Child rest(args);
+    ASSERT_EQ(rest.finish(), 0) << "run " << i << " killed after " << delay << " s:\n" << rest.output();
+    resumed += rest.output().find("resumed from") != std::string::npos;
+    expect_same_weights(out, ref, "run " + std::to_string(i) + " killed after " + std::to_string(delay) + " s");
+  }
+  // Most kills land after the first checkpoint; otherwise the test would prove little.
+  EXPECT_GE(resumed, 5);
+  fs::remove_all(dir);
+  fs::remove_all(data);
+}
+
+void stop_and_resume(int sig, int expected_code) {
+  fs::path data = make_tiny_dataset("stopdata" + std::to_string(sig), 512, 64);
+  fs::path dir = temp_dir("stop" + std::to_string(sig));
+  const fs::path ckpt = dir / "ckpt";
+  // A constant learning rate: --max-steps then does not change the configuration.
+  std::vector<std::string> args = {kLenet, "--data", data.string(), "-b", "16", "--epochs", "50",
+                                   "--max-steps", "120", "--deterministic", "--log-every", "1",
+                                   "--checkpoint-dir", ckpt.string(), "--checkpoint-every", "1000"};
+  Child run(args);
+  ASSERT_TRUE(run.read_until(std::regex("epoch 1 step 3/"))) << run.output();
+  run.signal(sig);
+  ASSERT_EQ(run.finish(), expected_code) << run.output();
+  std::smatch m;
+  const std::string out = run.output();
+  ASSERT_TRUE(std::regex_search(out, m, std::regex("interrupted at round (\\d+); checkpoint written to (\\S+)")))
+      << out;
+  const std::string round = m[1], path = m[2];
+  EXPECT_TRUE(fs::exists(path)) << path;
+  ASSERT_EQ(list_checkpoints(ckpt.string()).size(), 1u);
+  EXPECT_EQ(read_checkpoint(path).meta.round, std::stoll(round));
+
+  args.push_back("--resume");
+  Child rest(args);
+  ASSERT_EQ(rest.finish(), 0) << rest.output();
+  EXPECT_NE(rest.output().find("resumed from " + path + " at round " + round + " "), std::string::npos)
+      << rest.output();
+  EXPECT_NE(rest.output().find("after 120 steps"), std::string::npos) << rest.output();
+  fs::remove_all(dir);
+  fs::remove_all(data);
+}
+
+TEST(KillResume, SigtermWritesACheckpointAndExits143ThenResumeContinues) { stop_and_resume(SIGTERM, 143); }
+
+TEST(KillResume, SigintWritesACheckpointAndExits130) { stop_and_resume(SIGINT, 130); }
+
+}  // namespace
+}  // namespace cbt
