@@ -84,9 +84,25 @@ struct ConvPlan {
   }
 };
 
-// The first usable algorithm of cuDNN's heuristic ranking: successful, within the workspace,
-// FMA math unless TF32 is allowed, deterministic when any such one exists. When none
-// qualifies, `fallback` (an implicit-GEMM algorithm, supported for every float32
+// FFT and non-fused Winograd trade accuracy for speed: their float32 error reaches ~5e-4 of
+// the output's scale (seen against the CPU on a LeNet-size filter gradient), far from FMA
+// rounding, so cbtrain does not use them.
+bool accurate(cudnnConvolutionFwdAlgo_t a) {
+  return a != CUDNN_CONVOLUTION_FWD_ALGO_FFT && a != CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING &&
+         a != CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+}
+bool accurate(cudnnConvolutionBwdDataAlgo_t a) {
+  return a != CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT && a != CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING &&
+         a != CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
+}
+bool accurate(cudnnConvolutionBwdFilterAlgo_t a) {
+  return a != CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT && a != CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING &&
+         a != CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
+}
+
+// The first usable algorithm of cuDNN's heuristic ranking: successful, accurate, within the
+// workspace, FMA math unless TF32 is allowed, deterministic when any such one exists. When
+// none qualifies, `fallback` (an implicit-GEMM algorithm, supported for every float32
 // convolution) with FMA math.
 template <class Perf, class Algo, class WsFn>
 void pick_algo(const Perf* perf, int n, const ConvPlan& plan, bool tf32, size_t budget,
@@ -97,6 +113,7 @@ void pick_algo(const Perf* perf, int n, const ConvPlan& plan, bool tf32, size_t 
   for (int i = 0; i < n; ++i) {
     const Perf& p = perf[i];
     if (p.status != CUDNN_STATUS_SUCCESS || (!tf32 && p.mathType != CUDNN_FMA_MATH)) continue;
+    if (!accurate(p.algo)) continue;
     CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, p.mathType));
     size_t need = 0;
     if (ws_size(p.algo, &need) != CUDNN_STATUS_SUCCESS || need > budget) continue;

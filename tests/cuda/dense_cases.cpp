@@ -96,10 +96,15 @@ std::vector<CudaCase> conv_cases() {
   v.push_back(conv("1d_same_lower", {1, 2, 10}, {3, 2, 4},
                    attrs({{"auto_pad", std::string("SAME_LOWER")}}), false, 90));
   v.push_back(conv("1x1_K64", {4, 64, 5, 5}, {32, 64, 1, 1}, {}, true, 100));
+  // The filter gradients of these two sum 25088 and 512 products of unit-variance values
+  // (scale ~158 and ~23): an element that cancels to near zero keeps the absolute rounding
+  // of the whole sum, so their atol is a fixed fraction (3e-5) of that scale.
   v.push_back(conv("lenet_5x5_batch32", {32, 1, 28, 28}, {6, 1, 5, 5},
                    attrs({{"pads", Ints{2, 2, 2, 2}}}), true, 110));
+  v.back().atol = 5e-3;
   v.push_back(conv("resnet_3x3_K576", {8, 64, 8, 8}, {64, 64, 3, 3}, attrs({{"pads", Ints{1, 1, 1, 1}}}),
                    false, 120));
+  v.back().atol = 1e-3;
 
   v.push_back(conv_t("stride2_outpad_bias", {2, 4, 5, 5}, {4, 3, 3, 3},
                      attrs({{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}},
