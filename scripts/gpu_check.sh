@@ -44,3 +44,23 @@ step "training: LeNet-5, 5 epochs, batch 32, one GPU"
   --epochs 5 --batch-size 32 --lr 0.02 --lr-schedule cosine --log-every 0 \
   --output "$OUT/lenet5.cuda.onnx" --metrics "$OUT/lenet5.cuda.jsonl" 2>&1 | tee "$OUT/lenet5.log" | tail -7
 python3 scripts/eval_onnx.py --data "$CBT_DATA" "$OUT/lenet5.cuda.onnx" | tee -a "$OUT/lenet5.log"
+
+step "training: ResNet-20, 10 epochs, batch 128, one GPU"
+./build-gpu/tools/cbtrain models/resnet20/resnet20.ts17.onnx --device cuda --data "$CBT_DATA" \
+  --epochs 10 --batch-size 128 --lr 0.1 --lr-schedule cosine --log-every 0 \
+  --output "$OUT/resnet20.cuda.onnx" --metrics "$OUT/resnet20.cuda.jsonl" 2>&1 | tee "$OUT/resnet20.log" | tail -12
+python3 scripts/eval_onnx.py --data "$CBT_DATA" "$OUT/resnet20.cuda.onnx" | tee -a "$OUT/resnet20.log"
+
+step "SMA: LeNet-5, 4 learners x batch 32, 3 epochs"
+./build-gpu/tools/cbtrain models/lenet5/lenet5.ts17.onnx --device cuda --data "$CBT_DATA" \
+  --epochs 3 --batch-size 32 --learners 4 --lr 0.02 --log-every 0 2>&1 | tee "$OUT/lenet5_sma.log" | tail -5
+
+if [ "$MODE" = full ]; then
+  step "compute-sanitizer memcheck and racecheck: 4 learners, 30 rounds"
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 ./build-gpu/tools/cbtrain \
+      models/lenet5/lenet5.ts17.onnx --device cuda --data "$CBT_DATA" --learners 4 --max-steps 30 \
+      --epochs 1 --log-every 0 > "$OUT/$tool.learners.log" 2>&1
+    echo "$tool (4 learners) exit code $?"; tail -2 "$OUT/$tool.learners.log"
+  done
+fi
