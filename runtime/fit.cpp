@@ -70,6 +70,13 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     now.config = checkpoint_config(trainer.options(), schedule, opt.seed, data.train.size());
   }
   int64_t start_epoch = 1, start_round = 0, last_saved = -1;
+  if (checkpoints && !co.resume) {
+    // A fresh run's early rounds would rank below an old run's files and be pruned first.
+    auto old = list_checkpoints(co.dir);
+    if (!old.empty())
+      throw UserError(co.dir + " already holds checkpoints (newest: " + old.front() +
+                      "); pass --resume to continue that run, or choose an empty folder");
+  }
   if (co.resume) {
     auto loaded = load_latest_checkpoint(co.dir);
     if (!loaded) {

@@ -13,6 +13,7 @@
 #include "common/paths.h"
 #include "onnx_import/model_io.h"
 #include "runtime/checkpoint.h"
+#include "runtime/fit.h"
 
 namespace cbt {
 namespace {
@@ -287,6 +288,85 @@ TEST(Checkpoint, NonFiniteStateIsFound) {
   EXPECT_EQ(first_non_finite(s), "");
   b.ptr<float>()[1] = NAN;
   EXPECT_EQ(first_non_finite(s), "b");
+}
+
+Dataset random_dataset(int64_t n) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd;
+  Dataset d;
+  d.images = Tensor(DType::Float32, {n, 1, 28, 28});
+  d.labels = Tensor(DType::Int64, {n});
+  d.num_classes = 10;
+  for (int64_t i = 0; i < d.images.numel(); ++i) d.images.ptr<float>()[i] = nd(rng);
+  for (int64_t i = 0; i < n; ++i) d.labels.ptr<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
+  return d;
+}
+
+void poison_z(TrainerState& s) {
+  for (auto& [name, t] : s.tensors)
+    if (name == "central/z") t.ptr<float>()[0] = NAN;
+}
+
+TEST(Checkpoint, DivergedStateIsNeverWrittenAndTheLastGoodOneStays) {
+  fs::path dir = temp_dir("diverged");
+  TrainTestData data{random_dataset(64), random_dataset(8)};
+  FitOptions fo;
+  fo.epochs = 1;
+  fo.log_every = 0;
+  fo.max_steps = 2;
+  fo.checkpoint.dir = dir.string();
+  fo.checkpoint.every_rounds = 1;
+  std::ostringstream log;
+  {
+    Trainer t(lenet(), sma_options());
+    fit(t, data, fo, log);
+  }
+  const std::vector<std::string> good = list_checkpoints(dir.string());
+  ASSERT_EQ(good.size(), 2u);
+  // A fresh run must not mix its files with those of another run.
+  {
+    Trainer t(lenet(), sma_options());
+    EXPECT_THROW(fit(t, data, fo, log), UserError);
+  }
+  // The newest checkpoint's central model goes bad; the replicas stay finite, so the next
+  // round's loss is finite and only the weights check can notice.
+  Checkpoint c = read_checkpoint(good[0]);
+  poison_z(c.state);
+  write_checkpoint(dir.string(), c);
+  const auto before = fs::last_write_time(good[1]);
+
+  Trainer t(lenet(), sma_options());
+  fo.checkpoint.resume = true;
+  fo.max_steps = 3;
+  try {
+    fit(t, data, fo, log);
+    ADD_FAILURE() << "a non-finite state was checkpointed";
+  } catch (const TrainingDiverged& e) {
+    EXPECT_NE(std::string(e.what()).find("non-finite values at round 3"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(good[0]), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(list_checkpoints(dir.string()), good);
+  EXPECT_EQ(fs::last_write_time(good[1]), before);
+  fs::remove_all(dir);
+}
+
+TEST(Checkpoint, NonFiniteWeightsStopTrainingAtTheEndOfAnEpoch) {
+  TrainTestData data{random_dataset(64), random_dataset(8)};
+  Trainer t(lenet(), sma_options());
+  TrainerState s = t.state();
+  poison_z(s);
+  t.restore(s);
+  FitOptions fo;
+  fo.epochs = 1;
+  fo.log_every = 0;
+  fo.max_steps = 1;  // one round: its loss (at the replicas) is still finite
+  std::ostringstream log;
+  try {
+    fit(t, data, fo, log);
+    ADD_FAILURE() << "non-finite weights went unnoticed";
+  } catch (const TrainingDiverged& e) {
+    EXPECT_NE(std::string(e.what()).find("not finite at round 1"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
