@@ -28,7 +28,9 @@ void install_stop_handlers() {
   struct sigaction sa = {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESETHAND;  // a second signal is not caught: it ends the process at once
+  // SA_RESETHAND: a second signal is not caught and ends the process at once. SA_RESTART:
+  // reads and writes (data loading, checkpoint writing) are not cut short by the first.
+  sa.sa_flags = SA_RESETHAND | SA_RESTART;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 }
