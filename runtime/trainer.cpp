@@ -30,7 +30,7 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
   const bool adam = opt.optimizer.kind == OptimizerKind::AdamW;
   for (int j = 0; j < opt.learners; ++j) {
     learners_.push_back(std::make_unique<Learner>(tg_, param_layout_, buffer_layout_, adam,
-                                                  make_backend(opt.device)));
+                                                  make_backend(opt.device), opt.cuda_graphs));
     learner_hyper_.push_back(learners_.back()->backend().empty(DType::Float32, {8}));
   }
   sync_ = make_backend(opt.device);

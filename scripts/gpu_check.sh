@@ -35,7 +35,7 @@ step "GPU tests (CUDA vs CPU harness, GPU runtime)"
 if [ "$MODE" = full ]; then
   step "compute-sanitizer memcheck (GPU tests)"
   compute-sanitizer --tool memcheck --error-exitcode 9 ./build-gpu/tests/cbt_tests_cuda \
-    --gtest_filter='CudaVsCpu*' > "$OUT/memcheck.log" 2>&1
+    --gtest_filter='*CudaVsCpu*' > "$OUT/memcheck.log" 2>&1
   echo "memcheck exit code $?"; tail -3 "$OUT/memcheck.log"
 fi
 

@@ -48,6 +48,7 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
   to.graph.output = a.output_name;
   to.graph.loss = parse_loss(a.loss);
   to.deterministic = a.deterministic;
+  to.cuda_graphs = a.cuda_graphs == "on";
   if (a.learners == "auto") {
     AutotuneOptions ao;
     ao.threshold = a.autotune_threshold;

@@ -27,6 +27,7 @@ struct TrainArgs {
   uint64_t seed = 42;
   std::string device = "cpu";
   std::string learners = "1";  // a number or "auto"
+  std::string cuda_graphs = "on";
   double autotune_threshold = 0.05;
   std::string algorithm;  // "" = sma with several learners, plain SGD with one
   float alpha = -1.0f;
