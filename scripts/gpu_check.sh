@@ -3,7 +3,7 @@
 # runs the whole test suite (the CUDA-vs-CPU harness included), compute-sanitizer memcheck
 # on the GPU tests, and short training runs; logs go to OUT_DIR.
 #
-#   bash scripts/gpu_check.sh OUT_DIR [quick]
+#   bash scripts/gpu_check.sh OUT_DIR [full|quick|build]
 #
 # Expects .device/onnx (the unpacked libonnx-dev and libonnx1 Debian packages, made by
 # scripts/prepare_gpu_carry.sh) and .device/data (Fashion-MNIST IDX files), carried along.
@@ -28,6 +28,8 @@ cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCBT_WITH_CUDA=ON \
   > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
 step build
 cmake --build build-gpu -j 16 > "$OUT/build.log" 2>&1 || { grep -E "error" "$OUT/build.log" | head -40; exit 1; }
+
+[ "$MODE" = build ] && exit 0
 
 step "GPU tests (CUDA vs CPU harness, GPU runtime)"
 ./build-gpu/tests/cbt_tests_cuda 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|tests? ran" | head -60
