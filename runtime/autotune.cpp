@@ -66,14 +66,19 @@ int autotune_learners(const Graph& model, const TrainerOptions& base, const Auto
       log << "autotune: " << k << " learner(s) do not fit in memory; stop\n";
       break;
     }
-    if (k == 1 || rate > best * (1.0 + opt.threshold)) {
-      if (k > 1) log << ", +" << static_cast<int>(100 * (rate / best - 1) + 0.5) << "%: keep";
+    // A learner is worth adding while it brings more than `threshold` of the throughput
+    // one learner averaged so far: relative gains shrink as 1/k even when every learner
+    // still pays for itself.
+    const double share = best / (k - 1 > 0 ? k - 1 : 1);
+    if (k == 1 || rate - best > opt.threshold * share) {
+      if (k > 1) log << ", +" << static_cast<int>(100 * (rate - best) / share + 0.5) << "% of a learner's share: keep";
       log << "\n";
       best = rate;
       best_k = k;
     } else {
-      log << ", " << (rate >= best ? "+" : "") << static_cast<int>(100 * (rate / best - 1) + 0.5)
-          << "% (threshold " << static_cast<int>(100 * opt.threshold + 0.5) << "%): stop\n";
+      log << ", " << (rate >= best ? "+" : "") << static_cast<int>(100 * (rate - best) / share + 0.5)
+          << "% of a learner's share (threshold " << static_cast<int>(100 * opt.threshold + 0.5)
+          << "%): stop\n";
       break;
     }
   }

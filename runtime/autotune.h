@@ -1,6 +1,7 @@
 // The auto-tuner: how many learners per device. It starts with one and adds one while the
-// measured throughput (images/s over whole rounds) rises by more than a threshold, and stops
-// at the memory limit. Every decision is logged with the throughput it saw.
+// measured throughput (images/s over whole rounds) rises by more than a threshold — a
+// fraction of the throughput one learner brought on average so far — and stops at the
+// memory limit. Every decision is logged with the throughput it saw.
 #pragma once
 #include <iosfwd>
 
@@ -9,7 +10,7 @@
 namespace cbt {
 
 struct AutotuneOptions {
-  double threshold = 0.05;  // keep adding learners while throughput rises by more than this
+  double threshold = 0.10;  // add learners while one adds more than this share of a learner's
   int max_learners = 16;
   int warmup_rounds = 5;
   int measure_rounds = 30;

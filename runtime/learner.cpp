@@ -5,7 +5,7 @@ namespace cbt {
 
 Learner::Learner(const TrainingGraph& tg, const FlatLayout& params, const FlatLayout& buffers,
                  bool second_moment, std::unique_ptr<Backend> backend, bool use_graph)
-    : backend_(std::move(backend)), tg_(tg) {
+    : backend_(std::move(backend)), tg_(tg), use_graph_(use_graph) {
   Backend& be = *backend_;
   params_ = FlatBuffer(params, be);
   grads_ = FlatBuffer(params, be);
@@ -20,7 +20,11 @@ Learner::Learner(const TrainingGraph& tg, const FlatLayout& params, const FlatLa
   const ValueType& yt = tg.types.at(tg.labels_input);
   x_ = be.empty(xt.dtype, xt.shape);
   y_ = be.empty(yt.dtype, yt.shape);
+}
 
+void Learner::build_program(const LocalUpdate& update) {
+  Backend& be = *backend_;
+  const TrainingGraph& tg = tg_;
   ProgramSpec spec;
   spec.nodes = tg.graph.nodes;
   spec.types = tg.types;
@@ -31,9 +35,21 @@ Learner::Learner(const TrainingGraph& tg, const FlatLayout& params, const FlatLa
   for (const auto& [p, g] : tg.grads) spec.external[g] = grads_.view(p);
   for (const auto& [n, t] : tg.graph.initializers)
     if (!spec.external.count(n)) spec.constants[n] = t;
+  if (!update.op_type.empty()) {
+    // The local update runs as the last step of the program (and of its CUDA graph).
+    Node n;
+    n.name = "local_update";
+    n.domain = kCbtDomain;
+    n.op_type = update.op_type;
+    for (size_t i = 0; i < update.operands.size(); ++i) {
+      n.inputs.push_back("@update" + std::to_string(i));
+      spec.external[n.inputs.back()] = update.operands[i];
+    }
+    spec.nodes.push_back(std::move(n));
+  }
   spec.keep_alive = {tg.loss};
   spec.training = true;
-  spec.use_graph = use_graph;
+  spec.use_graph = use_graph_;
   program_ = std::make_unique<Program>(std::move(spec), be);
 }
 
@@ -44,7 +60,7 @@ void Learner::set_batch(const Tensor& x_host, const Tensor& y_host) {
   backend_->copy_from_host(y_, y_host.reshaped(y_.shape()));
 }
 
-void Learner::compute_gradients(uint64_t seed) { program_->run(seed); }
+void Learner::run(uint64_t seed) { program_->run(seed); }
 
 float Learner::loss() {
   Tensor l = backend_->download(program_->value(tg_.loss));

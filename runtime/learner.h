@@ -10,17 +10,26 @@
 
 namespace cbt {
 
+// An update kernel over flat buffers (cbtrain domain) appended to the learner's program.
+struct LocalUpdate {
+  std::string op_type;          // "" for none
+  std::vector<Tensor> operands;  // device tensors, in the kernel's input order
+};
+
 class Learner {
  public:
   // `use_graph`: replay the training program as a CUDA graph on GPUs (see ProgramSpec).
   Learner(const TrainingGraph& tg, const FlatLayout& params, const FlatLayout& buffers,
           bool second_moment, std::unique_ptr<Backend> backend, bool use_graph = true);
 
+  // Builds the training program, followed by `update` when it names one. Call once, after
+  // construction (the update's operands are this learner's buffers).
+  void build_program(const LocalUpdate& update);
   // Uploads a host batch (x: the model input, y: the labels) on this learner's queue.
   void set_batch(const Tensor& x_host, const Tensor& y_host);
-  // Forward, loss and backward: fills grads().
-  void compute_gradients(uint64_t seed);
-  // Loss of the last compute_gradients (waits for this learner's queue).
+  // Forward, loss and backward (filling grads()), then the local update if there is one.
+  void run(uint64_t seed);
+  // Loss of the last run (waits for this learner's queue).
   float loss();
 
   Backend& backend() { return *backend_; }
@@ -37,6 +46,7 @@ class Learner {
  private:
   std::unique_ptr<Backend> backend_;
   const TrainingGraph& tg_;
+  bool use_graph_;
   FlatBuffer params_, grads_, moment1_, moment2_, buffers_, correction_;
   Tensor x_, y_;
   std::unique_ptr<Program> program_;

@@ -47,6 +47,24 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
     sync_->copy_from_host(z_buffers_.view(e.name), tg_.graph.initializers.at(e.name));
   upload_hyper();
 
+  // The local update joins each learner's program (and so its CUDA graph) wherever it needs
+  // nothing from other learners: always under SMA, and for a single learner.
+  for (size_t j = 0; j < learners_.size(); ++j) {
+    Learner& l = *learners_[j];
+    LocalUpdate u;
+    if (opt_.algorithm == Algorithm::Sma) {
+      u = {"SMALearnerUpdate", {l.params().flat(), l.grads().flat(), l.moment1().flat(), z_.flat(),
+                                l.correction().flat(), learner_hyper_[j]}};
+    } else if (learners_.size() == 1) {
+      if (adam)
+        u = {"AdamW", {l.params().flat(), l.grads().flat(), l.moment1().flat(), l.moment2().flat(),
+                       learner_hyper_[j]}};
+      else
+        u = {"SGDMomentum", {l.params().flat(), l.grads().flat(), l.moment1().flat(), learner_hyper_[j]}};
+    }
+    l.build_program(u);
+  }
+
   std::map<std::string, Tensor> weights = z_.views();
   weights.insert(z_buffers_.views().begin(), z_buffers_.views().end());
   inferencer_ = std::make_unique<Inferencer>(model_, *sync_, std::move(weights));
@@ -113,58 +131,43 @@ float Trainer::round(const std::vector<Tensor>& xs, const std::vector<Tensor>& y
   const size_t k = learners_.size();
   std::vector<float> losses(k);
 
-  // 1. Every learner: forward, loss, backward on its own batch.
+  // 1. Every learner: forward, loss, backward on its own batch, then (SMA, or one learner)
+  // its local update.
   for_each_learner([&](size_t j, Learner& l) {
     if (!xs.empty()) l.set_batch(xs[j], ys[j]);  // else: the batch already on the device
-    l.compute_gradients(rng_hash(round_seed, j));
+    l.run(rng_hash(round_seed, j));
   });
 
-  // 2. Synchronisation and updates.
+  // 2. Synchronisation.
   if (opt_.algorithm == Algorithm::Sma) {
     std::vector<Tensor> corrections;
-    for (size_t j = 0; j < k; ++j) {
-      Learner& l = *learners_[j];
-      run_kernel(l.backend(), "SMALearnerUpdate",
-                 {l.params().flat(), l.grads().flat(), l.moment1().flat(), z_.flat(),
-                  l.correction().flat(), learner_hyper_[j]});
-      sync_->wait(l.backend().record());
-      corrections.push_back(l.correction().flat());
+    for (auto& l : learners_) {
+      sync_->wait(l->backend().record());
+      corrections.push_back(l->correction().flat());
     }
     run_kernel(*sync_, "SumBuffers", corrections, {sum_.flat()});
     run_kernel(*sync_, "SMACentralUpdate", {z_.flat(), z_prev_.flat(), sum_.flat(), central_hyper_});
     auto z_ready = sync_->record();
     for (auto& l : learners_) l->backend().wait(z_ready);  // before the next local update
-  } else {
-    Tensor grad = learners_[0]->grads().flat();
-    if (k > 1) {
-      std::vector<Tensor> grads;
-      for (auto& l : learners_) {
-        sync_->wait(l->backend().record());
-        grads.push_back(l->grads().flat());
-      }
-      run_kernel(*sync_, "SumBuffers", grads, {sum_.flat()});  // scaled by 1/k in the update
-      grad = sum_.flat();
-      auto ready = sync_->record();
-      for (auto& l : learners_) l->backend().wait(ready);
-    } else {
-      grad = Tensor();  // plain SGD: the learner's own gradient, unscaled below
+  } else if (k > 1) {
+    std::vector<Tensor> grads;
+    for (auto& l : learners_) {
+      sync_->wait(l->backend().record());
+      grads.push_back(l->grads().flat());
     }
+    run_kernel(*sync_, "SumBuffers", grads, {sum_.flat()});  // scaled by 1/k in the update
+    auto ready = sync_->record();
     for (size_t j = 0; j < k; ++j) {
       Learner& l = *learners_[j];
-      Tensor g = grad.defined() ? grad : l.grads().flat();
+      l.backend().wait(ready);
       if (opt_.optimizer.kind == OptimizerKind::SGD)
-        run_kernel(l.backend(), "SGDMomentum", {l.params().flat(), g, l.moment1().flat(), learner_hyper_[j]});
+        run_kernel(l.backend(), "SGDMomentum", {l.params().flat(), sum_.flat(), l.moment1().flat(), learner_hyper_[j]});
       else
         run_kernel(l.backend(), "AdamW",
-                   {l.params().flat(), g, l.moment1().flat(), l.moment2().flat(), learner_hyper_[j]});
+                   {l.params().flat(), sum_.flat(), l.moment1().flat(), l.moment2().flat(), learner_hyper_[j]});
     }
-    // The model is every replica (they stay identical); z mirrors learner 0 for evaluation.
-    sync_->wait(learners_[0]->backend().record());
-    sync_->copy(z_.flat(), learners_[0]->params().flat());
-    if (k > 1) {
-      auto done = sync_->record();
-      for (auto& l : learners_) l->backend().wait(done);  // sum_ is reused next round
-    }
+    // sum_ is safe to overwrite next round: the sync queue then waits for each learner's
+    // next record, which follows this update on its stream.
   }
   ++rounds_;
   if (!read_loss) return NAN;
@@ -206,7 +209,15 @@ size_t Trainer::bytes_per_learner() const {
   return bytes;
 }
 
+void Trainer::sync_central_from_replica() {
+  // Under synchronous SGD every replica is the model: z mirrors learner 0 on demand.
+  if (opt_.algorithm != Algorithm::Ssgd) return;
+  sync_->wait(learners_[0]->backend().record());
+  sync_->copy(z_.flat(), learners_[0]->params().flat());
+}
+
 void Trainer::refresh_central_buffers() {
+  sync_central_from_replica();
   if (buffer_layout_.entries.empty()) return;
   std::vector<Tensor> bufs;
   for (auto& l : learners_) {
@@ -278,6 +289,7 @@ std::map<std::string, Tensor> Trainer::trained_initializers() {
 }
 
 TrainerState Trainer::state() {
+  sync_central_from_replica();
   synchronize();
   TrainerState s;
   s.rounds = rounds_;
@@ -345,6 +357,7 @@ std::map<std::string, Tensor> Trainer::replica_parameters(int j) {
 }
 
 std::map<std::string, Tensor> Trainer::central_parameters() {
+  sync_central_from_replica();
   std::map<std::string, Tensor> out;
   for (const auto& [n, v] : z_.views()) out[n] = sync_->download(v);
   return out;

@@ -118,6 +118,7 @@ class Trainer {
  private:
   void upload_hyper();
   void refresh_central_buffers();
+  void sync_central_from_replica();
   template <class F>
   void for_each_learner(F&& f);
 
