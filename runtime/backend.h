@@ -34,6 +34,8 @@ class Backend {
   virtual bool begin_capture() { return false; }
   virtual std::shared_ptr<void> end_capture() { return nullptr; }
   virtual void replay(const std::shared_ptr<void>& graph) {}
+  // Device bytes this backend holds for itself (workspaces), beyond what it allocated.
+  virtual size_t reserved_bytes() const { return 0; }
   // Bytes that can still be allocated on this device (the auto-tuner's memory limit).
   virtual size_t free_memory() const { return SIZE_MAX; }
 

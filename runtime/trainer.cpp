@@ -201,9 +201,9 @@ void Trainer::synchronize() {
   sync_->synchronize();
 }
 
-size_t Trainer::bytes_per_learner() const {
-  const Learner& l = *learners_.at(0);
-  size_t bytes = l.program().plan().arena_bytes;
+size_t Trainer::bytes_per_learner() {
+  Learner& l = *learners_.at(0);
+  size_t bytes = l.program().plan().arena_bytes + l.backend().reserved_bytes();
   for (const FlatBuffer* b : {&l.params(), &l.grads(), &l.moment1(), &l.moment2(), &l.buffers(), &l.correction()})
     if (b->flat().defined()) bytes += b->flat().nbytes();
   return bytes;

@@ -80,8 +80,9 @@ class Trainer {
   float round_resident(int64_t start, bool read_loss = true);
   // Waits until every queued round is done.
   void synchronize();
-  // Device bytes one learner holds: its planned arena and its flat buffers.
-  size_t bytes_per_learner() const;
+  // Device bytes one learner holds: its planned arena, its flat buffers and its backend's
+  // workspaces.
+  size_t bytes_per_learner();
   // One step with one learner (convenience for K = 1).
   float step(const Tensor& x_host, const Tensor& y_host) { return round({x_host}, {y_host}); }
 

@@ -198,6 +198,10 @@ void CudaBackend::replay(const std::shared_ptr<void>& graph) {
   CBT_CUDA_CHECK(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph.get()), stream_.get()));
 }
 
+size_t CudaBackend::reserved_bytes() const {
+  return ctx_.workspace_bytes + cublas_workspace_.bytes();
+}
+
 size_t CudaBackend::free_memory() const {
   CBT_CUDA_CHECK(cudaSetDevice(index_));
   size_t free_b = 0, total_b = 0;

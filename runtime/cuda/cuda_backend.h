@@ -37,8 +37,9 @@ class EventPool {
 
 struct CudaBackendOptions {
   bool tf32 = false;
-  size_t workspace_bytes = size_t{256} << 20;        // kernels' scratch (CudaContext::workspace)
-  size_t cublas_workspace_bytes = size_t{32} << 20;  // cuBLAS's own, separate from the above
+  // Every learner has its own backend and so its own workspaces: they count in its memory.
+  size_t workspace_bytes = size_t{32} << 20;        // kernels' scratch (CudaContext::workspace)
+  size_t cublas_workspace_bytes = size_t{4} << 20;  // cuBLAS's own, separate from the above
 };
 
 class CudaBackend final : public Backend {
@@ -69,6 +70,7 @@ class CudaBackend final : public Backend {
   std::shared_ptr<void> end_capture() override;
   void replay(const std::shared_ptr<void>& graph) override;
   size_t free_memory() const override;
+  size_t reserved_bytes() const override;
   void set_tf32(bool on);
   bool tf32() const { return ctx_.tf32; }
   cudaStream_t stream() const { return stream_.get(); }
