@@ -91,6 +91,11 @@ env_info() {
 
 do_export() {
   "$PYTHON" bench/models.py --out "$OUT/models" --models lenet5,resnet32,resnet20
+  # LeNet-5 and ResNet-20 as shipped in models/: a fresh export shares identical
+  # initializers between layers (every BatchNorm's ones and zeros become one tensor), which
+  # would tie those parameters in training.
+  cp models/lenet5/lenet5.ts17.onnx "$OUT/models/lenet5.onnx"
+  cp models/resnet20/resnet20.ts17.onnx "$OUT/models/resnet20.onnx"
 }
 
 do_torch_tput() {
