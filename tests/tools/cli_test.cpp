@@ -215,6 +215,9 @@ namespace cbt {
 namespace {
 
 TEST(Cli, ReadmeOpTableMatchesTheRegistry) {
+#ifndef CBT_WITH_CUDA
+  GTEST_SKIP() << "the README table lists the CUDA kernels too: it is checked in CUDA builds";
+#endif
   RunResult r = run("ops");
   ASSERT_EQ(r.code, 0);
   std::ifstream f(test::source_path("README.md"));
