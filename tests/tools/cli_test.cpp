@@ -12,6 +12,7 @@
 #include <regex>
 
 #include "common/paths.h"
+#include "common/tiny_dataset.h"
 #include "onnx_import/model_io.h"
 #include "runtime/npy.h"
 
@@ -38,40 +39,6 @@ RunResult run(const std::string& args) {
   return r;
 }
 
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("cbt_cli_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-void write_idx_gz(const fs::path& path, const std::vector<uint32_t>& dims, const std::vector<uint8_t>& data) {
-  gzFile f = gzopen(path.c_str(), "wb");
-  ASSERT_NE(f, nullptr);
-  auto be32 = [&](uint32_t v) {
-    unsigned char b[4] = {static_cast<unsigned char>(v >> 24), static_cast<unsigned char>(v >> 16),
-                          static_cast<unsigned char>(v >> 8), static_cast<unsigned char>(v)};
-    gzwrite(f, b, 4);
-  };
-  be32(0x0800u | static_cast<uint32_t>(dims.size()));
-  for (auto d : dims) be32(d);
-  gzwrite(f, data.data(), static_cast<unsigned>(data.size()));
-  gzclose(f);
-}
-
-// A small random IDX data set (28x28 images, 10 classes) so CLI training tests run fast.
-fs::path make_tiny_dataset(const std::string& name, uint32_t train_n = 256, uint32_t test_n = 64) {
-  fs::path d = temp_dir(name);
-  std::mt19937 rng(1);
-  for (auto [stem, n] : {std::pair{std::string("train"), train_n}, std::pair{std::string("t10k"), test_n}}) {
-    std::vector<uint8_t> img(n * 784), lab(n);
-    for (auto& v : img) v = static_cast<uint8_t>(rng() & 0xff);
-    for (auto& v : lab) v = static_cast<uint8_t>(rng() % 10);
-    write_idx_gz(d / (stem + "-images-idx3-ubyte.gz"), {n, 28, 28}, img);
-    write_idx_gz(d / (stem + "-labels-idx1-ubyte.gz"), {n}, lab);
-  }
-  return d;
-}
 
 const std::string kLenet = test::source_path("models/lenet5/lenet5.ts17.onnx");
 
@@ -109,7 +76,7 @@ TEST(Cli, BadInputExitsWith2AndSaysWhy) {
 }
 
 TEST(Cli, BrokenModelFileExitsWith2NamingTheFile) {
-  fs::path d = temp_dir("broken");
+  fs::path d = test::temp_dir("broken");
   fs::path f = d / "broken.onnx";
   std::ofstream(f) << "this is not a protobuf model \x01\x02\x03";
   RunResult r = run(f.string() + " --max-steps 1");
@@ -146,7 +113,7 @@ TEST(Cli, InspectShowsModelAndPlan) {
 }
 
 TEST(Cli, InferMatchesTheFrameworkOutput) {
-  fs::path d = temp_dir("infer");
+  fs::path d = test::temp_dir("infer");
   std::string stem = test::source_path("models/mlp/mlp.ts17");
   RunResult r = run("infer " + stem + ".onnx --input " + stem + ".input.npy --output " + (d / "y.npy").string());
   ASSERT_EQ(r.code, 0) << r.output;
@@ -163,8 +130,8 @@ TEST(Cli, InferMatchesTheFrameworkOutput) {
 }
 
 TEST(Cli, TrainWritesModelAndMetrics) {
-  fs::path data = make_tiny_dataset("train");
-  fs::path d = temp_dir("train_out");
+  fs::path data = test::make_tiny_dataset("train");
+  fs::path d = test::temp_dir("train_out");
   RunResult r = run(kLenet + " --data " + data.string() + " --epochs 2 --batch-size 16 --output " +
                     (d / "out.onnx").string() + " --metrics " + (d / "m.jsonl").string());
   ASSERT_EQ(r.code, 0) << r.output;
@@ -193,7 +160,7 @@ TEST(Cli, TrainWritesModelAndMetrics) {
 }
 
 TEST(Cli, UnwritableOutputFailsWithoutPartialFile) {
-  fs::path data = make_tiny_dataset("unwritable");
+  fs::path data = test::make_tiny_dataset("unwritable");
   RunResult r = run(kLenet + " --data " + data.string() + " --max-steps 2 --epochs 1 --output /nonexistent/dir/out.onnx");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("/nonexistent/dir/out.onnx"), std::string::npos) << r.output;
@@ -201,7 +168,7 @@ TEST(Cli, UnwritableOutputFailsWithoutPartialFile) {
 }
 
 TEST(Cli, DivergingRunStopsWithAClearMessage) {
-  fs::path data = make_tiny_dataset("diverge");
+  fs::path data = test::make_tiny_dataset("diverge");
   RunResult r = run(kLenet + " --data " + data.string() + " --epochs 5 --batch-size 16 --lr 1e6 --momentum 0.99");
   EXPECT_NE(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("diverged"), std::string::npos) << r.output;

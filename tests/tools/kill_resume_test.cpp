@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "common/paths.h"
+#include "common/tiny_dataset.h"
 #include "onnx_import/model_io.h"
 #include "runtime/checkpoint.h"
 
@@ -25,41 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("cbt_kill_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-void write_idx_gz(const fs::path& path, const std::vector<uint32_t>& dims, const std::vector<uint8_t>& data) {
-  gzFile f = gzopen(path.c_str(), "wb");
-  ASSERT_NE(f, nullptr);
-  auto be32 = [&](uint32_t v) {
-    unsigned char b[4] = {static_cast<unsigned char>(v >> 24), static_cast<unsigned char>(v >> 16),
-                          static_cast<unsigned char>(v >> 8), static_cast<unsigned char>(v)};
-    gzwrite(f, b, 4);
-  };
-  be32(0x0800u | static_cast<uint32_t>(dims.size()));
-  for (auto d : dims) be32(d);
-  gzwrite(f, data.data(), static_cast<unsigned>(data.size()));
-  gzclose(f);
-}
-
-// A small random IDX data set (28x28 images, 10 classes) so the runs are short (a copy of
-// cli_test.cpp's helper).
-fs::path make_tiny_dataset(const std::string& name, uint32_t train_n, uint32_t test_n) {
-  fs::path d = temp_dir(name);
-  std::mt19937 rng(1);
-  for (auto [stem, n] : {std::pair{std::string("train"), train_n}, std::pair{std::string("t10k"), test_n}}) {
-    std::vector<uint8_t> img(n * 784), lab(n);
-    for (auto& v : img) v = static_cast<uint8_t>(rng() & 0xff);
-    for (auto& v : lab) v = static_cast<uint8_t>(rng() % 10);
-    write_idx_gz(d / (stem + "-images-idx3-ubyte.gz"), {n, 28, 28}, img);
-    write_idx_gz(d / (stem + "-labels-idx1-ubyte.gz"), {n}, lab);
-  }
-  return d;
-}
 
 // cbtrain started with fork/exec; stdout and stderr go to a pipe read by read_until/finish.
 class Child {
@@ -148,8 +114,8 @@ std::vector<std::string> train_args(const fs::path& data, const fs::path& out) {
 }
 
 TEST(KillResume, SigkillAtRandomMomentsThenResumeGivesTheUninterruptedWeights) {
-  fs::path data = make_tiny_dataset("data", 512, 64);
-  fs::path dir = temp_dir("runs");
+  fs::path data = test::make_tiny_dataset("data", 512, 64);
+  fs::path dir = test::temp_dir("runs");
   const fs::path ref = dir / "reference.onnx";
   auto t0 = Clock::now();
   Child reference(train_args(data, ref));
@@ -189,8 +155,8 @@ TEST(KillResume, SigkillAtRandomMomentsThenResumeGivesTheUninterruptedWeights) {
 }
 
 void stop_and_resume(int sig, int expected_code) {
-  fs::path data = make_tiny_dataset("stopdata" + std::to_string(sig), 512, 64);
-  fs::path dir = temp_dir("stop" + std::to_string(sig));
+  fs::path data = test::make_tiny_dataset("stopdata" + std::to_string(sig), 512, 64);
+  fs::path dir = test::temp_dir("stop" + std::to_string(sig));
   const fs::path ckpt = dir / "ckpt";
   // A constant learning rate: --max-steps then does not change the configuration.
   std::vector<std::string> args = {kLenet, "--data", data.string(), "-b", "16", "--epochs", "50",
