@@ -34,6 +34,11 @@ class Backend {
   virtual bool begin_capture() { return false; }
   virtual std::shared_ptr<void> end_capture() { return nullptr; }
   virtual void replay(const std::shared_ptr<void>& graph) {}
+  // TF32 tensor cores for matrix products and convolutions (--precision tf32); off by
+  // default. Only CUDA backends have them.
+  virtual void allow_tf32(bool on) {
+    if (on) throw UserError("--precision tf32 needs a CUDA device (--device cuda)");
+  }
   // Device bytes this backend holds for itself (workspaces), beyond what it allocated.
   virtual size_t reserved_bytes() const { return 0; }
   // Bytes that can still be allocated on this device (the auto-tuner's memory limit).

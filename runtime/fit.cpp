@@ -135,12 +135,13 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     if (!metrics) throw UserError("cannot write metrics file " + opt.metrics_path);
   }
   const bool resident = trainer.make_resident(data.train);
+  const int64_t loss_every = opt.loss_every > 0 ? opt.loss_every : (trainer.options().device.is_cpu() ? 1 : 10);
   for (int64_t epoch = start_epoch; epoch <= opt.epochs; ++epoch) {
     auto order = epoch_order(data.train.size(), opt.seed, epoch);
     if (resident) trainer.set_resident_order(order);
     auto t0 = Clock::now();
     double loss_sum = 0;
-    int64_t loss_count = 0;
+    int64_t loss_count = 0, epoch_rounds = 0;
     int64_t s = epoch == start_epoch ? start_round : 0;
     for (; s < steps_per_epoch; ++s) {
       if (g_stop_signal) {
@@ -162,8 +163,16 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
         trainer.set_learning_rate(lr);
         if (drop && trainer.algorithm() == Algorithm::Sma) trainer.restart_from_central();
       }
-      float loss = resident ? trainer.round_resident(s * k * batch) : trainer.round(xs, ys);
+      // Reading the loss waits for the device: on GPUs it is read every loss_every rounds
+      // (and at the end of an epoch) so that rounds queue up behind each other.
+      const bool read = (s + 1) % loss_every == 0 || s + 1 == steps_per_epoch;
+      float loss = resident ? trainer.round_resident(s * k * batch, read) : trainer.round(xs, ys, read);
       ++res.steps;
+      ++epoch_rounds;
+      if (!read) {
+        if (co.every_rounds > 0 && res.steps % co.every_rounds == 0) save(epoch, s + 1);
+        continue;
+      }
       if (!std::isfinite(loss))
         throw TrainingDiverged("training diverged: the loss is " + std::to_string(loss) +
                                " at step " + std::to_string(trainer.rounds()) + " (epoch " +
@@ -177,7 +186,7 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
         std::snprintf(buf, sizeof buf, "epoch %lld step %lld/%lld loss %.4f %.0f img/s",
                       static_cast<long long>(epoch), static_cast<long long>(s + 1),
                       static_cast<long long>(steps_per_epoch), loss_sum / loss_count,
-                      loss_count * batch * k / el);
+                      static_cast<double>(epoch_rounds * batch * k) / el);
         log << buf << std::endl;
       }
     }
@@ -187,7 +196,7 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     res.last_epoch_seconds = epoch_s;
     res.final_eval = trainer.evaluate(data.test);
     double train_loss = loss_count ? loss_sum / loss_count : NAN;
-    double ips = loss_count ? static_cast<double>(loss_count * batch * k) / epoch_s : 0;
+    double ips = epoch_rounds ? static_cast<double>(epoch_rounds * batch * k) / epoch_s : 0;
     char buf[256];
     std::snprintf(buf, sizeof buf,
                   "epoch %lld: train loss %.4f, test loss %.4f, test accuracy %.2f%%, %.1f s, %.0f img/s",

@@ -15,6 +15,7 @@ struct FitOptions {
   int64_t max_steps = -1;          // stop after this many steps (tests, smoke runs); -1: none
   std::string metrics_path;        // JSON lines, one object per epoch
   int64_t log_every = 200;         // steps between progress lines
+  int64_t loss_every = 0;          // rounds between loss reads; 0: every round on the CPU, 10 on GPUs
   uint64_t seed = 42;
   LrSchedule schedule;             // total_steps is filled in by fit() when left at 1
   CheckpointOptions checkpoint;    // where and how often to checkpoint; --resume

@@ -31,9 +31,11 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
   for (int j = 0; j < opt.learners; ++j) {
     learners_.push_back(std::make_unique<Learner>(tg_, param_layout_, buffer_layout_, adam,
                                                   make_backend(opt.device), opt.cuda_graphs));
+    if (opt.tf32) learners_.back()->backend().allow_tf32(true);
     learner_hyper_.push_back(learners_.back()->backend().empty(DType::Float32, {8}));
   }
   sync_ = make_backend(opt.device);
+  if (opt.tf32) sync_->allow_tf32(true);
   z_ = FlatBuffer(param_layout_, *sync_);
   z_prev_ = FlatBuffer(param_layout_, *sync_);
   sum_ = FlatBuffer(param_layout_, *sync_);

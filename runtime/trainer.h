@@ -39,7 +39,8 @@ struct TrainerOptions {
   TrainingGraphOptions graph;
   uint64_t seed = 42;
   Device device;
-  bool cuda_graphs = true;    // replay each learner's iteration as a CUDA graph on GPUs
+  bool cuda_graphs = true;
+  bool tf32 = false;          // --precision tf32    // replay each learner's iteration as a CUDA graph on GPUs
   // One thread per CPU kernel in every learner thread, so that reductions run in a fixed
   // order and a run (and a resumed run) gives the same weights bit for bit. CPU only.
   bool deterministic = false;

@@ -9,6 +9,7 @@ import json
 import sys
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 
 
@@ -26,6 +27,7 @@ def main():
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     ap.add_argument("--json", action="store_true", help="print {\"accuracy\": ...}")
     a = ap.parse_args()
+    onnx.checker.check_model(a.model, full_check=True)  # raises on an invalid model
     x = read_idx(a.data + "/t10k-images-idx3-ubyte.gz").astype(np.float32)
     y = read_idx(a.data + "/t10k-labels-idx1-ubyte.gz").astype(np.int64)
     x = (x / 255.0 - 0.2860) / 0.3530

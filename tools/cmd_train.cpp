@@ -49,6 +49,7 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
   to.graph.loss = parse_loss(a.loss);
   to.deterministic = a.deterministic;
   to.cuda_graphs = a.cuda_graphs == "on";
+  to.tf32 = a.precision == "tf32";
   if (a.learners == "auto") {
     AutotuneOptions ao;
     ao.threshold = a.autotune_threshold;

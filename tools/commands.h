@@ -28,6 +28,7 @@ struct TrainArgs {
   std::string device = "cpu";
   std::string learners = "1";  // a number or "auto"
   std::string cuda_graphs = "on";
+  std::string precision = "fp32";
   double autotune_threshold = 0.10;
   std::string algorithm;  // "" = sma with several learners, plain SGD with one
   float alpha = -1.0f;

@@ -72,6 +72,7 @@ class CudaBackend final : public Backend {
   size_t free_memory() const override;
   size_t reserved_bytes() const override;
   void set_tf32(bool on);
+  void allow_tf32(bool on) override { set_tf32(on); }
   bool tf32() const { return ctx_.tf32; }
   cudaStream_t stream() const { return stream_.get(); }
   cuda::CudaContext& context() { return ctx_; }
