@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ops/cpu/threads.h"
+#include "runtime/collective.h"
 #include "runtime/resident_data.h"
 
 namespace cbt {
@@ -11,6 +12,8 @@ namespace cbt {
 #ifdef CBT_WITH_CUDA
 std::unique_ptr<Backend> make_cuda_backend(int index);  // runtime/cuda/
 std::unique_ptr<ResidentDataset> make_cuda_resident_dataset(const Dataset& d, Backend& backend);
+std::unique_ptr<AllReduce> make_cuda_all_reduce(const std::vector<Backend*>& backends);
+int cuda_device_count();
 #endif
 
 Tensor Backend::empty(DType dtype, const Shape& shape) {
@@ -60,6 +63,24 @@ std::unique_ptr<ResidentDataset> make_resident_dataset(const Dataset& d, Backend
   if (backend.device().kind == DeviceKind::CUDA) return make_cuda_resident_dataset(d, backend);
 #endif
   return nullptr;
+}
+
+std::unique_ptr<AllReduce> make_all_reduce(const std::vector<Backend*>& backends) {
+  if (backends.size() <= 1) return nullptr;
+#ifdef CBT_WITH_CUDA
+  return make_cuda_all_reduce(backends);
+#else
+  throw UserError("several devices need the CUDA backend; this cbtrain was built without CUDA");
+#endif
+}
+
+int device_count(DeviceKind kind) {
+  if (kind == DeviceKind::CPU) return 1;
+#ifdef CBT_WITH_CUDA
+  return cuda_device_count();
+#else
+  return 0;
+#endif
 }
 
 }  // namespace cbt

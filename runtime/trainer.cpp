@@ -17,7 +17,10 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
   if (opt.deterministic && !opt.device.is_cpu()) throw UserError("--deterministic is CPU-only for now");
   if (opt.algorithm == Algorithm::Sma && opt.optimizer.kind != OptimizerKind::SGD)
     throw UserError("--algorithm sma uses SGD with momentum locally; use --optimizer sgd or --algorithm ssgd");
-  if (opt_.alpha < 0) opt_.alpha = 1.0f / static_cast<float>(opt.learners);
+  if (!opt.gpus.empty() && opt.device.is_cpu()) throw UserError("--gpus needs --device cuda");
+  const size_t devices_n = std::max<size_t>(1, opt.gpus.size());
+  // alpha = 1/k over all learners of all devices, so that the corrections move z to their mean.
+  if (opt_.alpha < 0) opt_.alpha = 1.0f / static_cast<float>(opt.learners * devices_n);
 
   BindOptions bo;
   bo.batch = opt.batch_size;
@@ -28,25 +31,38 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
   buffer_layout_ = FlatLayout::of(tg_.buffers, tg_.types);
 
   const bool adam = opt.optimizer.kind == OptimizerKind::AdamW;
-  for (int j = 0; j < opt.learners; ++j) {
-    learners_.push_back(std::make_unique<Learner>(tg_, param_layout_, buffer_layout_, adam,
-                                                  make_backend(opt.device), opt.cuda_graphs));
-    if (opt.tf32) learners_.back()->backend().allow_tf32(true);
-    learner_hyper_.push_back(learners_.back()->backend().empty(DType::Float32, {8}));
+  std::vector<Device> devices;
+  for (int g : opt.gpus) devices.push_back(Device{DeviceKind::CUDA, g});
+  if (devices.empty()) devices.push_back(opt.device);
+  for (size_t g = 0; g < devices.size(); ++g) {
+    DeviceGroup grp;
+    for (int j = 0; j < opt.learners; ++j) {
+      grp.learners.push_back(learners_.size());
+      group_of_.push_back(g);
+      learners_.push_back(std::make_unique<Learner>(tg_, param_layout_, buffer_layout_, adam,
+                                                    make_backend(devices[g]), opt.cuda_graphs));
+      if (opt.tf32) learners_.back()->backend().allow_tf32(true);
+      learner_hyper_.push_back(learners_.back()->backend().empty(DType::Float32, {8}));
+    }
+    grp.sync = make_backend(devices[g]);
+    Backend& sb = *grp.sync;
+    if (opt.tf32) sb.allow_tf32(true);
+    grp.z = FlatBuffer(param_layout_, sb);
+    grp.z_prev = FlatBuffer(param_layout_, sb);
+    grp.sum = FlatBuffer(param_layout_, sb);
+    grp.z_buffers = FlatBuffer(buffer_layout_, sb);
+    grp.hyper = sb.empty(DType::Float32, {8});
+    for (const auto& e : param_layout_.entries) {
+      sb.copy_from_host(grp.z.view(e.name), tg_.graph.initializers.at(e.name));
+      sb.copy_from_host(grp.z_prev.view(e.name), tg_.graph.initializers.at(e.name));
+    }
+    for (const auto& e : buffer_layout_.entries)
+      sb.copy_from_host(grp.z_buffers.view(e.name), tg_.graph.initializers.at(e.name));
+    groups_.push_back(std::move(grp));
   }
-  sync_ = make_backend(opt.device);
-  if (opt.tf32) sync_->allow_tf32(true);
-  z_ = FlatBuffer(param_layout_, *sync_);
-  z_prev_ = FlatBuffer(param_layout_, *sync_);
-  sum_ = FlatBuffer(param_layout_, *sync_);
-  z_buffers_ = FlatBuffer(buffer_layout_, *sync_);
-  central_hyper_ = sync_->empty(DType::Float32, {8});
-  for (const auto& e : param_layout_.entries) {
-    sync_->copy_from_host(z_.view(e.name), tg_.graph.initializers.at(e.name));
-    sync_->copy_from_host(z_prev_.view(e.name), tg_.graph.initializers.at(e.name));
-  }
-  for (const auto& e : buffer_layout_.entries)
-    sync_->copy_from_host(z_buffers_.view(e.name), tg_.graph.initializers.at(e.name));
+  std::vector<Backend*> syncs;
+  for (auto& g : groups_) syncs.push_back(g.sync.get());
+  all_reduce_ = make_all_reduce(syncs);
   upload_hyper();
 
   // The local update joins each learner's program (and so its CUDA graph) wherever it needs
@@ -55,8 +71,8 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
     Learner& l = *learners_[j];
     LocalUpdate u;
     if (opt_.algorithm == Algorithm::Sma) {
-      u = {"SMALearnerUpdate", {l.params().flat(), l.grads().flat(), l.moment1().flat(), z_.flat(),
-                                l.correction().flat(), learner_hyper_[j]}};
+      u = {"SMALearnerUpdate", {l.params().flat(), l.grads().flat(), l.moment1().flat(),
+                                groups_[group_of_[j]].z.flat(), l.correction().flat(), learner_hyper_[j]}};
     } else if (learners_.size() == 1) {
       if (adam)
         u = {"AdamW", {l.params().flat(), l.grads().flat(), l.moment1().flat(), l.moment2().flat(),
@@ -67,9 +83,9 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
     l.build_program(u);
   }
 
-  std::map<std::string, Tensor> weights = z_.views();
-  weights.insert(z_buffers_.views().begin(), z_buffers_.views().end());
-  inferencer_ = std::make_unique<Inferencer>(model_, *sync_, std::move(weights));
+  std::map<std::string, Tensor> weights = groups_[0].z.views();
+  weights.insert(groups_[0].z_buffers.views().begin(), groups_[0].z_buffers.views().end());
+  inferencer_ = std::make_unique<Inferencer>(model_, primary(), std::move(weights));
 }
 
 Trainer::~Trainer() = default;
@@ -91,7 +107,7 @@ void Trainer::upload_hyper() {
     learners_[j]->backend().copy_from_host(learner_hyper_[j], h);
   Tensor c(DType::Float32, {8});
   c.ptr<float>()[0] = opt_.sma_momentum;
-  sync_->copy_from_host(central_hyper_, c);
+  for (auto& g : groups_) g.sync->copy_from_host(g.hyper, c);
 }
 
 void Trainer::set_learning_rate(float lr) {
@@ -140,36 +156,39 @@ float Trainer::round(const std::vector<Tensor>& xs, const std::vector<Tensor>& y
     l.run(rng_hash(round_seed, j));
   });
 
-  // 2. Synchronisation.
-  if (opt_.algorithm == Algorithm::Sma) {
-    std::vector<Tensor> corrections;
-    for (auto& l : learners_) {
-      sync_->wait(l->backend().record());
-      corrections.push_back(l->correction().flat());
+  // 2. Synchronisation: each device reduces its own learners in one kernel, the devices sum
+  // their reductions (NCCL), and each device applies the same update to its own z.
+  if (opt_.algorithm == Algorithm::Sma || k > 1) {
+    std::vector<Tensor> sums;
+    for (auto& g : groups_) {
+      std::vector<Tensor> parts;
+      for (size_t j : g.learners) {
+        Learner& l = *learners_[j];
+        g.sync->wait(l.backend().record());
+        parts.push_back(opt_.algorithm == Algorithm::Sma ? l.correction().flat() : l.grads().flat());
+      }
+      run_kernel(*g.sync, "SumBuffers", parts, {g.sum.flat()});
+      sums.push_back(g.sum.flat());
     }
-    run_kernel(*sync_, "SumBuffers", corrections, {sum_.flat()});
-    run_kernel(*sync_, "SMACentralUpdate", {z_.flat(), z_prev_.flat(), sum_.flat(), central_hyper_});
-    auto z_ready = sync_->record();
-    for (auto& l : learners_) l->backend().wait(z_ready);  // before the next local update
-  } else if (k > 1) {
-    std::vector<Tensor> grads;
-    for (auto& l : learners_) {
-      sync_->wait(l->backend().record());
-      grads.push_back(l->grads().flat());
+    if (all_reduce_) all_reduce_->sum(sums);
+    for (auto& g : groups_) {
+      if (opt_.algorithm == Algorithm::Sma)
+        run_kernel(*g.sync, "SMACentralUpdate", {g.z.flat(), g.z_prev.flat(), g.sum.flat(), g.hyper});
+      auto ready = g.sync->record();
+      for (size_t j : g.learners) {
+        Learner& l = *learners_[j];
+        l.backend().wait(ready);  // SMA: before the next local update
+        if (opt_.algorithm == Algorithm::Sma) continue;
+        // Synchronous SGD: every replica applies the summed gradient (scaled by 1/k).
+        if (opt_.optimizer.kind == OptimizerKind::SGD)
+          run_kernel(l.backend(), "SGDMomentum", {l.params().flat(), g.sum.flat(), l.moment1().flat(), learner_hyper_[j]});
+        else
+          run_kernel(l.backend(), "AdamW",
+                     {l.params().flat(), g.sum.flat(), l.moment1().flat(), l.moment2().flat(), learner_hyper_[j]});
+      }
     }
-    run_kernel(*sync_, "SumBuffers", grads, {sum_.flat()});  // scaled by 1/k in the update
-    auto ready = sync_->record();
-    for (size_t j = 0; j < k; ++j) {
-      Learner& l = *learners_[j];
-      l.backend().wait(ready);
-      if (opt_.optimizer.kind == OptimizerKind::SGD)
-        run_kernel(l.backend(), "SGDMomentum", {l.params().flat(), sum_.flat(), l.moment1().flat(), learner_hyper_[j]});
-      else
-        run_kernel(l.backend(), "AdamW",
-                   {l.params().flat(), sum_.flat(), l.moment1().flat(), l.moment2().flat(), learner_hyper_[j]});
-    }
-    // sum_ is safe to overwrite next round: the sync queue then waits for each learner's
-    // next record, which follows this update on its stream.
+    // The sums are safe to overwrite next round: each sync queue then waits for its
+    // learners' next records, which follow these updates on their streams.
   }
   ++rounds_;
   if (!read_loss) return NAN;
@@ -179,7 +198,8 @@ float Trainer::round(const std::vector<Tensor>& xs, const std::vector<Tensor>& y
 }
 
 bool Trainer::make_resident(const Dataset& train) {
-  resident_ = make_resident_dataset(train, *sync_);
+  if (groups_.size() > 1) return false;  // batches are gathered on one device
+  resident_ = make_resident_dataset(train, primary());
   return resident_ != nullptr;
 }
 
@@ -190,17 +210,17 @@ float Trainer::round_resident(int64_t start, bool read_loss) {
   const int64_t b = opt_.batch_size;
   for (size_t j = 0; j < learners_.size(); ++j) {
     Learner& l = *learners_[j];
-    sync_->wait(l.backend().record());  // the learner is done reading its last batch
+    primary().wait(l.backend().record());  // the learner is done reading its last batch
     resident_->gather(start + static_cast<int64_t>(j) * b, b, l.input(), l.labels());
   }
-  auto ready = sync_->record();
+  auto ready = primary().record();
   for (auto& l : learners_) l->backend().wait(ready);
   return round({}, {}, read_loss);
 }
 
 void Trainer::synchronize() {
   for (auto& l : learners_) l->backend().synchronize();
-  sync_->synchronize();
+  for (auto& g : groups_) g.sync->synchronize();
 }
 
 size_t Trainer::bytes_per_learner() {
@@ -214,30 +234,39 @@ size_t Trainer::bytes_per_learner() {
 void Trainer::sync_central_from_replica() {
   // Under synchronous SGD every replica is the model: z mirrors learner 0 on demand.
   if (opt_.algorithm != Algorithm::Ssgd) return;
-  sync_->wait(learners_[0]->backend().record());
-  sync_->copy(z_.flat(), learners_[0]->params().flat());
+  primary().wait(learners_[0]->backend().record());
+  primary().copy(groups_[0].z.flat(), learners_[0]->params().flat());
 }
 
 void Trainer::refresh_central_buffers() {
   sync_central_from_replica();
   if (buffer_layout_.entries.empty()) return;
-  std::vector<Tensor> bufs;
-  for (auto& l : learners_) {
-    sync_->wait(l->backend().record());
-    bufs.push_back(l->buffers().flat());
-  }
+  // BatchNorm statistics of z: the mean over all learners of all devices.
   Attributes a;
   a.set("scale", 1.0f / static_cast<float>(learners_.size()));
-  run_kernel(*sync_, "SumBuffers", bufs, {z_buffers_.flat()}, a);
+  std::vector<Tensor> means;
+  for (auto& g : groups_) {
+    std::vector<Tensor> bufs;
+    for (size_t j : g.learners) {
+      g.sync->wait(learners_[j]->backend().record());
+      bufs.push_back(learners_[j]->buffers().flat());
+    }
+    run_kernel(*g.sync, "SumBuffers", bufs, {g.z_buffers.flat()}, a);
+    means.push_back(g.z_buffers.flat());
+  }
+  if (all_reduce_) all_reduce_->sum(means);
 }
 
 void Trainer::restart_from_central() {
   refresh_central_buffers();
-  auto ready = sync_->record();
-  for (auto& l : learners_) {
-    l->backend().wait(ready);
-    l->backend().copy(l->params().flat(), z_.flat());
-    if (!buffer_layout_.entries.empty()) l->backend().copy(l->buffers().flat(), z_buffers_.flat());
+  for (auto& g : groups_) {
+    auto ready = g.sync->record();
+    for (size_t j : g.learners) {
+      Learner& l = *learners_[j];
+      l.backend().wait(ready);
+      l.backend().copy(l.params().flat(), g.z.flat());
+      if (!buffer_layout_.entries.empty()) l.backend().copy(l.buffers().flat(), g.z_buffers.flat());
+    }
   }
 }
 
@@ -285,8 +314,8 @@ EvalResult Trainer::evaluate(const Dataset& data) {
 std::map<std::string, Tensor> Trainer::trained_initializers() {
   refresh_central_buffers();
   std::map<std::string, Tensor> out;
-  for (const auto& [n, v] : z_.views()) out[n] = sync_->download(v);
-  for (const auto& [n, v] : z_buffers_.views()) out[n] = sync_->download(v);
+  for (const auto& [n, v] : groups_[0].z.views()) out[n] = primary().download(v);
+  for (const auto& [n, v] : groups_[0].z_buffers.views()) out[n] = primary().download(v);
   return out;
 }
 
@@ -307,9 +336,9 @@ TrainerState Trainer::state() {
     add(p + "moment2", l.backend(), l.moment2());
     add(p + "buffers", l.backend(), l.buffers());
   }
-  add("central/z", *sync_, z_);
-  add("central/z_prev", *sync_, z_prev_);
-  add("central/buffers", *sync_, z_buffers_);
+  add("central/z", primary(), groups_[0].z);
+  add("central/z_prev", primary(), groups_[0].z_prev);
+  add("central/buffers", primary(), groups_[0].z_buffers);
   return s;
 }
 
@@ -337,14 +366,22 @@ void Trainer::restore(const TrainerState& s) {
     put(p + "moment2", l.backend(), l.moment2());
     put(p + "buffers", l.backend(), l.buffers());
   }
-  put("central/z", *sync_, z_);
-  put("central/z_prev", *sync_, z_prev_);
-  put("central/buffers", *sync_, z_buffers_);
+  put("central/z", primary(), groups_[0].z);
+  put("central/z_prev", primary(), groups_[0].z_prev);
+  put("central/buffers", primary(), groups_[0].z_buffers);
   if (copies.size() != by_name.size())
     throw UserError("the checkpoint holds " + std::to_string(by_name.size()) + " state tensors, this model and "
                     "configuration " + std::to_string(copies.size()) + " (another number of learners or optimizer?)");
   synchronize();
   for (auto& [b, dst, src] : copies) b->copy_from_host(dst, *src);
+  // Every other device holds the same central model.
+  for (size_t g = 1; g < groups_.size(); ++g) {
+    DeviceGroup& grp = groups_[g];
+    grp.sync->copy_from_host(grp.z.flat(), *by_name.at("central/z"));
+    grp.sync->copy_from_host(grp.z_prev.flat(), *by_name.at("central/z_prev"));
+    if (grp.z_buffers.flat().defined())
+      grp.sync->copy_from_host(grp.z_buffers.flat(), *by_name.at("central/buffers"));
+  }
   rounds_ = s.rounds;
   opt_.optimizer.lr = s.lr;
   upload_hyper();
@@ -361,7 +398,7 @@ std::map<std::string, Tensor> Trainer::replica_parameters(int j) {
 std::map<std::string, Tensor> Trainer::central_parameters() {
   sync_central_from_replica();
   std::map<std::string, Tensor> out;
-  for (const auto& [n, v] : z_.views()) out[n] = sync_->download(v);
+  for (const auto& [n, v] : groups_[0].z.views()) out[n] = primary().download(v);
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include "graph/autodiff.h"
 #include "runtime/dataset.h"
 #include "runtime/inferencer.h"
+#include "runtime/collective.h"
 #include "runtime/learner.h"
 #include "runtime/resident_data.h"
 
@@ -39,6 +40,7 @@ struct TrainerOptions {
   TrainingGraphOptions graph;
   uint64_t seed = 42;
   Device device;
+  std::vector<int> gpus;      // several GPUs of this process (K learners on each); empty: `device`
   bool cuda_graphs = true;
   bool tf32 = false;          // --precision tf32    // replay each learner's iteration as a CUDA graph on GPUs
   // One thread per CPU kernel in every learner thread, so that reductions run in a fixed
@@ -130,10 +132,19 @@ class Trainer {
   ValueType input_type_;
   FlatLayout param_layout_, buffer_layout_;
   std::vector<std::unique_ptr<Learner>> learners_;
-  std::unique_ptr<Backend> sync_;           // the synchronisation queue and the central model
-  FlatBuffer z_, z_prev_, sum_, z_buffers_;
+  // One per device: its synchronisation queue and its copy of the central model (every
+  // device applies the same update to its own z). groups_[0] evaluates and exports.
+  struct DeviceGroup {
+    std::unique_ptr<Backend> sync;
+    FlatBuffer z, z_prev, sum, z_buffers;
+    Tensor hyper;                   // [mu_z]
+    std::vector<size_t> learners;   // indices into learners_
+  };
+  std::vector<DeviceGroup> groups_;
+  std::vector<size_t> group_of_;            // learner -> group
+  std::unique_ptr<AllReduce> all_reduce_;   // across devices; null with one
   std::vector<Tensor> learner_hyper_;       // per learner, on its backend
-  Tensor central_hyper_;
+  Backend& primary() { return *groups_[0].sync; }
   std::unique_ptr<Inferencer> inferencer_;
   std::unique_ptr<ResidentDataset> resident_;
   int64_t rounds_ = 0;

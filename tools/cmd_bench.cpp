@@ -12,6 +12,7 @@ namespace cbt::cli {
 
 int run_bench(const BenchArgs& a) {
   Device device = parse_device(a.train.device);
+  if (!a.train.gpus.empty() && device.is_cpu()) device = Device{DeviceKind::CUDA, 0};
   ImportedModel model = load_model(a.train.model);
   std::ostringstream tune_log;
   TrainerOptions to = trainer_options(a.train, model.graph, device, a.json ? tune_log : std::cout);

@@ -5,6 +5,7 @@
 
 #include "onnx_import/model_io.h"
 #include "runtime/autotune.h"
+#include "runtime/collective.h"
 #include "runtime/fit.h"
 #include "runtime/program.h"
 #include "tools/commands.h"
@@ -33,6 +34,34 @@ LossKind parse_loss(const std::string& s) {
 }
 }  // namespace
 
+// "--gpus 0,1" or "all"; empty when not given.
+std::vector<int> parse_gpus(const std::string& s) {
+  std::vector<int> out;
+  if (s.empty()) return out;
+  if (s == "all") {
+    int n = device_count(DeviceKind::CUDA);
+    if (n == 0) throw UserError("--gpus all but no CUDA device is visible");
+    for (int i = 0; i < n; ++i) out.push_back(i);
+    return out;
+  }
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t comma = s.find(',', pos);
+    std::string item = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    try {
+      size_t used = 0;
+      int v = std::stoi(item, &used);
+      if (used != item.size() || v < 0) throw std::invalid_argument(item);
+      out.push_back(v);
+    } catch (const std::exception&) {
+      throw UserError("--gpus takes a list like 0,1 or 'all', not '" + s + "'");
+    }
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
 TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device device, std::ostream& log) {
   TrainerOptions to;
   to.batch_size = a.batch_size;
@@ -50,6 +79,8 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
   to.deterministic = a.deterministic;
   to.cuda_graphs = a.cuda_graphs == "on";
   to.tf32 = a.precision == "tf32";
+  to.gpus = parse_gpus(a.gpus);
+  if (!to.gpus.empty()) to.device = Device{DeviceKind::CUDA, to.gpus[0]};
   if (a.learners == "auto") {
     AutotuneOptions ao;
     ao.threshold = a.autotune_threshold;
@@ -71,6 +102,7 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
 
 int run_train(const TrainArgs& a) {
   Device device = parse_device(a.device);
+  if (!a.gpus.empty() && device.is_cpu()) device = Device{DeviceKind::CUDA, 0};
   if (a.deterministic && !device.is_cpu()) throw UserError("--deterministic is CPU-only for now");
   CheckpointOptions ckpt;
   ckpt.dir = a.checkpoint_dir;

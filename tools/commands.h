@@ -29,6 +29,7 @@ struct TrainArgs {
   std::string learners = "1";  // a number or "auto"
   std::string cuda_graphs = "on";
   std::string precision = "fp32";
+  std::string gpus;  // "0,1", "all" or "" (one device: --device)
   double autotune_threshold = 0.10;
   std::string algorithm;  // "" = sma with several learners, plain SGD with one
   float alpha = -1.0f;

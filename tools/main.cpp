@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   app.add_option("--device", t.device, "cpu, cuda or cuda:N")->capture_default_str();
   app.add_option("--learners,-k", t.learners, "model replicas (learners) per device, or auto")
       ->capture_default_str();
+  app.add_option("--gpus", t.gpus, "several GPUs of this machine, e.g. 0,1 or all (K learners on each)");
   app.add_option("--precision", t.precision, "fp32, or tf32 tensor cores for matrix products (GPU)")
       ->capture_default_str()->check(CLI::IsMember({"fp32", "tf32"}));
   app.add_option("--cuda-graphs", t.cuda_graphs, "replay each learner's iteration as a CUDA graph")
@@ -81,6 +82,7 @@ int main(int argc, char** argv) {
   bench->add_option("--batch-size,-b", ba.train.batch_size, "samples per learner")->capture_default_str()->check(CLI::PositiveNumber);
   bench->add_option("--learners,-k", ba.train.learners, "learners per device, or auto")->capture_default_str();
   bench->add_option("--algorithm", ba.train.algorithm, "sma or ssgd")->check(CLI::IsMember({"sma", "ssgd"}));
+  bench->add_option("--gpus", ba.train.gpus, "several GPUs, e.g. 0,1 or all");
   bench->add_option("--precision", ba.train.precision, "fp32 or tf32")->capture_default_str()
       ->check(CLI::IsMember({"fp32", "tf32"}));
   bench->add_option("--cuda-graphs", ba.train.cuda_graphs, "on or off")->capture_default_str()

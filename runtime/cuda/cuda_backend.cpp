@@ -195,6 +195,7 @@ std::shared_ptr<void> CudaBackend::end_capture() {
 }
 
 void CudaBackend::replay(const std::shared_ptr<void>& graph) {
+  CBT_CUDA_CHECK(cudaSetDevice(index_));
   CBT_CUDA_CHECK(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph.get()), stream_.get()));
 }
 

@@ -135,7 +135,7 @@ struct TrajectoryCase {
 // Losses of `rounds` rounds on the recorded batches of models/<folder>/trajectory.*.npy
 // (learner j of round r takes batch r * learners + j).
 std::vector<float> train_losses(const TrajectoryCase& c, Device device, int learners = 1,
-                                Algorithm algorithm = Algorithm::Ssgd) {
+                                Algorithm algorithm = Algorithm::Ssgd, std::vector<int> gpus = {}) {
   std::string dir = test::source_path(std::string("models/") + c.folder + "/");
   ImportedModel m = load_model(dir + c.onnx);
   Tensor xs = load_npy(dir + "trajectory.x.npy");  // (steps, batch, ...)
@@ -149,6 +149,8 @@ std::vector<float> train_losses(const TrajectoryCase& c, Device device, int lear
   to.optimizer.momentum = 0.9f;
   to.optimizer.weight_decay = 5e-4f;
   to.device = device;
+  to.gpus = gpus;
+  to.learners = learners / std::max<int>(1, static_cast<int>(gpus.size()));  // per device
   Trainer trainer(m.graph, to);
   std::vector<float> losses;
   for (int64_t r = 0; r < c.steps && (r + 1) * learners <= xs.dim(0); ++r) {
@@ -202,6 +204,18 @@ TEST(GpuRuntime, TwoLearnersMatchTheCpuForSmaAndSsgd) {
 }
 
 // `cbtrain MODEL --device cuda` end to end: trains, evaluates and writes the model.
+// Two GPUs x 2 learners train exactly as 4 CPU learners (up to reduction order): the
+// corrections or gradients of each GPU are reduced there, then summed across GPUs by NCCL.
+TEST(GpuRuntime, TwoGpusMatchFourCpuLearnersForSmaAndSsgd) {
+  CBT_SKIP_WITHOUT_GPU();
+  if (cuda_device_count() < 2) GTEST_SKIP() << "fewer than 2 CUDA devices: skipped";
+  const TrajectoryCase c{"lenet5", "lenet5.ts17.onnx", 5};
+  for (Algorithm a : {Algorithm::Sma, Algorithm::Ssgd}) {
+    std::string what = a == Algorithm::Sma ? "sma" : "ssgd";
+    expect_close(train_losses(c, kGpu, 4, a, {0, 1}), train_losses(c, Device{}, 4, a), what);
+  }
+}
+
 TEST(GpuRuntime, CommandLineTrainsOnCuda) {
   CBT_SKIP_WITHOUT_GPU();
   if (!std::filesystem::is_directory(kDefaultDataDir))
