@@ -2,6 +2,7 @@
 // 3 training diverged, 1 internal error, 130 / 143 stopped by SIGINT / SIGTERM.
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <iostream>
 
 #include "runtime/fit.h"
@@ -11,6 +12,9 @@ using namespace cbt;
 using namespace cbt::cli;
 
 int main(int argc, char** argv) {
+  // A file-size limit (ulimit -f) must fail the write with EFBIG, reported like a full disk,
+  // not kill the process half-way through a file.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"cbtrain: train ONNX models on the CPU or GPUs and export them back to ONNX"};
   app.set_version_flag("--version", "cbtrain 0.1.0");
   app.require_subcommand(0, 1);

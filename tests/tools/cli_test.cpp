@@ -167,6 +167,40 @@ TEST(Cli, UnwritableOutputFailsWithoutPartialFile) {
   EXPECT_FALSE(fs::exists("/nonexistent/dir/out.onnx"));
 }
 
+// A write that runs out of space (here: a file-size limit, which fails writes like a full
+// disk) reports the path, exits 2 and leaves the previous file as it was, with no temporary
+// file beside it.
+TEST(Cli, FullDiskDuringExportKeepsThePreviousModel) {
+  fs::path data = test::make_tiny_dataset("fulldisk");
+  fs::path d = test::temp_dir("fulldisk_out");
+  fs::path out = d / "out.onnx";
+  fs::copy_file(kLenet, out);
+  std::ifstream before_f(out, std::ios::binary);
+  std::string before((std::istreambuf_iterator<char>(before_f)), {});
+  // 200 blocks of 512 bytes: less than the model (about 250 KB).
+  std::string cmd = "sh -c 'ulimit -f 200; exec " + test::cbtrain_binary() + " " + kLenet + " --data " +
+                    data.string() + " --max-steps 2 --epochs 1 --output " + out.string() + "' 2>&1";
+  std::string output;
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) output.append(buf.data(), n);
+  int status = pclose(p);
+  ASSERT_TRUE(WIFEXITED(status)) << "cbtrain was killed: " << output;
+  EXPECT_EQ(WEXITSTATUS(status), 2) << output;
+  EXPECT_NE(output.find(out.string()), std::string::npos) << output;
+  std::ifstream after_f(out, std::ios::binary);
+  std::string after((std::istreambuf_iterator<char>(after_f)), {});
+  EXPECT_EQ(after, before) << "the previous model must be left untouched";
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(d)) {
+    ++files;
+    EXPECT_EQ(e.path(), out) << "left behind: " << e.path();
+  }
+  EXPECT_EQ(files, 1);
+}
+
 TEST(Cli, DivergingRunStopsWithAClearMessage) {
   fs::path data = test::make_tiny_dataset("diverge");
   RunResult r = run(kLenet + " --data " + data.string() + " --epochs 5 --batch-size 16 --lr 1e6 --momentum 0.99");
