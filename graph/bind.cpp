@@ -42,7 +42,15 @@ std::vector<ValueType> infer_types(const Node& node, const std::map<std::string,
     auto v = values.find(name);
     ctx.values.push_back(v == values.end() ? nullptr : &v->second);
   }
-  auto out = s->infer(ctx);
+  std::vector<ValueType> out;
+  try {
+    out = s->infer(ctx);
+  } catch (const ModelError& e) {
+    // Attribute getters and shape helpers do not know the node: name it here.
+    std::string msg = e.what();
+    if (msg.rfind("node ", 0) == 0) throw;
+    throw ModelError("node " + node.describe() + ": " + msg);
+  }
   CBT_MODEL_CHECK(out.size() >= node.outputs.size() || node.outputs.empty(), "node ",
                   node.describe(), ": has ", node.outputs.size(), " outputs, op defines ",
                   out.size());

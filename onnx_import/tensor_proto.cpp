@@ -104,6 +104,11 @@ Tensor tensor_from_proto(const TP& t, const std::string& what, const std::filesy
     return out;
   }
   if (t.has_raw_data()) {
+    // Exactly one data field may be set; with two, which one holds the weights is a guess.
+    const int typed = t.float_data_size() + t.double_data_size() + t.int32_data_size() +
+                      t.int64_data_size() + t.uint64_data_size() + t.string_data_size();
+    CBT_MODEL_CHECK(typed == 0, what, ": has both raw_data and ", typed,
+                    " typed values (float_data/int32_data/...); ONNX allows one data field");
     CBT_MODEL_CHECK(t.raw_data().size() == bytes, what, ": raw_data has ", t.raw_data().size(),
                     " bytes, expected ", bytes, " for dims ", shape_str(shape), " of ",
                     dtype_name(dt));

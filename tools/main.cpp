@@ -112,6 +112,13 @@ int main(int argc, char** argv) {
     }
     if (t.data_dir.empty()) t.data_dir = kDefaultDataDir;
     return run_train(t);
+  } catch (const ModelError& e) {
+    // Errors found after import (binding, shapes, gradients) name the node; add the file.
+    const std::string& path = *inspect ? ia.model : *infer ? fa.model : *bench ? ba.train.model : t.model;
+    std::string msg = e.what();
+    if (!path.empty() && msg.find(path) == std::string::npos) msg = path + ": " + msg;
+    std::cerr << "error: " << msg << "\n";
+    return 2;
   } catch (const UserError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

@@ -145,6 +145,9 @@ def build_cases():
     init(m, "fc_b").raw_data = b"\x00" * 20
     case("raw_data_long", m, "raw_data has 20 bytes, expected 12")
     m = base_model()
+    init(m, "fc_b").float_data.extend([1.0, 2.0, 3.0])
+    case("raw_data_and_float_data", m, "has both raw_data and 3 typed values")
+    m = base_model()
     t = init(m, "fc_b")
     t.ClearField("raw_data")
     t.float_data[:] = [1.0]
