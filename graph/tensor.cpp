@@ -176,14 +176,14 @@ Tensor Tensor::from_i64(const std::vector<int64_t>& v, Shape shape) {
   if (shape.empty() && v.size() != 1) shape = {static_cast<int64_t>(v.size())};
   Tensor t(DType::Int64, shape);
   CBT_CHECK(static_cast<size_t>(t.numel()) == v.size(), "from_i64 size");
-  std::memcpy(t.data(), v.data(), v.size() * sizeof(int64_t));
+  if (!v.empty()) std::memcpy(t.data(), v.data(), v.size() * sizeof(int64_t));
   return t;
 }
 
 Tensor Tensor::from_f32(const std::vector<float>& v, Shape shape) {
   Tensor t(DType::Float32, std::move(shape));
   CBT_CHECK(static_cast<size_t>(t.numel()) == v.size(), "from_f32 size");
-  std::memcpy(t.data(), v.data(), v.size() * sizeof(float));
+  if (!v.empty()) std::memcpy(t.data(), v.data(), v.size() * sizeof(float));
   return t;
 }
 
