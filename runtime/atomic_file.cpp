@@ -57,4 +57,17 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
   }
 }
 
+void ensure_writable_folder(const std::string& dir, const std::string& what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw UserError("cannot create " + what + " " + dir + ": " + ec.message());
+  if (!fs::is_directory(dir, ec)) throw UserError(what + " " + dir + " is not a folder");
+  std::string probe = (fs::path(dir) / ".cbtrain.probe.XXXXXX").string();
+  int fd = mkstemp(probe.data());
+  if (fd < 0) throw UserError("cannot write in " + what + " " + dir + ": " + std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
 }  // namespace cbt

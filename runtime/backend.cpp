@@ -83,4 +83,18 @@ int device_count(DeviceKind kind) {
 #endif
 }
 
+Device parse_device(const std::string& s) {
+  if (s == "cpu") return Device{};
+  if (s == "cuda") return Device{DeviceKind::CUDA, 0};
+  if (s.rfind("cuda:", 0) == 0) {
+    try {
+      size_t used = 0;
+      int idx = std::stoi(s.substr(5), &used);
+      if (used == s.size() - 5 && idx >= 0) return Device{DeviceKind::CUDA, idx};
+    } catch (...) {
+    }
+  }
+  throw UserError("--device must be cpu, cuda or cuda:N, not '" + s + "'");
+}
+
 }  // namespace cbt

@@ -39,6 +39,9 @@ class Backend {
   virtual void allow_tf32(bool on) {
     if (on) throw UserError("--precision tf32 needs a CUDA device (--device cuda)");
   }
+  // --deterministic: only kernels and library algorithms whose results do not depend on
+  // scheduling. The CPU kernels always are (with a fixed thread count).
+  virtual void set_deterministic(bool on) {}
   // Device bytes this backend holds for itself (workspaces), beyond what it allocated.
   virtual size_t reserved_bytes() const { return 0; }
   // Bytes that can still be allocated on this device (the auto-tuner's memory limit).
@@ -68,5 +71,8 @@ class CpuBackend final : public Backend {
 
 // Creates the backend for `device` (CUDA only when built with it; else a UserError).
 std::unique_ptr<Backend> make_backend(Device device);
+
+// "cpu", "cuda" or "cuda:N" (--device); UserError otherwise.
+Device parse_device(const std::string& s);
 
 }  // namespace cbt

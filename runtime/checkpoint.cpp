@@ -313,8 +313,7 @@ std::vector<std::string> list_checkpoints(const std::string& dir) {
 
 std::string write_checkpoint(const std::string& dir, const Checkpoint& c, int keep) {
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw UserError("cannot create checkpoint folder " + dir + ": " + ec.message());
+  ensure_writable_folder(dir, "checkpoint folder");
   const std::string path = checkpoint_path(dir, c.meta.round);
   write_file_atomically(path, encode_checkpoint(c));
   // The new file is durable now; older ones beyond `keep` and temporary files left by

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <ostream>
 
+#include "runtime/atomic_file.h"
+
 namespace cbt {
 
 namespace {
@@ -68,6 +70,7 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
   if (co.resume && !checkpoints) throw UserError("--resume needs --checkpoint-dir");
   CheckpointMeta now;
   if (checkpoints) {
+    ensure_writable_folder(co.dir, "checkpoint folder");
     now.fingerprint = model_fingerprint(trainer.model());
     now.config = checkpoint_config(trainer.options(), schedule, opt.seed, data.train.size());
   }

@@ -14,7 +14,6 @@ namespace cbt {
 Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model), opt_(opt) {
   check_supported(model_, opt.device);
   if (opt.learners < 1) throw UserError("--learners must be at least 1");
-  if (opt.deterministic && !opt.device.is_cpu()) throw UserError("--deterministic is CPU-only for now");
   if (opt.algorithm == Algorithm::Sma && opt.optimizer.kind != OptimizerKind::SGD)
     throw UserError("--algorithm sma uses SGD with momentum locally; use --optimizer sgd or --algorithm ssgd");
   if (!opt.gpus.empty() && opt.device.is_cpu()) throw UserError("--gpus needs --device cuda");
@@ -42,11 +41,13 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
       learners_.push_back(std::make_unique<Learner>(tg_, param_layout_, buffer_layout_, adam,
                                                     make_backend(devices[g]), opt.cuda_graphs));
       if (opt.tf32) learners_.back()->backend().allow_tf32(true);
+      learners_.back()->backend().set_deterministic(opt.deterministic);
       learner_hyper_.push_back(learners_.back()->backend().empty(DType::Float32, {8}));
     }
     grp.sync = make_backend(devices[g]);
     Backend& sb = *grp.sync;
     if (opt.tf32) sb.allow_tf32(true);
+    sb.set_deterministic(opt.deterministic);
     grp.z = FlatBuffer(param_layout_, sb);
     grp.z_prev = FlatBuffer(param_layout_, sb);
     grp.sum = FlatBuffer(param_layout_, sb);

@@ -44,7 +44,8 @@ struct TrainerOptions {
   bool cuda_graphs = true;
   bool tf32 = false;          // --precision tf32    // replay each learner's iteration as a CUDA graph on GPUs
   // One thread per CPU kernel in every learner thread, so that reductions run in a fixed
-  // order and a run (and a resumed run) gives the same weights bit for bit. CPU only.
+  // order and a run (and a resumed run) gives the same weights bit for bit; on GPUs only
+  // deterministic cuDNN algorithms and no atomic sums (Backend::set_deterministic).
   bool deterministic = false;
 };
 

@@ -12,20 +12,6 @@
 
 namespace cbt::cli {
 
-Device parse_device(const std::string& s) {
-  if (s == "cpu") return Device{};
-  if (s == "cuda") return Device{DeviceKind::CUDA, 0};
-  if (s.rfind("cuda:", 0) == 0) {
-    try {
-      size_t used = 0;
-      int idx = std::stoi(s.substr(5), &used);
-      if (used == s.size() - 5 && idx >= 0) return Device{DeviceKind::CUDA, idx};
-    } catch (...) {
-    }
-  }
-  throw UserError("--device must be cpu, cuda or cuda:N, not '" + s + "'");
-}
-
 namespace {
 LossKind parse_loss(const std::string& s) {
   if (s == "mse") return LossKind::MeanSquaredError;
@@ -103,7 +89,6 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
 int run_train(const TrainArgs& a) {
   Device device = parse_device(a.device);
   if (!a.gpus.empty() && device.is_cpu()) device = Device{DeviceKind::CUDA, 0};
-  if (a.deterministic && !device.is_cpu()) throw UserError("--deterministic is CPU-only for now");
   CheckpointOptions ckpt;
   ckpt.dir = a.checkpoint_dir;
   ckpt.resume = a.resume || a.force_resume;

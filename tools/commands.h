@@ -77,6 +77,6 @@ int run_ops();
 TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device device, std::ostream& log);
 
 // "cpu", "cuda", "cuda:1" -> Device; UserError otherwise.
-Device parse_device(const std::string& s);
+using cbt::parse_device;  // runtime/backend.h
 
 }  // namespace cbt::cli

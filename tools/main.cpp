@@ -62,7 +62,8 @@ int main(int argc, char** argv) {
   app.add_flag("--resume", t.resume, "continue from the newest intact checkpoint in --checkpoint-dir");
   app.add_flag("--force-resume", t.force_resume, "--resume even with another model or configuration");
   app.add_flag("--deterministic", t.deterministic,
-               "one thread per kernel and fixed reduction orders: bit-identical runs (CPU only)");
+               "bit-identical runs for a seed: one thread per CPU kernel, fixed reduction orders,\n"
+               "deterministic cuDNN algorithms and no atomic sums on GPUs");
 
   InspectArgs ia;
   auto* inspect = app.add_subcommand("inspect", "show inputs, outputs, ops, parameters and support");

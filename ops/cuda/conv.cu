@@ -101,23 +101,25 @@ bool accurate(cudnnConvolutionBwdFilterAlgo_t a) {
 }
 
 // The first usable algorithm of cuDNN's heuristic ranking: successful, accurate, within the
-// workspace, FMA math unless TF32 is allowed, deterministic when any such one exists. When
-// none qualifies, `fallback` (an implicit-GEMM algorithm, supported for every float32
-// convolution) with FMA math.
+// workspace, FMA math unless TF32 is allowed, deterministic when any such one exists (only
+// deterministic ones under --deterministic). When none qualifies, `fallback` (an
+// implicit-GEMM algorithm, deterministic and supported for every float32 convolution) with
+// FMA math.
 template <class Perf, class Algo, class WsFn>
-void pick_algo(const Perf* perf, int n, const ConvPlan& plan, bool tf32, size_t budget,
+void pick_algo(const Perf* perf, int n, const ConvPlan& plan, const CudaContext& cc, size_t budget,
                WsFn ws_size, Algo fallback, Algo& algo, cudnnMathType_t& math, size_t& ws,
                const char* what) {
   int chosen = -1;
   size_t chosen_ws = 0;
   for (int i = 0; i < n; ++i) {
     const Perf& p = perf[i];
-    if (p.status != CUDNN_STATUS_SUCCESS || (!tf32 && p.mathType != CUDNN_FMA_MATH)) continue;
+    if (p.status != CUDNN_STATUS_SUCCESS || (!cc.tf32 && p.mathType != CUDNN_FMA_MATH)) continue;
     if (!accurate(p.algo)) continue;
+    const bool det = p.determinism == CUDNN_DETERMINISTIC;
+    if (cc.deterministic && !det) continue;
     CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, p.mathType));
     size_t need = 0;
     if (ws_size(p.algo, &need) != CUDNN_STATUS_SUCCESS || need > budget) continue;
-    bool det = p.determinism == CUDNN_DETERMINISTIC;
     if (chosen < 0 || det) chosen = i, chosen_ws = need;
     if (det) break;
   }
@@ -165,7 +167,7 @@ std::shared_ptr<ConvPlan> make_plan(const CudaContext& cc, const ConvGeom& geom,
       int cnt = 0;
       CBT_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h_, p.image, p.filter, p.conv, p.grid,
                                                              16, &cnt, perf));
-      pick_algo(perf, cnt, p, cc.tf32, budget, [&](cudnnConvolutionFwdAlgo_t a, size_t* s) {
+      pick_algo(perf, cnt, p, cc, budget, [&](cudnnConvolutionFwdAlgo_t a, size_t* s) {
         return cudnnGetConvolutionForwardWorkspaceSize(h_, p.image, p.filter, p.conv, p.grid, a, s);
       }, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, p.fwd, p.fwd_math, p.fwd_ws, "forward");
     } else if (op == ConvOp::BackwardData) {
@@ -173,7 +175,7 @@ std::shared_ptr<ConvPlan> make_plan(const CudaContext& cc, const ConvGeom& geom,
       int cnt = 0;
       CBT_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h_, p.filter, p.grid, p.conv,
                                                                   p.image, 16, &cnt, perf));
-      pick_algo(perf, cnt, p, cc.tf32, budget, [&](cudnnConvolutionBwdDataAlgo_t a, size_t* s) {
+      pick_algo(perf, cnt, p, cc, budget, [&](cudnnConvolutionBwdDataAlgo_t a, size_t* s) {
         return cudnnGetConvolutionBackwardDataWorkspaceSize(h_, p.filter, p.grid, p.conv, p.image,
                                                             a, s);
       }, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, p.bwd_data, p.data_math, p.data_ws, "backward-data");
@@ -182,7 +184,7 @@ std::shared_ptr<ConvPlan> make_plan(const CudaContext& cc, const ConvGeom& geom,
       int cnt = 0;
       CBT_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h_, p.image, p.grid, p.conv,
                                                                     p.filter, 16, &cnt, perf));
-      pick_algo(perf, cnt, p, cc.tf32, budget, [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* s) {
+      pick_algo(perf, cnt, p, cc, budget, [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* s) {
         return cudnnGetConvolutionBackwardFilterWorkspaceSize(h_, p.image, p.grid, p.conv,
                                                               p.filter, a, s);
       }, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, p.bwd_filter, p.filter_math, p.filter_ws,

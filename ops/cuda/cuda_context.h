@@ -21,6 +21,9 @@ struct CudaContext {
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
   bool tf32 = false;  // allow TF32 tensor cores in matrix products (--precision tf32)
+  // --deterministic: only kernels and library algorithms whose results do not depend on
+  // scheduling (no atomics, deterministic cuDNN algorithms)
+  bool deterministic = false;
 };
 
 inline CudaContext& context_of(void* device_ctx) {

@@ -191,7 +191,11 @@ void pad_grad_kernel(KernelContext& ctx) {
   auto& cc = cuda::context_of(ctx.device_ctx);
   const Tensor& dY = ctx.in(0);
   Tensor& dX = ctx.out(0);
-  const PadPlan p = pad_plan(dX.shape(), dY.shape(), *pad_params(ctx, dX.shape()));
+  const auto params = pad_params(ctx, dX.shape());
+  CBT_MODEL_CHECK(!cc.deterministic || params->mode == PadMode::Constant, "the gradient of Pad ",
+                  "node '", ctx.node.name, "' in edge, reflect or wrap mode sums with atomics on ",
+                  "the GPU and is not reproducible; train without --deterministic or on the CPU");
+  const PadPlan p = pad_plan(dX.shape(), dY.shape(), *params);
   if (dX.nbytes()) CBT_CUDA_CHECK(cudaMemsetAsync(dX.data(), 0, dX.nbytes(), cc.stream));
   const int64_t n = dY.numel();
   if (n == 0 || dX.numel() == 0) return;
@@ -236,6 +240,22 @@ __global__ void gather_grad_rows(T* __restrict__ dX, const T* __restrict__ dY, c
     const int64_t o = row / n_idx, j = row - o * n_idx;
     const int64_t v = load_index(idx, idx64, j, dim);
     if (v >= 0) atomicAdd(dX + (o * dim + v) * inner + k, dY[e]);
+  }
+}
+
+// The same sums without atomics (--deterministic): one thread per dX element adds the dY
+// rows of its index in index order. O(dX × indices), so only when reproducibility is asked.
+template <class T>
+__global__ void gather_grad_rows_ordered(T* __restrict__ dX, const T* __restrict__ dY,
+                                         const void* idx, bool idx64, int64_t n_idx, int64_t dim,
+                                         int64_t inner, int64_t total) {
+  CBT_GRID_STRIDE_LOOP(e, total) {
+    const int64_t row = e / inner, k = e - row * inner;
+    const int64_t o = row / dim, v = row - o * dim;
+    T acc = 0;
+    for (int64_t j = 0; j < n_idx; ++j)
+      if (load_index(idx, idx64, j, dim) == v) acc += dY[(o * n_idx + j) * inner + k];
+    dX[e] = acc;
   }
 }
 
@@ -290,9 +310,14 @@ void gather_grad_kernel(KernelContext& ctx) {
   const int64_t total = dY.numel();
   if (total == 0 || dX.numel() == 0) return;
   dispatch_float(dY.dtype(), [&]<class T>() {
-    gather_grad_rows<T><<<blocks_for(total), kThreads, 0, cc.stream>>>(
-        dX.ptr<T>(), dY.ptr<T>(), indices.data(), idx64, indices.numel(), dim,
-        inner, total);
+    if (cc.deterministic) {
+      const int64_t n = dX.numel();
+      gather_grad_rows_ordered<T><<<blocks_for(n), kThreads, 0, cc.stream>>>(
+          dX.ptr<T>(), dY.ptr<T>(), indices.data(), idx64, indices.numel(), dim, inner, n);
+    } else {
+      gather_grad_rows<T><<<blocks_for(total), kThreads, 0, cc.stream>>>(
+          dX.ptr<T>(), dY.ptr<T>(), indices.data(), idx64, indices.numel(), dim, inner, total);
+    }
   });
   CBT_CUDA_CHECK_LAUNCH();
 }

@@ -277,6 +277,26 @@ INSTANTIATE_TEST_SUITE_P(Cases, CudaVsCpu, ::testing::Range<size_t>(0, cuda_case
                          });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CudaVsCpu);
 
+// --deterministic swaps the atomic GatherGrad for an ordered one and restricts cuDNN to
+// deterministic algorithms: the summing cases must still match the CPU on such a backend.
+TEST(CudaDeterministic, SummingAndConvolutionCasesMatchTheCpu) {
+  CBT_SKIP_WITHOUT_GPU();
+  static Backend* det = [] {
+    Backend* b = make_cuda_backend(0).release();
+    b->set_deterministic(true);
+    return b;
+  }();
+  int ran = 0;
+  for (const CudaCase& c : cuda_cases()) {
+    const bool wanted = c.name.rfind("Gather/", 0) == 0 || c.name.rfind("Conv", 0) == 0;
+    if (!wanted) continue;
+    ++ran;
+    Outcome r = run_case(c, det);
+    EXPECT_TRUE(r.failures.empty()) << c.name << ":\n" << join(r.failures);
+  }
+  EXPECT_GE(ran, 10);
+}
+
 // The two checks below read only the registries and run the CPU side, so they also guard
 // machines without a GPU (CI) against cases going missing.
 TEST_F(CudaVsCpu, CaseNamesAreUnique) {

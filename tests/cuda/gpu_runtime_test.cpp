@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <random>
 #include <string>
 #include <sys/wait.h>
 
@@ -213,6 +215,49 @@ TEST(GpuRuntime, TwoGpusMatchFourCpuLearnersForSmaAndSsgd) {
   for (Algorithm a : {Algorithm::Sma, Algorithm::Ssgd}) {
     std::string what = a == Algorithm::Sma ? "sma" : "ssgd";
     expect_close(train_losses(c, kGpu, 4, a, {0, 1}), train_losses(c, Device{}, 4, a), what);
+  }
+}
+
+// --deterministic on the GPU: two runs with the same seed (SMA over 3 learners, random data)
+// end with the same weights and BatchNorm statistics bit for bit.
+std::map<std::string, Tensor> deterministic_run(const std::string& onnx, int64_t chw[3]) {
+  ImportedModel m = load_model(test::source_path(onnx));
+  TrainerOptions to;
+  to.batch_size = 8;
+  to.learners = 3;
+  to.algorithm = Algorithm::Sma;
+  to.device = kGpu;
+  to.deterministic = true;
+  to.optimizer.lr = 0.05f;
+  Trainer trainer(m.graph, to);
+  std::mt19937_64 rng(77);
+  const int64_t per = chw[0] * chw[1] * chw[2];
+  for (int r = 0; r < 6; ++r) {
+    std::vector<Tensor> x, y;
+    for (int j = 0; j < 3; ++j) {
+      x.push_back(test::random_tensor(DType::Float32, {8, per}, rng()));
+      Tensor labels(DType::Int64, {8});
+      for (int64_t i = 0; i < 8; ++i) labels.ptr<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
+      y.push_back(labels);
+    }
+    trainer.round(x, y);
+  }
+  return trainer.trained_initializers();
+}
+
+TEST(GpuRuntime, DeterministicRunsAreBitIdentical) {
+  CBT_SKIP_WITHOUT_GPU();
+  struct M { const char* onnx; int64_t chw[3]; };
+  for (M m : {M{"models/lenet5/lenet5.ts17.onnx", {1, 28, 28}},
+              M{"models/resnet20/resnet20.ts17.onnx", {3, 32, 32}},
+              M{"models/opzoo/opzoo.ts17.onnx", {1, 28, 28}}}) {
+    auto a = deterministic_run(m.onnx, m.chw);
+    auto b = deterministic_run(m.onnx, m.chw);
+    ASSERT_EQ(a.size(), b.size()) << m.onnx;
+    int differing = 0;
+    for (const auto& [name, t] : a)
+      if (!same_bytes(t, b.at(name))) ++differing;
+    EXPECT_EQ(differing, 0) << m.onnx << ": tensors that differ between two runs";
   }
 }
 

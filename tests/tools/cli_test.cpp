@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <regex>
 
@@ -199,6 +200,61 @@ TEST(Cli, FullDiskDuringExportKeepsThePreviousModel) {
     EXPECT_EQ(e.path(), out) << "left behind: " << e.path();
   }
   EXPECT_EQ(files, 1);
+}
+
+// Reads a whole file (empty when missing).
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(f)), {});
+}
+
+// A checkpoint write that runs out of space (a file-size limit, as above) during a resumed
+// run reports the checkpoint path and exits 2; the previous checkpoints stay as they were and
+// no temporary file is left; a later --resume (with space again) continues from them.
+TEST(Cli, FullDiskDuringCheckpointKeepsTheLastGoodOne) {
+  fs::path data = test::make_tiny_dataset("ckptfull");
+  fs::path ck = test::temp_dir("ckptfull_dir");
+  const std::string common = kLenet + " --data " + data.string() + " --epochs 1 --batch-size 16 " +
+                             "--log-every 0 --checkpoint-dir " + ck.string() + " --checkpoint-every 2";
+  RunResult first = run(common + " --max-steps 4");
+  ASSERT_EQ(first.code, 0) << first.output;
+  std::map<fs::path, std::string> before;
+  for (const auto& e : fs::directory_iterator(ck)) before[e.path()] = slurp(e.path());
+  ASSERT_FALSE(before.empty());
+  // 100 blocks of 512 bytes: far less than a LeNet checkpoint (parameters and momenta).
+  std::string cmd = "sh -c 'ulimit -f 100; exec " + test::cbtrain_binary() + " " + common +
+                    " --max-steps 8 --resume' 2>&1";
+  std::string output;
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) output.append(buf.data(), n);
+  int status = pclose(p);
+  ASSERT_TRUE(WIFEXITED(status)) << "cbtrain was killed: " << output;
+  EXPECT_EQ(WEXITSTATUS(status), 2) << output;
+  EXPECT_NE(output.find("cannot write " + ck.string()), std::string::npos) << output;
+  std::map<fs::path, std::string> after;
+  for (const auto& e : fs::directory_iterator(ck)) after[e.path()] = slurp(e.path());
+  EXPECT_EQ(after, before) << "the checkpoints must be left as they were, with nothing beside them";
+
+  RunResult resumed = run(common + " --max-steps 8 --resume");
+  EXPECT_EQ(resumed.code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("resum"), std::string::npos) << resumed.output;
+}
+
+// A checkpoint folder that cannot be made is refused before any training.
+TEST(Cli, UnusableCheckpointFolderIsRefusedBeforeTraining) {
+  fs::path data = test::make_tiny_dataset("ckptbad");
+  fs::path d = test::temp_dir("ckptbad_out");
+  fs::path file = d / "plain_file";
+  std::ofstream(file) << "x";
+  const std::string dir = (file / "checkpoints").string();
+  RunResult r = run(kLenet + " --data " + data.string() + " --epochs 1 --max-steps 4 " +
+                    "--checkpoint-dir " + dir);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("checkpoint folder " + dir), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("step "), std::string::npos) << "no training before the error: " << r.output;
 }
 
 TEST(Cli, DivergingRunStopsWithAClearMessage) {

@@ -1,0 +1,124 @@
+// The public C++ API (include/cbtrain/cbtrain.h) over the importer, trainer and exporter.
+#include "cbtrain/cbtrain.h"
+
+#include <cstring>
+#include <iostream>
+#include <sstream>
+
+#include "onnx_import/model_io.h"
+#include "runtime/dataset.h"
+#include "runtime/fit.h"
+#include "runtime/inferencer.h"
+#include "runtime/trainer.h"
+
+namespace cbtrain {
+
+struct Model::Impl {
+  cbt::ImportedModel model;
+  std::map<std::string, cbt::Tensor> trained;  // empty until train()
+};
+
+namespace {
+// Runs `f`, turning cbtrain's exceptions into cbtrain::Error.
+template <class F>
+auto guarded(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const cbt::UserError& e) {
+    throw Error(e.what(), true);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(e.what(), false);
+  }
+}
+}  // namespace
+
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+Model::~Model() = default;
+
+Model Model::load(const std::string& onnx_path) {
+  return guarded([&] {
+    auto impl = std::make_unique<Impl>();
+    impl->model = cbt::load_model(onnx_path);
+    return Model(std::move(impl));
+  });
+}
+
+TrainReport Model::train(const TrainOptions& o) {
+  return guarded([&] {
+    cbt::Device device = cbt::parse_device(o.device);
+    cbt::check_supported(impl_->model.graph, device);
+    if (o.learners < 1 || o.learners > 64) throw cbt::UserError("learners must be from 1 to 64");
+    if (o.batch_size < 1) throw cbt::UserError("batch_size must be at least 1");
+    cbt::TrainTestData data = cbt::load_idx_folder(o.data_dir, cbt::Normalization{});
+    cbt::TrainerOptions to;
+    to.batch_size = o.batch_size;
+    to.learners = o.learners;
+    to.algorithm = o.learners > 1 ? cbt::Algorithm::Sma : cbt::Algorithm::Ssgd;
+    to.device = device;
+    to.seed = o.seed;
+    to.deterministic = o.deterministic;
+    to.optimizer.lr = static_cast<float>(o.lr);
+    to.optimizer.momentum = static_cast<float>(o.momentum);
+    to.optimizer.weight_decay = static_cast<float>(o.weight_decay);
+    cbt::Trainer trainer(impl_->model.graph, to);
+    cbt::FitOptions fo;
+    fo.epochs = o.epochs;
+    fo.max_steps = o.max_steps;
+    fo.seed = o.seed;
+    fo.log_every = o.verbose ? 200 : 0;
+    fo.schedule.base_lr = static_cast<float>(o.lr);
+    std::ostringstream quiet;
+    cbt::FitResult r = cbt::fit(trainer, data, fo, o.verbose ? std::cout : quiet);
+    impl_->trained = trainer.trained_initializers();
+    for (const auto& [name, t] : impl_->trained) impl_->model.graph.initializers[name] = t;
+    TrainReport rep;
+    rep.test_accuracy = r.final_eval.accuracy;
+    rep.test_loss = r.final_eval.loss;
+    rep.steps = r.steps;
+    rep.train_seconds = r.train_seconds;
+    return rep;
+  });
+}
+
+std::vector<float> Model::predict(const std::vector<float>& inputs, int64_t batch) const {
+  return guarded([&] {
+    const cbt::Graph& g = impl_->model.graph;
+    if (batch < 1 || inputs.empty() || inputs.size() % static_cast<size_t>(batch) != 0)
+      throw cbt::UserError("predict: " + std::to_string(inputs.size()) +
+                           " values do not split into " + std::to_string(batch) + " samples");
+    const std::vector<cbt::Dim>& dims = g.inputs.at(0).dims;
+    if (dims.empty()) throw cbt::UserError("predict: the model input has no batch dimension");
+    cbt::Shape shape{batch};
+    int64_t per = 1;
+    for (size_t i = 1; i < dims.size(); ++i) {
+      if (!dims[i].is_static()) throw cbt::UserError("predict: only the batch dimension may vary");
+      shape.push_back(dims[i].value);
+      per *= dims[i].value;
+    }
+    if (per * batch != static_cast<int64_t>(inputs.size()))
+      throw cbt::UserError("predict: the model takes " + std::to_string(per) +
+                           " values per sample, got " + std::to_string(inputs.size() / batch));
+    cbt::Tensor x(cbt::DType::Float32, shape);
+    std::memcpy(x.data(), inputs.data(), inputs.size() * sizeof(float));
+    auto backend = cbt::make_backend(cbt::Device{});
+    cbt::Inferencer inf(g, *backend);
+    cbt::Tensor y = inf.run(x).at(0);
+    const float* p = y.ptr<float>();
+    return std::vector<float>(p, p + y.numel());
+  });
+}
+
+void Model::save(const std::string& onnx_path) const {
+  guarded([&] {
+    cbt::save_model(impl_->model, impl_->trained, onnx_path);
+    return 0;
+  });
+}
+
+std::string version() { return CBT_VERSION; }
+
+}  // namespace cbtrain
