@@ -9,4 +9,12 @@ mkdir -p .device/debs .device/onnx .device/data
 for f in .device/debs/*.deb; do dpkg -x "$f" .device/onnx; done
 rm -rf .device/debs
 cp /usr/share/datasets/fashion-mnist/*.gz .device/data/
+# Open MPI for the multi-process runs (the GPU machine has none): the Debian packages of
+# openmpi-bin, libopenmpi3/-dev and the libraries they need beyond a base system, unpacked
+# there by scripts/device_mpi_env.sh.
+mkdir -p .device/mpi-debs
+(cd .device/mpi-debs && apt-get download openmpi-bin openmpi-common libopenmpi3 libopenmpi-dev \
+  libevent-core-2.1-7 libevent-pthreads-2.1-7 libfabric1 libhwloc15 libhwloc-plugins \
+  libibverbs1 ibverbs-providers librdmacm1 libnl-3-200 libnl-route-3-200 libpmix2 \
+  libpsm-infinipath1 libpsm2-2 libucx0 libmunge2 libcap-ng0 libpciaccess0)
 du -sh .device

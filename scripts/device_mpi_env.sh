@@ -1,0 +1,14 @@
+# Sourced on the GPU machine: uses its own mpirun when there is one, else unpacks the Open
+# MPI packages carried in .device/mpi-debs (scripts/prepare_gpu_carry.sh) into /tmp/mpiroot
+# and points Open MPI at that relocated prefix (OPAL_PREFIX).
+if ! command -v mpirun >/dev/null 2>&1 && [ -d .device/mpi-debs ]; then
+  mkdir -p /tmp/mpiroot
+  for f in .device/mpi-debs/*.deb; do dpkg -x "$f" /tmp/mpiroot; done
+  export OPAL_PREFIX=/tmp/mpiroot/usr
+  export PATH=/tmp/mpiroot/usr/bin:$PATH
+  export LD_LIBRARY_PATH=/tmp/mpiroot/usr/lib/x86_64-linux-gnu/openmpi/lib:/tmp/mpiroot/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+  export MPI_HOME=/tmp/mpiroot/usr/lib/x86_64-linux-gnu/openmpi
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+command -v mpirun >/dev/null 2>&1 && mpirun --version | head -1 || echo "no mpirun"
