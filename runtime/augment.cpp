@@ -14,6 +14,7 @@ Augmentation parse_augmentation(const std::string& spec) {
   std::stringstream ss(spec);
   std::string item;
   const std::string usage = " (--augment takes crop:PAD, flip or both, e.g. crop:4,flip)";
+  if (spec.back() == ',') throw UserError("--augment '" + spec + "' ends in a comma" + usage);
   while (std::getline(ss, item, ',')) {
     if (item == "flip") {
       a.flip = true;

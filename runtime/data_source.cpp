@@ -32,7 +32,7 @@ bool matches(const Shape& model, const Shape& data) {
 
 // Mean and standard deviation per channel of float samples (N, C, HW).
 Normalization float_statistics(const float* x, int64_t n, int64_t channels, int64_t hw) {
-  Normalization out;
+  Normalization out{{}, {}};
   for (int64_t c = 0; c < channels; ++c) {
     double sum = 0, sq = 0;
     for (int64_t i = 0; i < n; ++i)
@@ -45,8 +45,7 @@ Normalization float_statistics(const float* x, int64_t n, int64_t channels, int6
     out.mean.push_back(static_cast<float>(mean));
     out.stddev.push_back(var > 1e-12 ? static_cast<float>(std::sqrt(var)) : 1.0f);
   }
-  if (channels > 0) return out;
-  return Normalization{{0.0f}, {1.0f}};
+  return out;
 }
 
 Dataset to_dataset(RawSplit& s, const Normalization* norm) {

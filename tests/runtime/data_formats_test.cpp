@@ -155,6 +155,15 @@ TEST(NpyPairs, ChannelsLastPixelsBecomeNchwAndFloatsStayAsTheyAre) {
   t = load_data(given);
   for (int64_t i = 0; i < xf.numel(); ++i)
     ASSERT_NEAR(t.train.images.ptr<float>()[i], (xf.ptr<float>()[i] - 2) / 4, 1e-5);
+  given.normalize = parse_normalization("dataset");  // flat samples: one channel
+  t = load_data(given);
+  double sum = 0, sq = 0;
+  for (int64_t i = 0; i < xf.numel(); ++i) {
+    const double v = t.train.images.ptr<float>()[i];
+    sum += v, sq += v * v;
+  }
+  EXPECT_NEAR(sum / xf.numel(), 0.0, 1e-4);
+  EXPECT_NEAR(sq / xf.numel(), 1.0, 1e-3);
 }
 
 TEST(NpyPairs, BadFilesNameTheFile) {
