@@ -2,8 +2,6 @@
 // resume, and stopping on SIGINT/SIGTERM.
 #include "runtime/fit.h"
 
-#include "runtime/augment.h"
-
 #include <signal.h>
 
 #include <chrono>
@@ -12,6 +10,8 @@
 #include <cstdio>
 #include <fstream>
 #include <ostream>
+
+#include "runtime/augment.h"
 
 namespace cbt {
 
