@@ -10,6 +10,9 @@
 #include <numeric>
 
 #include "graph/errors.h"
+#include "runtime/augment.h"
+#include "runtime/data_formats.h"
+#include "runtime/normalize.h"
 
 namespace cbt {
 
@@ -71,8 +74,7 @@ std::string find_file(const std::string& dir, const std::string& stem) {
 
 }  // namespace
 
-Dataset load_idx(const std::string& images_path, const std::string& labels_path,
-                 const Normalization& norm) {
+RawSplit read_idx(const std::string& images_path, const std::string& labels_path) {
   GzFile fi = open_or_throw(images_path);
   auto dims = read_header(fi.get(), images_path, 3);
   GzFile fl = open_or_throw(labels_path);
@@ -80,22 +82,40 @@ Dataset load_idx(const std::string& images_path, const std::string& labels_path,
   if (ldims[0] != dims[0])
     throw UserError("data files disagree: " + images_path + " has " + std::to_string(dims[0]) +
                     " images but " + labels_path + " has " + std::to_string(ldims[0]) + " labels");
-  Dataset d;
-  int64_t n = dims[0], hw = dims[1] * dims[2];
-  std::vector<uint8_t> raw(static_cast<size_t>(n * hw));
-  read_exact(fi.get(), raw.data(), raw.size(), images_path);
-  d.images = Tensor(DType::Float32, {n, dims[1], dims[2]});
-  float* x = d.images.ptr<float>();
-  const float scale = 1.0f / (255.0f * norm.stddev), shift = norm.mean / norm.stddev;
-  for (size_t i = 0; i < raw.size(); ++i) x[i] = raw[i] * scale - shift;
-
+  const int64_t n = dims[0];
+  if (dims[1] * dims[2] > (int64_t{1} << 24) || n * dims[1] * dims[2] > (int64_t{1} << 36))
+    throw UserError("data file " + images_path + " claims an absurd size");
+  RawSplit s;
+  s.image = ImageLayout{1, dims[1], dims[2], Layout::NCHW};
+  s.values = Tensor(DType::UInt8, {n, 1, dims[1], dims[2]});
+  read_exact(fi.get(), s.values.ptr<uint8_t>(), s.values.nbytes(), images_path);
   std::vector<uint8_t> lab(static_cast<size_t>(n));
   read_exact(fl.get(), lab.data(), lab.size(), labels_path);
+  s.labels.assign(lab.begin(), lab.end());
+  return s;
+}
+
+RawData read_idx_folder(const std::string& dir) {
+  if (!std::filesystem::is_directory(dir))
+    throw UserError("data folder not found: " + dir +
+                    " (install Debian's dataset-fashion-mnist or pass --data DIR)");
+  RawData r;
+  r.train = read_idx(find_file(dir, "train-images-idx3-ubyte"), find_file(dir, "train-labels-idx1-ubyte"));
+  r.test = read_idx(find_file(dir, "t10k-images-idx3-ubyte"), find_file(dir, "t10k-labels-idx1-ubyte"));
+  return r;
+}
+
+Dataset load_idx(const std::string& images_path, const std::string& labels_path,
+                 const Normalization& norm) {
+  RawSplit s = read_idx(images_path, labels_path);
+  const int64_t n = s.values.dim(0), h = s.image.height, w = s.image.width;
+  Dataset d;
+  d.images = normalize_pixels(s.values.ptr<uint8_t>(), {n, h, w}, 1, h * w, norm);
+  d.image = s.image;
   d.labels = Tensor(DType::Int64, {n});
-  int64_t* y = d.labels.ptr<int64_t>();
   for (int64_t i = 0; i < n; ++i) {
-    y[i] = lab[i];
-    d.num_classes = std::max<int64_t>(d.num_classes, y[i] + 1);
+    d.labels.ptr<int64_t>()[i] = s.labels[i];
+    d.num_classes = std::max<int64_t>(d.num_classes, s.labels[i] + 1);
   }
   return d;
 }
@@ -122,13 +142,18 @@ std::vector<int64_t> epoch_order(int64_t n, uint64_t seed, int64_t epoch) {
   return idx;
 }
 
-void gather_batch(const Dataset& d, const int64_t* indices, int64_t count, Tensor& x, Tensor& y) {
+void gather_batch(const Dataset& d, const int64_t* indices, int64_t count, Tensor& x, Tensor& y,
+                  const int32_t* choices) {
   const int64_t per = d.sample_numel();
   CBT_CHECK(x.numel() == count * per && y.numel() >= count, "gather_batch shapes");
+  CBT_CHECK(!choices || d.image.numel() == per, "gather_batch: augmentation needs image samples");
   const float* src = d.images.ptr<float>();
   float* dst = x.ptr<float>();
   for (int64_t i = 0; i < count; ++i) {
-    std::memcpy(dst + i * per, src + indices[i] * per, per * sizeof(float));
+    if (choices)
+      augment_sample(src + indices[i] * per, dst + i * per, d.image, choices + 3 * i);
+    else
+      std::memcpy(dst + i * per, src + indices[i] * per, per * sizeof(float));
     y.ptr<int64_t>()[i] = d.labels.ptr<int64_t>()[indices[i]];
   }
 }

@@ -12,6 +12,7 @@
 #include <ostream>
 
 #include "runtime/atomic_file.h"
+#include "runtime/augment.h"
 
 namespace cbt {
 
@@ -141,7 +142,8 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
   const int64_t loss_every = opt.loss_every > 0 ? opt.loss_every : (trainer.options().device.is_cpu() ? 1 : 10);
   for (int64_t epoch = start_epoch; epoch <= opt.epochs; ++epoch) {
     auto order = epoch_order(data.train.size(), opt.seed, epoch);
-    if (resident) trainer.set_resident_order(order);
+    auto augment = epoch_augmentation(data.train, opt.seed, epoch);  // empty without --augment
+    if (resident) trainer.set_resident_order(order, augment);
     auto t0 = Clock::now();
     double loss_sum = 0;
     int64_t loss_count = 0, epoch_rounds = 0;
@@ -158,7 +160,8 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
       if (opt.max_steps >= 0 && res.steps >= opt.max_steps) break;
       if (!resident)
         for (int64_t j = 0; j < k; ++j)
-          gather_batch(data.train, order.data() + (s * k + j) * batch, batch, xs[j], ys[j]);
+          gather_batch(data.train, order.data() + (s * k + j) * batch, batch, xs[j], ys[j],
+                       augment.empty() ? nullptr : augment.data() + 3 * (s * k + j) * batch);
       float lr = schedule.at(res.steps);
       if (lr != trainer.learning_rate()) {
         // A drop of a step schedule restarts every replica from the central model.

@@ -13,10 +13,12 @@ namespace cbt {
 class ResidentDataset {
  public:
   virtual ~ResidentDataset() = default;
-  // The epoch's order of sample indices (uploaded once per epoch).
-  virtual void set_order(const std::vector<int64_t>& order) = 0;
+  // The epoch's order of sample indices and, for an augmented set, its random choices (3 per
+  // position, augment.h); uploaded once per epoch.
+  virtual void set_order(const std::vector<int64_t>& order, const std::vector<int32_t>& augment) = 0;
   // x (count, ...) and y (count) on the backend's device receive the samples at positions
-  // [start, start + count) of the order; queued on the backend, asynchronous.
+  // [start, start + count) of the order, cropped and flipped as the choices of those
+  // positions say; queued on the backend, asynchronous.
   virtual void gather(int64_t start, int64_t count, const Tensor& x, const Tensor& y) = 0;
 };
 

@@ -204,7 +204,9 @@ bool Trainer::make_resident(const Dataset& train) {
   return resident_ != nullptr;
 }
 
-void Trainer::set_resident_order(const std::vector<int64_t>& order) { resident_->set_order(order); }
+void Trainer::set_resident_order(const std::vector<int64_t>& order, const std::vector<int32_t>& augment) {
+  resident_->set_order(order, augment);
+}
 
 float Trainer::round_resident(int64_t start, bool read_loss) {
   CBT_CHECK(resident_, "round_resident without a resident data set");

@@ -78,7 +78,8 @@ class Trainer {
   // Keeps `train` in device memory when it fits (returns whether it does); then
   // round_resident() trains on batches gathered there.
   bool make_resident(const Dataset& train);
-  void set_resident_order(const std::vector<int64_t>& order);
+  // The epoch's order and, when augmenting, its choices (augment.h; empty: none).
+  void set_resident_order(const std::vector<int64_t>& order, const std::vector<int32_t>& augment = {});
   // One round on the resident set: learner j takes positions [start + j*B, start + (j+1)*B)
   // of the epoch order.
   float round_resident(int64_t start, bool read_loss = true);

@@ -99,7 +99,7 @@ int run_train(const TrainArgs& a) {
   install_stop_handlers();  // from here on, SIGINT/SIGTERM stop at the next round boundary
   ImportedModel model = load_model(a.model);
   check_supported(model.graph, device);  // before the data set is read: fail fast
-  TrainTestData data = load_idx_folder(a.data_dir, Normalization{});
+  TrainTestData data = load_data(data_options(a.data_dir, a.data, model.graph, a.seed));
 
   Trainer trainer(model.graph, trainer_options(a, model.graph, device, std::cout));
 

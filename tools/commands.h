@@ -5,12 +5,14 @@
 #include <vector>
 
 #include "runtime/trainer.h"
+#include "tools/data_flags.h"
 
 namespace cbt::cli {
 
 struct TrainArgs {
   std::string model;
   std::string data_dir;
+  DataArgs data;  // --data-format, --normalize, --augment, --test-split
   int64_t epochs = 2;
   int64_t batch_size = 32;
   int64_t max_steps = -1;

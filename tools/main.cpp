@@ -21,7 +21,8 @@ int main(int argc, char** argv) {
 
   TrainArgs t;
   app.add_option("model", t.model, "ONNX model to train")->check(CLI::ExistingFile);
-  app.add_option("--data", t.data_dir, "folder with the IDX data set")->default_str(kDefaultDataDir);
+  app.add_option("--data", t.data_dir, "folder with the data set (see --data-format)")->default_str(kDefaultDataDir);
+  add_data_flags(app, t.data);
   app.add_option("--epochs", t.epochs, "training epochs")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--batch-size,-b", t.batch_size, "samples per step")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--max-steps", t.max_steps, "stop after this many steps (smoke runs)");

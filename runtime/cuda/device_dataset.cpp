@@ -22,11 +22,13 @@ void DeviceDataset::upload(const Dataset& d) {
   per_ = d.sample_numel();
   CBT_CHECK(d.images.numel() == size_ * per_, "DeviceDataset: images and labels disagree");
   order_ = Tensor();
+  choices_ = Tensor();
+  image_ = d.image;
   images_ = backend_.upload(d.images);
   labels_ = backend_.upload(d.labels);
 }
 
-void DeviceDataset::upload_order(const std::vector<int64_t>& order) {
+void DeviceDataset::upload_order(const std::vector<int64_t>& order, const std::vector<int32_t>& choices) {
   for (size_t i = 0; i < order.size(); ++i)
     CBT_CHECK(order[i] >= 0 && order[i] < size_, "DeviceDataset: index ", order[i], " at ", i,
               " is outside the data set of ", size_, " samples");
@@ -35,6 +37,22 @@ void DeviceDataset::upload_order(const std::vector<int64_t>& order) {
   Tensor host = Tensor::view(DType::Int64, {n}, const_cast<int64_t*>(order.data()), Device{},
                              nullptr);
   backend_.copy_from_host(order_, host);
+  if (choices.empty()) {
+    choices_ = Tensor();
+    return;
+  }
+  CBT_CHECK(choices.size() == 3 * order.size(), "DeviceDataset: ", choices.size(),
+            " augmentation choices for ", order.size(), " positions (3 each)");
+  CBT_CHECK(image_.numel() == per_, "DeviceDataset: augmentation needs image samples");
+  if (!choices_.defined() || choices_.numel() != 3 * n) choices_ = backend_.empty(DType::Int32, {3 * n});
+  Tensor hc = Tensor::view(DType::Int32, {3 * n}, const_cast<int32_t*>(choices.data()), Device{}, nullptr);
+  backend_.copy_from_host(choices_, hc);
+}
+
+const int32_t* DeviceDataset::choices(int64_t start) const {
+  if (!choices_.defined()) return nullptr;
+  CBT_CHECK(start >= 0 && 3 * start <= choices_.numel(), "DeviceDataset: choices of ", start, " out of range");
+  return choices_.ptr<int32_t>() + 3 * start;
 }
 
 const int64_t* DeviceDataset::order(int64_t start) const {
@@ -44,7 +62,7 @@ const int64_t* DeviceDataset::order(int64_t start) const {
 }
 
 void DeviceDataset::gather(const int64_t* indices, int64_t count, const Tensor& x,
-                           const Tensor& y) {
+                           const Tensor& y, const int32_t* choices) {
   const Device dev = backend_.device();
   CBT_CHECK(x.device() == dev && y.device() == dev, "DeviceDataset: x and y must be on ",
             dev.str());
@@ -53,6 +71,13 @@ void DeviceDataset::gather(const int64_t* indices, int64_t count, const Tensor& 
   CBT_CHECK(y.dtype() == DType::Int64 && y.numel() == count, "DeviceDataset: y must be (",
             count, ") int64");
   backend_.kernel_context();  // makes the GPU current
+  if (choices) {
+    CBT_CHECK(image_.numel() == per_, "DeviceDataset: augmentation needs image samples");
+    const cuda::ImageGeometry g{image_.channels, image_.height, image_.width, image_.layout == Layout::NHWC};
+    cuda::gather_augment_batch(images_.ptr<float>(), labels_.ptr<int64_t>(), g, indices, choices, count,
+                               x.ptr<float>(), y.ptr<int64_t>(), backend_.stream());
+    return;
+  }
   cuda::gather_batch(images_.ptr<float>(), labels_.ptr<int64_t>(), per_, indices, count,
                      x.ptr<float>(), y.ptr<int64_t>(), backend_.stream());
 }

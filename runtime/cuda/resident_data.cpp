@@ -9,9 +9,11 @@ namespace {
 class CudaResidentDataset final : public ResidentDataset {
  public:
   CudaResidentDataset(const Dataset& d, CudaBackend& backend) : data_(backend) { data_.upload(d); }
-  void set_order(const std::vector<int64_t>& order) override { data_.upload_order(order); }
+  void set_order(const std::vector<int64_t>& order, const std::vector<int32_t>& augment) override {
+    data_.upload_order(order, augment);
+  }
   void gather(int64_t start, int64_t count, const Tensor& x, const Tensor& y) override {
-    data_.gather(data_.order(start), count, x, y);
+    data_.gather(data_.order(start), count, x, y, data_.choices(start));
   }
 
  private:
