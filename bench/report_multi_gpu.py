@@ -411,7 +411,7 @@ def report(out_dir):
     example = next((r.get("cmd") for runs in res["tta"].values() for r in runs if r.get("cmd")), None)
     if example:
         lines += ["", "One run's own command, for example:", "", "```sh", example, "```"]
-    topo = read_text(os.path.join(out_dir, "env", "mg_topology.txt"))
+    topo = re.sub(r"\x1b\[[0-9;]*m", "", read_text(os.path.join(out_dir, "env", "mg_topology.txt")))
     if topo:
         lines += ["", "GPU topology (`nvidia-smi topo -m`):", "", "```", topo, "```"]
     lines += runs_section(out_dir, res)

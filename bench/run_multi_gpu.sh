@@ -20,9 +20,11 @@
 # DDP rate is N x the one-GPU rate; none), MG_DDP_LR_LENET / MG_DDP_LR_RESNET (one-GPU rates,
 # 0.02 / 0.05), MG_CBT_LR_LENET / MG_CBT_LR_RESNET (per learner, 0.05 / 0.05),
 # MG_EPOCHS_LENET / MG_EPOCHS_RESNET (DDP's epochs and cosine length; quick 10 / 8, full
-# 15 / 15), MG_CBT_EPOCHS_LENET / MG_CBT_EPOCHS_RESNET (cbtrain's; quick 20 / 12, full 30 / 20).
+# 15 / 15), MG_CBT_EPOCHS_LENET / MG_CBT_EPOCHS_RESNET (cbtrain's; quick 40 / 20, full 60 / 30:
+# its epochs take a fraction of a second to a few seconds, and SMA over K x N learners needs
+# more of them; it stops at the target anyway), MG_BUDGET_S, MG_REDO.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 T0=$SECONDS
 
 usage="usage: bash bench/run_multi_gpu.sh OUT_DIR [quick|full] [GPU_COUNTS] [STAGES]"
@@ -88,14 +90,14 @@ done
 if [ "$MODE" = quick ]; then
   DDP_TPUT_FLAGS=(--quick); CBT_STEPS_LENET=30; CBT_STEPS_RESNET=20; CBT_WARMUP=5
   E_LENET=${MG_EPOCHS_LENET:-10}; E_RESNET=${MG_EPOCHS_RESNET:-8}
-  CE_LENET=${MG_CBT_EPOCHS_LENET:-20}; CE_RESNET=${MG_CBT_EPOCHS_RESNET:-12}
-  CAP_DDP_TPUT="60 60"; CAP_CBT_TPUT=150
-  CAP_DDP_LENET="40 60"; CAP_CBT_LENET=120
+  CE_LENET=${MG_CBT_EPOCHS_LENET:-40}; CE_RESNET=${MG_CBT_EPOCHS_RESNET:-20}
+  CAP_DDP_TPUT="40 40"; CAP_CBT_TPUT=120
+  CAP_DDP_LENET="40 60"; CAP_CBT_LENET=90
   CAP_DDP_RESNET="40 190"; CAP_CBT_RESNET=150
 else
   DDP_TPUT_FLAGS=(); CBT_STEPS_LENET=100; CBT_STEPS_RESNET=40; CBT_WARMUP=20
   E_LENET=${MG_EPOCHS_LENET:-15}; E_RESNET=${MG_EPOCHS_RESNET:-15}
-  CE_LENET=${MG_CBT_EPOCHS_LENET:-30}; CE_RESNET=${MG_CBT_EPOCHS_RESNET:-20}
+  CE_LENET=${MG_CBT_EPOCHS_LENET:-60}; CE_RESNET=${MG_CBT_EPOCHS_RESNET:-30}
   CAP_DDP_TPUT="90 90"; CAP_CBT_TPUT=240
   CAP_DDP_LENET="60 90"; CAP_CBT_LENET=240
   CAP_DDP_RESNET="60 360"; CAP_CBT_RESNET=300
@@ -150,7 +152,7 @@ ddp_cap() { local c0 c1; read -r c0 c1 <<< "$1"; echo $((c0 + c1 / $2)); }
 env_info() {
   nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader \
     > "$OUT/env/mg_nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed" > "$OUT/env/mg_nvidia-smi.txt"
-  nvidia-smi topo -m > "$OUT/env/mg_topology.txt" 2>&1 || true
+  nvidia-smi topo -m 2>&1 | sed 's/\x1b\[[0-9;]*m//g' > "$OUT/env/mg_topology.txt" || true
   "$PYTHON" -c 'import sys, torch; print("python", sys.version.split()[0]); print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(), "nccl", ".".join(map(str, torch.cuda.nccl.version())))' \
     > "$OUT/env/mg_python.txt" 2>/dev/null || echo "$PYTHON cannot import torch" > "$OUT/env/mg_python.txt"
   { git rev-parse HEAD 2>/dev/null || echo unknown
@@ -169,7 +171,7 @@ do_build() {
 }
 
 do_export() {
-  [ -f "$OUT/models/resnet32.onnx" ] && [ "$REDO" != 1 ] ||
+  { [ -f "$OUT/models/resnet32.onnx" ] && [ "$REDO" != 1 ]; } ||
     "$PYTHON" bench/models.py --out "$OUT/models" --models resnet32
   # LeNet-5 and ResNet-20 as shipped (see bench/run_gpu.sh: a fresh export would tie the
   # BatchNorm initializers); DDP starts from the same weights.
@@ -177,8 +179,14 @@ do_export() {
   cp models/resnet20/resnet20.ts17.onnx "$OUT/models/resnet20.onnx"
 }
 
+ensure_models() {  # the stages that need the ONNX files export them if an earlier call did not
+  [ -f "$OUT/models/resnet32.onnx" ] && [ -f "$OUT/models/lenet5.onnx" ] &&
+    [ -f "$OUT/models/resnet20.onnx" ] || do_export
+}
+
 do_tput() {
   local n m f rc t steps
+  ensure_models
   for n in $COUNTS; do
     if in_systems ddp; then
       f="$OUT/results/mg_ddp_throughput_g$n.json"
@@ -209,6 +217,7 @@ do_tput() {
 
 tta() {  # tta MODEL TARGET DDP_LR DDP_EPOCHS DDP_CAP CBT_LR CBT_EPOCHS CBT_CAP
   local m=$1 target=$2 dlr=$3 de=$4 dcap=$5 clr=$6 ce=$7 ccap=$8 n s f rc t
+  ensure_models
   for n in $COUNTS; do
     for s in $SEEDS; do
       if in_systems ddp; then

@@ -131,7 +131,7 @@ class DdpHelpers(unittest.TestCase):
         t = torch_ddp.parse_args(["throughput", "--gpus", "2", "--models", "resnet32",
                                   "--quick", "--out", "y.json"])
         self.assertEqual(t.models, ["resnet32"])
-        self.assertEqual(torch_ddp.window_settings("resnet32", t), (15, 3, 10))
+        self.assertEqual(torch_ddp.window_settings("resnet32", t), (30, 3, 10))
         t.steps, t.windows = 7, 2
         self.assertEqual(torch_ddp.window_settings("lenet5", t), (7, 2, 10))
         bad = [["tta", "--gpus", "0", "--model", "lenet5", "--lr", "0.1", "--target", "0.9",

@@ -86,9 +86,9 @@ def over_budget(wall_s, last_epoch_wall_s, budget_s):
 
 def window_settings(model, a):
     """(steps per window, windows, warm-up steps): the flags, else the defaults: 5 windows
-    of 100 steps (LeNet-5) or 30 (ResNets); --quick: 3 windows of 40 or 15."""
+    of 200 steps (LeNet-5) or 60 (ResNets); --quick: 3 windows of 100 or 30."""
     lenet = model == "lenet5"
-    steps = a.steps or ((40 if lenet else 15) if a.quick else (100 if lenet else 30))
+    steps = a.steps or ((100 if lenet else 30) if a.quick else (200 if lenet else 60))
     windows = a.windows or (3 if a.quick else 5)
     return steps, windows, a.warmup
 
@@ -120,11 +120,11 @@ def parse_args(argv=None):
     t.add_argument("--models", type=parse_models, default=["lenet5", "resnet32"])
     t.add_argument("--batch", type=positive_int, default=32, help="per GPU")
     t.add_argument("--steps", type=int, default=0,
-                   help="steps per timing window (default 100 for lenet5, 30 for ResNets)")
+                   help="steps per timing window (default 200 for lenet5, 60 for ResNets)")
     t.add_argument("--windows", type=int, default=0, help="timing windows (default 5; --quick 3)")
     t.add_argument("--warmup", type=int, default=10)
     t.add_argument("--quick", action="store_true",
-                   help="defaults of 3 windows of 40 (lenet5) or 15 steps (smoke run)")
+                   help="defaults of 3 windows of 100 (lenet5) or 30 steps (smoke run)")
     t.add_argument("--out", required=True)
     r = sub.add_parser("tta", help="DDP training on Fashion-MNIST until a test accuracy")
     r.add_argument("--gpus", type=positive_int, required=True)
