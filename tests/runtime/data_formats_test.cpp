@@ -228,6 +228,71 @@ TEST(ImageFolder, PngAndJpegGreyAndColourDecodeToTheModelsChannels) {
   }
 }
 
+TEST(ImageDecode, AlphaIsDroppedAndOpaquePixelsStayExact) {
+  fs::path d = test::temp_dir("decode_alpha");
+  auto s = test::coloured_samples(1, 1, 3, 5, 6, 17)[0].chw;
+  std::vector<uint8_t> rgba(5 * 6 * 4), ga(5 * 6 * 2);
+  for (int64_t i = 0; i < 30; ++i) {
+    for (int64_t c = 0; c < 3; ++c) rgba[i * 4 + c] = s[c * 30 + i];
+    rgba[i * 4 + 3] = 255;
+    ga[i * 2] = s[i];
+    ga[i * 2 + 1] = 255;
+  }
+  auto write = [&](const fs::path& p, const std::vector<uint8_t>& px, png_uint_32 format) {
+    png_image img;
+    std::memset(&img, 0, sizeof img);
+    img.version = PNG_IMAGE_VERSION;
+    img.width = 6;
+    img.height = 5;
+    img.format = format;
+    return png_image_write_to_file(&img, p.c_str(), 0, px.data(), 0, nullptr) != 0;
+  };
+  ASSERT_TRUE(write(d / "rgba.png", rgba, PNG_FORMAT_RGBA));
+  ASSERT_TRUE(write(d / "ga.png", ga, PNG_FORMAT_GA));
+  EXPECT_EQ(image_channels((d / "rgba.png").string()), 3);
+  EXPECT_EQ(image_channels((d / "ga.png").string()), 1);
+  DecodedImage a = decode_image((d / "rgba.png").string(), 3), g = decode_image((d / "ga.png").string(), 1);
+  ASSERT_EQ(a.pixels.size(), 90u);
+  ASSERT_EQ(g.pixels.size(), 30u);
+  for (int64_t i = 0; i < 30; ++i) {
+    for (int64_t c = 0; c < 3; ++c) ASSERT_EQ(a.pixels[i * 3 + c], s[c * 30 + i]);
+    ASSERT_EQ(g.pixels[i], s[i]);
+  }
+}
+
+TEST(ImageDecode, CorruptedBytesGiveAUserErrorOrAnImageNeverACrash) {
+  fs::path d = test::temp_dir("decode_corrupt");
+  auto s = test::coloured_samples(1, 1, 3, 16, 16, 18)[0];
+  auto hwc = test::to_hwc(s.chw, 3, 16, 16);
+  ASSERT_TRUE(test::write_png(d / "a.png", hwc, 3, 16, 16));
+  ASSERT_TRUE(test::write_jpeg(d / "a.jpg", hwc, 3, 16, 16));
+  std::mt19937 rng(19);
+  for (const char* name : {"a.png", "a.jpg"}) {
+    std::ifstream in(d / name, std::ios::binary);
+    const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    int errors = 0;
+    for (int trial = 0; trial < 200; ++trial) {
+      std::string bad = good;
+      // A few flipped bytes past the signature, or a cut.
+      if (trial % 4 == 0) {
+        bad.resize(rng() % good.size());
+      } else {
+        for (int k = 0; k < 3; ++k) bad[4 + rng() % (good.size() - 4)] ^= static_cast<char>(1 + rng() % 255);
+      }
+      const fs::path p = d / ("bad_" + std::string(name));
+      std::ofstream(p, std::ios::binary) << bad;
+      try {
+        DecodedImage im = decode_image(p.string(), 3);
+        EXPECT_EQ(im.pixels.size(), static_cast<size_t>(im.height * im.width * 3));
+      } catch (const UserError& e) {
+        ++errors;
+        EXPECT_NE(std::string(e.what()).find(p.filename().string()), std::string::npos) << e.what();
+      }
+    }
+    EXPECT_GT(errors, 0) << name;
+  }
+}
+
 TEST(ImageFolder, TestSplitHoldsOutAFractionOfEachClass) {
   fs::path d = test::temp_dir("images_split");
   auto s = test::coloured_samples(40, 2, 3, 4, 4, 13);
