@@ -48,14 +48,16 @@ void read_cifar_file(const fs::path& path, const CifarKind& kind, std::vector<ui
     // CIFAR-100: the coarse label (of 20 superclasses) first, then the fine one (of 100).
     if (kind.label_bytes == 2 && r[0] >= 20)
       throw UserError("data file " + p + " is not a CIFAR-100 file: coarse label " +
-                      std::to_string(r[0]) + " of record " + std::to_string(i) + " is not below 20");
+                      std::to_string(r[0]) + " of record " + std::to_string(i) +
+                      " is not below 20");
     const int64_t label = r[kind.label_bytes - 1];
     if (label >= kind.classes)
       throw UserError("data file " + p + " is not a " + kind.name + " file: label " +
                       std::to_string(label) + " of record " + std::to_string(i) + " is not below " +
                       std::to_string(kind.classes));
     labels.push_back(label);
-    std::copy(r + kind.label_bytes, r + record, pixels.begin() + static_cast<ptrdiff_t>(base + i * kPixels));
+    std::copy(r + kind.label_bytes, r + record,
+              pixels.begin() + static_cast<ptrdiff_t>(base + i * kPixels));
   }
 }
 
@@ -95,7 +97,8 @@ RawData read_cifar_folder(const std::string& dir_arg) {
     if (std::regex_match(name, m, batch_name)) batches.emplace_back(std::stoi(m[1]), e.path());
   }
   if (batches.empty())
-    throw UserError("data folder " + dir.string() + " holds neither CIFAR-10 (data_batch_1.bin ... "
+    throw UserError("data folder " + dir.string() +
+                    " holds neither CIFAR-10 (data_batch_1.bin ... "
                     "test_batch.bin) nor CIFAR-100 (train.bin, test.bin) files");
   if (!fs::is_regular_file(dir / "test_batch.bin"))
     throw UserError("CIFAR-10 folder " + dir.string() + " has no test_batch.bin");

@@ -35,9 +35,9 @@ RawData read_cifar_folder(const std::string& dir);
 RawData read_npy_folder(const std::string& dir);
 
 struct ImageFolderOptions {
-  int64_t channels = 0;    // 1 or 3 to convert every image to; 0: 1 when all are grey, else 3
-  double test_split = 0;   // without train/ and test/: the fraction of each class held out
-  uint64_t seed = 42;      // which files are held out
+  int64_t channels = 0;   // 1 or 3 to convert every image to; 0: 1 when all are grey, else 3
+  double test_split = 0;  // without train/ and test/: the fraction of each class held out
+  uint64_t seed = 42;     // which files are held out
 };
 // PNG and JPEG files in DIR/train/<class>/ and DIR/test/<class>/ (or DIR/<class>/ with
 // test_split); classes are the sorted folder names. All images must have the same size.

@@ -18,8 +18,8 @@ struct DataOptions {
   NormalizeSpec normalize;  // Default: Fashion-MNIST's constants for IDX, none for float .npy
                             // inputs, the training set's own statistics otherwise
   Augmentation augment;
-  double test_split = 0;    // image folders without train/ and test/
-  uint64_t seed = 42;       // which images --test-split holds out
+  double test_split = 0;  // image folders without train/ and test/
+  uint64_t seed = 42;     // which images --test-split holds out
   // The model's input per sample (batch axis dropped; -1 where unknown); empty: no model,
   // the samples stay NCHW.
   Shape sample_shape;

@@ -46,13 +46,16 @@ NormalizeSpec parse_normalization(const std::string& spec) {
   }
   const size_t colon = spec.find(':');
   if (colon == std::string::npos || spec.find(':', colon + 1) != std::string::npos)
-    throw UserError("--normalize takes 'none', 'dataset' or MEANS:STDS such as "
-                    "0.49,0.48,0.45:0.25,0.24,0.26, not '" + spec + "'");
+    throw UserError(
+        "--normalize takes 'none', 'dataset' or MEANS:STDS such as "
+        "0.49,0.48,0.45:0.25,0.24,0.26, not '" +
+        spec + "'");
   out.mode = NormalizeSpec::Mode::Given;
   out.given.mean = parse_list(spec.substr(0, colon), spec);
   out.given.stddev = parse_list(spec.substr(colon + 1), spec);
   for (float s : out.given.stddev)
-    if (!(s > 0)) throw UserError("--normalize '" + spec + "': every standard deviation must be > 0");
+    if (!(s > 0))
+      throw UserError("--normalize '" + spec + "': every standard deviation must be > 0");
   return out;
 }
 
@@ -110,7 +113,8 @@ Tensor normalize_pixels(const uint8_t* pixels, const Shape& shape, int64_t chann
   return t;
 }
 
-void normalize_values(float* x, int64_t n, int64_t channels, int64_t hw, const Normalization& norm) {
+void normalize_values(float* x, int64_t n, int64_t channels, int64_t hw,
+                      const Normalization& norm) {
   check_normalization(norm, channels);
   for (int64_t c = 0; c < channels; ++c) {
     const float m = pick(norm.mean, c), inv = 1.0f / pick(norm.stddev, c);
