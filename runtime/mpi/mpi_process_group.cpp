@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <thread>
 
 #include "graph/errors.h"
@@ -209,15 +210,16 @@ class MpiProcessGroup final : public ProcessGroup {
       if (MPI_Iprobe(MPI_ANY_SOURCE, kRollCallTag, roll_, &flag, &st) != MPI_SUCCESS || !flag) break;
       char dummy[kStatusBytes];
       MPI_Recv(dummy, kStatusBytes, MPI_CHAR, st.MPI_SOURCE, kRollCallTag, roll_, MPI_STATUS_IGNORE);
-      answers_.emplace_back();
-      Pending& p = answers_.back();
-      std::snprintf(p.text, sizeof p.text, "%s", status().c_str());
-      MPI_Isend(p.text, kStatusBytes, MPI_CHAR, st.MPI_SOURCE, kAnswerTag, roll_, &p.req);
+      // Each answer owns its buffer until MPI is done sending it.
+      auto p = std::make_unique<Pending>();
+      std::snprintf(p->text, sizeof p->text, "%s", status().c_str());
+      MPI_Isend(p->text, kStatusBytes, MPI_CHAR, st.MPI_SOURCE, kAnswerTag, roll_, &p->req);
+      answers_.push_back(std::move(p));
     }
     // Completed answers are dropped; sends to a rank that is gone stay pending harmlessly.
-    std::erase_if(answers_, [](Pending& p) {
+    std::erase_if(answers_, [](const std::unique_ptr<Pending>& p) {
       int done = 0;
-      MPI_Test(&p.req, &done, MPI_STATUS_IGNORE);
+      MPI_Test(&p->req, &done, MPI_STATUS_IGNORE);
       return done != 0;
     });
   }
@@ -226,14 +228,11 @@ class MpiProcessGroup final : public ProcessGroup {
     // Roll call: every rank that polls in some collective answers within the grace period.
     const double grace = std::clamp(timeout_ / 4, 1.0, 5.0);
     std::vector<std::string> answer(static_cast<size_t>(size_));
-    std::vector<MPI_Request> calls;
-    char call[kStatusBytes] = {};
-    std::snprintf(call, sizeof call, "%s", status().c_str());
-    for (int r = 0; r < size_; ++r) {
-      if (r == rank_) continue;
-      calls.emplace_back();
-      MPI_Isend(call, kStatusBytes, MPI_CHAR, r, kRollCallTag, roll_, &calls.back());
-    }
+    // The calls' buffer and requests are members: the sends may outlive this function.
+    std::snprintf(call_, sizeof call_, "%s", status().c_str());
+    calls_.assign(static_cast<size_t>(size_), MPI_REQUEST_NULL);
+    for (int r = 0; r < size_; ++r)
+      if (r != rank_) MPI_Isend(call_, kStatusBytes, MPI_CHAR, r, kRollCallTag, roll_, &calls_[r]);
     const auto until = Clock::now() + std::chrono::duration<double>(grace);
     int answered = 1;
     while (answered < size_ && Clock::now() < until) {
@@ -285,7 +284,9 @@ class MpiProcessGroup final : public ProcessGroup {
   int rank_ = 0, size_ = 1, local_rank_ = 0;
   uint64_t ops_ = 0;
   std::string current_ = "start-up";
-  std::vector<Pending> answers_;
+  std::vector<std::unique_ptr<Pending>> answers_;
+  char call_[kStatusBytes] = {};
+  std::vector<MPI_Request> calls_;
 };
 
 // The group lives until MPI ends (finish_mpi_process_group meets the other ranks through it).
