@@ -136,6 +136,8 @@ int run_train(const TrainArgs& a) {
     pg->broadcast(&learners, sizeof learners, 0, "the auto-tuned learner count");
     to.learners = learners;
   }
+  // Several processes hold several learners in all: model averaging unless asked otherwise.
+  if (pg->size() > 1 && a.algorithm.empty()) to.algorithm = Algorithm::Sma;
   to.processes = pg;
   Trainer trainer(model.graph, to);
   if (pg->size() > 1) {

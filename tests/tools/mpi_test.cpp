@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include "common/tiny_dataset.h"
 #include "onnx_import/model_io.h"
 #include "runtime/checkpoint.h"
+#include "runtime/collective.h"
 
 namespace cbt {
 namespace {
@@ -43,18 +45,24 @@ bool mpi_available() {
 const std::string kLenet = test::source_path("models/lenet5/lenet5.ts17.onnx");
 const std::string kOpzoo = test::source_path("models/opzoo/opzoo.ts17.onnx");  // has BatchNorm
 
-// mpirun -np `ranks` cbtrain ARGS: as root (containers, CI), more ranks than cores, shared
-// memory without ptrace-based single copies (often refused in containers).
-std::unique_ptr<Child> mpirun(int ranks, const std::vector<std::string>& args) {
-  std::vector<std::string> a = {"--oversubscribe", "-np", std::to_string(ranks), test::cbtrain_binary()};
-  a.insert(a.end(), args.begin(), args.end());
+// The environment of mpirun: as root (containers, CI); shared memory without ptrace-based
+// single copies (often refused in containers).
+std::vector<std::string> mpirun_env() {
   std::vector<std::string> env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
                                   "OMPI_MCA_btl_vader_single_copy_mechanism=none"};
   // Under AddressSanitizer (scripts/sanitize.sh): Open MPI keeps its start-up allocations to
   // the end and unloads its plugins, so LeakSanitizer cannot tell them from ours; leak checks
   // stay on for every other test, address and UB checks stay on here.
-  if (const char* asan = std::getenv("ASAN_OPTIONS")) env.push_back(std::string("ASAN_OPTIONS=") + asan + ":detect_leaks=0");
-  return std::make_unique<Child>("mpirun", a, env);
+  if (const char* asan = std::getenv("ASAN_OPTIONS"))
+    env.push_back(std::string("ASAN_OPTIONS=") + asan + ":detect_leaks=0");
+  return env;
+}
+
+// mpirun -np `ranks` cbtrain ARGS (more ranks than cores allowed).
+std::unique_ptr<Child> mpirun(int ranks, const std::vector<std::string>& args) {
+  std::vector<std::string> a = {"--oversubscribe", "-np", std::to_string(ranks), test::cbtrain_binary()};
+  a.insert(a.end(), args.begin(), args.end());
+  return std::make_unique<Child>("mpirun", a, mpirun_env());
 }
 
 std::vector<std::string> train_args(const std::string& model, const fs::path& data, int learners,
@@ -89,15 +97,24 @@ double test_accuracy(const std::string& output) {
   return std::stod(m[1]);
 }
 
+// Without --algorithm (train_args passes sma).
+std::vector<std::string> default_algorithm(std::vector<std::string> a) {
+  auto it = std::find(a.begin(), a.end(), "--algorithm");
+  if (it != a.end()) a.erase(it, it + 2);
+  return a;
+}
+
 // P ranks x K learners against 1 process x P*K learners, 20 rounds of SMA on the same data.
-void expect_ranks_train_as_one_process(const std::string& model, int ranks, int learners) {
+// `algorithm_flag` false: neither run names the algorithm (several learners in all: SMA).
+void expect_ranks_train_as_one_process(const std::string& model, int ranks, int learners, bool algorithm_flag = true) {
+  auto flags = [&](std::vector<std::string> a) { return algorithm_flag ? a : default_algorithm(a); };
   const std::string tag = std::to_string(ranks) + "x" + std::to_string(learners);
   // 20 rounds of P*K batches of 8 are exactly one epoch.
   fs::path data = test::make_tiny_dataset("mpi_parity_" + tag, static_cast<uint32_t>(20 * 8 * ranks * learners), 96);
   fs::path dir = test::temp_dir("mpi_parity_out_" + tag);
-  Child one(train_args(model, data, ranks * learners, {"--epochs", "1", "--max-steps", "20", "-o", (dir / "one.onnx").string()}));
+  Child one(flags(train_args(model, data, ranks * learners, {"--epochs", "1", "--max-steps", "20", "-o", (dir / "one.onnx").string()})));
   ASSERT_EQ(one.finish(), 0) << one.output();
-  auto several = mpirun(ranks, train_args(model, data, learners, {"--epochs", "1", "--max-steps", "20", "-o", (dir / "several.onnx").string()}));
+  auto several = mpirun(ranks, flags(train_args(model, data, learners, {"--epochs", "1", "--max-steps", "20", "-o", (dir / "several.onnx").string()})));
   ASSERT_EQ(several->finish(), 0) << several->output();
   // Control: the learners of one rank alone train another model.
   Child alone(train_args(model, data, learners, {"--epochs", "1", "--max-steps", "20", "-o", (dir / "alone.onnx").string()}));
@@ -111,7 +128,7 @@ void expect_ranks_train_as_one_process(const std::string& model, int ranks, int 
   EXPECT_LT(diff, 1e-5) << several->output();
   EXPECT_GT(control, 1e-3) << "the control run should train another model";
   EXPECT_NEAR(test_accuracy(several->output()), test_accuracy(one.output()), 1e-9) << several->output();
-  EXPECT_NE(several->output().find("in " + std::to_string(ranks) + " processes"), std::string::npos)
+  EXPECT_NE(several->output().find("(sma) in " + std::to_string(ranks) + " processes"), std::string::npos)
       << several->output();
   fs::remove_all(data);
   fs::remove_all(dir);
@@ -127,9 +144,9 @@ TEST(Mpi, TwoRanksOfTwoLearnersAverageBatchNormStatisticsAsOneProcessOfFour) {
   expect_ranks_train_as_one_process(kOpzoo, 2, 2);
 }
 
-TEST(Mpi, ThreeRanksOfOneLearnerTrainAsOneProcessOfThree) {
+TEST(Mpi, ThreeRanksOfOneLearnerTrainAsOneProcessOfThreeWithTheDefaultAlgorithm) {
   CBT_SKIP_WITHOUT_MPI();
-  expect_ranks_train_as_one_process(kOpzoo, 3, 1);
+  expect_ranks_train_as_one_process(kOpzoo, 3, 1, /*algorithm_flag=*/false);
 }
 
 // No such process, or only its exit status is left (a zombie whose new parent does not reap,
@@ -236,6 +253,61 @@ TEST(Mpi, ACheckpointOfTwoRanksHoldsEveryLearnerAndResumesToTheUninterruptedWeig
       << "a resumed run of two ranks must give the uninterrupted weights bit for bit";
   fs::remove_all(data);
   fs::remove_all(dir);
+}
+
+// Two processes with one GPU each against one process with both GPUs, the same learners
+// (GPU machines with two GPUs; skipped elsewhere).
+TEST(Mpi, TwoGpuProcessesTrainAsOneProcessWithTwoGpus) {
+  CBT_SKIP_WITHOUT_MPI();
+#ifndef CBT_WITH_CUDA
+  GTEST_SKIP() << "built without CUDA: skipped";
+#else
+  if (!fs::exists("/dev/nvidiactl") || device_count(DeviceKind::CUDA) < 2) GTEST_SKIP() << "fewer than 2 GPUs: skipped";
+  fs::path data = test::make_tiny_dataset("mpi_gpu", 20 * 8 * 4, 96);
+  fs::path dir = test::temp_dir("mpi_gpu_out");
+  auto args = [&](std::vector<std::string> more) {
+    std::vector<std::string> a = {kLenet, "--data", data.string(), "-b", "8", "-k", "2", "--algorithm", "sma",
+                                  "--epochs", "1", "--max-steps", "20", "--log-every", "0"};
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+  };
+  Child one(args({"--gpus", "0,1", "-o", (dir / "one.onnx").string()}));
+  ASSERT_EQ(one.finish(), 0) << one.output();
+  auto two = mpirun(2, args({"--device", "cuda", "-o", (dir / "two.onnx").string()}));
+  ASSERT_EQ(two->finish(), 0) << two->output();
+  EXPECT_NE(two->output().find("on cuda:1"), std::string::npos) << "rank 1 should take GPU 1:\n" << two->output();
+  const double diff = max_relative_difference(dir / "two.onnx", dir / "one.onnx");
+  std::cout << "[ figures  ] 2 processes x 1 GPU vs 1 process x 2 GPUs (2 learners each), 20 rounds: max relative "
+               "difference "
+            << diff << std::endl;
+  EXPECT_LT(diff, 1e-4);  // cuDNN's reductions on GPUs need not be bit-reproducible
+  fs::remove_all(data);
+  fs::remove_all(dir);
+#endif
+}
+
+TEST(Mpi, RanksWithDifferentLearnerCountsAreRefused) {
+  CBT_SKIP_WITHOUT_MPI();
+  fs::path data = test::make_tiny_dataset("mpi_mismatch", 256, 64);
+  // MPMD: rank 0 with one learner, rank 1 with two.
+  std::vector<std::string> a = {"--oversubscribe", "-np", "1", test::cbtrain_binary()};
+  for (const auto& x : train_args(kLenet, data, 1, {"--epochs", "1"})) a.push_back(x);
+  for (const auto& x : {std::string(":"), std::string("-np"), std::string("1"), test::cbtrain_binary()}) a.push_back(x);
+  for (const auto& x : train_args(kLenet, data, 2, {"--epochs", "1"})) a.push_back(x);
+  Child run("mpirun", a, mpirun_env());
+  EXPECT_EQ(run.finish(), 2) << run.output();
+  EXPECT_NE(run.output().find("every process must train as many learners"), std::string::npos) << run.output();
+  fs::remove_all(data);
+}
+
+TEST(Mpi, TorchrunStyleWorldSizeWithoutMpirunIsRefused) {
+  fs::path data = test::make_tiny_dataset("mpi_torchrun", 256, 64);
+  Child run(test::cbtrain_binary(), train_args(kLenet, data, 1, {"--epochs", "1"}),
+            {"WORLD_SIZE=2", "RANK=1", "LOCAL_RANK=1"});
+  EXPECT_EQ(run.finish(), 2) << run.output();
+  EXPECT_NE(run.output().find("WORLD_SIZE=2 but 1 process(es) were started"), std::string::npos) << run.output();
+  EXPECT_NE(run.output().find("mpirun -np 2"), std::string::npos) << run.output();
+  fs::remove_all(data);
 }
 
 }  // namespace
