@@ -97,18 +97,20 @@ double test_accuracy(const std::string& output) {
   return std::stod(m[1]);
 }
 
-// Without --algorithm (train_args passes sma).
-std::vector<std::string> default_algorithm(std::vector<std::string> a) {
+// `algorithm` instead of sma (train_args's), or without --algorithm when empty.
+std::vector<std::string> with_algorithm(std::vector<std::string> a, const std::string& algorithm) {
   auto it = std::find(a.begin(), a.end(), "--algorithm");
-  if (it != a.end()) a.erase(it, it + 2);
+  if (algorithm.empty()) a.erase(it, it + 2);
+  else *(it + 1) = algorithm;
   return a;
 }
 
-// P ranks x K learners against 1 process x P*K learners, 20 rounds of SMA on the same data.
-// `algorithm_flag` false: neither run names the algorithm (several learners in all: SMA).
-void expect_ranks_train_as_one_process(const std::string& model, int ranks, int learners, bool algorithm_flag = true) {
-  auto flags = [&](std::vector<std::string> a) { return algorithm_flag ? a : default_algorithm(a); };
-  const std::string tag = std::to_string(ranks) + "x" + std::to_string(learners);
+// P ranks x K learners against 1 process x P*K learners, 20 rounds on the same data.
+// `algorithm` "": neither run names it (several learners in all: SMA).
+void expect_ranks_train_as_one_process(const std::string& model, int ranks, int learners,
+                                       const std::string& algorithm = "sma") {
+  auto flags = [&](std::vector<std::string> a) { return with_algorithm(a, algorithm); };
+  const std::string tag = std::to_string(ranks) + "x" + std::to_string(learners) + algorithm;
   // 20 rounds of P*K batches of 8 are exactly one epoch.
   fs::path data = test::make_tiny_dataset("mpi_parity_" + tag, static_cast<uint32_t>(20 * 8 * ranks * learners), 96);
   fs::path dir = test::temp_dir("mpi_parity_out_" + tag);
@@ -122,13 +124,15 @@ void expect_ranks_train_as_one_process(const std::string& model, int ranks, int 
 
   const double diff = max_relative_difference(dir / "several.onnx", dir / "one.onnx");
   const double control = max_relative_difference(dir / "alone.onnx", dir / "one.onnx");
-  std::cout << "[ figures  ] " << fs::path(model).filename().string() << ": " << ranks << " ranks x " << learners
+  std::cout << "[ figures  ] " << fs::path(model).filename().string() << " " << (algorithm.empty() ? "default" : algorithm)
+            << ": " << ranks << " ranks x " << learners
             << " learners vs 1 process x " << ranks * learners << " learners after 20 rounds: max relative difference "
             << diff << " (1 process x " << learners << " learners: " << control << ")" << std::endl;
   EXPECT_LT(diff, 1e-5) << several->output();
   EXPECT_GT(control, 1e-3) << "the control run should train another model";
   EXPECT_NEAR(test_accuracy(several->output()), test_accuracy(one.output()), 1e-9) << several->output();
-  EXPECT_NE(several->output().find("(sma) in " + std::to_string(ranks) + " processes"), std::string::npos)
+  const std::string kind = algorithm == "ssgd" ? "ssgd" : "sma";
+  EXPECT_NE(several->output().find("(" + kind + ") in " + std::to_string(ranks) + " processes"), std::string::npos)
       << several->output();
   fs::remove_all(data);
   fs::remove_all(dir);
@@ -146,7 +150,12 @@ TEST(Mpi, TwoRanksOfTwoLearnersAverageBatchNormStatisticsAsOneProcessOfFour) {
 
 TEST(Mpi, ThreeRanksOfOneLearnerTrainAsOneProcessOfThreeWithTheDefaultAlgorithm) {
   CBT_SKIP_WITHOUT_MPI();
-  expect_ranks_train_as_one_process(kOpzoo, 3, 1, /*algorithm_flag=*/false);
+  expect_ranks_train_as_one_process(kOpzoo, 3, 1, "");
+}
+
+TEST(Mpi, TwoRanksOfTwoLearnersOfSynchronousSgdTrainAsOneProcessOfFour) {
+  CBT_SKIP_WITHOUT_MPI();
+  expect_ranks_train_as_one_process(kOpzoo, 2, 2, "ssgd");
 }
 
 // No such process, or only its exit status is left (a zombie whose new parent does not reap,
@@ -201,7 +210,7 @@ TEST(Mpi, AHungRankEndsTheOthersAfterTheCollectiveTimeoutNamingIt) {
   CBT_SKIP_WITHOUT_MPI();
   fs::path data = test::make_tiny_dataset("mpi_hang", 256, 64);
   pid_t rank0 = -1, rank1 = -1;
-  auto run = start_long_run(data, {"--epochs", "100000", "--collective-timeout", "5"}, rank0, rank1);
+  auto run = start_long_run(data, {"--epochs", "100000", "--collective-timeout", "8"}, rank0, rank1);
   ASSERT_GT(rank1, 0) << run->output();
   ASSERT_NE(run->output().find("epoch 2:"), std::string::npos) << run->output();
   const size_t before = run->output().size();
@@ -212,12 +221,12 @@ TEST(Mpi, AHungRankEndsTheOthersAfterTheCollectiveTimeoutNamingIt) {
   const std::string after = run->output().substr(before);
   kill(rank1, SIGCONT);
   kill(rank1, SIGKILL);  // in case the launcher left it behind
-  std::cout << "[ figures  ] SIGSTOP of rank 1 (--collective-timeout 5): the run ended after " << seconds
+  std::cout << "[ figures  ] SIGSTOP of rank 1 (--collective-timeout 8): the run ended after " << seconds
             << " s with exit code " << rc << std::endl;
   EXPECT_EQ(rc, 4) << after;
   EXPECT_LT(seconds, 30.0);
-  EXPECT_GE(seconds, 5.0) << "stopped before the timeout ran out";
-  EXPECT_TRUE(std::regex_search(after, std::regex("error: rank 0: .* did not complete within 5 s .*rank 1 did not answer")))
+  EXPECT_GE(seconds, 8.0) << "stopped before the timeout ran out";
+  EXPECT_TRUE(std::regex_search(after, std::regex("error: rank 0: .* did not complete within 8 s .*rank 1 did not answer")))
       << after;
   fs::remove_all(data);
 }
