@@ -41,7 +41,8 @@ TrainerState gather_trainer_state(ProcessGroup& pg, const TrainerState& mine, in
   return all;
 }
 
-std::optional<LoadedCheckpoint> load_latest_checkpoint_for_rank(ProcessGroup& pg, const std::string& dir,
+std::optional<LoadedCheckpoint> load_latest_checkpoint_for_rank(ProcessGroup& pg,
+                                                                const std::string& dir,
                                                                 int local_learners) {
   if (pg.size() == 1) return load_latest_checkpoint(dir);
   std::optional<LoadedCheckpoint> loaded;
@@ -75,8 +76,10 @@ std::optional<LoadedCheckpoint> load_latest_checkpoint_for_rank(ProcessGroup& pg
   for (bool first = true; pos < header.size(); first = false) {
     size_t nl = header.find('\n', pos);
     std::string line = header.substr(pos, nl - pos);
-    if (first) out.path = line;
-    else out.skipped.push_back(line);
+    if (first)
+      out.path = line;
+    else
+      out.skipped.push_back(line);
     pos = nl + 1;
   }
   return out;

@@ -10,7 +10,8 @@
 namespace cbt {
 
 #ifdef CBT_WITH_MPI
-std::shared_ptr<ProcessGroup> init_mpi_process_group(const ProcessGroupOptions& opt);  // runtime/mpi/
+std::shared_ptr<ProcessGroup> init_mpi_process_group(
+    const ProcessGroupOptions& opt);  // runtime/mpi/
 void finish_mpi_process_group(int rc);
 #endif
 
@@ -63,15 +64,19 @@ void check_torchrun_variables(int rank, int size) {
                                      std::to_string(world) + " cbtrain ...), not with torchrun"
                                : std::string()));
   if (world > 0 && r >= 0 && r != rank)
-    throw UserError("RANK=" + std::to_string(r) + " but MPI gave this process rank " + std::to_string(rank));
+    throw UserError("RANK=" + std::to_string(r) + " but MPI gave this process rank " +
+                    std::to_string(rank));
 }
 
 }  // namespace
 
-std::shared_ptr<ProcessGroup> single_process_group() { return std::make_shared<SingleProcessGroup>(); }
+std::shared_ptr<ProcessGroup> single_process_group() {
+  return std::make_shared<SingleProcessGroup>();
+}
 
 std::shared_ptr<ProcessGroup> init_process_group(const ProcessGroupOptions& opt) {
-  if (!(opt.timeout_s > 0)) throw UserError("--collective-timeout must be a positive number of seconds");
+  if (!(opt.timeout_s > 0))
+    throw UserError("--collective-timeout must be a positive number of seconds");
   const long launched = mpi_launch_size();
   std::shared_ptr<ProcessGroup> g;
   if (launched > 0) {
@@ -80,7 +85,8 @@ std::shared_ptr<ProcessGroup> init_process_group(const ProcessGroupOptions& opt)
 #else
     if (launched > 1)
       throw UserError("started as one of " + std::to_string(launched) +
-                      " MPI processes, but this cbtrain was built without MPI (install libopenmpi-dev and rebuild)");
+                      " MPI processes, but this cbtrain was built without MPI (install "
+                      "libopenmpi-dev and rebuild)");
 #endif
   }
   if (!g) g = single_process_group();

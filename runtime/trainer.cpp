@@ -186,7 +186,8 @@ float Trainer::round(const std::vector<Tensor>& xs, const std::vector<Tensor>& y
       run_kernel(*g.sync, "SumBuffers", parts, {g.sum.flat()});
       sums.push_back(g.sum.flat());
     }
-    if (all_reduce_) all_reduce_->sum(sums, opt_.algorithm == Algorithm::Sma ? "the sum of SMA corrections" : "the sum of gradients");
+    if (all_reduce_)
+      all_reduce_->sum(sums, opt_.algorithm == Algorithm::Sma ? "the sum of SMA corrections" : "the sum of gradients");
     for (auto& g : groups_) {
       if (opt_.algorithm == Algorithm::Sma)
         run_kernel(*g.sync, "SMACentralUpdate", {g.z.flat(), g.z_prev.flat(), g.sum.flat(), g.hyper});

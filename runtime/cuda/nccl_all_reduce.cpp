@@ -18,11 +18,11 @@ namespace cbt {
 
 namespace {
 
-#define CBT_NCCL_CHECK(expr)                                                                  \
-  do {                                                                                        \
-    ncclResult_t cbt_r_ = (expr);                                                             \
-    if (cbt_r_ != ncclSuccess)                                                                \
-      ::cbt::detail::throw_internal(#expr, __FILE__, __LINE__, ncclGetErrorString(cbt_r_));   \
+#define CBT_NCCL_CHECK(expr)                                                                \
+  do {                                                                                      \
+    ncclResult_t cbt_r_ = (expr);                                                           \
+    if (cbt_r_ != ncclSuccess)                                                              \
+      ::cbt::detail::throw_internal(#expr, __FILE__, __LINE__, ncclGetErrorString(cbt_r_)); \
   } while (0)
 
 using Clock = std::chrono::steady_clock;
@@ -43,9 +43,9 @@ class NcclAllReduce final : public AllReduce {
     double total = gpus;
     pg_->all_reduce_sum(&total, 1, "the GPU count");
     if (total != static_cast<double>(gpus) * pg_->size())
-      throw UserError("every process must use as many GPUs: rank " + std::to_string(pg_->rank()) + " has " +
-                      std::to_string(gpus) + ", the " + std::to_string(pg_->size()) + " ranks together " +
-                      std::to_string(static_cast<int64_t>(total)));
+      throw UserError("every process must use as many GPUs: rank " + std::to_string(pg_->rank()) +
+                      " has " + std::to_string(gpus) + ", the " + std::to_string(pg_->size()) +
+                      " ranks together " + std::to_string(static_cast<int64_t>(total)));
     ncclUniqueId id{};
     if (pg_->is_root()) CBT_NCCL_CHECK(ncclGetUniqueId(&id));
     pg_->broadcast(&id, sizeof id, 0, "the NCCL id");
@@ -78,8 +78,9 @@ class NcclAllReduce final : public AllReduce {
     if (failed_) report_failure();
     CBT_NCCL_CHECK(ncclGroupStart());
     for (size_t i = 0; i < bufs.size(); ++i)
-      CBT_NCCL_CHECK(ncclAllReduce(bufs[i].data(), bufs[i].data(), static_cast<size_t>(bufs[i].numel()),
-                                   ncclFloat, ncclSum, comms_[i], backends_[i]->stream()));
+      CBT_NCCL_CHECK(ncclAllReduce(bufs[i].data(), bufs[i].data(),
+                                   static_cast<size_t>(bufs[i].numel()), ncclFloat, ncclSum,
+                                   comms_[i], backends_[i]->stream()));
     CBT_NCCL_CHECK(ncclGroupEnd());
     if (!watchdog_.joinable()) return;
     // The watchdog follows each sum's completion through an event on each stream.
@@ -113,7 +114,8 @@ class NcclAllReduce final : public AllReduce {
       if (stop_) return;
       for (ncclComm_t c : comms_) {
         ncclResult_t state = ncclSuccess;
-        if (ncclCommGetAsyncError(c, &state) == ncclSuccess && state != ncclSuccess && state != ncclInProgress)
+        if (ncclCommGetAsyncError(c, &state) == ncclSuccess && state != ncclSuccess &&
+            state != ncclInProgress)
           return abort_all(std::string("NCCL reported: ") + ncclGetErrorString(state));
       }
       while (!pending_.empty()) {
@@ -123,10 +125,12 @@ class NcclAllReduce final : public AllReduce {
         if (r == cudaErrorNotReady) {
           if (Clock::now() - p.queued > timeout)
             return abort_all(std::string(p.what) + " across processes did not complete within " +
-                             std::to_string(static_cast<int>(pg_->timeout_s())) + " s (--collective-timeout)");
+                             std::to_string(static_cast<int>(pg_->timeout_s())) +
+                             " s (--collective-timeout)");
           break;
         }
-        if (r != cudaSuccess) return abort_all(std::string("CUDA reported: ") + cudaGetErrorString(r));
+        if (r != cudaSuccess)
+          return abort_all(std::string("CUDA reported: ") + cudaGetErrorString(r));
         (void)cudaEventDestroy(p.event);
         pending_.pop_front();
       }
@@ -174,7 +178,8 @@ std::unique_ptr<AllReduce> make_cuda_all_reduce(const std::vector<Backend*>& bac
   std::vector<CudaBackend*> cuda;
   for (Backend* b : backends) {
     auto* c = dynamic_cast<CudaBackend*>(b);
-    if (!c) throw UserError("several devices or processes need CUDA backends (--gpus, --device cuda)");
+    if (!c)
+      throw UserError("several devices or processes need CUDA backends (--gpus, --device cuda)");
     for (CudaBackend* other : cuda)
       if (other->device().index == c->device().index)
         throw UserError("--gpus lists GPU " + std::to_string(c->device().index) + " twice");

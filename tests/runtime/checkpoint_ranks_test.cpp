@@ -1,10 +1,10 @@
 // Renumbering of learners between a rank's own numbering and the run's (checkpoints of
 // several processes), and the single-process pass-through.
+#include "runtime/checkpoint_ranks.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
-
-#include "runtime/checkpoint_ranks.h"
 
 namespace cbt {
 namespace {
@@ -45,7 +45,8 @@ TEST(CheckpointRanks, OneProcessKeepsItsStateAsItIs) {
   EXPECT_EQ(g.lr, s.lr);
   for (size_t i = 0; i < s.tensors.size(); ++i) {
     EXPECT_EQ(g.tensors[i].first, s.tensors[i].first);
-    for (int k = 0; k < 5; ++k) EXPECT_EQ(g.tensors[i].second.ptr<float>()[k], s.tensors[i].second.ptr<float>()[k]);
+    for (int k = 0; k < 5; ++k)
+      EXPECT_EQ(g.tensors[i].second.ptr<float>()[k], s.tensors[i].second.ptr<float>()[k]);
   }
 }
 

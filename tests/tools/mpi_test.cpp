@@ -37,8 +37,8 @@ bool mpi_available() {
 #endif
 }
 
-#define CBT_SKIP_WITHOUT_MPI()                                                        \
-  do {                                                                                \
+#define CBT_SKIP_WITHOUT_MPI()                                                       \
+  do {                                                                               \
     if (!mpi_available()) GTEST_SKIP() << "built without MPI or no mpirun: skipped"; \
   } while (0)
 
@@ -60,15 +60,26 @@ std::vector<std::string> mpirun_env() {
 
 // mpirun -np `ranks` cbtrain ARGS (more ranks than cores allowed).
 std::unique_ptr<Child> mpirun(int ranks, const std::vector<std::string>& args) {
-  std::vector<std::string> a = {"--oversubscribe", "-np", std::to_string(ranks), test::cbtrain_binary()};
+  std::vector<std::string> a = {"--oversubscribe", "-np", std::to_string(ranks),
+                                test::cbtrain_binary()};
   a.insert(a.end(), args.begin(), args.end());
   return std::make_unique<Child>("mpirun", a, mpirun_env());
 }
 
 std::vector<std::string> train_args(const std::string& model, const fs::path& data, int learners,
                                     std::vector<std::string> more) {
-  std::vector<std::string> a = {model, "--data", data.string(), "-b", "8", "-k", std::to_string(learners),
-                                "--algorithm", "sma", "--deterministic", "--log-every", "0"};
+  std::vector<std::string> a = {model,
+                                "--data",
+                                data.string(),
+                                "-b",
+                                "8",
+                                "-k",
+                                std::to_string(learners),
+                                "--algorithm",
+                                "sma",
+                                "--deterministic",
+                                "--log-every",
+                                "0"};
   a.insert(a.end(), more.begin(), more.end());
   return a;
 }
@@ -100,8 +111,10 @@ double test_accuracy(const std::string& output) {
 // `algorithm` instead of sma (train_args's), or without --algorithm when empty.
 std::vector<std::string> with_algorithm(std::vector<std::string> a, const std::string& algorithm) {
   auto it = std::find(a.begin(), a.end(), "--algorithm");
-  if (algorithm.empty()) a.erase(it, it + 2);
-  else *(it + 1) = algorithm;
+  if (algorithm.empty())
+    a.erase(it, it + 2);
+  else
+    *(it + 1) = algorithm;
   return a;
 }
 
@@ -112,27 +125,37 @@ void expect_ranks_train_as_one_process(const std::string& model, int ranks, int 
   auto flags = [&](std::vector<std::string> a) { return with_algorithm(a, algorithm); };
   const std::string tag = std::to_string(ranks) + "x" + std::to_string(learners) + algorithm;
   // 20 rounds of P*K batches of 8 are exactly one epoch.
-  fs::path data = test::make_tiny_dataset("mpi_parity_" + tag, static_cast<uint32_t>(20 * 8 * ranks * learners), 96);
+  fs::path data = test::make_tiny_dataset("mpi_parity_" + tag,
+                                          static_cast<uint32_t>(20 * 8 * ranks * learners), 96);
   fs::path dir = test::temp_dir("mpi_parity_out_" + tag);
-  Child one(flags(train_args(model, data, ranks * learners, {"--epochs", "1", "--max-steps", "20", "-o", (dir / "one.onnx").string()})));
+  Child one(
+      flags(train_args(model, data, ranks * learners,
+                       {"--epochs", "1", "--max-steps", "20", "-o", (dir / "one.onnx").string()})));
   ASSERT_EQ(one.finish(), 0) << one.output();
-  auto several = mpirun(ranks, flags(train_args(model, data, learners, {"--epochs", "1", "--max-steps", "20", "-o", (dir / "several.onnx").string()})));
+  auto several = mpirun(ranks, flags(train_args(model, data, learners,
+                                                {"--epochs", "1", "--max-steps", "20", "-o",
+                                                 (dir / "several.onnx").string()})));
   ASSERT_EQ(several->finish(), 0) << several->output();
   // Control: the learners of one rank alone train another model.
-  Child alone(train_args(model, data, learners, {"--epochs", "1", "--max-steps", "20", "-o", (dir / "alone.onnx").string()}));
+  Child alone(
+      train_args(model, data, learners,
+                 {"--epochs", "1", "--max-steps", "20", "-o", (dir / "alone.onnx").string()}));
   ASSERT_EQ(alone.finish(), 0) << alone.output();
 
   const double diff = max_relative_difference(dir / "several.onnx", dir / "one.onnx");
   const double control = max_relative_difference(dir / "alone.onnx", dir / "one.onnx");
-  std::cout << "[ figures  ] " << fs::path(model).filename().string() << " " << (algorithm.empty() ? "default" : algorithm)
-            << ": " << ranks << " ranks x " << learners
-            << " learners vs 1 process x " << ranks * learners << " learners after 20 rounds: max relative difference "
-            << diff << " (1 process x " << learners << " learners: " << control << ")" << std::endl;
+  std::cout << "[ figures  ] " << fs::path(model).filename().string() << " "
+            << (algorithm.empty() ? "default" : algorithm) << ": " << ranks << " ranks x "
+            << learners << " learners vs 1 process x " << ranks * learners
+            << " learners after 20 rounds: max relative difference " << diff << " (1 process x "
+            << learners << " learners: " << control << ")" << std::endl;
   EXPECT_LT(diff, 1e-5) << several->output();
   EXPECT_GT(control, 1e-3) << "the control run should train another model";
-  EXPECT_NEAR(test_accuracy(several->output()), test_accuracy(one.output()), 1e-9) << several->output();
+  EXPECT_NEAR(test_accuracy(several->output()), test_accuracy(one.output()), 1e-9)
+      << several->output();
   const std::string kind = algorithm == "ssgd" ? "ssgd" : "sma";
-  EXPECT_NE(several->output().find("(" + kind + ") in " + std::to_string(ranks) + " processes"), std::string::npos)
+  EXPECT_NE(several->output().find("(" + kind + ") in " + std::to_string(ranks) + " processes"),
+            std::string::npos)
       << several->output();
   fs::remove_all(data);
   fs::remove_all(dir);
@@ -169,8 +192,8 @@ bool process_gone(pid_t pid) {
 }
 
 // Starts 2 ranks on a long run and returns once both run and epoch 2 is done; fills the pids.
-std::unique_ptr<Child> start_long_run(const fs::path& data, const std::vector<std::string>& more, pid_t& rank0,
-                                      pid_t& rank1) {
+std::unique_ptr<Child> start_long_run(const fs::path& data, const std::vector<std::string>& more,
+                                      pid_t& rank0, pid_t& rank1) {
   auto run = mpirun(2, train_args(kLenet, data, 1, more));
   std::smatch m;
   for (int r : {0, 1}) {
@@ -197,11 +220,12 @@ TEST(Mpi, KillingOneRankEndsTheOtherWithinAMinuteNamingIt) {
   const int rc = run->finish();
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   const std::string after = run->output().substr(before);
-  std::cout << "[ figures  ] SIGKILL of rank 1: the run ended after " << seconds << " s with exit code " << rc
-            << std::endl;
+  std::cout << "[ figures  ] SIGKILL of rank 1: the run ended after " << seconds
+            << " s with exit code " << rc << std::endl;
   EXPECT_NE(rc, 0) << after;
   EXPECT_LT(seconds, 60.0);
-  EXPECT_TRUE(std::regex_search(after, std::regex("rank 1\\b"))) << "no message names rank 1:\n" << after;
+  EXPECT_TRUE(std::regex_search(after, std::regex("rank 1\\b"))) << "no message names rank 1:\n"
+                                                                 << after;
   EXPECT_TRUE(process_gone(rank0)) << "rank 0 (pid " << rank0 << ") still runs";
   fs::remove_all(data);
 }
@@ -210,7 +234,8 @@ TEST(Mpi, AHungRankEndsTheOthersAfterTheCollectiveTimeoutNamingIt) {
   CBT_SKIP_WITHOUT_MPI();
   fs::path data = test::make_tiny_dataset("mpi_hang", 256, 64);
   pid_t rank0 = -1, rank1 = -1;
-  auto run = start_long_run(data, {"--epochs", "100000", "--collective-timeout", "8"}, rank0, rank1);
+  auto run =
+      start_long_run(data, {"--epochs", "100000", "--collective-timeout", "8"}, rank0, rank1);
   ASSERT_GT(rank1, 0) << run->output();
   ASSERT_NE(run->output().find("epoch 2:"), std::string::npos) << run->output();
   const size_t before = run->output().size();
@@ -221,12 +246,13 @@ TEST(Mpi, AHungRankEndsTheOthersAfterTheCollectiveTimeoutNamingIt) {
   const std::string after = run->output().substr(before);
   kill(rank1, SIGCONT);
   kill(rank1, SIGKILL);  // in case the launcher left it behind
-  std::cout << "[ figures  ] SIGSTOP of rank 1 (--collective-timeout 8): the run ended after " << seconds
-            << " s with exit code " << rc << std::endl;
+  std::cout << "[ figures  ] SIGSTOP of rank 1 (--collective-timeout 8): the run ended after "
+            << seconds << " s with exit code " << rc << std::endl;
   EXPECT_EQ(rc, 4) << after;
   EXPECT_LT(seconds, 30.0);
   EXPECT_GE(seconds, 8.0) << "stopped before the timeout ran out";
-  EXPECT_TRUE(std::regex_search(after, std::regex("error: rank 0: .* did not complete within 8 s .*rank 1 did not answer")))
+  EXPECT_TRUE(std::regex_search(
+      after, std::regex("error: rank 0: .* did not complete within 8 s .*rank 1 did not answer")))
       << after;
   fs::remove_all(data);
 }
@@ -235,12 +261,14 @@ TEST(Mpi, ACheckpointOfTwoRanksHoldsEveryLearnerAndResumesToTheUninterruptedWeig
   CBT_SKIP_WITHOUT_MPI();
   fs::path data = test::make_tiny_dataset("mpi_ckpt", 512, 64);  // 16 rounds per epoch
   fs::path dir = test::temp_dir("mpi_ckpt_out");
-  auto whole = mpirun(2, train_args(kOpzoo, data, 2, {"--epochs", "2", "-o", (dir / "whole.onnx").string()}));
+  auto whole = mpirun(
+      2, train_args(kOpzoo, data, 2, {"--epochs", "2", "-o", (dir / "whole.onnx").string()}));
   ASSERT_EQ(whole->finish(), 0) << whole->output();
 
   const fs::path ckpt = dir / "ckpt";
-  auto first = mpirun(2, train_args(kOpzoo, data, 2, {"--epochs", "2", "--max-steps", "21", "--checkpoint-dir",
-                                                      ckpt.string(), "--checkpoint-every", "7"}));
+  auto first = mpirun(2, train_args(kOpzoo, data, 2,
+                                    {"--epochs", "2", "--max-steps", "21", "--checkpoint-dir",
+                                     ckpt.string(), "--checkpoint-every", "7"}));
   ASSERT_EQ(first->finish(), 0) << first->output();
   auto files = list_checkpoints(ckpt.string());
   ASSERT_FALSE(files.empty());
@@ -254,8 +282,9 @@ TEST(Mpi, ACheckpointOfTwoRanksHoldsEveryLearnerAndResumesToTheUninterruptedWeig
     EXPECT_TRUE(found) << "the checkpoint lacks " << name;
   }
 
-  auto rest = mpirun(2, train_args(kOpzoo, data, 2, {"--epochs", "2", "--checkpoint-dir", ckpt.string(), "--resume",
-                                                     "-o", (dir / "resumed.onnx").string()}));
+  auto rest = mpirun(2, train_args(kOpzoo, data, 2,
+                                   {"--epochs", "2", "--checkpoint-dir", ckpt.string(), "--resume",
+                                    "-o", (dir / "resumed.onnx").string()}));
   ASSERT_EQ(rest->finish(), 0) << rest->output();
   EXPECT_NE(rest->output().find("resumed from"), std::string::npos) << rest->output();
   EXPECT_EQ(max_relative_difference(dir / "resumed.onnx", dir / "whole.onnx"), 0.0)
@@ -271,12 +300,14 @@ TEST(Mpi, TwoGpuProcessesTrainAsOneProcessWithTwoGpus) {
 #ifndef CBT_WITH_CUDA
   GTEST_SKIP() << "built without CUDA: skipped";
 #else
-  if (!fs::exists("/dev/nvidiactl") || device_count(DeviceKind::CUDA) < 2) GTEST_SKIP() << "fewer than 2 GPUs: skipped";
+  if (!fs::exists("/dev/nvidiactl") || device_count(DeviceKind::CUDA) < 2)
+    GTEST_SKIP() << "fewer than 2 GPUs: skipped";
   fs::path data = test::make_tiny_dataset("mpi_gpu", 20 * 8 * 4, 96);
   fs::path dir = test::temp_dir("mpi_gpu_out");
   auto args = [&](std::vector<std::string> more) {
-    std::vector<std::string> a = {kLenet, "--data", data.string(), "-b", "8", "-k", "2", "--algorithm", "sma",
-                                  "--epochs", "1", "--max-steps", "20", "--log-every", "0"};
+    std::vector<std::string> a = {kLenet, "--data",      data.string(), "-b",          "8",
+                                  "-k",   "2",           "--algorithm", "sma",         "--epochs",
+                                  "1",    "--max-steps", "20",          "--log-every", "0"};
     a.insert(a.end(), more.begin(), more.end());
     return a;
   };
@@ -284,9 +315,11 @@ TEST(Mpi, TwoGpuProcessesTrainAsOneProcessWithTwoGpus) {
   ASSERT_EQ(one.finish(), 0) << one.output();
   auto two = mpirun(2, args({"--device", "cuda", "-o", (dir / "two.onnx").string()}));
   ASSERT_EQ(two->finish(), 0) << two->output();
-  EXPECT_NE(two->output().find("on cuda:1"), std::string::npos) << "rank 1 should take GPU 1:\n" << two->output();
+  EXPECT_NE(two->output().find("on cuda:1"), std::string::npos) << "rank 1 should take GPU 1:\n"
+                                                                << two->output();
   const double diff = max_relative_difference(dir / "two.onnx", dir / "one.onnx");
-  std::cout << "[ figures  ] 2 processes x 1 GPU vs 1 process x 2 GPUs (2 learners each), 20 rounds: max relative "
+  std::cout << "[ figures  ] 2 processes x 1 GPU vs 1 process x 2 GPUs (2 learners each), 20 "
+               "rounds: max relative "
                "difference "
             << diff << std::endl;
   EXPECT_LT(diff, 1e-4);  // cuDNN's reductions on GPUs need not be bit-reproducible
@@ -301,11 +334,14 @@ TEST(Mpi, RanksWithDifferentLearnerCountsAreRefused) {
   // MPMD: rank 0 with one learner, rank 1 with two.
   std::vector<std::string> a = {"--oversubscribe", "-np", "1", test::cbtrain_binary()};
   for (const auto& x : train_args(kLenet, data, 1, {"--epochs", "1"})) a.push_back(x);
-  for (const auto& x : {std::string(":"), std::string("-np"), std::string("1"), test::cbtrain_binary()}) a.push_back(x);
+  for (const auto& x :
+       {std::string(":"), std::string("-np"), std::string("1"), test::cbtrain_binary()})
+    a.push_back(x);
   for (const auto& x : train_args(kLenet, data, 2, {"--epochs", "1"})) a.push_back(x);
   Child run("mpirun", a, mpirun_env());
   EXPECT_EQ(run.finish(), 2) << run.output();
-  EXPECT_NE(run.output().find("every process must train as many learners"), std::string::npos) << run.output();
+  EXPECT_NE(run.output().find("every process must train as many learners"), std::string::npos)
+      << run.output();
   fs::remove_all(data);
 }
 
@@ -314,7 +350,8 @@ TEST(Mpi, TorchrunStyleWorldSizeWithoutMpirunIsRefused) {
   Child run(test::cbtrain_binary(), train_args(kLenet, data, 1, {"--epochs", "1"}),
             {"WORLD_SIZE=2", "RANK=1", "LOCAL_RANK=1"});
   EXPECT_EQ(run.finish(), 2) << run.output();
-  EXPECT_NE(run.output().find("WORLD_SIZE=2 but 1 process(es) were started"), std::string::npos) << run.output();
+  EXPECT_NE(run.output().find("WORLD_SIZE=2 but 1 process(es) were started"), std::string::npos)
+      << run.output();
   EXPECT_NE(run.output().find("mpirun -np 2"), std::string::npos) << run.output();
   fs::remove_all(data);
 }
