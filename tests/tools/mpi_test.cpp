@@ -257,6 +257,40 @@ TEST(Mpi, AHungRankEndsTheOthersAfterTheCollectiveTimeoutNamingIt) {
   fs::remove_all(data);
 }
 
+TEST(Mpi, SigtermToOneRankStopsEveryRankAtTheSameRoundWithACheckpoint) {
+  CBT_SKIP_WITHOUT_MPI();
+  fs::path data = test::make_tiny_dataset("mpi_term", 256, 64);
+  fs::path ckpt = test::temp_dir("mpi_term_ckpt");
+  pid_t rank0 = -1, rank1 = -1;
+  auto run =
+      start_long_run(data, {"--epochs", "100000", "--checkpoint-dir", ckpt.string()}, rank0, rank1);
+  ASSERT_GT(rank1, 0) << run->output();
+  ASSERT_EQ(kill(rank1, SIGTERM), 0);
+  EXPECT_EQ(run->finish(), 143) << run->output();
+  std::smatch m;
+  const std::string out = run->output();
+  ASSERT_TRUE(
+      std::regex_search(out, m, std::regex("interrupted at round ([0-9]+); checkpoint written")))
+      << out;
+  const int64_t round = std::stoll(m[1]);
+  Checkpoint c = read_checkpoint(checkpoint_path(ckpt.string(), round));
+  EXPECT_EQ(c.meta.round, round);
+  int learners = 0;
+  for (const auto& [n, t] : c.state.tensors)
+    learners += n.ends_with("/params") && n.starts_with("learner");
+  EXPECT_EQ(learners, 2) << "rank 0 and rank 1's learner";
+
+  auto rest = mpirun(2, train_args(kLenet, data, 1,
+                                   {"--epochs", "100000", "--max-steps", std::to_string(round + 5),
+                                    "--checkpoint-dir", ckpt.string(), "--resume"}));
+  EXPECT_EQ(rest->finish(), 0) << rest->output();
+  EXPECT_NE(rest->output().find("resumed from " + checkpoint_path(ckpt.string(), round)),
+            std::string::npos)
+      << rest->output();
+  fs::remove_all(data);
+  fs::remove_all(ckpt);
+}
+
 TEST(Mpi, ACheckpointOfTwoRanksHoldsEveryLearnerAndResumesToTheUninterruptedWeights) {
   CBT_SKIP_WITHOUT_MPI();
   fs::path data = test::make_tiny_dataset("mpi_ckpt", 512, 64);  // 16 rounds per epoch
