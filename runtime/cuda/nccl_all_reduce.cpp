@@ -49,12 +49,15 @@ class NcclAllReduce final : public AllReduce {
     ncclUniqueId id{};
     if (pg_->is_root()) CBT_NCCL_CHECK(ncclGetUniqueId(&id));
     pg_->broadcast(&id, sizeof id, 0, "the NCCL id");
+    int current = 0;
+    CBT_CUDA_CHECK(cudaGetDevice(&current));
     CBT_NCCL_CHECK(ncclGroupStart());
     for (int g = 0; g < gpus; ++g) {
       CBT_CUDA_CHECK(cudaSetDevice(devs[g]));
       CBT_NCCL_CHECK(ncclCommInitRank(&comms_[g], gpus * pg_->size(), id, pg_->rank() * gpus + g));
     }
     CBT_NCCL_CHECK(ncclGroupEnd());
+    CBT_CUDA_CHECK(cudaSetDevice(current));
     watchdog_ = std::thread([this] { watch(); });
   }
 
