@@ -11,9 +11,14 @@ for f in .device/debs/*.deb; do dpkg -x "$f" .device/onnx; done
 rm -rf .device/debs
 mkdir -p .device/debs .device/openmpi
 (cd .device/debs && apt-get download openmpi-bin openmpi-common libopenmpi3 libopenmpi-dev libpmix2 \
-  libhwloc15 libevent-core-2.1-7 libevent-pthreads-2.1-7 libfabric1 libucx0 libibverbs1 librdmacm1 libefa1 \
-  libnl-3-200 libnl-route-3-200 libpsm2-2 libpsm-infinipath1 libinfinipath4 libmunge2 libnuma1)
+  libhwloc15 libevent-core-2.1-7 libevent-pthreads-2.1-7 libfabric1 libucx0 libibverbs1 librdmacm1 ibverbs-providers \
+  libnl-3-200 libnl-route-3-200 libpsm2-2 libpsm-infinipath1 libmunge2 libnuma1)
 for f in .device/debs/*.deb; do dpkg -x "$f" .device/openmpi; done
-rm -rf .device/debs .device/openmpi/usr/share/doc .device/openmpi/usr/share/man
+# Only what mpirun and the C API need (the carry is limited): no Fortran modules, internal
+# headers, OpenSHMEM, static libraries or documentation.
+M=.device/openmpi/usr/lib/x86_64-linux-gnu
+rm -rf .device/debs .device/openmpi/usr/share/doc .device/openmpi/usr/share/man $M/fortran \
+  $M/openmpi/include/openmpi $M/liboshmem* $M/openmpi/lib/liboshmem* $M/openmpi/lib/*.mod
+find .device/openmpi -name "*.a" -delete
 cp /usr/share/datasets/fashion-mnist/*.gz .device/data/
 du -sh .device
