@@ -92,7 +92,7 @@ fail_rank() {
   kill -"$sig" "$pid"
   wait "$launcher"
   local rc=$?
-  echo "the run ended $(echo "$(date +%s.%N) - $t0" | bc) s after SIG$sig, exit code $rc"
+  echo "the run ended $(awk "BEGIN { print $(date +%s.%N) - $t0 }") s after SIG$sig, exit code $rc"
   kill -CONT "$pid" 2> /dev/null; kill -KILL "$pid" 2> /dev/null
   grep -E "rank 1|error" "$log" | head -5
 }
