@@ -12,7 +12,8 @@ namespace cbt {
 #ifdef CBT_WITH_CUDA
 std::unique_ptr<Backend> make_cuda_backend(int index);  // runtime/cuda/
 std::unique_ptr<ResidentDataset> make_cuda_resident_dataset(const Dataset& d, Backend& backend);
-std::unique_ptr<AllReduce> make_cuda_all_reduce(const std::vector<Backend*>& backends);
+std::unique_ptr<AllReduce> make_cuda_all_reduce(const std::vector<Backend*>& backends,
+                                                const std::shared_ptr<ProcessGroup>& processes);
 int cuda_device_count();
 #endif
 
@@ -65,10 +66,30 @@ std::unique_ptr<ResidentDataset> make_resident_dataset(const Dataset& d, Backend
   return nullptr;
 }
 
-std::unique_ptr<AllReduce> make_all_reduce(const std::vector<Backend*>& backends) {
-  if (backends.size() <= 1) return nullptr;
+namespace {
+// The host buffer of each CPU process, summed over the processes through MPI.
+class ProcessAllReduce final : public AllReduce {
+ public:
+  explicit ProcessAllReduce(std::shared_ptr<ProcessGroup> pg) : pg_(std::move(pg)) {}
+  void sum(const std::vector<Tensor>& bufs, const char* what) override {
+    CBT_CHECK(bufs.size() == 1 && bufs[0].device().is_cpu() && bufs[0].dtype() == DType::Float32,
+              "the all-reduce across CPU processes takes one float32 host buffer");
+    pg_->all_reduce_sum(bufs[0].ptr<float>(), static_cast<size_t>(bufs[0].numel()), what);
+  }
+
+ private:
+  std::shared_ptr<ProcessGroup> pg_;
+};
+}  // namespace
+
+std::unique_ptr<AllReduce> make_all_reduce(const std::vector<Backend*>& backends,
+                                           const std::shared_ptr<ProcessGroup>& processes) {
+  const bool several_processes = processes && processes->size() > 1;
+  if (backends.size() <= 1 && !several_processes) return nullptr;
+  if (backends.size() == 1 && backends[0]->device().is_cpu())
+    return std::make_unique<ProcessAllReduce>(processes);
 #ifdef CBT_WITH_CUDA
-  return make_cuda_all_reduce(backends);
+  return make_cuda_all_reduce(backends, processes);
 #else
   throw UserError("several devices need the CUDA backend; this cbtrain was built without CUDA");
 #endif

@@ -13,6 +13,7 @@
 
 #include "runtime/atomic_file.h"
 #include "runtime/augment.h"
+#include "runtime/checkpoint_ranks.h"
 
 namespace cbt {
 
@@ -48,11 +49,14 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
                     shape_str(Shape(in.shape.begin() + 1, in.shape.end())) + " per sample (" +
                     std::to_string(per) + " values) but the data has " +
                     std::to_string(data.train.sample_numel()) + " values per sample");
-  const int64_t k = trainer.learners();
+  // Several processes (mpirun): rank r's learners are learners first..first+k-1 of k_all; each
+  // rank takes their batches of the same shuffled epoch, and only rank 0 writes files.
+  ProcessGroup& pg = trainer.processes();
+  const int64_t k = trainer.learners(), k_all = trainer.total_learners(), first = trainer.first_learner();
   // Rounds per epoch: every learner gets its own batch, no sample twice within an epoch.
-  const int64_t steps_per_epoch = data.train.size() / (batch * k);
+  const int64_t steps_per_epoch = data.train.size() / (batch * k_all);
   if (steps_per_epoch == 0)
-    throw UserError("a round of " + std::to_string(k) + " learner(s) x batch " + std::to_string(batch) +
+    throw UserError("a round of " + std::to_string(k_all) + " learner(s) x batch " + std::to_string(batch) +
                     " exceeds the training set (" + std::to_string(data.train.size()) + " samples)");
 
   LrSchedule schedule = opt.schedule;
@@ -74,9 +78,10 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     ensure_writable_folder(co.dir, "checkpoint folder");
     now.fingerprint = model_fingerprint(trainer.model());
     now.config = checkpoint_config(trainer.options(), schedule, opt.seed, data.train.size());
+    if (pg.size() > 1) now.config += "processes=" + std::to_string(pg.size()) + "\n";
   }
   int64_t start_epoch = 1, start_round = 0, last_saved = -1;
-  if (checkpoints && !co.resume) {
+  if (checkpoints && !co.resume && pg.is_root()) {
     // A fresh run's early rounds would rank below an old run's files and be pruned first.
     auto old = list_checkpoints(co.dir);
     if (!old.empty())
@@ -84,7 +89,7 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
                       "); pass --resume to continue that run, or choose an empty folder");
   }
   if (co.resume) {
-    auto loaded = load_latest_checkpoint(co.dir);
+    auto loaded = load_latest_checkpoint_for_rank(pg, co.dir, static_cast<int>(k));
     if (!loaded) {
       log << "no checkpoint in " << co.dir << "; training from the start" << std::endl;
     } else {
@@ -108,7 +113,9 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
   auto save = [&](int64_t epoch, int64_t next) {
     if (!checkpoints || res.steps == last_saved) return;
     Checkpoint c;
-    c.state = trainer.state();
+    c.state = gather_trainer_state(pg, trainer.state(), static_cast<int>(k));
+    last_saved = res.steps;
+    if (!pg.is_root()) return;
     const std::string bad = first_non_finite(c.state);
     if (!bad.empty())
       throw TrainingDiverged("training diverged: '" + bad + "' holds non-finite values at round " +
@@ -121,7 +128,6 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     c.meta.round_in_epoch = next;
     c.meta.round = res.steps;
     res.checkpoint = write_checkpoint(co.dir, c);
-    last_saved = res.steps;
   };
   auto check_weights = [&](int64_t epoch) {
     for (const auto& [name, t] : trainer.central_parameters())
@@ -133,12 +139,13 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
   };
 
   std::ofstream metrics;
-  if (!opt.metrics_path.empty()) {
+  if (!opt.metrics_path.empty() && pg.is_root()) {
     // A resumed run adds to the epochs already recorded.
     metrics.open(opt.metrics_path, last_saved >= 0 ? std::ios::app : std::ios::trunc);
     if (!metrics) throw UserError("cannot write metrics file " + opt.metrics_path);
   }
   const bool resident = trainer.make_resident(data.train);
+  int agreed_stop = 0;
   const int64_t loss_every = opt.loss_every > 0 ? opt.loss_every : (trainer.options().device.is_cpu() ? 1 : 10);
   for (int64_t epoch = start_epoch; epoch <= opt.epochs; ++epoch) {
     auto order = epoch_order(data.train.size(), opt.seed, epoch);
@@ -149,8 +156,9 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     int64_t loss_count = 0, epoch_rounds = 0;
     int64_t s = epoch == start_epoch ? start_round : 0;
     for (; s < steps_per_epoch; ++s) {
-      if (g_stop_signal) {
-        res.stopped_by_signal = g_stop_signal;
+      // Several processes stop at the round they agreed on (see below), one at once.
+      if (pg.size() > 1 ? agreed_stop : g_stop_signal) {
+        res.stopped_by_signal = pg.size() > 1 ? agreed_stop : g_stop_signal;
         save(epoch, s);
         log << "interrupted at round " << res.steps << "; "
             << (checkpoints ? "checkpoint written to " + res.checkpoint : std::string("no --checkpoint-dir, nothing saved"))
@@ -159,9 +167,11 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
       }
       if (opt.max_steps >= 0 && res.steps >= opt.max_steps) break;
       if (!resident)
-        for (int64_t j = 0; j < k; ++j)
-          gather_batch(data.train, order.data() + (s * k + j) * batch, batch, xs[j], ys[j],
-                       augment.empty() ? nullptr : augment.data() + 3 * (s * k + j) * batch);
+        for (int64_t j = 0; j < k; ++j) {
+          const int64_t pos = (s * k_all + first + j) * batch;  // this learner's place in the epoch order
+          gather_batch(data.train, order.data() + pos, batch, xs[j], ys[j],
+                       augment.empty() ? nullptr : augment.data() + 3 * pos);
+        }
       float lr = schedule.at(res.steps);
       if (lr != trainer.learning_rate()) {
         // A drop of a step schedule restarts every replica from the central model.
@@ -172,7 +182,16 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
       // Reading the loss waits for the device: on GPUs it is read every loss_every rounds
       // (and at the end of an epoch) so that rounds queue up behind each other.
       const bool read = (s + 1) % loss_every == 0 || s + 1 == steps_per_epoch;
-      float loss = resident ? trainer.round_resident(s * k * batch, read) : trainer.round(xs, ys, read);
+      float loss = resident ? trainer.round_resident((s * k_all + first) * batch, read) : trainer.round(xs, ys, read);
+      if (read && pg.size() > 1) {
+        // The mean loss over all learners, and whether a rank was asked to stop (by SIGINT or
+        // SIGTERM): every rank then stops before the same round.
+        double v[3] = {static_cast<double>(loss) * static_cast<double>(k), g_stop_signal == SIGINT ? 1.0 : 0.0,
+                       g_stop_signal == SIGTERM ? 1.0 : 0.0};
+        pg.all_reduce_sum(v, 3, "the loss and stop requests");
+        loss = static_cast<float>(v[0] / static_cast<double>(k_all));
+        agreed_stop = v[2] > 0 ? SIGTERM : v[1] > 0 ? SIGINT : 0;
+      }
       ++res.steps;
       ++epoch_rounds;
       if (!read) {
@@ -192,7 +211,7 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
         std::snprintf(buf, sizeof buf, "epoch %lld step %lld/%lld loss %.4f %.0f img/s",
                       static_cast<long long>(epoch), static_cast<long long>(s + 1),
                       static_cast<long long>(steps_per_epoch), loss_sum / loss_count,
-                      static_cast<double>(epoch_rounds * batch * k) / el);
+                      static_cast<double>(epoch_rounds * batch * k_all) / el);
         log << buf << std::endl;
       }
     }
@@ -202,7 +221,7 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     res.last_epoch_seconds = epoch_s;
     res.final_eval = trainer.evaluate(data.test);
     double train_loss = loss_count ? loss_sum / loss_count : NAN;
-    double ips = epoch_rounds ? static_cast<double>(epoch_rounds * batch * k) / epoch_s : 0;
+    double ips = epoch_rounds ? static_cast<double>(epoch_rounds * batch * k_all) / epoch_s : 0;
     char buf[256];
     std::snprintf(buf, sizeof buf,
                   "epoch %lld: train loss %.4f, test loss %.4f, test accuracy %.2f%%, %.1f s, %.0f img/s",

@@ -18,8 +18,23 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
     throw UserError("--algorithm sma uses SGD with momentum locally; use --optimizer sgd or --algorithm ssgd");
   if (!opt.gpus.empty() && opt.device.is_cpu()) throw UserError("--gpus needs --device cuda");
   const size_t devices_n = std::max<size_t>(1, opt.gpus.size());
-  // alpha = 1/k over all learners of all devices, so that the corrections move z to their mean.
-  if (opt_.alpha < 0) opt_.alpha = 1.0f / static_cast<float>(opt.learners * devices_n);
+  if (!opt_.processes) opt_.processes = single_process_group();
+  ProcessGroup& pg = *opt_.processes;
+  const int local_k = opt.learners * static_cast<int>(devices_n);
+  if (pg.size() > 1) {
+    // The global index of a learner is rank * local_k + j: every rank must bring local_k.
+    double sum = local_k;
+    pg.all_reduce_sum(&sum, 1, "the learner count");
+    if (sum != static_cast<double>(local_k) * pg.size())
+      throw UserError("every process must train as many learners (--learners x GPUs): rank " +
+                      std::to_string(pg.rank()) + " has " + std::to_string(local_k) + ", the " +
+                      std::to_string(pg.size()) + " ranks together " + std::to_string(static_cast<int64_t>(sum)));
+  }
+  total_learners_ = local_k * pg.size();
+  first_learner_ = local_k * pg.rank();
+  // alpha = 1/k over all learners of all devices and processes, so that the corrections move
+  // z to their mean.
+  if (opt_.alpha < 0) opt_.alpha = 1.0f / static_cast<float>(total_learners_);
 
   BindOptions bo;
   bo.batch = opt.batch_size;
@@ -63,7 +78,7 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
   }
   std::vector<Backend*> syncs;
   for (auto& g : groups_) syncs.push_back(g.sync.get());
-  all_reduce_ = make_all_reduce(syncs);
+  all_reduce_ = make_all_reduce(syncs, opt_.processes);
   upload_hyper();
 
   // The local update joins each learner's program (and so its CUDA graph) wherever it needs
@@ -93,7 +108,7 @@ Trainer::~Trainer() = default;
 
 void Trainer::upload_hyper() {
   const OptimizerOptions& o = opt_.optimizer;
-  const float k = static_cast<float>(learners_.size());
+  const float k = static_cast<float>(total_learners_);
   Tensor h(DType::Float32, {8});
   float* p = h.ptr<float>();
   if (opt_.algorithm == Algorithm::Sma) {
@@ -154,12 +169,13 @@ float Trainer::round(const std::vector<Tensor>& xs, const std::vector<Tensor>& y
   // its local update.
   for_each_learner([&](size_t j, Learner& l) {
     if (!xs.empty()) l.set_batch(xs[j], ys[j]);  // else: the batch already on the device
-    l.run(rng_hash(round_seed, j));
+    l.run(rng_hash(round_seed, static_cast<uint64_t>(first_learner_) + j));
   });
 
-  // 2. Synchronisation: each device reduces its own learners in one kernel, the devices sum
-  // their reductions (NCCL), and each device applies the same update to its own z.
-  if (opt_.algorithm == Algorithm::Sma || k > 1) {
+  // 2. Synchronisation: each device reduces its own learners in one kernel, the devices of
+  // all processes sum their reductions (NCCL; MPI for CPU processes), and each device applies
+  // the same update to its own z.
+  if (opt_.algorithm == Algorithm::Sma || total_learners_ > 1) {
     std::vector<Tensor> sums;
     for (auto& g : groups_) {
       std::vector<Tensor> parts;
@@ -171,7 +187,8 @@ float Trainer::round(const std::vector<Tensor>& xs, const std::vector<Tensor>& y
       run_kernel(*g.sync, "SumBuffers", parts, {g.sum.flat()});
       sums.push_back(g.sum.flat());
     }
-    if (all_reduce_) all_reduce_->sum(sums);
+    if (all_reduce_)
+      all_reduce_->sum(sums, opt_.algorithm == Algorithm::Sma ? "the sum of SMA corrections" : "the sum of gradients");
     for (auto& g : groups_) {
       if (opt_.algorithm == Algorithm::Sma)
         run_kernel(*g.sync, "SMACentralUpdate", {g.z.flat(), g.z_prev.flat(), g.sum.flat(), g.hyper});
@@ -244,9 +261,9 @@ void Trainer::sync_central_from_replica() {
 void Trainer::refresh_central_buffers() {
   sync_central_from_replica();
   if (buffer_layout_.entries.empty()) return;
-  // BatchNorm statistics of z: the mean over all learners of all devices.
+  // BatchNorm statistics of z: the mean over all learners of all devices and processes.
   Attributes a;
-  a.set("scale", 1.0f / static_cast<float>(learners_.size()));
+  a.set("scale", 1.0f / static_cast<float>(total_learners_));
   std::vector<Tensor> means;
   for (auto& g : groups_) {
     std::vector<Tensor> bufs;
@@ -257,7 +274,7 @@ void Trainer::refresh_central_buffers() {
     run_kernel(*g.sync, "SumBuffers", bufs, {g.z_buffers.flat()}, a);
     means.push_back(g.z_buffers.flat());
   }
-  if (all_reduce_) all_reduce_->sum(means);
+  if (all_reduce_) all_reduce_->sum(means, "the mean of BatchNorm statistics");
 }
 
 void Trainer::restart_from_central() {
@@ -285,10 +302,13 @@ EvalResult Trainer::evaluate(const Dataset& data) {
   for (size_t i = 0; i < model_.outputs.size(); ++i)
     if (model_.outputs[i].name == tg_.prediction) pred_index = i;
   const int64_t n = data.size(), per = data.sample_numel();
+  // This process's share of the set: [lo, hi).
+  ProcessGroup& pg = *opt_.processes;
+  const int64_t lo = n * pg.rank() / pg.size(), hi = n * (pg.rank() + 1) / pg.size();
   int64_t correct = 0;
   double loss_sum = 0;
-  for (int64_t start = 0; start < n; start += opt_.eval_batch_size) {
-    const int64_t b = std::min(opt_.eval_batch_size, n - start);
+  for (int64_t start = lo; start < hi; start += opt_.eval_batch_size) {
+    const int64_t b = std::min(opt_.eval_batch_size, hi - start);
     Tensor x = Tensor::view(DType::Float32, {b, per}, data.images.ptr<float>() + start * per,
                             Device{}, data.images.storage());
     Tensor out = inferencer_->run(x)[pred_index];
@@ -307,6 +327,12 @@ EvalResult Trainer::evaluate(const Dataset& data) {
       for (int64_t c = 0; c < classes; ++c) zsum += std::exp(static_cast<double>(row[c] - mx));
       if (label < classes) loss_sum += std::log(zsum) - (row[label] - mx);
     }
+  }
+  if (pg.size() > 1) {
+    double totals[2] = {static_cast<double>(correct), loss_sum};
+    pg.all_reduce_sum(totals, 2, "the evaluation totals");
+    correct = static_cast<int64_t>(totals[0]);
+    loss_sum = totals[1];
   }
   r.samples = n;
   r.accuracy = n ? static_cast<double>(correct) / static_cast<double>(n) : 0;

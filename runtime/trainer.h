@@ -12,6 +12,7 @@
 #include "runtime/inferencer.h"
 #include "runtime/collective.h"
 #include "runtime/learner.h"
+#include "runtime/process_group.h"
 #include "runtime/resident_data.h"
 
 namespace cbt {
@@ -41,6 +42,9 @@ struct TrainerOptions {
   uint64_t seed = 42;
   Device device;
   std::vector<int> gpus;      // several GPUs of this process (K learners on each); empty: `device`
+  // The processes that train together (mpirun); null: this process alone. Every rank brings
+  // the same number of learners; rank r's learner j is learner r*k+j of the whole run.
+  std::shared_ptr<ProcessGroup> processes;
   bool cuda_graphs = true;
   bool tf32 = false;          // --precision tf32    // replay each learner's iteration as a CUDA graph on GPUs
   // One thread per CPU kernel in every learner thread, so that reductions run in a fixed
@@ -70,7 +74,10 @@ class Trainer {
   Trainer(const Graph& model, const TrainerOptions& opt);
   ~Trainer();
 
-  int learners() const { return static_cast<int>(learners_.size()); }
+  int learners() const { return static_cast<int>(learners_.size()); }  // of this process
+  int total_learners() const { return total_learners_; }                // of all processes
+  int first_learner() const { return first_learner_; }  // global index of learner 0 here
+  ProcessGroup& processes() { return *opt_.processes; }
   // One round: learner j trains on (xs[j], ys[j]) (empty xs/ys: on the batches already on
   // the devices); returns the mean loss over learners, or NaN without waiting for the
   // devices when read_loss is false.
@@ -91,6 +98,7 @@ class Trainer {
   // One step with one learner (convenience for K = 1).
   float step(const Tensor& x_host, const Tensor& y_host) { return round({x_host}, {y_host}); }
 
+  // With several processes every rank evaluates its share of `data` and all get the totals.
   EvalResult evaluate(const Dataset& data);
   // Forward pass in inference mode with the central model on a host batch.
   std::vector<Tensor> infer(const Tensor& x_host);
@@ -144,7 +152,8 @@ class Trainer {
   };
   std::vector<DeviceGroup> groups_;
   std::vector<size_t> group_of_;            // learner -> group
-  std::unique_ptr<AllReduce> all_reduce_;   // across devices; null with one
+  std::unique_ptr<AllReduce> all_reduce_;   // across devices and processes; null with one
+  int total_learners_ = 1, first_learner_ = 0;
   std::vector<Tensor> learner_hyper_;       // per learner, on its backend
   Backend& primary() { return *groups_[0].sync; }
   std::unique_ptr<Inferencer> inferencer_;

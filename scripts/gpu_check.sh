@@ -28,7 +28,7 @@ if [ -d "$ONNX/include/x86_64-linux-gnu" ]; then extra+=("-DCMAKE_CXX_FLAGS=-isy
 step configure
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCBT_WITH_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DCBT_CUDNN_ROOT=$V/cudnn -DCBT_NCCL_ROOT=$V/nccl \
-  -DONNX_DIR=$ONNX/lib/x86_64-linux-gnu/cmake/ONNX -DCMAKE_PREFIX_PATH=$ONNX "${extra[@]}" \
+  -DONNX_DIR=$ONNX/lib/x86_64-linux-gnu/cmake/ONNX -DCMAKE_PREFIX_PATH=$ONNX "${extra[@]}" ${CBT_EXTRA_CMAKE_ARGS:-} \
   > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
 step build
 cmake --build build-gpu -j 16 > "$OUT/build.log" 2>&1 || { grep -E "error" "$OUT/build.log" | head -40; exit 1; }

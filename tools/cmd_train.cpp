@@ -1,4 +1,6 @@
 // `cbtrain MODEL.onnx`: import, train on the data set, evaluate, export.
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -87,8 +89,19 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
 
 
 int run_train(const TrainArgs& a) {
+  // mpirun: this is one of several processes; rank 0 prints, evaluates for the log and writes.
+  ProcessGroupOptions po;
+  po.timeout_s = a.collective_timeout;
+  std::shared_ptr<ProcessGroup> pg = init_process_group(po);
+  std::ostream discard(nullptr);  // non-root ranks: progress is rank 0's to print
+  std::ostream& out = pg->is_root() ? std::cout : discard;
   Device device = parse_device(a.device);
   if (!a.gpus.empty() && device.is_cpu()) device = Device{DeviceKind::CUDA, 0};
+  // Several processes on one machine with a plain --device cuda: one GPU each, by local rank.
+  if (pg->size() > 1 && a.device == "cuda" && a.gpus.empty()) {
+    const int n = device_count(DeviceKind::CUDA);
+    if (n > 0) device.index = pg->local_rank() % n;
+  }
   CheckpointOptions ckpt;
   ckpt.dir = a.checkpoint_dir;
   ckpt.resume = a.resume || a.force_resume;
@@ -101,11 +114,29 @@ int run_train(const TrainArgs& a) {
   check_supported(model.graph, device);  // before the data set is read: fail fast
   TrainTestData data = load_data(data_options(a.data_dir, a.data, model.graph, a.seed));
 
-  Trainer trainer(model.graph, trainer_options(a, model.graph, device, std::cout));
+  TrainerOptions to = trainer_options(a, model.graph, device, out);
+  if (pg->size() > 1 && a.learners == "auto") {
+    // Each rank tuned on its own device; all train with rank 0's choice.
+    int learners = to.learners;
+    pg->broadcast(&learners, sizeof learners, 0, "the auto-tuned learner count");
+    to.learners = learners;
+  }
+  // Several processes hold several learners in all: model averaging unless asked otherwise.
+  if (pg->size() > 1 && a.algorithm.empty()) to.algorithm = Algorithm::Sma;
+  to.processes = pg;
+  Trainer trainer(model.graph, to);
+  if (pg->size() > 1) {
+    char host[256] = "?";
+    gethostname(host, sizeof host - 1);
+    std::cout << "cbtrain: rank " << pg->rank() << " of " << pg->size() << " (pid " << getpid() << " on " << host
+              << ") trains learners " << trainer.first_learner() << "-"
+              << trainer.first_learner() + trainer.learners() - 1 << " on " << device.str() << std::endl;
+  }
 
-  std::cout << "cbtrain: " << a.model << " on " << device.str() << ", "
-            << trainer.num_parameters() << " parameters, " << trainer.learners() << " learner(s) x batch "
-            << a.batch_size << (trainer.learners() > 1 ? (trainer.algorithm() == Algorithm::Sma ? " (sma)" : " (ssgd)") : "") << ", "
+  out << "cbtrain: " << a.model << " on " << device.str() << ", "
+            << trainer.num_parameters() << " parameters, " << trainer.total_learners() << " learner(s) x batch "
+            << a.batch_size << (trainer.total_learners() > 1 ? (trainer.algorithm() == Algorithm::Sma ? " (sma)" : " (ssgd)") : "")
+            << (pg->size() > 1 ? " in " + std::to_string(pg->size()) + " processes" : std::string()) << ", "
             << a.optimizer << " lr " << a.lr << ", " << data.train.size() << " training / "
             << data.test.size() << " test samples from " << a.data_dir << std::endl;
 
@@ -122,16 +153,19 @@ int run_train(const TrainArgs& a) {
   const int64_t steps_per_epoch = data.train.size() / a.batch_size;
   for (int64_t e : a.milestones) fo.schedule.milestones.push_back(e * steps_per_epoch);
   fo.checkpoint = ckpt;
-  FitResult r = fit(trainer, data, fo, std::cout);
+  FitResult r = fit(trainer, data, fo, out);
   if (r.stopped_by_signal) return 128 + r.stopped_by_signal;  // the shell's convention: 130, 143
 
   char buf[160];
   std::snprintf(buf, sizeof buf, "final test accuracy %.2f%% after %lld steps, %.1f s of training",
                 100 * r.final_eval.accuracy, static_cast<long long>(r.steps), r.train_seconds);
-  std::cout << buf << std::endl;
+  out << buf << std::endl;
   if (!a.output.empty()) {
-    save_model(model, trainer.trained_initializers(), a.output);
-    std::cout << "wrote " << a.output << std::endl;
+    auto weights = trainer.trained_initializers();  // every rank: BatchNorm statistics are reduced
+    if (pg->is_root()) {
+      save_model(model, weights, a.output);
+      out << "wrote " << a.output << std::endl;
+    }
   }
   return 0;
 }

@@ -44,6 +44,7 @@ struct TrainArgs {
   bool resume = false;
   bool force_resume = false;
   bool deterministic = false;
+  double collective_timeout = 60;  // seconds a rank waits for the others (mpirun)
 };
 
 struct InspectArgs {

@@ -1,17 +1,19 @@
 // cbtrain command line: train (default), inspect, infer, ops. Exit codes: 0 ok, 2 bad input,
-// 3 training diverged, 1 internal error, 130 / 143 stopped by SIGINT / SIGTERM.
+// 3 training diverged, 4 another process of an mpirun launch failed, 1 internal error,
+// 130 / 143 stopped by SIGINT / SIGTERM.
 #include <CLI/CLI.hpp>
 
 #include <csignal>
 #include <iostream>
 
 #include "runtime/fit.h"
+#include "runtime/process_group.h"
 #include "tools/commands.h"
 
 using namespace cbt;
 using namespace cbt::cli;
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
   // A file-size limit (ulimit -f) must fail the write with EFBIG, reported like a full disk,
   // not kill the process half-way through a file.
   std::signal(SIGXFSZ, SIG_IGN);
@@ -65,6 +67,9 @@ int main(int argc, char** argv) {
   app.add_flag("--deterministic", t.deterministic,
                "bit-identical runs for a seed: one thread per CPU kernel, fixed reduction orders,\n"
                "deterministic cuDNN algorithms and no atomic sums on GPUs");
+  app.add_option("--collective-timeout", t.collective_timeout,
+                 "seconds a process waits for the others (mpirun) before all stop, naming the missing rank")
+      ->capture_default_str()->check(CLI::PositiveNumber);
 
   InspectArgs ia;
   auto* inspect = app.add_subcommand("inspect", "show inputs, outputs, ops, parameters and support");
@@ -127,6 +132,9 @@ int main(int argc, char** argv) {
   } catch (const TrainingDiverged& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 3;
+  } catch (const RankFailure& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 4;
   } catch (const std::bad_alloc&) {
     std::cerr << "error: out of memory\n";
     return 2;
@@ -134,4 +142,11 @@ int main(int argc, char** argv) {
     std::cerr << "cbtrain: " << e.what() << "\n";
     return 1;
   }
+}
+
+int main(int argc, char** argv) {
+  const int rc = run(argc, argv);
+  // Under mpirun: a failure on any rank ends every rank (MPI_Abort); success meets them all.
+  cbt::finish_process_group(rc);
+  return rc;
 }

@@ -15,6 +15,7 @@
 #include <regex>
 #include <thread>
 
+#include "common/child_process.h"
 #include "common/paths.h"
 #include "common/tiny_dataset.h"
 #include "onnx_import/model_io.h"
@@ -25,71 +26,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+using test::Child;
 
-
-// cbtrain started with fork/exec; stdout and stderr go to a pipe read by read_until/finish.
-class Child {
- public:
-  explicit Child(const std::vector<std::string>& args) {
-    int fds[2];
-    if (pipe(fds) != 0) throw std::runtime_error("pipe");
-    std::vector<std::string> argv_s = {test::cbtrain_binary()};
-    argv_s.insert(argv_s.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(fds[1], 1);
-      dup2(fds[1], 2);
-      close(fds[0]);
-      close(fds[1]);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    close(fds[1]);
-    fd_ = fds[0];
-  }
-  ~Child() {
-    if (fd_ >= 0) close(fd_);
-    if (pid_ > 0 && !reaped_) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  void signal(int sig) { kill(pid_, sig); }
-  // Reads output until it matches `re` (true) or the child closes its output (false).
-  bool read_until(const std::regex& re) {
-    while (!std::regex_search(output_, re))
-      if (!read_some()) return false;
-    return true;
-  }
-  // Reads the rest of the output and waits: the exit code, or 128 + the signal that ended it.
-  int finish() {
-    while (read_some()) {
-    }
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    reaped_ = true;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  const std::string& output() const { return output_; }
-
- private:
-  bool read_some() {
-    char buf[4096];
-    ssize_t n;
-    do n = read(fd_, buf, sizeof buf);
-    while (n < 0 && errno == EINTR);
-    if (n <= 0) return false;
-    output_.append(buf, static_cast<size_t>(n));
-    return true;
-  }
-  pid_t pid_ = -1;
-  int fd_ = -1;
-  bool reaped_ = false;
-  std::string output_;
-};
 
 // The trained initializers of two models are the same bit for bit.
 void expect_same_weights(const fs::path& got_path, const fs::path& want_path, const std::string& what) {
