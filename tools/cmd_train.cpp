@@ -1,9 +1,14 @@
 // `cbtrain MODEL.onnx`: import, train on the data set, evaluate, export.
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <regex>
 
 #include "onnx_import/model_io.h"
+#include "runtime/atomic_file.h"
 #include "runtime/autotune.h"
 #include "runtime/collective.h"
 #include "runtime/fit.h"
@@ -62,6 +67,29 @@ std::vector<int> parse_gpus(const std::string& s) {
   return out;
 }
 
+std::set<std::string> match_frozen(const Graph& model, const std::vector<std::string>& patterns) {
+  std::set<std::string> out;
+  const std::vector<std::string> names = state_initializers(model);
+  for (const auto& p : patterns) {
+    std::regex re;
+    try {
+      re = std::regex(p);
+    } catch (const std::regex_error& e) {
+      throw UserError("--freeze '" + p + "' is not a valid regular expression: " + e.what());
+    }
+    size_t hits = 0;
+    for (const auto& n : names)
+      if (std::regex_search(n, re)) out.insert(n), ++hits;
+    if (hits == 0) {
+      std::string some;
+      for (size_t i = 0; i < names.size() && i < 8; ++i) some += (i ? ", " : "") + names[i];
+      throw UserError("--freeze '" + p + "' matches no parameter of the model (they are named like: " + some +
+                      (names.size() > 8 ? ", ..." : "") + "; `cbtrain inspect MODEL` lists them)");
+    }
+  }
+  return out;
+}
+
 TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device device, std::ostream& log) {
   TrainerOptions to;
   to.batch_size = a.batch_size;
@@ -76,6 +104,12 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
   to.optimizer.weight_decay = a.weight_decay;
   to.graph.output = a.output_name;
   to.graph.loss = parse_loss(a.loss);
+  to.graph.label_smoothing = a.label_smoothing;
+  if (!(a.label_smoothing >= 0 && a.label_smoothing < 1)) throw UserError("--label-smoothing must be in [0, 1)");
+  if (a.label_smoothing > 0 && to.graph.loss != LossKind::CrossEntropy)
+    throw UserError("--label-smoothing applies to --loss cross-entropy only");
+  to.graph.frozen = match_frozen(model, a.freeze);
+  to.clip_grad_norm = a.clip_grad_norm;
   to.deterministic = a.deterministic;
   to.cuda_graphs = a.cuda_graphs == "on";
   to.tf32 = a.precision == "tf32";
@@ -116,19 +150,46 @@ int run_train(const TrainArgs& a) {
   check_supported(model.graph, device);  // before the data set is read: fail fast
   TrainTestData data = load_idx_folder(a.data_dir, Normalization{});
 
-  Trainer trainer(model.graph, trainer_options(a, model.graph, device, std::cout));
+  const ProgressStyle style = parse_progress_style(a.progress, isatty(STDOUT_FILENO) == 1);
+  TrainerOptions to = trainer_options(a, model.graph, device, std::cout);
+  Trainer trainer(model.graph, to);
+
+  // The resolved configuration: printed, and saved next to the outputs so that
+  // `cbtrain --config FILE` repeats the run (with --learners auto resolved to its choice).
+  std::vector<std::string> config_files;
+  if (a.resolved_config) {
+    std::string cfg = a.resolved_config({{"learners", "\"" + std::to_string(to.learners) + "\""}});
+    if (!a.save_config.empty()) config_files.push_back(a.save_config);
+    if (!a.output.empty()) config_files.push_back(std::filesystem::path(a.output).replace_extension(".config.toml").string());
+    if (!a.tensorboard.empty()) config_files.push_back((std::filesystem::path(a.tensorboard) / "config.toml").string());
+    if (style != ProgressStyle::Off) std::cout << "configuration:\n" << cfg;
+    for (const auto& f : config_files) {
+      std::error_code ec;
+      if (auto dir = std::filesystem::path(f).parent_path(); !dir.empty()) std::filesystem::create_directories(dir, ec);
+      write_file_atomically(f, cfg);
+    }
+  }
 
   std::cout << "cbtrain: " << a.model << " on " << device.str() << ", "
             << trainer.num_parameters() << " parameters, " << trainer.learners() << " learner(s) x batch "
             << a.batch_size << (trainer.learners() > 1 ? (trainer.algorithm() == Algorithm::Sma ? " (sma)" : " (ssgd)") : "") << ", "
             << a.optimizer << " lr " << a.lr << ", " << data.train.size() << " training / "
             << data.test.size() << " test samples from " << a.data_dir << std::endl;
+  if (!trainer.training_graph().frozen.empty()) {
+    int64_t values = 0;
+    for (const auto& n : trainer.training_graph().frozen) values += model.graph.initializers.at(n).numel();
+    std::cout << "frozen: " << trainer.training_graph().frozen.size() << " tensor(s), " << values << " values";
+    for (const auto& n : trainer.training_graph().frozen) std::cout << " " << n;
+    std::cout << std::endl;
+  }
 
   FitOptions fo;
   fo.epochs = a.epochs;
   fo.max_steps = a.max_steps;
   fo.metrics_path = a.metrics;
   fo.log_every = a.log_every;
+  fo.progress = style;
+  fo.tensorboard_dir = a.tensorboard;
   fo.seed = a.seed;
   fo.schedule.kind = parse_lr_schedule(a.lr_schedule);
   fo.schedule.base_lr = a.lr;
@@ -140,14 +201,28 @@ int run_train(const TrainArgs& a) {
   FitResult r = fit(trainer, data, fo, std::cout);
   if (r.stopped_by_signal) return 128 + r.stopped_by_signal;  // the shell's convention: 130, 143
 
-  char buf[160];
+  char buf[256];
   std::snprintf(buf, sizeof buf, "final test accuracy %.2f%% after %lld steps, %.1f s of training",
                 100 * r.final_eval.accuracy, static_cast<long long>(r.steps), r.train_seconds);
   std::cout << buf << std::endl;
-  if (!a.output.empty()) {
-    save_model(model, trainer.trained_initializers(), a.output);
-    std::cout << "wrote " << a.output << std::endl;
-  }
+  if (!a.output.empty()) save_model(model, trainer.trained_initializers(), a.output);
+
+  // The summary: results, time, and where every file went.
+  std::cout << "summary:\n";
+  std::snprintf(buf, sizeof buf, "  test accuracy   %.2f%% (final), %.2f%% best at epoch %lld\n",
+                100 * r.final_eval.accuracy, 100 * r.best_accuracy, static_cast<long long>(r.best_epoch));
+  std::cout << buf;
+  std::snprintf(buf, sizeof buf, "  training        %s for %lld steps, %lld images, %.0f img/s\n",
+                format_duration(r.train_seconds).c_str(), static_cast<long long>(r.steps),
+                static_cast<long long>(r.images), r.train_seconds > 0 ? static_cast<double>(r.images) / r.train_seconds : 0.0);
+  std::cout << buf;
+  if (!a.output.empty()) std::cout << "  model           " << a.output << "\n";
+  if (!a.metrics.empty()) std::cout << "  metrics         " << a.metrics << "\n";
+  if (!r.tensorboard_file.empty()) std::cout << "  tensorboard     " << r.tensorboard_file << "\n";
+  for (const auto& f : config_files) std::cout << "  configuration   " << f << "\n";
+  if (!r.checkpoint.empty()) std::cout << "  checkpoint      " << r.checkpoint << "\n";
+  if (!a.output.empty()) std::cout << "wrote " << a.output << "\n";
+  std::cout << std::flush;
   return 0;
 }
 
