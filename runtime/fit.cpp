@@ -153,7 +153,8 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     double loss_sum = 0;
     int64_t loss_count = 0, epoch_rounds = 0;
     int64_t s = epoch == start_epoch ? start_round : 0;
-    progress.begin_epoch(epoch, opt.epochs, steps_per_epoch, s);
+    progress.begin_epoch(epoch, opt.epochs, steps_per_epoch, s,
+                         opt.max_steps >= 0 ? s + std::max<int64_t>(0, opt.max_steps - res.steps) : -1);
     double interval_loss = 0;  // TensorBoard: the mean loss of each log interval
     int64_t interval_count = 0;
     for (; s < steps_per_epoch; ++s) {

@@ -1,6 +1,7 @@
 // Progress display of the training loop: a '\r'-redrawn bar or plain periodic lines.
 #include "runtime/progress.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ostream>
@@ -32,8 +33,9 @@ Progress::~Progress() {
   if (drawn_width_ > 0) out_ << "\n" << std::flush;
 }
 
-void Progress::begin_epoch(int64_t epoch, int64_t epochs, int64_t rounds, int64_t first) {
+void Progress::begin_epoch(int64_t epoch, int64_t epochs, int64_t rounds, int64_t first, int64_t last) {
   epoch_ = epoch, epochs_ = epochs, rounds_ = rounds, first_ = first;
+  last_ = last < 0 ? rounds : std::min(last, rounds);
   last_draw_ = -1;
 }
 
@@ -55,7 +57,7 @@ void Progress::update(int64_t done, double loss, double images, double seconds) 
   if (opt_.style == ProgressStyle::Off) return;
   const double ips = seconds > 0 ? images / seconds : 0;
   const int64_t since = done - first_;
-  const double eta = since > 0 ? seconds / static_cast<double>(since) * static_cast<double>(rounds_ - done) : NAN;
+  const double eta = since > 0 ? seconds / static_cast<double>(since) * static_cast<double>(last_ - done) : NAN;
   if (opt_.style == ProgressStyle::Lines) {
     if (opt_.log_every <= 0 || done % opt_.log_every != 0) return;
     char buf[200];
@@ -67,7 +69,7 @@ void Progress::update(int64_t done, double loss, double images, double seconds) 
   }
   // Bar: redraw at most every redraw_seconds (a terminal is slow to scroll through
   // thousands of updates a second), and always on the epoch's last round.
-  if (done != rounds_ && last_draw_ >= 0 && seconds - last_draw_ < opt_.redraw_seconds) return;
+  if (done < last_ && last_draw_ >= 0 && seconds - last_draw_ < opt_.redraw_seconds) return;
   last_draw_ = seconds;
   std::string line = bar_line(done, loss, ips, eta);
   const size_t width = line.size();

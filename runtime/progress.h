@@ -28,8 +28,9 @@ class Progress {
   Progress(std::ostream& out, const ProgressOptions& opt) : out_(out), opt_(opt) {}
   ~Progress();
 
-  // An epoch of `rounds` rounds starts at round `first` (not 0 after a resume).
-  void begin_epoch(int64_t epoch, int64_t epochs, int64_t rounds, int64_t first);
+  // An epoch of `rounds` rounds starts at round `first` (not 0 after a resume) and will stop
+  // after round `last` (< rounds when a step limit ends it early; -1: rounds).
+  void begin_epoch(int64_t epoch, int64_t epochs, int64_t rounds, int64_t first, int64_t last = -1);
   // After round `done` of the epoch (1-based): the epoch's mean loss so far, the images
   // trained since begin_epoch and the seconds they took.
   void update(int64_t done, double loss, double images, double seconds);
@@ -41,7 +42,7 @@ class Progress {
 
   std::ostream& out_;
   ProgressOptions opt_;
-  int64_t epoch_ = 0, epochs_ = 0, rounds_ = 0, first_ = 0;
+  int64_t epoch_ = 0, epochs_ = 0, rounds_ = 0, first_ = 0, last_ = 0;
   double last_draw_ = -1;
   size_t drawn_width_ = 0;  // characters of the bar now on screen (0: none)
 };

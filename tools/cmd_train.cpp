@@ -157,17 +157,17 @@ int run_train(const TrainArgs& a) {
   // The resolved configuration: printed, and saved next to the outputs so that
   // `cbtrain --config FILE` repeats the run (with --learners auto resolved to its choice).
   std::vector<std::string> config_files;
+  std::string cfg;
   if (a.resolved_config) {
-    std::string cfg = a.resolved_config({{"learners", "\"" + std::to_string(to.learners) + "\""}});
-    if (!a.save_config.empty()) config_files.push_back(a.save_config);
-    if (!a.output.empty()) config_files.push_back(std::filesystem::path(a.output).replace_extension(".config.toml").string());
-    if (!a.tensorboard.empty()) config_files.push_back((std::filesystem::path(a.tensorboard) / "config.toml").string());
+    cfg = a.resolved_config({{"learners", "\"" + std::to_string(to.learners) + "\""}});
     if (style != ProgressStyle::Off) std::cout << "configuration:\n" << cfg;
-    for (const auto& f : config_files) {
+    if (!a.save_config.empty()) config_files.push_back(a.save_config);
+    if (!a.tensorboard.empty()) {
       std::error_code ec;
-      if (auto dir = std::filesystem::path(f).parent_path(); !dir.empty()) std::filesystem::create_directories(dir, ec);
-      write_file_atomically(f, cfg);
+      std::filesystem::create_directories(a.tensorboard, ec);  // EventWriter reports failures
+      config_files.push_back((std::filesystem::path(a.tensorboard) / "config.toml").string());
     }
+    for (const auto& f : config_files) write_file_atomically(f, cfg);
   }
 
   std::cout << "cbtrain: " << a.model << " on " << device.str() << ", "
@@ -205,7 +205,13 @@ int run_train(const TrainArgs& a) {
   std::snprintf(buf, sizeof buf, "final test accuracy %.2f%% after %lld steps, %.1f s of training",
                 100 * r.final_eval.accuracy, static_cast<long long>(r.steps), r.train_seconds);
   std::cout << buf << std::endl;
-  if (!a.output.empty()) save_model(model, trainer.trained_initializers(), a.output);
+  if (!a.output.empty()) {
+    save_model(model, trainer.trained_initializers(), a.output);
+    if (!cfg.empty()) {  // beside the model, once the model is there
+      config_files.push_back(std::filesystem::path(a.output).replace_extension(".config.toml").string());
+      write_file_atomically(config_files.back(), cfg);
+    }
+  }
 
   // The summary: results, time, and where every file went.
   std::cout << "summary:\n";

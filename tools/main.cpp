@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
   app.add_option("--save-config", t.save_config, "write the resolved configuration (a --config file) here")
       ->configurable(false);
   app.set_config("--config", "", "read flags from a TOML/INI file (`name = value`); flags given here override it");
+  app.allow_config_extras(CLI::config_extras_mode::error);  // a misspelt name is an error, not ignored
   app.add_option("--checkpoint-dir", t.checkpoint_dir, "write crash-safe checkpoints to this folder");
   app.add_option("--checkpoint-every", t.checkpoint_every,
                  "checkpoint every N rounds, or every N epochs with a suffix e (default: 1e)");
