@@ -2,6 +2,9 @@
 // a legend; PNG through an image surface, SVG through cairo's SVG surface.
 #include "tools/plot.h"
 
+#include "graph/errors.h"
+
+#if CBT_WITH_CAIRO
 #include <cairo-svg.h>
 #include <cairo.h>
 
@@ -10,7 +13,6 @@
 #include <cstdio>
 #include <memory>
 
-#include "graph/errors.h"
 #include "runtime/atomic_file.h"
 
 namespace cbt::cli {
@@ -201,3 +203,14 @@ void draw_panels(const std::vector<Panel>& all, const std::string& path, const P
 }
 
 }  // namespace cbt::cli
+
+#else  // built without cairo
+
+namespace cbt::cli {
+void draw_panels(const std::vector<Panel>&, const std::string&, const PlotOptions&) {
+  throw UserError("this cbtrain was built without cairo, so it cannot draw plots; install libcairo2-dev "
+                  "(scripts/setup.sh does) and build again");
+}
+}  // namespace cbt::cli
+
+#endif
