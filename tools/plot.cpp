@@ -38,6 +38,7 @@ double tick_step(double lo, double hi, int n) {
 
 std::string tick_label(double v, double step) {
   char buf[32];
+  if (std::fabs(v) < 1e-9 * step) v = 0;  // not "-0.000" from the accumulated ticks
   if (v != 0 && (std::fabs(v) < 1e-3 || std::fabs(v) >= 1e6))
     std::snprintf(buf, sizeof buf, "%.1e", v);
   else
