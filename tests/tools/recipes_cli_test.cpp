@@ -38,6 +38,9 @@ TEST(RecipesCli, BinaryCrossEntropyWithLogitsAndMseTrain) {
                                       " --log-every 0");
     EXPECT_EQ(r.code, 0) << loss << "\n" << r.output;
   }
+  // The model output chosen by name (LeNet-5's only output is "output").
+  test::CliResult named = test::run_cli(kLenet + " --data " + data.string() + " --max-steps 3 --batch-size 8 --output-name output");
+  EXPECT_EQ(named.code, 0) << named.output;
   test::CliResult help = test::run_cli("--help");
   EXPECT_NE(help.output.find("WITH LOGITS"), std::string::npos) << help.output;
 }
@@ -53,7 +56,8 @@ TEST(RecipesCli, BadRecipeFlagsAreUserErrors) {
                         Case{"--label-smoothing 0.1 --loss mse", "cross-entropy only"},
                         Case{"--label-smoothing 1.5", "label-smoothing"},
                         Case{"--clip-grad-norm -1", "clip-grad-norm"},
-                        Case{"--freeze '.'", "no trainable parameter"}}) {
+                        Case{"--freeze '.'", "no trainable parameter"},
+                        Case{"--output-name no_such_output", "'no_such_output' does not exist"}}) {
     test::CliResult r = test::run_cli(base + c.flags);
     EXPECT_EQ(r.code, 2) << c.flags << "\n" << r.output;
     EXPECT_NE(r.output.find(c.says), std::string::npos) << c.flags << "\n" << r.output;
