@@ -18,8 +18,8 @@ ProgressStyle parse_progress_style(const std::string& s, bool stdout_is_terminal
 
 struct ProgressOptions {
   ProgressStyle style = ProgressStyle::Lines;
-  int64_t log_every = 200;       // Lines: rounds between lines (0: none)
-  double redraw_seconds = 0.1;   // Bar: at most this often, plus the last round of an epoch
+  int64_t log_every = 200;      // Lines: rounds between lines (0: none)
+  double redraw_seconds = 0.1;  // Bar: at most this often, plus the last round of an epoch
   int bar_width = 30;
 };
 

@@ -21,7 +21,7 @@ std::string config_toml(const CLI::App& app, const std::map<std::string, std::st
       else if (opt->get_expected_min() == 0)
         value = "false";  // a flag not given
       else
-        continue;         // no value and no default: the program's own default applies
+        continue;  // no value and no default: the program's own default applies
     }
     auto it = overrides.find(name);
     if (it != overrides.end()) value = it->second;

@@ -1,7 +1,6 @@
 // The resolved configuration of a run as a TOML file that `cbtrain --config FILE` reads back.
 #pragma once
 #include <CLI/CLI.hpp>
-
 #include <map>
 #include <string>
 

@@ -12,13 +12,13 @@ struct Series {
 };
 
 struct Panel {
-  std::string title;   // e.g. "loss"
-  std::string x_label; // e.g. "step"
+  std::string title;    // e.g. "loss"
+  std::string x_label;  // e.g. "step"
   std::vector<Series> series;
 };
 
 struct PlotOptions {
-  int width = 900;       // pixels (PNG) or points (SVG)
+  int width = 900;  // pixels (PNG) or points (SVG)
   int panel_height = 280;
   std::string title;
 };

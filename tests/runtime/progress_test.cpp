@@ -1,5 +1,7 @@
 // The progress display: bar redraws (throttled, '\r', erasing longer lines), plain lines
 // every log_every rounds, and the choice between them.
+#include "runtime/progress.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
@@ -7,7 +9,6 @@
 #include <sstream>
 
 #include "graph/errors.h"
-#include "runtime/progress.h"
 
 namespace cbt {
 namespace {
