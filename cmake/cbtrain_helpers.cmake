@@ -18,7 +18,7 @@ endfunction()
 
 # cbt_link_all(TARGET): links every cbtrain object library and its dependencies.
 function(cbt_link_all target)
-  target_link_libraries(${target} PRIVATE cbt_graph cbt_ops cbt_onnx_import cbt_runtime)
+  target_link_libraries(${target} PRIVATE cbt_graph cbt_ops cbt_onnx_import cbt_tensorboard cbt_runtime)
   if(CBT_WITH_CUDA)
     target_link_libraries(${target} PRIVATE cbt_ops_cuda cbt_runtime_cuda)
   endif()

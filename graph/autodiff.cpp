@@ -126,15 +126,19 @@ TrainingGraph build_training_graph(const BoundGraph& bound, const TrainingGraphO
                     "; cross-entropy needs (batch, classes); choose another --output or loss");
   }
   const ValueType& lt = tg.types.at(logits);
+  // The labels are class indices (N) for every loss; MSE and BCE compare the output with
+  // their one-hot encoding (N, C), or with the label itself for one value per sample.
   tg.labels_input = em.fresh("labels");
-  ValueInfo labels{tg.labels_input, DType::Int64, {}};
-  ValueType labels_type = opt.loss == LossKind::CrossEntropy
-                              ? ValueType{DType::Int64, {lt.shape.at(0)}}
-                              : ValueType{lt.dtype, lt.shape};
-  labels.dtype = labels_type.dtype;
-  for (int64_t d : labels_type.shape) labels.dims.push_back(Dim{d, ""});
+  ValueInfo labels{tg.labels_input, DType::Int64, {Dim{lt.shape.at(0), ""}}};
   g.inputs.push_back(labels);
-  tg.types[tg.labels_input] = labels_type;
+  tg.types[tg.labels_input] = ValueType{DType::Int64, {lt.shape.at(0)}};
+  auto constant = [&](const std::string& hint, Tensor t) {
+    std::string name = em.fresh(hint);
+    tg.types[name] = ValueType{t.dtype(), t.shape()};
+    g.initializers[name] = std::move(t);
+    g.constant_initializers.insert(name);
+    return name;
+  };
 
   if (opt.loss == LossKind::CrossEntropy) {
     Attributes a;
@@ -142,9 +146,30 @@ TrainingGraph build_training_graph(const BoundGraph& bound, const TrainingGraphO
     tg.loss = em.emit("SoftmaxCrossEntropy", kCbtDomain, {logits, tg.labels_input}, 2, a,
                       "loss")[0];
   } else {
+    const int64_t n = lt.shape.at(0), per = n ? shape_numel(lt.shape) / n : 0;
+    const bool one_hot = lt.shape.size() == 2 && lt.shape[1] >= 2;
+    CBT_MODEL_CHECK(one_hot || per == 1, "output '", out, "' has shape ", shape_str(lt.shape),
+                    "; --loss mse/bce need (batch, classes) or one value per sample");
+    Attributes to;
+    to.set("to", int64_t{lt.dtype == DType::Float64 ? 11 : 1});  // ONNX DOUBLE / FLOAT
+    std::string target;
+    if (one_hot) {
+      std::vector<int64_t> cls(static_cast<size_t>(lt.shape[1]));
+      for (size_t c = 0; c < cls.size(); ++c) cls[c] = static_cast<int64_t>(c);
+      std::string col = em.emit("Reshape", "", {tg.labels_input, constant("label_column", Tensor::from_i64({-1, 1}, {2}))},
+                                1, {}, "label_column")[0];
+      std::string hit = em.emit("Equal", "", {col, constant("classes", Tensor::from_i64(cls, {lt.shape[1]}))}, 1, {},
+                                "one_hot")[0];
+      target = em.emit("Cast", "", {hit}, 1, to, "target")[0];
+    } else {
+      std::vector<int64_t> dims(lt.shape.begin(), lt.shape.end());
+      std::string shaped = em.emit("Reshape", "", {tg.labels_input, constant("target_shape",
+                                   Tensor::from_i64(dims, {static_cast<int64_t>(dims.size())}))}, 1, {}, "target")[0];
+      target = em.emit("Cast", "", {shaped}, 1, to, "target")[0];
+    }
     const char* op = opt.loss == LossKind::MeanSquaredError ? "MeanSquaredError"
                                                             : "BinaryCrossEntropyWithLogits";
-    tg.loss = em.emit(op, kCbtDomain, {logits, tg.labels_input}, 1, {}, "loss")[0];
+    tg.loss = em.emit(op, kCbtDomain, {logits, target}, 1, {}, "loss")[0];
   }
   size_t loss_node = g.nodes.size() - 1;
 
@@ -216,6 +241,24 @@ TrainingGraph build_training_graph(const BoundGraph& bound, const TrainingGraphO
     std::string msg = "these ops lie on the gradient path but have no gradient rule:";
     for (const auto& m : missing_rules) msg += "\n  " + m;
     throw ModelError(msg);
+  }
+
+  // Frozen initializers that every node only reads at a differentiable input become
+  // constants; one that a node updates in place (BatchNorm statistics) stays a buffer.
+  for (const auto& name : opt.frozen) {
+    if (!g.initializers.count(name) || g.constant_initializers.count(name)) continue;
+    bool read_only = true;
+    for (size_t i = 0; i <= loss_node && read_only; ++i) {
+      const Node& n = g.nodes[i];
+      const OpSchema* s = find_schema(n.domain, n.op_type);
+      for (size_t k = 0; k < n.inputs.size(); ++k)
+        if (n.inputs[k] == name &&
+            std::find(s->diff_inputs.begin(), s->diff_inputs.end(), static_cast<int>(k)) == s->diff_inputs.end())
+          read_only = false;
+    }
+    if (!read_only) continue;
+    g.constant_initializers.insert(name);
+    tg.frozen.push_back(name);
   }
 
   std::set<std::string> taken;  // each parameter's gradient must be a value of its own

@@ -16,7 +16,10 @@ struct TrainingGraphOptions {
   std::string output;                 // model output to train; "" = the first output
   LossKind loss = LossKind::CrossEntropy;
   float label_smoothing = 0.0f;
-  std::set<std::string> frozen;       // initializers never trained
+  // Initializers never trained: they become constants of the training graph (no gradient,
+  // no update, not averaged), so they keep exactly their values. Tensors that a node
+  // updates in place (BatchNorm running statistics) stay buffers.
+  std::set<std::string> frozen;
 };
 
 struct TrainingGraph {
@@ -29,6 +32,7 @@ struct TrainingGraph {
   std::vector<std::string> params;    // trainable initializers (sorted by name)
   std::map<std::string, std::string> grads;  // param -> its gradient value
   std::vector<std::string> buffers;   // non-trainable float state (BatchNorm statistics)
+  std::vector<std::string> frozen;    // parameters held constant (TrainingGraphOptions::frozen)
 };
 
 // Throws ModelError listing every op on the gradient path that has no gradient rule.

@@ -197,6 +197,12 @@ std::string checkpoint_config(const TrainerOptions& o, const LrSchedule& sch, ui
     << "train_samples=" << train_samples << "\n"
     << "device=" << o.device.str() << "\n"
     << "deterministic=" << (o.deterministic ? "yes" : "no") << "\n";
+  if (o.clip_grad_norm > 0) c << "clip_grad_norm=" << fmt_float(o.clip_grad_norm) << "\n";
+  if (!o.graph.frozen.empty()) {
+    c << "frozen=";
+    for (const auto& f : o.graph.frozen) c << f << (f == *o.graph.frozen.rbegin() ? "" : ",");
+    c << "\n";
+  }
   return c.str();
 }
 

@@ -1,5 +1,5 @@
-// fit(): the epoch loop with progress lines, the JSON-lines metrics file, checkpoints and
-// resume, and stopping on SIGINT/SIGTERM.
+// fit(): the epoch loop with its progress display, the JSON-lines metrics file, TensorBoard
+// scalars, checkpoints and resume, and stopping on SIGINT/SIGTERM.
 #include "runtime/fit.h"
 
 #include <signal.h>
@@ -9,11 +9,13 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <ostream>
 
 #include "runtime/atomic_file.h"
 #include "runtime/augment.h"
 #include "runtime/checkpoint_ranks.h"
+#include "tensorboard/event_file.h"
 
 namespace cbt {
 
@@ -144,6 +146,13 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     metrics.open(opt.metrics_path, last_saved >= 0 ? std::ios::app : std::ios::trunc);
     if (!metrics) throw UserError("cannot write metrics file " + opt.metrics_path);
   }
+  std::unique_ptr<tensorboard::EventWriter> tb;
+  if (!opt.tensorboard_dir.empty() && pg.is_root()) {
+    tb = std::make_unique<tensorboard::EventWriter>(opt.tensorboard_dir);
+    res.tensorboard_file = tb->path();
+  }
+  const bool sma = trainer.algorithm() == Algorithm::Sma;
+  Progress progress(log, ProgressOptions{opt.progress, opt.log_every});
   const bool resident = trainer.make_resident(data.train);
   int agreed_stop = 0;
   const int64_t loss_every = opt.loss_every > 0 ? opt.loss_every : (trainer.options().device.is_cpu() ? 1 : 10);
@@ -155,10 +164,15 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     double loss_sum = 0;
     int64_t loss_count = 0, epoch_rounds = 0;
     int64_t s = epoch == start_epoch ? start_round : 0;
+    progress.begin_epoch(epoch, opt.epochs, steps_per_epoch, s,
+                         opt.max_steps >= 0 ? s + std::max<int64_t>(0, opt.max_steps - res.steps) : -1);
+    double interval_loss = 0;  // TensorBoard: the mean loss of each log interval
+    int64_t interval_count = 0;
     for (; s < steps_per_epoch; ++s) {
       // Several processes stop at the round they agreed on (see below), one at once.
       if (pg.size() > 1 ? agreed_stop : g_stop_signal) {
         res.stopped_by_signal = pg.size() > 1 ? agreed_stop : g_stop_signal;
+        progress.end_epoch();
         save(epoch, s);
         log << "interrupted at round " << res.steps << "; "
             << (checkpoints ? "checkpoint written to " + res.checkpoint : std::string("no --checkpoint-dir, nothing saved"))
@@ -194,6 +208,7 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
       }
       ++res.steps;
       ++epoch_rounds;
+      res.images += batch * k_all;  // all processes' images
       if (!read) {
         if (co.every_rounds > 0 && res.steps % co.every_rounds == 0) save(epoch, s + 1);
         continue;
@@ -204,17 +219,24 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
                                std::to_string(epoch) + "); lower the learning rate");
       loss_sum += loss;
       ++loss_count;
+      interval_loss += loss;
+      ++interval_count;
       if (co.every_rounds > 0 && res.steps % co.every_rounds == 0) save(epoch, s + 1);
-      if (opt.log_every > 0 && (s + 1) % opt.log_every == 0) {
-        double el = seconds_since(t0);
-        char buf[160];
-        std::snprintf(buf, sizeof buf, "epoch %lld step %lld/%lld loss %.4f %.0f img/s",
-                      static_cast<long long>(epoch), static_cast<long long>(s + 1),
-                      static_cast<long long>(steps_per_epoch), loss_sum / loss_count,
-                      static_cast<double>(epoch_rounds * batch * k_all) / el);
-        log << buf << std::endl;
+      const double el = seconds_since(t0);
+      const double images = static_cast<double>(epoch_rounds * batch * k_all);
+      progress.update(s + 1, loss_sum / static_cast<double>(loss_count), images, el);
+      if (tb && opt.log_every > 0 && (s + 1) % opt.log_every == 0) {
+        std::vector<std::pair<std::string, double>> v = {
+            {"train/loss", interval_loss / static_cast<double>(interval_count)},
+            {"train/learning_rate", trainer.learning_rate()},
+            {"train/images_per_sec", el > 0 ? images / el : 0}};
+        // The spread of the replicas around z costs a download of every replica: only here.
+        if (sma) v.emplace_back("sma/replica_spread", trainer.replica_spread());
+        tb->scalars(res.steps, v);
+        interval_loss = 0, interval_count = 0;
       }
     }
+    progress.end_epoch();
     check_weights(epoch);
     double epoch_s = seconds_since(t0);
     res.train_seconds += epoch_s;
@@ -228,6 +250,18 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
                   static_cast<long long>(epoch), train_loss, res.final_eval.loss,
                   100 * res.final_eval.accuracy, epoch_s, ips);
     log << buf << std::endl;
+    if (res.final_eval.accuracy > res.best_accuracy || res.best_epoch == 0)
+      res.best_accuracy = res.final_eval.accuracy, res.best_epoch = epoch;
+    if (tb) {
+      std::vector<std::pair<std::string, double>> v = {{"test/loss", res.final_eval.loss},
+                                                       {"test/accuracy", res.final_eval.accuracy},
+                                                       {"epoch/train_loss", train_loss},
+                                                       {"epoch/images_per_sec", ips},
+                                                       {"epoch/learning_rate", trainer.learning_rate()}};
+      if (sma) v.emplace_back("sma/replica_spread", trainer.replica_spread());
+      tb->scalars(res.steps, v);
+      tb->flush();
+    }
     if (metrics) {
       std::snprintf(buf, sizeof buf,
                     "{\"epoch\": %lld, \"step\": %lld, \"train_loss\": %.6f, \"test_loss\": %.6f, "

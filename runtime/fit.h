@@ -6,6 +6,7 @@
 
 #include "runtime/checkpoint.h"
 #include "runtime/lr_schedule.h"
+#include "runtime/progress.h"
 #include "runtime/trainer.h"
 
 namespace cbt {
@@ -14,7 +15,9 @@ struct FitOptions {
   int64_t epochs = 2;
   int64_t max_steps = -1;          // stop after this many steps (tests, smoke runs); -1: none
   std::string metrics_path;        // JSON lines, one object per epoch
-  int64_t log_every = 200;         // steps between progress lines
+  int64_t log_every = 200;         // steps between progress lines and TensorBoard scalars
+  ProgressStyle progress = ProgressStyle::Lines;
+  std::string tensorboard_dir;     // TensorBoard event files; "" for none
   int64_t loss_every = 0;          // rounds between loss reads; 0: every round on the CPU, 10 on GPUs
   uint64_t seed = 42;
   LrSchedule schedule;             // total_steps is filled in by fit() when left at 1
@@ -26,6 +29,10 @@ struct FitResult {
   double train_seconds = 0;        // training time, evaluation excluded
   double last_epoch_seconds = 0;
   int64_t steps = 0;
+  int64_t images = 0;              // training samples seen by this process (all learners)
+  double best_accuracy = 0;        // the best test accuracy after an epoch, and that epoch
+  int64_t best_epoch = 0;
+  std::string tensorboard_file;    // the event file written ("" when none)
   // The signal (SIGINT, SIGTERM) that stopped training early, 0 when it ran to the end;
   // then the state is in `checkpoint` (when checkpoints are on) and final_eval is not set.
   int stopped_by_signal = 0;

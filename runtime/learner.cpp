@@ -22,7 +22,7 @@ Learner::Learner(const TrainingGraph& tg, const FlatLayout& params, const FlatLa
   y_ = be.empty(yt.dtype, yt.shape);
 }
 
-void Learner::build_program(const LocalUpdate& update) {
+void Learner::build_program(const std::vector<LocalUpdate>& updates) {
   Backend& be = *backend_;
   const TrainingGraph& tg = tg_;
   ProgramSpec spec;
@@ -35,14 +35,17 @@ void Learner::build_program(const LocalUpdate& update) {
   for (const auto& [p, g] : tg.grads) spec.external[g] = grads_.view(p);
   for (const auto& [n, t] : tg.graph.initializers)
     if (!spec.external.count(n)) spec.constants[n] = t;
-  if (!update.op_type.empty()) {
-    // The local update runs as the last step of the program (and of its CUDA graph).
+  // The local updates run as the last steps of the program (and of its CUDA graph).
+  for (size_t u = 0; u < updates.size(); ++u) {
+    const LocalUpdate& update = updates[u];
+    if (update.op_type.empty()) continue;
     Node n;
-    n.name = "local_update";
+    n.name = "local_update" + std::to_string(u);
     n.domain = kCbtDomain;
     n.op_type = update.op_type;
+    n.attrs = update.attrs;
     for (size_t i = 0; i < update.operands.size(); ++i) {
-      n.inputs.push_back("@update" + std::to_string(i));
+      n.inputs.push_back("@update" + std::to_string(u) + "_" + std::to_string(i));
       spec.external[n.inputs.back()] = update.operands[i];
     }
     spec.nodes.push_back(std::move(n));

@@ -14,6 +14,7 @@ namespace cbt {
 struct LocalUpdate {
   std::string op_type;          // "" for none
   std::vector<Tensor> operands;  // device tensors, in the kernel's input order
+  Attributes attrs = {};
 };
 
 class Learner {
@@ -22,9 +23,10 @@ class Learner {
   Learner(const TrainingGraph& tg, const FlatLayout& params, const FlatLayout& buffers,
           bool second_moment, std::unique_ptr<Backend> backend, bool use_graph = true);
 
-  // Builds the training program, followed by `update` when it names one. Call once, after
-  // construction (the update's operands are this learner's buffers).
-  void build_program(const LocalUpdate& update);
+  // Builds the training program, followed by the `updates` (e.g. clipping, then the
+  // optimizer step) in order. Call once, after construction (the updates' operands are this
+  // learner's buffers).
+  void build_program(const std::vector<LocalUpdate>& updates);
   // Uploads a host batch (x: the model input, y: the labels) on this learner's queue.
   void set_batch(const Tensor& x_host, const Tensor& y_host);
   // Forward, loss and backward (filling grads()), then the local update if there is one.

@@ -83,6 +83,7 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
 
   // The local update joins each learner's program (and so its CUDA graph) wherever it needs
   // nothing from other learners: always under SMA, and for a single learner.
+  if (opt_.clip_grad_norm < 0) throw UserError("--clip-grad-norm must be positive (0: off)");
   for (size_t j = 0; j < learners_.size(); ++j) {
     Learner& l = *learners_[j];
     LocalUpdate u;
@@ -96,7 +97,10 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
       else
         u = {"SGDMomentum", {l.params().flat(), l.grads().flat(), l.moment1().flat(), learner_hyper_[j]}};
     }
-    l.build_program(u);
+    std::vector<LocalUpdate> updates;
+    if (opt_.clip_grad_norm > 0 && !u.op_type.empty()) updates.push_back(clip_update(l.grads().flat(), 1.0f));
+    updates.push_back(u);
+    l.build_program(updates);
   }
 
   std::map<std::string, Tensor> weights = groups_[0].z.views();
@@ -105,6 +109,13 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
 }
 
 Trainer::~Trainer() = default;
+
+LocalUpdate Trainer::clip_update(const Tensor& grads, float scale) const {
+  Attributes a;
+  a.set("max_norm", opt_.clip_grad_norm);
+  a.set("scale", scale);
+  return {"ClipGradNorm", {grads}, a};
+}
 
 void Trainer::upload_hyper() {
   const OptimizerOptions& o = opt_.optimizer;
@@ -192,6 +203,11 @@ float Trainer::round(const std::vector<Tensor>& xs, const std::vector<Tensor>& y
     for (auto& g : groups_) {
       if (opt_.algorithm == Algorithm::Sma)
         run_kernel(*g.sync, "SMACentralUpdate", {g.z.flat(), g.z_prev.flat(), g.sum.flat(), g.hyper});
+      else if (opt_.clip_grad_norm > 0) {
+        // The update applies sum/k: clip that average (every device clips the same sum).
+        LocalUpdate c = clip_update(g.sum.flat(), 1.0f / static_cast<float>(k));
+        run_kernel(*g.sync, c.op_type, c.operands, {}, c.attrs);
+      }
       auto ready = g.sync->record();
       for (size_t j : g.learners) {
         Learner& l = *learners_[j];
@@ -288,6 +304,28 @@ void Trainer::restart_from_central() {
       if (!buffer_layout_.entries.empty()) l.backend().copy(l.buffers().flat(), g.z_buffers.flat());
     }
   }
+}
+
+double Trainer::replica_spread() {
+  if (opt_.algorithm != Algorithm::Sma) return 0;
+  synchronize();
+  Tensor z = primary().download(groups_[0].z.flat());
+  const float* zp = z.ptr<float>();
+  const int64_t n = z.numel();
+  double zz = 0;
+  for (int64_t i = 0; i < n; ++i) zz += static_cast<double>(zp[i]) * zp[i];
+  double sum = 0;
+  for (size_t j = 0; j < learners_.size(); ++j) {
+    Learner& l = *learners_[j];
+    // Every device holds the same z; a learner's replica is compared with it.
+    Tensor x = l.backend().download(l.params().flat());
+    const float* xp = x.ptr<float>();
+    double d = 0;
+    for (int64_t i = 0; i < n; ++i) d += (static_cast<double>(xp[i]) - zp[i]) * (static_cast<double>(xp[i]) - zp[i]);
+    sum += d;
+  }
+  if (zz == 0) return 0;
+  return std::sqrt(sum / static_cast<double>(learners_.size()) / zz);
 }
 
 std::vector<Tensor> Trainer::infer(const Tensor& x_host) {

@@ -38,7 +38,10 @@ struct TrainerOptions {
   float alpha = -1.0f;        // SMA correction factor; < 0 means 1/k
   float sma_momentum = 0.9f;  // mu_z
   OptimizerOptions optimizer;
-  TrainingGraphOptions graph;
+  // Clip the gradient by its global norm before each update (0: off): each learner's own
+  // under SMA, the averaged one under synchronous SGD.
+  float clip_grad_norm = 0.0f;
+  TrainingGraphOptions graph;         // loss, output, label smoothing, frozen parameters
   uint64_t seed = 42;
   Device device;
   std::vector<int> gpus;      // several GPUs of this process (K learners on each); empty: `device`
@@ -107,6 +110,9 @@ class Trainer {
   float learning_rate() const { return opt_.optimizer.lr; }
   // Every replica restarts from the central model (SMA, on a learning-rate drop).
   void restart_from_central();
+  // How far the replicas have spread around the central model: the root mean square over
+  // learners of ||x_j - z|| / ||z|| (0 under synchronous SGD). Downloads every replica.
+  double replica_spread();
 
   // Host copies of the central model's initializers (parameters and BatchNorm statistics).
   std::map<std::string, Tensor> trained_initializers();
@@ -131,6 +137,7 @@ class Trainer {
 
  private:
   void upload_hyper();
+  LocalUpdate clip_update(const Tensor& grads, float scale) const;
   void refresh_central_buffers();
   void sync_central_from_replica();
   template <class F>

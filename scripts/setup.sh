@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what cbtrain needs on Debian 12 (as root, or through sudo) and a Python venv with
-# the tooling the tests use (onnx, onnxruntime, numpy). Safe to run again.
+# the tooling the tests use (onnx, onnxruntime, numpy, tensorboard). Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +11,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libonnx-dev libprotobuf-dev protobuf-compiler
   libcli11-dev libgtest-dev libgmock-dev libopenblas-dev zlib1g-dev libpng-dev libjpeg-dev
+  libcairo2-dev nlohmann-json3-dev
   libopenmpi-dev openmpi-bin
   dataset-fashion-mnist
   python3 python3-venv python3-pip

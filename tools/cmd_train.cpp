@@ -3,9 +3,12 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <regex>
 
 #include "onnx_import/model_io.h"
+#include "runtime/atomic_file.h"
 #include "runtime/autotune.h"
 #include "runtime/collective.h"
 #include "runtime/fit.h"
@@ -50,6 +53,29 @@ std::vector<int> parse_gpus(const std::string& s) {
   return out;
 }
 
+std::set<std::string> match_frozen(const Graph& model, const std::vector<std::string>& patterns) {
+  std::set<std::string> out;
+  const std::vector<std::string> names = state_initializers(model);
+  for (const auto& p : patterns) {
+    std::regex re;
+    try {
+      re = std::regex(p);
+    } catch (const std::regex_error& e) {
+      throw UserError("--freeze '" + p + "' is not a valid regular expression: " + e.what());
+    }
+    size_t hits = 0;
+    for (const auto& n : names)
+      if (std::regex_search(n, re)) out.insert(n), ++hits;
+    if (hits == 0) {
+      std::string some;
+      for (size_t i = 0; i < names.size() && i < 8; ++i) some += (i ? ", " : "") + names[i];
+      throw UserError("--freeze '" + p + "' matches no parameter of the model (they are named like: " + some +
+                      (names.size() > 8 ? ", ..." : "") + "; `cbtrain inspect MODEL` lists them)");
+    }
+  }
+  return out;
+}
+
 TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device device, std::ostream& log) {
   TrainerOptions to;
   to.batch_size = a.batch_size;
@@ -64,6 +90,12 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
   to.optimizer.weight_decay = a.weight_decay;
   to.graph.output = a.output_name;
   to.graph.loss = parse_loss(a.loss);
+  to.graph.label_smoothing = a.label_smoothing;
+  if (!(a.label_smoothing >= 0 && a.label_smoothing < 1)) throw UserError("--label-smoothing must be in [0, 1)");
+  if (a.label_smoothing > 0 && to.graph.loss != LossKind::CrossEntropy)
+    throw UserError("--label-smoothing applies to --loss cross-entropy only");
+  to.graph.frozen = match_frozen(model, a.freeze);
+  to.clip_grad_norm = a.clip_grad_norm;
   to.deterministic = a.deterministic;
   to.cuda_graphs = a.cuda_graphs == "on";
   to.tf32 = a.precision == "tf32";
@@ -114,6 +146,7 @@ int run_train(const TrainArgs& a) {
   check_supported(model.graph, device);  // before the data set is read: fail fast
   TrainTestData data = load_data(data_options(a.data_dir, a.data, model.graph, a.seed));
 
+  const ProgressStyle style = parse_progress_style(a.progress, isatty(STDOUT_FILENO) == 1);
   TrainerOptions to = trainer_options(a, model.graph, device, out);
   if (pg->size() > 1 && a.learners == "auto") {
     // Each rank tuned on its own device; all train with rank 0's choice.
@@ -133,30 +166,56 @@ int run_train(const TrainArgs& a) {
               << trainer.first_learner() + trainer.learners() - 1 << " on " << device.str() << std::endl;
   }
 
+  // The resolved configuration: printed, and saved next to the outputs so that
+  // `cbtrain --config FILE` repeats the run (with --learners auto resolved to its choice).
+  std::vector<std::string> config_files;
+  std::string cfg;
+  if (a.resolved_config && pg->is_root()) {
+    cfg = a.resolved_config({{"learners", "\"" + std::to_string(to.learners) + "\""}});
+    if (style != ProgressStyle::Off) out << "configuration:\n" << cfg;
+    if (!a.save_config.empty()) config_files.push_back(a.save_config);
+    if (!a.tensorboard.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(a.tensorboard, ec);  // EventWriter reports failures
+      config_files.push_back((std::filesystem::path(a.tensorboard) / "config.toml").string());
+    }
+    for (const auto& f : config_files) write_file_atomically(f, cfg);
+  }
+
   out << "cbtrain: " << a.model << " on " << device.str() << ", "
             << trainer.num_parameters() << " parameters, " << trainer.total_learners() << " learner(s) x batch "
             << a.batch_size << (trainer.total_learners() > 1 ? (trainer.algorithm() == Algorithm::Sma ? " (sma)" : " (ssgd)") : "")
             << (pg->size() > 1 ? " in " + std::to_string(pg->size()) + " processes" : std::string()) << ", "
             << a.optimizer << " lr " << a.lr << ", " << data.train.size() << " training / "
             << data.test.size() << " test samples from " << a.data_dir << std::endl;
+  if (!trainer.training_graph().frozen.empty()) {
+    int64_t values = 0;
+    for (const auto& n : trainer.training_graph().frozen) values += model.graph.initializers.at(n).numel();
+    out << "frozen: " << trainer.training_graph().frozen.size() << " tensor(s), " << values << " values";
+    for (const auto& n : trainer.training_graph().frozen) out << " " << n;
+    out << std::endl;
+  }
 
   FitOptions fo;
   fo.epochs = a.epochs;
   fo.max_steps = a.max_steps;
   fo.metrics_path = a.metrics;
   fo.log_every = a.log_every;
+  fo.progress = style;
+  fo.tensorboard_dir = a.tensorboard;
   fo.seed = a.seed;
   fo.schedule.kind = parse_lr_schedule(a.lr_schedule);
   fo.schedule.base_lr = a.lr;
   fo.schedule.warmup_steps = a.warmup_steps;
   fo.schedule.gamma = a.lr_gamma;
-  const int64_t steps_per_epoch = data.train.size() / a.batch_size;
+  // Milestones are in epochs; the schedule counts rounds (all learners of all processes each).
+  const int64_t steps_per_epoch = data.train.size() / (a.batch_size * trainer.total_learners());
   for (int64_t e : a.milestones) fo.schedule.milestones.push_back(e * steps_per_epoch);
   fo.checkpoint = ckpt;
   FitResult r = fit(trainer, data, fo, out);
   if (r.stopped_by_signal) return 128 + r.stopped_by_signal;  // the shell's convention: 130, 143
 
-  char buf[160];
+  char buf[256];
   std::snprintf(buf, sizeof buf, "final test accuracy %.2f%% after %lld steps, %.1f s of training",
                 100 * r.final_eval.accuracy, static_cast<long long>(r.steps), r.train_seconds);
   out << buf << std::endl;
@@ -164,9 +223,29 @@ int run_train(const TrainArgs& a) {
     auto weights = trainer.trained_initializers();  // every rank: BatchNorm statistics are reduced
     if (pg->is_root()) {
       save_model(model, weights, a.output);
-      out << "wrote " << a.output << std::endl;
+      if (!cfg.empty()) {  // beside the model, once the model is there
+        config_files.push_back(std::filesystem::path(a.output).replace_extension(".config.toml").string());
+        write_file_atomically(config_files.back(), cfg);
+      }
     }
   }
+
+  // The summary: results, time, and where every file went.
+  out << "summary:\n";
+  std::snprintf(buf, sizeof buf, "  test accuracy   %.2f%% (final), %.2f%% best at epoch %lld\n",
+                100 * r.final_eval.accuracy, 100 * r.best_accuracy, static_cast<long long>(r.best_epoch));
+  out << buf;
+  std::snprintf(buf, sizeof buf, "  training        %s for %lld steps, %lld images, %.0f img/s\n",
+                format_duration(r.train_seconds).c_str(), static_cast<long long>(r.steps),
+                static_cast<long long>(r.images), r.train_seconds > 0 ? static_cast<double>(r.images) / r.train_seconds : 0.0);
+  out << buf;
+  if (!a.output.empty()) out << "  model           " << a.output << "\n";
+  if (!a.metrics.empty()) out << "  metrics         " << a.metrics << "\n";
+  if (!r.tensorboard_file.empty()) out << "  tensorboard     " << r.tensorboard_file << "\n";
+  for (const auto& f : config_files) out << "  configuration   " << f << "\n";
+  if (!r.checkpoint.empty()) out << "  checkpoint      " << r.checkpoint << "\n";
+  if (!a.output.empty()) out << "wrote " << a.output << "\n";
+  out << std::flush;
   return 0;
 }
 

@@ -1,6 +1,9 @@
 // The cbtrain sub-commands; main.cpp parses flags into these option structs.
 #pragma once
+#include <functional>
 #include <iosfwd>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -45,6 +48,15 @@ struct TrainArgs {
   bool force_resume = false;
   bool deterministic = false;
   double collective_timeout = 60;  // seconds a rank waits for the others (mpirun)
+  float clip_grad_norm = 0.0f;     // 0: off
+  float label_smoothing = 0.0f;
+  std::vector<std::string> freeze;  // regular expressions over initializer names
+  std::string progress = "auto";    // auto, bar, lines, off
+  std::string tensorboard;          // folder of TensorBoard event files
+  std::string save_config;          // also write the resolved configuration here
+  // The resolved configuration as a --config file, with some values replaced (e.g.
+  // "learners" after --learners auto); set by main(), empty in tests that build TrainArgs.
+  std::function<std::string(const std::map<std::string, std::string>&)> resolved_config;
 };
 
 struct InspectArgs {
@@ -69,7 +81,15 @@ struct BenchArgs {
   bool json = false;
 };
 
+struct PlotArgs {
+  std::string run;     // a --metrics .jsonl file or a --tensorboard folder
+  std::string output;  // .png or .svg; default: next to the run
+  std::string title;
+  int width = 900;
+};
+
 int run_train(const TrainArgs& a);
+int run_plot(const PlotArgs& a);
 int run_bench(const BenchArgs& a);
 int run_inspect(const InspectArgs& a);
 int run_infer(const InferArgs& a);
@@ -78,6 +98,10 @@ int run_ops();
 // Trainer options from the training flags; resolves --learners auto with the auto-tuner
 // (its decisions go to `log`).
 TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device device, std::ostream& log);
+
+// Initializer names of `model` matched (std::regex_search) by any of `patterns`; UserError
+// for a bad expression or one that matches no trainable tensor.
+std::set<std::string> match_frozen(const Graph& model, const std::vector<std::string>& patterns);
 
 // "cpu", "cuda", "cuda:1" -> Device; UserError otherwise.
 using cbt::parse_device;  // runtime/backend.h

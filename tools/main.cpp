@@ -1,6 +1,6 @@
-// cbtrain command line: train (default), inspect, infer, ops. Exit codes: 0 ok, 2 bad input,
-// 3 training diverged, 4 another process of an mpirun launch failed, 1 internal error,
-// 130 / 143 stopped by SIGINT / SIGTERM.
+// cbtrain command line: train (default), inspect, infer, ops, bench, plot. Exit codes: 0 ok,
+// 2 bad input, 3 training diverged, 4 another process of an mpirun launch failed, 1 internal
+// error, 130 / 143 stopped by SIGINT / SIGTERM.
 #include <CLI/CLI.hpp>
 
 #include <csignal>
@@ -9,6 +9,7 @@
 #include "runtime/fit.h"
 #include "runtime/process_group.h"
 #include "tools/commands.h"
+#include "tools/config_file.h"
 
 using namespace cbt;
 using namespace cbt::cli;
@@ -37,8 +38,15 @@ static int run(int argc, char** argv) {
   app.add_option("--milestones", t.milestones, "epochs at which --lr-schedule step multiplies the rate by --lr-gamma");
   app.add_option("--lr-gamma", t.lr_gamma, "factor of --lr-schedule step")->capture_default_str();
   app.add_option("--optimizer", t.optimizer, "sgd or adamw")->capture_default_str()->check(CLI::IsMember({"sgd", "adamw"}));
-  app.add_option("--loss", t.loss, "loss attached to the output")
+  app.add_option("--loss", t.loss,
+                 "loss on the output: cross-entropy (softmax, on logits), mse, or bce = binary "
+                 "cross-entropy WITH LOGITS (sigmoid inside); mse/bce compare with one-hot labels")
       ->capture_default_str()->check(CLI::IsMember({"cross-entropy", "mse", "bce"}));
+  app.add_option("--label-smoothing", t.label_smoothing, "label smoothing of the cross-entropy, in [0, 1)")
+      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  app.add_option("--clip-grad-norm", t.clip_grad_norm, "clip the gradient to this global L2 norm (0: off)")
+      ->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--freeze", t.freeze, "never train parameters whose name matches this regular expression (repeatable)");
   app.add_option("--output-name", t.output_name, "model output to train (default: the first)");
   app.add_option("--seed", t.seed, "random seed")->capture_default_str();
   app.add_option("--device", t.device, "cpu, cuda or cuda:N")->capture_default_str();
@@ -58,7 +66,15 @@ static int run(int argc, char** argv) {
   app.add_option("--sma-momentum", t.sma_momentum, "momentum of the central model")->capture_default_str();
   app.add_option("--output,-o", t.output, "write the trained model to this .onnx file");
   app.add_option("--metrics", t.metrics, "write one JSON object per epoch to this file");
-  app.add_option("--log-every", t.log_every, "steps between progress lines (0: none)")->capture_default_str();
+  app.add_option("--log-every", t.log_every, "steps between progress lines and TensorBoard scalars (0: none)")
+      ->capture_default_str();
+  app.add_option("--progress", t.progress, "auto (a bar on a terminal, lines otherwise), bar, lines or off")
+      ->capture_default_str()->check(CLI::IsMember({"auto", "bar", "lines", "off"}));
+  app.add_option("--tensorboard", t.tensorboard, "write TensorBoard event files to this folder");
+  app.add_option("--save-config", t.save_config, "write the resolved configuration (a --config file) here")
+      ->configurable(false);
+  app.set_config("--config", "", "read flags from a TOML/INI file (`name = value`); flags given here override it");
+  app.allow_config_extras(CLI::config_extras_mode::error);  // a misspelt name is an error, not ignored
   app.add_option("--checkpoint-dir", t.checkpoint_dir, "write crash-safe checkpoints to this folder");
   app.add_option("--checkpoint-every", t.checkpoint_every,
                  "checkpoint every N rounds, or every N epochs with a suffix e (default: 1e)");
@@ -102,6 +118,16 @@ static int run(int argc, char** argv) {
   bench->add_option("--steps", ba.steps, "rounds per timed window (median of 3)")->capture_default_str();
   bench->add_flag("--json", ba.json, "print one JSON object");
 
+  PlotArgs pa;
+  auto* plot = app.add_subcommand("plot", "draw the loss, accuracy and learning-rate curves of a run to PNG/SVG");
+  plot->add_option("run", pa.run, "a --metrics .jsonl file or a --tensorboard folder")->required();
+  plot->add_option("--output,-o", pa.output, "the .png or .svg file (default: next to the run)");
+  plot->add_option("--title", pa.title, "title above the charts (default: the run's path)");
+  plot->add_option("--width", pa.width, "width in pixels")->capture_default_str()->check(CLI::Range(300, 8000));
+  t.resolved_config = [&app](const std::map<std::string, std::string>& overrides) {
+    return config_toml(app, overrides);
+  };
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -113,6 +139,7 @@ static int run(int argc, char** argv) {
     if (*infer) return run_infer(fa);
     if (*ops) return run_ops();
     if (*bench) return run_bench(ba);
+    if (*plot) return run_plot(pa);
     if (t.model.empty()) {
       std::cerr << "error: no model given\n" << app.help();
       return 2;

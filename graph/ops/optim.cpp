@@ -29,6 +29,16 @@ CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "SumBuffers",
                                return {ctx.input(0)};
                              },
                              {}, {}, {}, "out = (sum of the inputs) * scale"});
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "ClipGradNorm",
+                             [](const InferContext& ctx) -> std::vector<ValueType> {
+                               if (ctx.input(0).dtype != DType::Float32)
+                                 ctx.fail("the gradient buffer must be float32");
+                               if (!(ctx.node.attrs.get_float("max_norm", 0.0f) > 0))
+                                 ctx.fail("max_norm must be positive");
+                               return {};
+                             },
+                             {}, {}, {},
+                             "g *= min(1, max_norm / (||scale*g|| + 1e-6)) over a flat buffer"});
 CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "AdamW", infer_inplace_update, {}, {}, {},
                              "AdamW with decoupled weight decay over flat buffers"});
 

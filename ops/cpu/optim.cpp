@@ -77,6 +77,24 @@ void sma_central_update(KernelContext& ctx) {
   }
 }
 
+// Clipping by global norm, as torch.nn.utils.clip_grad_norm_: the norm is of scale*g (the
+// gradient the update will apply), and g is scaled by min(1, max_norm / (norm + 1e-6)).
+// inputs: g (P), in place; attributes max_norm, scale (default 1). A serial sum in double:
+// the same order every run (--deterministic).
+void clip_grad_norm(KernelContext& ctx) {
+  float* g = ctx.in(0).ptr<float>();
+  const double max_norm = ctx.node.attrs.get_float("max_norm", 0.0f);
+  const double scale = ctx.node.attrs.get_float("scale", 1.0f);
+  const int64_t n = ctx.in(0).numel();
+  double sq = 0;
+  for (int64_t i = 0; i < n; ++i) sq += static_cast<double>(g[i]) * g[i];
+  const double coef = max_norm / (std::fabs(scale) * std::sqrt(sq) + 1e-6);
+  if (!(coef < 1.0)) return;  // also leaves a non-finite gradient to the divergence checks
+  const float c = static_cast<float>(coef);
+#pragma omp parallel for simd if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) g[i] *= c;
+}
+
 // out = scale * sum of inputs (attribute "scale", default 1); one pass over all buffers.
 void sum_buffers(KernelContext& ctx) {
   float* out = ctx.out(0).ptr<float>();
@@ -98,5 +116,6 @@ CBT_REGISTER_KERNEL(kCbtDomain, "AdamW", DeviceKind::CPU, adamw);
 CBT_REGISTER_KERNEL(kCbtDomain, "SMALearnerUpdate", DeviceKind::CPU, sma_learner_update);
 CBT_REGISTER_KERNEL(kCbtDomain, "SMACentralUpdate", DeviceKind::CPU, sma_central_update);
 CBT_REGISTER_KERNEL(kCbtDomain, "SumBuffers", DeviceKind::CPU, sum_buffers);
+CBT_REGISTER_KERNEL(kCbtDomain, "ClipGradNorm", DeviceKind::CPU, clip_grad_norm);
 
 }  // namespace cbt

@@ -39,6 +39,19 @@ std::vector<CudaCase> optim_cases() {
                    hyper({1e-3f, 0.9f, 0.999f, 1e-8f, 0.01f, 3.0f, 0.5f})};
     adam.check_backward = false;
     cases.push_back(adam);
+
+    // Clipping by global norm: a bound below the norm (clips) and above it (leaves g).
+    for (float max_norm : {0.5f, 1e6f}) {
+      Attributes a;
+      a.set("max_norm", max_norm);
+      a.set("scale", 0.5f);
+      CudaCase clip;
+      clip.name = "ClipGradNorm/n" + std::to_string(n) + (max_norm < 1 ? "/clipped" : "/kept");
+      clip.node = make_node("ClipGradNorm", 1, 0, a, kCbtDomain);
+      clip.inputs = {random_tensor(DType::Float32, {n}, 8, 2.0)};
+      clip.check_backward = false;
+      cases.push_back(clip);
+    }
   }
   return cases;
 }

@@ -2,6 +2,7 @@
 // central finite differences of the loss, on exported models with BatchNorm and residuals.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -23,14 +24,19 @@ Graph to_f64(Graph g) {
   return g;
 }
 
-void check_model(const std::string& file, int64_t batch, int samples_per_param) {
+void check_model(const std::string& file, int64_t batch, int samples_per_param,
+                 const TrainingGraphOptions& opt = {}) {
   ImportedModel m = load_model(test::source_path(file));
   Graph g = to_f64(m.graph);
   BindOptions bo;
   bo.batch = batch;
   BoundGraph bound = bind_graph(g, bo, cpu_evaluator(g.opset));
-  TrainingGraph tg = build_training_graph(bound, {});
+  TrainingGraph tg = build_training_graph(bound, opt);
   ASSERT_FALSE(tg.params.empty());
+  for (const auto& f : opt.frozen) {  // frozen parameters get no gradient
+    EXPECT_EQ(std::count(tg.params.begin(), tg.params.end(), f), 0) << f;
+    EXPECT_TRUE(tg.graph.constant_initializers.count(f)) << f;
+  }
 
   CpuBackend cpu;
   ProgramSpec spec;
@@ -78,6 +84,29 @@ void check_model(const std::string& file, int64_t batch, int samples_per_param) 
 }
 
 TEST(ModelGradCheck, LeNet5) { check_model("models/lenet5/lenet5.ts17.onnx", 3, 3); }
+
+// The recipes through the whole model: label smoothing, MSE and BCE with logits on one-hot
+// targets made from the class labels, and frozen parameters.
+TEST(ModelGradCheck, LeNet5WithLabelSmoothing) {
+  TrainingGraphOptions o;
+  o.label_smoothing = 0.15f;
+  check_model("models/lenet5/lenet5.ts17.onnx", 3, 3, o);
+}
+TEST(ModelGradCheck, MlpWithMseOnOneHotLabels) {
+  TrainingGraphOptions o;
+  o.loss = LossKind::MeanSquaredError;
+  check_model("models/mlp/mlp.ts17.onnx", 2, 3, o);
+}
+TEST(ModelGradCheck, MlpWithBinaryCrossEntropyWithLogits) {
+  TrainingGraphOptions o;
+  o.loss = LossKind::BinaryCrossEntropy;
+  check_model("models/mlp/mlp.ts17.onnx", 2, 3, o);
+}
+TEST(ModelGradCheck, LeNet5WithFrozenConvolutions) {
+  TrainingGraphOptions o;
+  o.frozen = {"conv1.weight", "conv1.bias", "conv2.weight"};
+  check_model("models/lenet5/lenet5.ts17.onnx", 3, 3, o);
+}
 TEST(ModelGradCheck, ResNet20WithBatchNormAndResiduals) {
   check_model("models/resnet20/resnet20.ts17.onnx", 2, 1);
 }
