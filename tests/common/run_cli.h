@@ -16,7 +16,8 @@
 namespace cbt::test {
 
 struct CliResult {
-  int code = -1;
+  int code = -1;       // exit status; -1 when ended by a signal
+  int signal = 0;      // the signal that ended it, if one did
   std::string output;  // stdout and stderr together
 };
 
@@ -30,7 +31,8 @@ inline CliResult run_cli(const std::string& args) {
   size_t n;
   while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
   int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  if (WIFEXITED(status)) r.code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
   return r;
 }
 

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/paths.h"
+#include "common/run_cli.h"
 
 namespace cbt {
 namespace {
@@ -42,25 +43,8 @@ std::vector<CorpusCase> read_manifest() {
   return cases;
 }
 
-struct RunResult {
-  int code = -1;       // exit status; -1 when killed by a signal
-  int signal = 0;
-  std::string output;  // stdout and stderr together
-};
-
-RunResult run(const std::string& args) {
-  std::string cmd = test::cbtrain_binary() + " " + args + " 2>&1";
-  RunResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  int status = pclose(p);
-  if (WIFEXITED(status)) r.code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
-  return r;
-}
+using RunResult = test::CliResult;
+constexpr auto run = &test::run_cli;
 
 TEST(OnnxCorpus, ManifestCoversEveryFile) {
   std::vector<CorpusCase> cases = read_manifest();

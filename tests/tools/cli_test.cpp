@@ -13,6 +13,7 @@
 #include <regex>
 
 #include "common/paths.h"
+#include "common/run_cli.h"
 #include "common/tiny_dataset.h"
 #include "onnx_import/model_io.h"
 #include "runtime/npy.h"
@@ -22,23 +23,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct RunResult {
-  int code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-RunResult run(const std::string& args) {
-  std::string cmd = test::cbtrain_binary() + " " + args + " 2>&1";
-  RunResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using RunResult = test::CliResult;
+constexpr auto run = &test::run_cli;
 
 
 const std::string kLenet = test::source_path("models/lenet5/lenet5.ts17.onnx");

@@ -13,6 +13,7 @@
 
 #include "common/data_writers.h"
 #include "common/paths.h"
+#include "common/run_cli.h"
 #include "common/tiny_dataset.h"
 #include "runtime/npy.h"
 
@@ -21,23 +22,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct RunResult {
-  int code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-RunResult run(const std::string& args) {
-  std::string cmd = test::cbtrain_binary() + " " + args + " 2>&1";
-  RunResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using RunResult = test::CliResult;
+constexpr auto run = &test::run_cli;
 
 // The "final test accuracy" of a run, in percent (-1 when missing).
 double final_accuracy(const std::string& out) {
