@@ -6,6 +6,9 @@
 #include <csignal>
 #include <iostream>
 
+#include <unistd.h>
+
+#include "ops/cpu/blas_core.h"
 #include "runtime/fit.h"
 #include "runtime/process_group.h"
 #include "tools/commands.h"
@@ -172,6 +175,13 @@ static int run(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
+  // OpenBLAS reads OPENBLAS_CORETYPE once, as it loads: where it fell back to its generic
+  // kernels on a CPU with AVX2, this process starts again with the faster ones chosen (before
+  // anything else has run: no MPI, no threads yet). Setting OPENBLAS_CORETYPE turns this off.
+  if (const char* core = cbt::cpu::suggested_blas_core()) {
+    setenv("OPENBLAS_CORETYPE", core, 1);
+    execv("/proc/self/exe", argv);  // only returns on failure: go on with the generic kernels
+  }
   const int rc = run(argc, argv);
   // Under mpirun: a failure on any rank ends every rank (MPI_Abort); success meets them all.
   cbt::finish_process_group(rc);

@@ -55,6 +55,21 @@ Geom make_geom(const Node& node, int64_t channels, const Shape& img, const Shape
   return g;
 }
 
+// The output columns [lo, hi) whose input column ow * SW - PW + kw * DW lies inside [0, W):
+// outside them a kernel column reads padding.
+struct ColumnRange {
+  int64_t lo, hi, off;  // input column of output column ow: ow * SW + off
+};
+inline ColumnRange column_range(const Geom& g, int64_t kw) {
+  const int64_t off = kw * g.DW - g.PW;
+  // ow * SW + off >= 0  <=>  ow >= ceil(-off / SW);  ow * SW + off <= W - 1  <=>  ow <= floor((W - 1 - off) / SW)
+  auto ceil_div = [](int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); };
+  auto floor_div = [](int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
+  const int64_t lo = std::clamp<int64_t>(ceil_div(-off, g.SW), 0, g.OW);
+  const int64_t hi = std::clamp<int64_t>(floor_div(g.W - 1 - off, g.SW) + 1, lo, g.OW);
+  return {lo, hi, off};
+}
+
 // col: (C*KH*KW, ld), columns [0, OH*OW) of it; x: (C, H, W).
 template <class T>
 void im2col(const Geom& g, const T* x, T* col, int64_t ld) {
@@ -62,17 +77,21 @@ void im2col(const Geom& g, const T* x, T* col, int64_t ld) {
     for (int64_t kh = 0; kh < g.KH; ++kh)
       for (int64_t kw = 0; kw < g.KW; ++kw) {
         T* dst = col + ((c * g.KH + kh) * g.KW + kw) * ld;
+        const ColumnRange r = column_range(g, kw);
         for (int64_t oh = 0; oh < g.OH; ++oh, dst += g.OW) {
           int64_t ih = oh * g.SH - g.PH + kh * g.DH;
           if (ih < 0 || ih >= g.H) {
             std::fill(dst, dst + g.OW, T(0));
             continue;
           }
-          const T* src = x + (c * g.H + ih) * g.W;
-          for (int64_t ow = 0; ow < g.OW; ++ow) {
-            int64_t iw = ow * g.SW - g.PW + kw * g.DW;
-            dst[ow] = (iw >= 0 && iw < g.W) ? src[iw] : T(0);
+          const T* row = x + (c * g.H + ih) * g.W;
+          std::fill(dst, dst + r.lo, T(0));
+          if (g.SW == 1) {
+            std::copy(row + r.lo + r.off, row + r.hi + r.off, dst + r.lo);
+          } else {
+            for (int64_t ow = r.lo; ow < r.hi; ++ow) dst[ow] = row[ow * g.SW + r.off];
           }
+          std::fill(dst + r.hi, dst + g.OW, T(0));
         }
       }
 }
@@ -84,16 +103,28 @@ void col2im(const Geom& g, const T* col, int64_t ld, T* x) {
     for (int64_t kh = 0; kh < g.KH; ++kh)
       for (int64_t kw = 0; kw < g.KW; ++kw) {
         const T* src = col + ((c * g.KH + kh) * g.KW + kw) * ld;
+        const ColumnRange r = column_range(g, kw);
         for (int64_t oh = 0; oh < g.OH; ++oh, src += g.OW) {
           int64_t ih = oh * g.SH - g.PH + kh * g.DH;
           if (ih < 0 || ih >= g.H) continue;
-          T* dst = x + (c * g.H + ih) * g.W;
-          for (int64_t ow = 0; ow < g.OW; ++ow) {
-            int64_t iw = ow * g.SW - g.PW + kw * g.DW;
-            if (iw >= 0 && iw < g.W) dst[iw] += src[ow];
-          }
+          T* row = x + (c * g.H + ih) * g.W;
+          for (int64_t ow = r.lo; ow < r.hi; ++ow) row[ow * g.SW + r.off] += src[ow];
         }
       }
+}
+
+// im2col / col2im of images [0, b) of a chunk, one image per thread when it pays (each image
+// has its own columns and its own output: no two threads write the same value).
+constexpr int64_t kParallelValues = int64_t{1} << 15;
+template <class T>
+void im2col_images(const Geom& g, const T* x, int64_t image_stride, int64_t b, T* col, int64_t P, int64_t ld) {
+#pragma omp parallel for schedule(static) if (b > 1 && b * g.rows() * P >= kParallelValues)
+  for (int64_t i = 0; i < b; ++i) im2col(g, x + i * image_stride, col + i * P, ld);
+}
+template <class T>
+void col2im_images(const Geom& g, const T* col, int64_t P, int64_t ld, int64_t b, T* x, int64_t image_stride) {
+#pragma omp parallel for schedule(static) if (b > 1 && b * g.rows() * P >= kParallelValues)
+  for (int64_t i = 0; i < b; ++i) col2im(g, col + i * P, ld, x + i * image_stride);
 }
 
 // Reused per-thread buffers: im2col matrices are the only large temporaries.
@@ -171,8 +202,7 @@ void conv_forward(KernelContext& ctx) {
   for (int64_t n0 = 0; n0 < N; n0 += chunk) {
     int64_t b = std::min(chunk, N - n0), ld = b * P;
     for (int64_t grp = 0; grp < G; ++grp) {
-      for (int64_t i = 0; i < b; ++i)
-        im2col(g, x + ((n0 + i) * C + grp * g.C) * g.img(), col + i * P, ld);
+      im2col_images(g, x + (n0 * C + grp * g.C) * g.img(), C * g.img(), b, col, P, ld);
       gemm(Trans::No, Trans::No, Mg, ld, K, T(1), w + grp * Mg * K, K, col, ld, T(0), tmp, ld);
       unpack(tmp, M, grp * Mg, Mg, P, n0, b, y);
     }
@@ -205,14 +235,12 @@ void conv_backward(KernelContext& ctx) {
     for (int64_t grp = 0; grp < G; ++grp) {
       pack(dy, M, grp * Mg, Mg, P, n0, b, tmp);
       if (dw) {
-        for (int64_t i = 0; i < b; ++i)
-          im2col(g, x + ((n0 + i) * C + grp * g.C) * g.img(), col + i * P, ld);
+        im2col_images(g, x + (n0 * C + grp * g.C) * g.img(), C * g.img(), b, col, P, ld);
         gemm(Trans::No, Trans::Yes, Mg, K, ld, T(1), tmp, ld, col, ld, T(1), dw + grp * Mg * K, K);
       }
       if (dx) {
         gemm(Trans::Yes, Trans::No, K, ld, Mg, T(1), w + grp * Mg * K, K, tmp, ld, T(0), col, ld);
-        for (int64_t i = 0; i < b; ++i)
-          col2im(g, col + i * P, ld, dx + ((n0 + i) * C + grp * g.C) * g.img());
+        col2im_images(g, col, P, ld, b, dx + (n0 * C + grp * g.C) * g.img(), C * g.img());
       }
     }
   }
@@ -238,8 +266,7 @@ void conv_transpose_forward(KernelContext& ctx) {
     for (int64_t grp = 0; grp < G; ++grp) {
       pack(x, C, grp * Cg, Cg, P, n0, b, tmp);
       gemm(Trans::Yes, Trans::No, K, ld, Cg, T(1), w + grp * Cg * K, K, tmp, ld, T(0), col, ld);
-      for (int64_t i = 0; i < b; ++i)
-        col2im(g, col + i * P, ld, y + ((n0 + i) * M + grp * g.C) * g.img());
+      col2im_images(g, col, P, ld, b, y + (n0 * M + grp * g.C) * g.img(), M * g.img());
     }
   }
   if (ctx.has_in(2)) add_bias(y, ctx.in(2).ptr<T>(), N, M, g.img());
@@ -267,8 +294,7 @@ void conv_transpose_backward(KernelContext& ctx) {
   for (int64_t n0 = 0; n0 < N; n0 += chunk) {
     int64_t b = std::min(chunk, N - n0), ld = b * P;
     for (int64_t grp = 0; grp < G; ++grp) {
-      for (int64_t i = 0; i < b; ++i)
-        im2col(g, dy + ((n0 + i) * M + grp * g.C) * g.img(), col + i * P, ld);
+      im2col_images(g, dy + (n0 * M + grp * g.C) * g.img(), M * g.img(), b, col, P, ld);
       if (dx) {
         gemm(Trans::No, Trans::No, Cg, ld, K, T(1), w + grp * Cg * K, K, col, ld, T(0), tmp, ld);
         unpack(tmp, C, grp * Cg, Cg, P, n0, b, dx);

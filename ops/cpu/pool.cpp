@@ -28,6 +28,27 @@ int64_t window_argmax(const PoolGeom& g, const T* x, int64_t oh, int64_t ow) {
   return best;
 }
 
+// True when every window lies inside the plane (no padding reached, the usual 2x2 / 3x3
+// pooling): window_argmax_inside then needs no bounds checks.
+bool windows_inside(const PoolGeom& g) {
+  return g.PH == 0 && g.PW == 0 && (g.OH - 1) * g.SH + (g.KH - 1) * g.DH < g.H &&
+         (g.OW - 1) * g.SW + (g.KW - 1) * g.DW < g.W;
+}
+
+// window_argmax for a window inside the plane: the same scan order, so the same (first) maximum.
+template <class T>
+int64_t window_argmax_inside(const PoolGeom& g, const T* x, int64_t oh, int64_t ow) {
+  int64_t best = oh * g.SH * g.W + ow * g.SW;
+  for (int64_t kh = 0; kh < g.KH; ++kh) {
+    const int64_t row = (oh * g.SH + kh * g.DH) * g.W + ow * g.SW;
+    for (int64_t kw = 0; kw < g.KW; ++kw) {
+      const int64_t i = row + kw * g.DW;
+      if (x[i] > x[best]) best = i;
+    }
+  }
+  return best;
+}
+
 // x: (N, C, H, W) -> y: (N, C, OH, OW), indices (optional): flat NCHW index of each max
 template <class T>
 void max_pool_forward(KernelContext& ctx) {
@@ -37,11 +58,13 @@ void max_pool_forward(KernelContext& ctx) {
   T* y = ctx.out(0).ptr<T>();
   int64_t* ind = ctx.has_out(1) ? ctx.out(1).ptr<int64_t>() : nullptr;
   int64_t plane = g.H * g.W, oplane = g.OH * g.OW;
+  const bool inside = windows_inside(g);
 #pragma omp parallel for if (g.NC * oplane * g.KH * g.KW > (int64_t{1} << 16))
   for (int64_t nc = 0; nc < g.NC; ++nc)
     for (int64_t oh = 0; oh < g.OH; ++oh)
       for (int64_t ow = 0; ow < g.OW; ++ow) {
-        int64_t i = window_argmax(g, x + nc * plane, oh, ow), o = nc * oplane + oh * g.OW + ow;
+        int64_t i = inside ? window_argmax_inside(g, x + nc * plane, oh, ow) : window_argmax(g, x + nc * plane, oh, ow);
+        int64_t o = nc * oplane + oh * g.OW + ow;
         y[o] = i < 0 ? -std::numeric_limits<T>::infinity() : x[nc * plane + i];
         if (ind) ind[o] = i < 0 ? -1 : nc * plane + i;
       }
@@ -57,11 +80,12 @@ void max_pool_backward(KernelContext& ctx) {
   T* dx = ctx.out(0).ptr<T>();
   int64_t plane = g.H * g.W, oplane = g.OH * g.OW;
   std::fill_n(dx, X.numel(), T(0));
+  const bool inside = windows_inside(g);
 #pragma omp parallel for if (g.NC * oplane * g.KH * g.KW > (int64_t{1} << 16))
   for (int64_t nc = 0; nc < g.NC; ++nc)
     for (int64_t oh = 0; oh < g.OH; ++oh)
       for (int64_t ow = 0; ow < g.OW; ++ow) {
-        int64_t i = window_argmax(g, x + nc * plane, oh, ow);
+        int64_t i = inside ? window_argmax_inside(g, x + nc * plane, oh, ow) : window_argmax(g, x + nc * plane, oh, ow);
         if (i >= 0) dx[nc * plane + i] += dy[nc * oplane + oh * g.OW + ow];
       }
 }
