@@ -17,7 +17,6 @@ with every system's epoch time over cbtrain's.
 """
 
 import argparse
-import gzip
 import json
 import os
 import subprocess
@@ -27,6 +26,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from idx_files import find, read_idx  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 MODEL = os.path.join(ROOT, "models", "lenet5", "lenet5.ts17.onnx")
@@ -34,25 +36,9 @@ MEAN, STD = 0.2860, 0.3530  # the normalisation cbtrain applies to Fashion-MNIST
 BATCH, LR, MOMENTUM, WARMUP = 32, 0.02, 0.9, 20
 
 
-def read_idx(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        data = f.read()
-    if len(data) < 4 or data[0] != 0 or data[1] != 0:
-        raise SystemExit(f"{path}: not an IDX file")
-    ndim = data[3]
-    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim)]
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
-
-
 def load_train(folder):
-    def find(stem):
-        for name in (stem + ".gz", stem):
-            if os.path.exists(os.path.join(folder, name)):
-                return os.path.join(folder, name)
-        raise SystemExit(f"{folder}: no {stem}[.gz]")
-    x = read_idx(find("train-images-idx3-ubyte")).astype(np.float32)
-    y = read_idx(find("train-labels-idx1-ubyte")).astype(np.int64)
+    x = read_idx(find(folder, "train-images-idx3-ubyte")).astype(np.float32)
+    y = read_idx(find(folder, "train-labels-idx1-ubyte")).astype(np.int64)
     x = ((x / 255.0 - MEAN) / STD)[:, None, :, :].astype(np.float32)
     return np.ascontiguousarray(x), y
 

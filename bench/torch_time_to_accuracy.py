@@ -17,7 +17,6 @@ so both systems start from the same model.
 """
 
 import argparse
-import gzip
 import json
 import math
 import os
@@ -29,34 +28,10 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from idx_files import find, read_idx  # noqa: E402
 from models import MODELS, build, load_onnx_weights  # noqa: E402
 
 MEAN, STD = 0.2860, 0.3530
-
-
-def read_idx(path):
-    """An IDX file (optionally gzipped) as a numpy array of its dims."""
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        data = f.read()
-    if len(data) < 4 or data[0] != 0 or data[1] != 0:
-        raise ValueError(f"{path}: not an IDX file")
-    dtype = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4",
-             0x0E: ">f8"}[data[2]]
-    ndim = data[3]
-    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim)]
-    arr = np.frombuffer(data, dtype=dtype, offset=4 + 4 * ndim)
-    if arr.size != int(np.prod(dims)):
-        raise ValueError(f"{path}: {arr.size} values, dims {dims}")
-    return arr.reshape(dims)
-
-
-def find(folder, stem):
-    for name in (stem + ".gz", stem):
-        p = os.path.join(folder, name)
-        if os.path.exists(p):
-            return p
-    raise SystemExit(f"{folder}: no {stem}[.gz]")
 
 
 def load_split(folder, prefix, device):
