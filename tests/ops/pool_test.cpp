@@ -132,6 +132,45 @@ TEST(PoolTest, GradCheck) {
   EXPECT_TRUE(res.ok) << res.report;
 }
 
+// Ties (values from {0, 1, 2}): the 2x2 stride-2 fast path, the bounds-check-free path
+// (3x3 stride 2) and the generic path (padding) all pick a window's first maximum in
+// row-major order, for the value, the index and the gradient.
+TEST(PoolTest, MaxPoolTiesGoToTheFirstMaximumOnEveryPath) {
+  struct Path {
+    Ints k, s, p;
+  };
+  for (const Path& path : {Path{{2, 2}, {2, 2}, {0, 0, 0, 0}}, Path{{3, 3}, {2, 2}, {0, 0, 0, 0}},
+                           Path{{2, 2}, {2, 2}, {1, 1, 1, 1}}}) {
+    Tensor x(DType::Float32, {2, 3, 7, 8});
+    Tensor r = random_tensor(DType::Float64, x.shape(), 11);
+    for (int64_t i = 0; i < x.numel(); ++i)
+      x.ptr<float>()[i] = static_cast<float>(std::floor((r.at_f64(i) + 1.0) * 1.5));
+    Attributes a = pool_attrs(path.k, path.s, path.p);
+    auto y = run_node(make_node("MaxPool", 1, 2, a), {x});
+    const int64_t H = 7, W = 8, OH = y[0].dim(2), OW = y[0].dim(3);
+    Tensor dy = random_tensor(DType::Float32, y[0].shape(), 12);
+    auto dx = run_node(make_node("MaxPoolGrad", 2, 1, a, kCbtDomain), {dy, x});
+    std::vector<double> want(x.numel(), 0.0);
+    for (int64_t nc = 0; nc < 6; ++nc)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          int64_t first = -1;
+          for (int64_t kh = 0; kh < path.k[0]; ++kh)
+            for (int64_t kw = 0; kw < path.k[1]; ++kw) {
+              int64_t ih = oh * 2 - path.p[0] + kh, iw = ow * 2 - path.p[1] + kw;
+              if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+              int64_t i = (nc * H + ih) * W + iw;
+              if (first < 0 || x.at_f64(i) > x.at_f64(first)) first = i;
+            }
+          const int64_t o = (nc * OH + oh) * OW + ow;
+          EXPECT_EQ(y[1].at_i64(o), first) << "window " << o;
+          EXPECT_EQ(y[0].at_f64(o), x.at_f64(first));
+          want[first] += dy.at_f64(o);
+        }
+    for (int64_t i = 0; i < x.numel(); ++i) EXPECT_NEAR(dx[0].at_f64(i), want[i], 1e-6) << i;
+  }
+}
+
 TEST(PoolTest, GlobalAveragePool) {
   Tensor x = random_tensor(DType::Float64, {2, 3, 4, 5}, 8);
   auto y = run_node(make_node("GlobalAveragePool", 1, 1), {x});
