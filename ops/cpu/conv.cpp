@@ -2,7 +2,6 @@
 // of the batch, so that one gemm sees many images at once. OpenBLAS threads the gemms;
 // OpenMP only spreads the images of im2col/col2im, outside any gemm.
 #include <algorithm>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -55,31 +54,6 @@ Geom make_geom(const Node& node, int64_t channels, const Shape& img, const Shape
   return g;
 }
 
-// Row copies and zero fills of im2col without a libc call each: its rows are a few dozen
-// values long, where a memmove/memset call costs more than the copy. Every memcpy/memset
-// below has a constant size, which the compiler turns into vector moves.
-template <class T>
-inline void copy_row(const T* src, int64_t n, T* dst) {
-  constexpr int64_t kBlock = 32 / sizeof(T);
-  for (; n >= kBlock; n -= kBlock, src += kBlock, dst += kBlock) std::memcpy(dst, src, 32);
-  const int64_t bytes = n * static_cast<int64_t>(sizeof(T));
-  auto* d = reinterpret_cast<unsigned char*>(dst);
-  const auto* s = reinterpret_cast<const unsigned char*>(src);
-  if (bytes & 16) std::memcpy(d, s, 16), d += 16, s += 16;
-  if (bytes & 8) std::memcpy(d, s, 8), d += 8, s += 8;
-  if (bytes & 4) std::memcpy(d, s, 4);
-}
-template <class T>
-inline void zero_row(T* dst, int64_t n) {
-  constexpr int64_t kBlock = 32 / sizeof(T);
-  for (; n >= kBlock; n -= kBlock, dst += kBlock) std::memset(dst, 0, 32);
-  const int64_t bytes = n * static_cast<int64_t>(sizeof(T));
-  auto* d = reinterpret_cast<unsigned char*>(dst);
-  if (bytes & 16) std::memset(d, 0, 16), d += 16;
-  if (bytes & 8) std::memset(d, 0, 8), d += 8;
-  if (bytes & 4) std::memset(d, 0, 4);
-}
-
 // The output columns [lo, hi) whose input column ow * SW - PW + kw * DW lies inside [0, W):
 // outside them a kernel column reads padding.
 struct ColumnRange {
@@ -106,17 +80,17 @@ void im2col(const Geom& g, const T* x, T* col, int64_t ld) {
         for (int64_t oh = 0; oh < g.OH; ++oh, dst += g.OW) {
           int64_t ih = oh * g.SH - g.PH + kh * g.DH;
           if (ih < 0 || ih >= g.H) {
-            zero_row(dst, g.OW);
+            std::fill(dst, dst + g.OW, T(0));
             continue;
           }
           const T* row = x + (c * g.H + ih) * g.W;
-          zero_row(dst, r.lo);
+          std::fill(dst, dst + r.lo, T(0));
           if (g.SW == 1) {
-            copy_row(row + r.lo + r.off, r.hi - r.lo, dst + r.lo);
+            std::copy(row + r.lo + r.off, row + r.hi + r.off, dst + r.lo);
           } else {
             for (int64_t ow = r.lo; ow < r.hi; ++ow) dst[ow] = row[ow * g.SW + r.off];
           }
-          zero_row(dst + r.hi, g.OW - r.hi);
+          std::fill(dst + r.hi, dst + g.OW, T(0));
         }
       }
 }
@@ -133,12 +107,7 @@ void col2im(const Geom& g, const T* col, int64_t ld, T* x) {
           int64_t ih = oh * g.SH - g.PH + kh * g.DH;
           if (ih < 0 || ih >= g.H) continue;
           T* row = x + (c * g.H + ih) * g.W;
-          if (g.SW == 1) {
-            T* shifted = row + r.off;
-            for (int64_t ow = r.lo; ow < r.hi; ++ow) shifted[ow] += src[ow];
-          } else {
-            for (int64_t ow = r.lo; ow < r.hi; ++ow) row[ow * g.SW + r.off] += src[ow];
-          }
+          for (int64_t ow = r.lo; ow < r.hi; ++ow) row[ow * g.SW + r.off] += src[ow];
         }
       }
 }

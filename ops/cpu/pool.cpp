@@ -49,53 +49,22 @@ int64_t window_argmax_inside(const PoolGeom& g, const T* x, int64_t oh, int64_t 
   return best;
 }
 
-// The 2x2 window of stride 2 inside the plane (the usual pooling of CNNs): its argmax in
-// window_argmax's scan order, without loops over the window.
-bool two_by_two(const PoolGeom& g) {
-  return windows_inside(g) && g.KH == 2 && g.KW == 2 && g.SH == 2 && g.SW == 2 && g.DH == 1 &&
-         g.DW == 1;
-}
-template <class T>
-int64_t argmax_2x2(const T* x, int64_t W, int64_t oh, int64_t ow) {
-  const int64_t a = 2 * oh * W + 2 * ow, c = a + W;
-  int64_t best = a;
-  if (x[a + 1] > x[best]) best = a + 1;
-  if (x[c] > x[best]) best = c;
-  if (x[c + 1] > x[best]) best = c + 1;
-  return best;
-}
-
-// Flat index (within one plane) of the maximum of window (oh, ow), by the fastest of the
-// three equivalent scans; -1 if the window is empty.
-enum class Scan { Generic, Inside, TwoByTwo };
-Scan pick_scan(const PoolGeom& g) {
-  return two_by_two(g) ? Scan::TwoByTwo : windows_inside(g) ? Scan::Inside : Scan::Generic;
-}
-
 // Calls f(nc, o, i) with the flat NCHW output index o of every window and the flat in-plane
-// index i of its maximum (-1 if empty), spreading planes over threads when it pays.
-template <Scan S, class T, class F>
+// index i of its (first) maximum, -1 if the window is empty; planes spread over threads when
+// it pays. The one scan that forward and backward share.
+template <class T, class F>
 void for_each_argmax(const PoolGeom& g, const T* x, F&& f) {
   const int64_t plane = g.H * g.W, oplane = g.OH * g.OW;
+  const bool inside = windows_inside(g);
 #pragma omp parallel for if (g.NC * oplane * g.KH * g.KW > (int64_t{1} << 16))
   for (int64_t nc = 0; nc < g.NC; ++nc) {
     const T* xp = x + nc * plane;
     for (int64_t oh = 0; oh < g.OH; ++oh)
       for (int64_t ow = 0; ow < g.OW; ++ow) {
-        int64_t i;
-        if constexpr (S == Scan::TwoByTwo) i = argmax_2x2(xp, g.W, oh, ow);
-        else if constexpr (S == Scan::Inside) i = window_argmax_inside(g, xp, oh, ow);
-        else i = window_argmax(g, xp, oh, ow);
+        const int64_t i =
+            inside ? window_argmax_inside(g, xp, oh, ow) : window_argmax(g, xp, oh, ow);
         f(nc, nc * oplane + oh * g.OW + ow, i);
       }
-  }
-}
-template <class T, class F>
-void for_each_argmax(const PoolGeom& g, const T* x, F&& f) {
-  switch (pick_scan(g)) {
-    case Scan::TwoByTwo: return for_each_argmax<Scan::TwoByTwo>(g, x, f);
-    case Scan::Inside: return for_each_argmax<Scan::Inside>(g, x, f);
-    case Scan::Generic: return for_each_argmax<Scan::Generic>(g, x, f);
   }
 }
 
