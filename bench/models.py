@@ -103,6 +103,22 @@ MODELS = {
 }
 
 
+def set_precision(precision):
+    """fp32: convolutions and matrix products in full float32, as cbtrain's default (PyTorch's
+    own default lets cuDNN use TF32 tensor cores for convolutions); tf32: both may use TF32.
+    Returns the settings, for the result files."""
+    tf32 = precision == "tf32"
+    torch.backends.cudnn.allow_tf32 = tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    return dict(precision=precision, cudnn_allow_tf32=torch.backends.cudnn.allow_tf32,
+                matmul_allow_tf32=torch.backends.cuda.matmul.allow_tf32)
+
+
+def add_precision_arg(parser):
+    parser.add_argument("--precision", default="fp32", choices=["fp32", "tf32"],
+                        help="fp32 (TF32 off, as cbtrain's default) or tf32 (as --precision tf32)")
+
+
 def build(name):
     """A fresh model (PyTorch default initialisation from the global seed) and its input shape."""
     if name not in MODELS:

@@ -404,6 +404,12 @@ def main():
         lines += ["**Quick run** (short timing windows, few epochs, one seed): a smoke test, "
                   "not figures to quote.", ""]
     lines += env_section(res, out_dir)
+    precision = read_text(os.path.join(out_dir, "env", "precision.txt")) or "fp32"
+    lines += ["", f"Precision: **{precision}** on both sides ("
+              + ("TF32 tensor cores off in PyTorch's cuDNN and cuBLAS, cbtrain's default "
+                 "`--precision fp32`" if precision == "fp32" else
+                 "PyTorch with `allow_tf32` for cuDNN and cuBLAS, cbtrain `--precision tf32`")
+              + ")."]
     tm = res["torch_meta"]
     cm = res["cbt_meta"]
     lines += ["", "## How it was measured", "",

@@ -10,7 +10,8 @@
 # (default: python3 if it imports torch, else /opt/torch/.venv/bin/python), CBT_LIB_DIR
 # (extra folder for cbtrain's LD_LIBRARY_PATH, e.g. the ONNX shared libraries),
 # TTA_SEEDS (default "1 2 3"; quick: "1"), TTA_SEEDS_SLOW (seeds of the slow PyTorch
-# ResNet-20 b=32 run, default "1"), CBT_EXTRA (extra flags for every cbtrain run).
+# ResNet-20 b=32 run, default "1"), CBT_EXTRA (extra flags for every cbtrain run), PRECISION
+# (fp32, the default: TF32 off on both sides; or tf32: both may use TF32 tensor cores).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,9 +35,10 @@ fi
 # cbtrain finds cuDNN and NCCL in PyTorch's venv on the GPU machine (see shared/GPU.md).
 NV=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
 CBT_LD="$NV/cudnn/lib:$NV/nccl/lib${CBT_LIB_DIR:+:$CBT_LIB_DIR}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+PRECISION=${PRECISION:-fp32}
+case "$PRECISION" in fp32|tf32) ;; *) echo "PRECISION must be fp32 or tf32, not '$PRECISION'" >&2; exit 2 ;; esac
 read -r -a CBT_EXTRA_ARGS <<< "${CBT_EXTRA:-}"
-EXTRA=()
-if [ ${#CBT_EXTRA_ARGS[@]} -gt 0 ]; then EXTRA=(-- "${CBT_EXTRA_ARGS[@]}"); fi
+EXTRA=(-- --precision "$PRECISION" "${CBT_EXTRA_ARGS[@]}")
 
 if [ "$MODE" = quick ]; then
   QUICK=--quick
@@ -52,6 +54,7 @@ else
   E_LENET=15; E_RESNET=15
 fi
 echo "$MODE" > "$OUT/env/mode.txt"
+echo "$PRECISION" > "$OUT/env/precision.txt"
 
 # Time-to-accuracy runs. PyTorch: "model batch lr schedule target max_epochs seeds".
 TORCH_TTA=(
@@ -102,7 +105,7 @@ do_torch_tput() {
   local m
   for m in lenet5 resnet32; do
     "$PYTHON" bench/torch_throughput.py --model "$m" --batch "$TPUT_BATCHES" \
-      --modes eager,graph,multistream --ks 2,4,8,16 $QUICK \
+      --modes eager,graph,multistream --ks 2,4,8,16 --precision "$PRECISION" $QUICK \
       --out "$OUT/results/torch_throughput_$m.json"
   done
 }
@@ -126,7 +129,7 @@ do_torch_tta() {
       echo "--- PyTorch $m b=$b lr=$lr $sched target $target seed $s"
       "$PYTHON" bench/torch_time_to_accuracy.py --model "$m" --batch "$b" --lr "$lr" \
         --schedule "$sched" --target "$target" --max-epochs "$epochs" --seed "$s" \
-        --data "$DATA" --init-onnx "$OUT/models/$m.onnx" \
+        --data "$DATA" --init-onnx "$OUT/models/$m.onnx" --precision "$PRECISION" \
         --out "$OUT/results/tta_torch_${m}_b${b}_s${s}.json"
     done
   done

@@ -16,7 +16,7 @@
 # Environment: CBTRAIN (default ./build-gpu/tools/cbtrain; the build stage makes it with
 # scripts/gpu_check.sh when missing), CBT_DATA (default .device/data if present, else
 # /usr/share/datasets/fashion-mnist), PYTHON, CBT_LIB_DIR, CBT_EXTRA (flags for every cbtrain
-# run), MG_SYSTEMS (default ddp,cbtrain), MG_SEEDS (default 1), DDP_LR_SCALING (linear: the
+# run), PRECISION (fp32, the default, or tf32: both systems alike), MG_SYSTEMS (default ddp,cbtrain), MG_SEEDS (default 1), DDP_LR_SCALING (linear: the
 # DDP rate is N x the one-GPU rate; none), MG_DDP_LR_LENET / MG_DDP_LR_RESNET (one-GPU rates,
 # 0.02 / 0.05), MG_CBT_LR_LENET / MG_CBT_LR_RESNET (per learner, 0.05 / 0.05),
 # MG_EPOCHS_LENET / MG_EPOCHS_RESNET (DDP's epochs and cosine length; quick 10 / 8, full
@@ -60,9 +60,10 @@ fi
 NV=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
 CBT_LD="$NV/cudnn/lib:$NV/nccl/lib:$NV/cublas/lib:$PWD/.device/onnx/usr/lib/x86_64-linux-gnu"
 CBT_LD="$CBT_LD${CBT_LIB_DIR:+:$CBT_LIB_DIR}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+PRECISION=${PRECISION:-fp32}
+case "$PRECISION" in fp32|tf32) ;; *) echo "PRECISION must be fp32 or tf32, not '$PRECISION'" >&2; exit 2 ;; esac
 read -r -a CBT_EXTRA_ARGS <<< "${CBT_EXTRA:-}"
-EXTRA=()
-if [ ${#CBT_EXTRA_ARGS[@]} -gt 0 ]; then EXTRA=(-- "${CBT_EXTRA_ARGS[@]}"); fi
+EXTRA=(-- --precision "$PRECISION" "${CBT_EXTRA_ARGS[@]}")
 
 BUDGET=${MG_BUDGET_S:-560}
 RESERVE=20   # kept for the report at the end of the call
@@ -106,7 +107,7 @@ DDP_LR_LENET=${MG_DDP_LR_LENET:-0.02}; DDP_LR_RESNET=${MG_DDP_LR_RESNET:-0.05}
 CBT_LR_LENET=${MG_CBT_LR_LENET:-0.05}; CBT_LR_RESNET=${MG_CBT_LR_RESNET:-0.05}
 
 { echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  env | grep -E '^(MG_|DDP_LR_SCALING|CBT_EXTRA|CBTRAIN|CBT_DATA)=' | sort | sed 's/^/export /'
+  env | grep -E '^(MG_|DDP_LR_SCALING|CBT_EXTRA|PRECISION|CBTRAIN|CBT_DATA)=' | sort | sed 's/^/export /'
   echo "bash bench/run_multi_gpu.sh $*"; } >> "$OUT/env/mg_commands.txt"
 echo "$MODE" > "$OUT/env/mg_mode.txt"
 
@@ -194,7 +195,7 @@ do_tput() {
         echo "--- PyTorch DDP throughput on $n GPU(s), cap $CAP s"
         t=$SECONDS
         timeout -k 15 $((CAP + 30)) "$PYTHON" bench/torch_ddp.py throughput --gpus "$n" \
-          --models lenet5,resnet32 --batch 32 "${DDP_TPUT_FLAGS[@]}" --out "$f"
+          --models lenet5,resnet32 --batch 32 --precision "$PRECISION" "${DDP_TPUT_FLAGS[@]}" --out "$f"
         rc=$?; ran "$f" "$rc" $((SECONDS - t))
       fi
     fi
@@ -228,7 +229,7 @@ tta() {  # tta MODEL TARGET DDP_LR DDP_EPOCHS DDP_CAP CBT_LR CBT_EPOCHS CBT_CAP
           timeout -k 15 $((CAP + 30)) "$PYTHON" bench/torch_ddp.py tta --gpus "$n" --model "$m" \
             --batch 32 --lr "$dlr" --lr-scaling "$LR_SCALING" --schedule cosine \
             --target "$target" --max-epochs "$de" --seed "$s" --data "$DATA" \
-            --init-onnx "$OUT/models/$m.onnx" --budget "$CAP" --out "$f"
+            --init-onnx "$OUT/models/$m.onnx" --precision "$PRECISION" --budget "$CAP" --out "$f"
           rc=$?; ran "$f" "$rc" $((SECONDS - t))
         fi
       fi

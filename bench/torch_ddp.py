@@ -126,6 +126,7 @@ def parse_args(argv=None):
     t.add_argument("--quick", action="store_true",
                    help="defaults of 3 windows of 100 (lenet5) or 30 steps (smoke run)")
     t.add_argument("--out", required=True)
+    precision_arg(t)
     r = sub.add_parser("tta", help="DDP training on Fashion-MNIST until a test accuracy")
     r.add_argument("--gpus", type=positive_int, required=True)
     r.add_argument("--model", required=True, choices=["lenet5", "resnet20"])
@@ -144,6 +145,7 @@ def parse_args(argv=None):
     r.add_argument("--budget", type=float, default=0,
                    help="wall-clock seconds since the launch; 0: none")
     r.add_argument("--out", required=True)
+    precision_arg(r)
     a = ap.parse_args(argv)
     if a.cmd == "throughput" and min(a.steps, a.windows, a.warmup) < 0:
         ap.error("--steps, --windows and --warmup cannot be negative")
@@ -169,15 +171,23 @@ def free_port():
 
 # ---- workers (one process per GPU) ----
 
-def init_rank(rank, world, port):
+def precision_arg(parser):
+    # models.set_precision applies it in each rank (this module imports no torch at load)
+    parser.add_argument("--precision", default="fp32", choices=["fp32", "tf32"],
+                        help="fp32 (TF32 off, as cbtrain's default) or tf32")
+
+
+def init_rank(rank, world, port, precision):
     import torch
     import torch.distributed as dist
+    from models import set_precision
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
     torch.cuda.set_device(rank)
     dev = torch.device("cuda", rank)
     dist.init_process_group("nccl", rank=rank, world_size=world, device_id=dev)
     torch.backends.cudnn.benchmark = True
+    set_precision(precision)
     return dev
 
 
@@ -192,6 +202,8 @@ def environment(world):
                 gpu_memory_bytes=torch.cuda.get_device_properties(0).total_memory,
                 torch=torch.__version__, cuda=torch.version.cuda,
                 cudnn=torch.backends.cudnn.version(), nccl=nccl, cudnn_benchmark=True,
+                cudnn_allow_tf32=torch.backends.cudnn.allow_tf32,
+                matmul_allow_tf32=torch.backends.cuda.matmul.allow_tf32,
                 **{k: os.environ.get(k) for k in NO_MULTICAST})
 
 
@@ -209,7 +221,7 @@ def throughput_worker(rank, world, port, a, doc):
     import torch.nn.functional as F
     from torch.nn.parallel import DistributedDataParallel as DDP
     from models import build
-    dev = init_rank(rank, world, port)
+    dev = init_rank(rank, world, port, a.precision)
     if rank == 0:
         doc["env"] = environment(world)
     t_start = time.perf_counter()
@@ -278,7 +290,7 @@ def tta_worker(rank, world, port, a, doc, launch_wall):
     from torch.nn.parallel import DistributedDataParallel as DDP
     from models import build, load_onnx_weights
     from torch_time_to_accuracy import evaluate, load_split
-    dev = init_rank(rank, world, port)
+    dev = init_rank(rank, world, port, a.precision)
     torch.manual_seed(a.seed)
     xtr, ytr = load_split(a.data, "train", dev)
     xte, yte = (load_split(a.data, "t10k", dev) if rank == 0 else (None, None))

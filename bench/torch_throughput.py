@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from models import MODELS, build  # noqa: E402
+from models import MODELS, add_precision_arg, build, set_precision  # noqa: E402
 
 # Keep the random labels from driving the weights to overflow: the speed of a step
 # does not depend on the learning rate.
@@ -157,7 +157,9 @@ def environment():
     p = torch.cuda.get_device_properties(0)
     return dict(gpu=torch.cuda.get_device_name(0), gpu_memory_bytes=p.total_memory,
                 torch=torch.__version__, cuda=torch.version.cuda,
-                cudnn=torch.backends.cudnn.version(), cudnn_benchmark=True)
+                cudnn=torch.backends.cudnn.version(), cudnn_benchmark=True,
+                cudnn_allow_tf32=torch.backends.cudnn.allow_tf32,
+                matmul_allow_tf32=torch.backends.cuda.matmul.allow_tf32)
 
 
 def main():
@@ -171,12 +173,14 @@ def main():
     ap.add_argument("--windows", type=int, default=5, help="timing windows (median taken)")
     ap.add_argument("--warmup", type=int, default=10, help="untimed steps before timing")
     ap.add_argument("--quick", action="store_true", help="short windows (smoke run)")
+    add_precision_arg(ap)
     ap.add_argument("--out", required=True, help="JSON file to write")
     args = ap.parse_args()
 
     if not torch.cuda.is_available():
         raise SystemExit("torch_throughput.py needs a CUDA GPU")
     torch.backends.cudnn.benchmark = True
+    set_precision(args.precision)
     batches = [int(b) for b in args.batch.split(",") if b]
     modes = [m for m in args.modes.split(",") if m]
     ks = [int(k) for k in args.ks.split(",") if k]
@@ -185,7 +189,7 @@ def main():
     if args.quick:
         steps, windows, warmup = max(5, steps // 5), 3, 3
 
-    doc = dict(tool="torch", model=args.model, input_shape=list(MODELS[args.model][1]),
+    doc = dict(tool="torch", model=args.model, precision=args.precision, input_shape=list(MODELS[args.model][1]),
                optimizer="SGD momentum 0.9 (foreach)", loss="cross_entropy",
                steps_per_window=steps, windows=windows, warmup_steps=warmup,
                quick=args.quick, env=environment(), results=[])

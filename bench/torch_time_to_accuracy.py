@@ -29,7 +29,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from idx_files import find, read_idx  # noqa: E402
-from models import MODELS, build, load_onnx_weights  # noqa: E402
+from models import MODELS, add_precision_arg, build, load_onnx_weights, set_precision  # noqa: E402
 
 MEAN, STD = 0.2860, 0.3530
 
@@ -70,6 +70,7 @@ def main():
     ap.add_argument("--max-epochs", type=int, default=15)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--init-onnx", default="", help="start from this ONNX file's weights")
+    add_precision_arg(ap)
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     lenet = args.model == "lenet5"
@@ -81,6 +82,7 @@ def main():
         raise SystemExit("torch_time_to_accuracy.py needs a CUDA GPU")
     dev = torch.device("cuda")
     torch.backends.cudnn.benchmark = True
+    precision = set_precision(args.precision)
     torch.manual_seed(args.seed)
     xtr, ytr = load_split(args.data, "train", dev)
     xte, yte = load_split(args.data, "t10k", dev)
@@ -135,7 +137,7 @@ def main():
     doc = dict(tool="torch", model=args.model, batch=batch, learners=1, lr=lr,
                schedule=schedule, momentum=args.momentum, weight_decay=args.weight_decay,
                target=args.target, max_epochs=args.max_epochs, seed=args.seed,
-               init_onnx=args.init_onnx or None,
+               init_onnx=args.init_onnx or None, **precision,
                epochs=len(history), train_seconds=train_seconds,
                accuracy=[h["test_accuracy"] for h in history],
                elapsed_s=[h["elapsed_s"] for h in history],

@@ -42,6 +42,9 @@ class Backend {
   // --deterministic: only kernels and library algorithms whose results do not depend on
   // scheduling. The CPU kernels always are (with a fixed thread count).
   virtual void set_deterministic(bool on) {}
+  // Convolution algorithms chosen by measuring them (cuDNN's Find, the default) or by the
+  // library's heuristic ranking (--cudnn-algos heuristic). Only CUDA backends choose.
+  virtual void set_measure_conv_algos(bool on) {}
   // Device bytes this backend holds for itself (workspaces), beyond what it allocated.
   virtual size_t reserved_bytes() const { return 0; }
   // Bytes that can still be allocated on this device (the auto-tuner's memory limit).

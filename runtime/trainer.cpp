@@ -57,12 +57,14 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
                                                     make_backend(devices[g]), opt.cuda_graphs));
       if (opt.tf32) learners_.back()->backend().allow_tf32(true);
       learners_.back()->backend().set_deterministic(opt.deterministic);
+      learners_.back()->backend().set_measure_conv_algos(opt.measure_conv_algos);
       learner_hyper_.push_back(learners_.back()->backend().empty(DType::Float32, {8}));
     }
     grp.sync = make_backend(devices[g]);
     Backend& sb = *grp.sync;
     if (opt.tf32) sb.allow_tf32(true);
     sb.set_deterministic(opt.deterministic);
+    sb.set_measure_conv_algos(opt.measure_conv_algos);
     grp.z = FlatBuffer(param_layout_, sb);
     grp.z_prev = FlatBuffer(param_layout_, sb);
     grp.sum = FlatBuffer(param_layout_, sb);

@@ -48,8 +48,9 @@ struct TrainerOptions {
   // The processes that train together (mpirun); null: this process alone. Every rank brings
   // the same number of learners; rank r's learner j is learner r*k+j of the whole run.
   std::shared_ptr<ProcessGroup> processes;
-  bool cuda_graphs = true;
-  bool tf32 = false;          // --precision tf32    // replay each learner's iteration as a CUDA graph on GPUs
+  bool cuda_graphs = true;    // replay each learner's iteration as a CUDA graph on GPUs
+  bool tf32 = false;          // --precision tf32
+  bool measure_conv_algos = true;  // false: --cudnn-algos heuristic
   // One thread per CPU kernel in every learner thread, so that reductions run in a fixed
   // order and a run (and a resumed run) gives the same weights bit for bit; on GPUs only
   // deterministic cuDNN algorithms and no atomic sums (Backend::set_deterministic).

@@ -99,6 +99,7 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
   to.deterministic = a.deterministic;
   to.cuda_graphs = a.cuda_graphs == "on";
   to.tf32 = a.precision == "tf32";
+  to.measure_conv_algos = a.cudnn_algos == "measure";
   to.gpus = parse_gpus(a.gpus);
   if (!to.gpus.empty()) to.device = Device{DeviceKind::CUDA, to.gpus[0]};
   if (a.learners == "auto") {

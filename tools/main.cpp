@@ -86,6 +86,10 @@ static int run(int argc, char** argv) {
   app.add_flag("--deterministic", t.deterministic,
                "bit-identical runs for a seed: one thread per CPU kernel, fixed reduction orders,\n"
                "deterministic cuDNN algorithms and no atomic sums on GPUs");
+  app.add_option("--cudnn-algos", t.cudnn_algos,
+                 "GPU convolution algorithms: measure (time cuDNN's candidates once at start-up,\n"
+                 "take the fastest) or heuristic (cuDNN's ranking, no measuring)")
+      ->capture_default_str()->check(CLI::IsMember({"measure", "heuristic"}));
   app.add_option("--collective-timeout", t.collective_timeout,
                  "seconds a process waits for the others (mpirun) before all stop, naming the missing rank")
       ->capture_default_str()->check(CLI::PositiveNumber);
@@ -115,6 +119,8 @@ static int run(int argc, char** argv) {
   bench->add_option("--gpus", ba.train.gpus, "several GPUs, e.g. 0,1 or all");
   bench->add_option("--precision", ba.train.precision, "fp32 or tf32")->capture_default_str()
       ->check(CLI::IsMember({"fp32", "tf32"}));
+  bench->add_option("--cudnn-algos", ba.train.cudnn_algos, "measure or heuristic")
+      ->capture_default_str()->check(CLI::IsMember({"measure", "heuristic"}));
   bench->add_option("--cuda-graphs", ba.train.cuda_graphs, "on or off")->capture_default_str()
       ->check(CLI::IsMember({"on", "off"}));
   bench->add_option("--warmup", ba.warmup, "rounds before timing")->capture_default_str();

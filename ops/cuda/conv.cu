@@ -1,8 +1,11 @@
-// Conv and ConvTranspose CUDA kernels, forward and backward, over cuDNN. Descriptors and the
-// chosen algorithms are cached per node; asymmetric padding that cuDNN cannot express is
-// applied by padding the image explicitly into the workspace.
+// Conv and ConvTranspose CUDA kernels, forward and backward, over cuDNN. Descriptors are
+// cached per node, the chosen algorithms per geometry (measured once per process); asymmetric
+// padding that cuDNN cannot express is applied by padding the image explicitly into the
+// workspace.
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -100,28 +103,37 @@ bool accurate(cudnnConvolutionBwdFilterAlgo_t a) {
          a != CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
 }
 
-// The first usable algorithm of cuDNN's heuristic ranking: successful, accurate, within the
-// workspace, FMA math unless TF32 is allowed, deterministic when any such one exists (only
-// deterministic ones under --deterministic). When none qualifies, `fallback` (an
-// implicit-GEMM algorithm, deterministic and supported for every float32 convolution) with
-// FMA math.
+// Whether cuDNN's candidate `p` may be used: successful, accurate, FMA math unless TF32 is
+// allowed, deterministic under --deterministic, within the workspace `budget` (its size from
+// `ws_size`, which needs the candidate's math type set on the descriptor).
+template <class Perf, class WsFn>
+bool usable(const Perf& p, const ConvPlan& plan, const CudaContext& cc, size_t budget,
+            WsFn ws_size, size_t& need) {
+  if (p.status != CUDNN_STATUS_SUCCESS || (!cc.tf32 && p.mathType != CUDNN_FMA_MATH)) return false;
+  if (!accurate(p.algo)) return false;
+  if (cc.deterministic && p.determinism != CUDNN_DETERMINISTIC) return false;
+  CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, p.mathType));
+  need = 0;
+  return ws_size(p.algo, &need) == CUDNN_STATUS_SUCCESS && need <= budget;
+}
+
+// The algorithm for one convolution op out of cuDNN's ranking `perf`. Measured (cuDNN's Find,
+// ranked by time): the fastest usable one. Heuristic ranking (--cudnn-algos heuristic): the
+// first usable one, a deterministic one when any such qualifies. When none qualifies,
+// `fallback` (an implicit-GEMM algorithm, deterministic and supported for every float32
+// convolution) with FMA math.
 template <class Perf, class Algo, class WsFn>
-void pick_algo(const Perf* perf, int n, const ConvPlan& plan, const CudaContext& cc, size_t budget,
-               WsFn ws_size, Algo fallback, Algo& algo, cudnnMathType_t& math, size_t& ws,
-               const char* what) {
+void pick_algo(const Perf* perf, int n, bool measured, const ConvPlan& plan,
+               const CudaContext& cc, size_t budget, WsFn ws_size, Algo fallback, Algo& algo,
+               cudnnMathType_t& math, size_t& ws, const char* what) {
   int chosen = -1;
   size_t chosen_ws = 0;
   for (int i = 0; i < n; ++i) {
-    const Perf& p = perf[i];
-    if (p.status != CUDNN_STATUS_SUCCESS || (!cc.tf32 && p.mathType != CUDNN_FMA_MATH)) continue;
-    if (!accurate(p.algo)) continue;
-    const bool det = p.determinism == CUDNN_DETERMINISTIC;
-    if (cc.deterministic && !det) continue;
-    CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, p.mathType));
     size_t need = 0;
-    if (ws_size(p.algo, &need) != CUDNN_STATUS_SUCCESS || need > budget) continue;
-    if (chosen < 0 || det) chosen = i, chosen_ws = need;
-    if (det) break;
+    if (!usable(perf[i], plan, cc, budget, ws_size, need)) continue;
+    const bool det = perf[i].determinism == CUDNN_DETERMINISTIC;
+    if (chosen < 0 || (!measured && det)) chosen = i, chosen_ws = need;
+    if (measured || det) break;
   }
   if (chosen >= 0) {
     algo = perf[chosen].algo, math = perf[chosen].mathType, ws = chosen_ws;
@@ -134,6 +146,33 @@ void pick_algo(const Perf* perf, int n, const ConvPlan& plan, const CudaContext&
                   plan.g.N, ", ", plan.g.Ci, ", ", plan.g.H, ", ", plan.g.W, ") within ", budget,
                   " bytes of workspace");
   algo = fallback, math = CUDNN_FMA_MATH, ws = need;
+}
+
+// The algorithms chosen for one convolution op, shared by every learner of the process
+// whose convolution has the same geometry and settings: cuDNN's Find runs each of them once.
+struct AlgoKey {
+  std::vector<int64_t> dims;
+  bool operator<(const AlgoKey& o) const { return dims < o.dims; }
+};
+struct AlgoChoice {
+  int algo = 0;
+  cudnnMathType_t math = CUDNN_FMA_MATH;
+  size_t ws = 0;
+};
+
+AlgoKey algo_key(const CudaContext& cc, const ConvGeom& g, ConvOp op, size_t budget) {
+  return {{cc.device, static_cast<int64_t>(op), cc.tf32, cc.deterministic, cc.measure_conv_algos,
+           static_cast<int64_t>(budget), g.N, g.Ci, g.Cg, g.G, g.H, g.W, g.KH, g.KW, g.SH, g.SW,
+           g.DH, g.DW, g.PH, g.PW, g.OH, g.OW, g.explicit_pad}};
+}
+
+std::mutex& algo_cache_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<AlgoKey, AlgoChoice>& algo_cache() {
+  static std::map<AlgoKey, AlgoChoice> cache;
+  return cache;
 }
 
 std::shared_ptr<ConvPlan> make_plan(const CudaContext& cc, const ConvGeom& geom,
@@ -161,34 +200,64 @@ std::shared_ptr<ConvPlan> make_plan(const CudaContext& cc, const ConvGeom& geom,
                   "convolution input (", p.pad_bytes(), " bytes needed)");
   size_t budget = cc.workspace_bytes - p.pad_bytes();
   cudnnHandle_t h_ = cc.cudnn;
+  const bool measure = cc.measure_conv_algos;
+  std::lock_guard lock(algo_cache_mutex());
   for (ConvOp op : ops) {
-    if (op == ConvOp::Forward) {
+    AlgoKey key = algo_key(cc, g, op, budget);
+    auto hit = algo_cache().find(key);
+    AlgoChoice c;
+    if (hit != algo_cache().end()) {
+      c = hit->second;
+    } else if (op == ConvOp::Forward) {
       cudnnConvolutionFwdAlgoPerf_t perf[16];
       int cnt = 0;
-      CBT_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h_, p.image, p.filter, p.conv, p.grid,
-                                                             16, &cnt, perf));
-      pick_algo(perf, cnt, p, cc, budget, [&](cudnnConvolutionFwdAlgo_t a, size_t* s) {
-        return cudnnGetConvolutionForwardWorkspaceSize(h_, p.image, p.filter, p.conv, p.grid, a, s);
-      }, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, p.fwd, p.fwd_math, p.fwd_ws, "forward");
+      // Find runs every algorithm once on cuDNN's own buffers (allocated and synchronised: the
+      // first run of a step program, never inside a CUDA-graph capture).
+      CBT_CUDNN_CHECK(measure ? cudnnFindConvolutionForwardAlgorithm(h_, p.image, p.filter, p.conv,
+                                                                     p.grid, 16, &cnt, perf)
+                              : cudnnGetConvolutionForwardAlgorithm_v7(h_, p.image, p.filter,
+                                                                       p.conv, p.grid, 16, &cnt, perf));
+      cudnnConvolutionFwdAlgo_t a{};
+      pick_algo(perf, cnt, measure, p, cc, budget, [&](cudnnConvolutionFwdAlgo_t al, size_t* sz) {
+        return cudnnGetConvolutionForwardWorkspaceSize(h_, p.image, p.filter, p.conv, p.grid, al, sz);
+      }, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, a, c.math, c.ws, "forward");
+      c.algo = a;
     } else if (op == ConvOp::BackwardData) {
       cudnnConvolutionBwdDataAlgoPerf_t perf[16];
       int cnt = 0;
-      CBT_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h_, p.filter, p.grid, p.conv,
-                                                                  p.image, 16, &cnt, perf));
-      pick_algo(perf, cnt, p, cc, budget, [&](cudnnConvolutionBwdDataAlgo_t a, size_t* s) {
+      CBT_CUDNN_CHECK(measure ? cudnnFindConvolutionBackwardDataAlgorithm(
+                                    h_, p.filter, p.grid, p.conv, p.image, 16, &cnt, perf)
+                              : cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                                    h_, p.filter, p.grid, p.conv, p.image, 16, &cnt, perf));
+      cudnnConvolutionBwdDataAlgo_t a{};
+      pick_algo(perf, cnt, measure, p, cc, budget, [&](cudnnConvolutionBwdDataAlgo_t al, size_t* sz) {
         return cudnnGetConvolutionBackwardDataWorkspaceSize(h_, p.filter, p.grid, p.conv, p.image,
-                                                            a, s);
-      }, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, p.bwd_data, p.data_math, p.data_ws, "backward-data");
+                                                            al, sz);
+      }, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, a, c.math, c.ws, "backward-data");
+      c.algo = a;
     } else {
       cudnnConvolutionBwdFilterAlgoPerf_t perf[16];
       int cnt = 0;
-      CBT_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h_, p.image, p.grid, p.conv,
-                                                                    p.filter, 16, &cnt, perf));
-      pick_algo(perf, cnt, p, cc, budget, [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* s) {
+      CBT_CUDNN_CHECK(measure ? cudnnFindConvolutionBackwardFilterAlgorithm(
+                                    h_, p.image, p.grid, p.conv, p.filter, 16, &cnt, perf)
+                              : cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                                    h_, p.image, p.grid, p.conv, p.filter, 16, &cnt, perf));
+      cudnnConvolutionBwdFilterAlgo_t a{};
+      pick_algo(perf, cnt, measure, p, cc, budget, [&](cudnnConvolutionBwdFilterAlgo_t al, size_t* sz) {
         return cudnnGetConvolutionBackwardFilterWorkspaceSize(h_, p.image, p.grid, p.conv,
-                                                              p.filter, a, s);
-      }, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, p.bwd_filter, p.filter_math, p.filter_ws,
-         "backward-filter");
+                                                              p.filter, al, sz);
+      }, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, a, c.math, c.ws, "backward-filter");
+      c.algo = a;
+    }
+    algo_cache().emplace(key, c);
+    if (op == ConvOp::Forward) {
+      p.fwd = static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), p.fwd_math = c.math, p.fwd_ws = c.ws;
+    } else if (op == ConvOp::BackwardData) {
+      p.bwd_data = static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo), p.data_math = c.math,
+      p.data_ws = c.ws;
+    } else {
+      p.bwd_filter = static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo),
+      p.filter_math = c.math, p.filter_ws = c.ws;
     }
   }
   return plan;

@@ -24,6 +24,9 @@ struct CudaContext {
   // --deterministic: only kernels and library algorithms whose results do not depend on
   // scheduling (no atomics, deterministic cuDNN algorithms)
   bool deterministic = false;
+  // cuDNN convolution algorithms: the fastest measured by cuDNN's Find (default), or the first
+  // of its heuristic ranking (--cudnn-algos heuristic: no measuring at start-up).
+  bool measure_conv_algos = true;
 };
 
 inline CudaContext& context_of(void* device_ctx) {
