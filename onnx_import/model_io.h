@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "graph/ir.h"
 #include "graph/tensor.h"
@@ -27,7 +28,10 @@ struct ImportedModel {
   std::string producer_version;
   int64_t ir_version = 0;
   std::map<std::string, int64_t> opsets;  // domain ("" for the default domain) -> version
-  std::shared_ptr<const OnnxModelProto> proto;  // the untouched original, for save_model
+  std::shared_ptr<const OnnxModelProto> proto;  // the original (untied, below), for save_model
+  // Initializers that an exporter had merged and that load_model gave each layer a copy of
+  // (untie_layer_parameters): "name -> copy (op 'node')". save_model writes the copies.
+  std::vector<std::string> untied;
 };
 
 // Supported default-domain opsets; per-op support is checked by the schemas.

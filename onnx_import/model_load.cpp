@@ -210,6 +210,7 @@ ImportedModel load_model(const std::string& path, const ImportOptions& opts) {
     const onnx::ModelProto& mp = proto->model;
     for (const auto& n : mp.graph().node()) check_domain(n);
     admit_tensor_bytes(mp.graph(), opts);
+    m.untied = untie_layer_parameters(*proto->model.mutable_graph());
     convert_graph(*proto, m.graph, proto->constant_outputs);
     check_and_sort_graph(m.graph);
     m.producer_name = mp.producer_name();

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "graph/tensor.h"
 #include "onnx_import/model_io.h"
@@ -30,6 +31,12 @@ uint64_t tensor_proto_bytes(const onnx::TensorProto& t, const std::string& what)
 // Converts a TensorProto (typed fields, raw_data or external data below `folder`).
 Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& what,
                          const std::filesystem::path& folder);
+
+// Gives every normalisation node (scale, bias, statistics) and every Conv/ConvTranspose/Gemm
+// (bias) its own copy of an initializer that an earlier node already uses: exporters merge
+// initializers of equal value, which would tie such layers in training. Returns one note per
+// copy ("name -> copy (op 'node')"); the copies are added to `g`.
+std::vector<std::string> untie_layer_parameters(onnx::GraphProto& g);
 
 // Replaces the data of `t` with `value` stored inline as raw_data.
 void set_tensor_proto_data(onnx::TensorProto& t, const Tensor& value);

@@ -21,6 +21,14 @@ std::string dims_str(const ValueInfo& v) {
   }
   return s + ")";
 }
+
+// "what (N nodes): Add×9 Conv×21 ..."
+void print_op_counts(const char* what, const std::vector<Node>& nodes) {
+  std::map<std::string, int> counts;
+  for (const auto& n : nodes) counts[n.op_type]++;
+  std::cout << what << " (" << nodes.size() << " nodes):";
+  for (const auto& [op, c] : counts) std::cout << " " << op << "×" << c;
+}
 }  // namespace
 
 int run_inspect(const InspectArgs& a) {
@@ -33,10 +41,7 @@ int run_inspect(const InspectArgs& a) {
     std::cout << "input:  " << in.name << " " << dtype_name(in.dtype) << " " << dims_str(in) << "\n";
   for (const auto& out : g.outputs)
     std::cout << "output: " << out.name << " " << dtype_name(out.dtype) << " " << dims_str(out) << "\n";
-  std::map<std::string, int> counts;
-  for (const auto& n : g.nodes) counts[n.op_type]++;
-  std::cout << "ops (" << g.nodes.size() << " nodes):";
-  for (const auto& [op, c] : counts) std::cout << " " << op << "×" << c;
+  print_op_counts("ops", g.nodes);
   std::cout << "\n";
   int64_t params = 0, tensors = 0;
   for (const auto& [name, t] : g.initializers)
@@ -62,6 +67,8 @@ int run_inspect(const InspectArgs& a) {
               << ", planned " << format_bytes(p.arena_bytes) << " (" << static_cast<int>(saved + 0.5)
               << "% saved)\n"
               << "parameters: " << trainer.num_parameters() << " values in one flat buffer\n";
+    print_op_counts("training step", trainer.training_graph().graph.nodes);
+    std::cout << "\n";
   }
   if (!missing.empty()) return 2;
   return 0;

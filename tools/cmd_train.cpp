@@ -144,6 +144,11 @@ int run_train(const TrainArgs& a) {
   if (!ckpt.dir.empty()) parse_checkpoint_every(a.checkpoint_every.empty() ? "1e" : a.checkpoint_every, ckpt);
   install_stop_handlers();  // from here on, SIGINT/SIGTERM stop at the next round boundary
   ImportedModel model = load_model(a.model);
+  if (!model.untied.empty())
+    out << "cbtrain: " << model.untied.size() << " parameter tensor(s) of the model were shared by "
+        << "several layers (the exporter stores equal initializers once, e.g. the BatchNorm "
+        << "parameters of a freshly initialised network); each layer now trains its own copy, "
+        << "and the trained model names them apart (first: " << model.untied.front() << ")\n";
   check_supported(model.graph, device);  // before the data set is read: fail fast
   TrainTestData data = load_data(data_options(a.data_dir, a.data, model.graph, a.seed));
 

@@ -1,0 +1,166 @@
+// untie_layer_parameters (via load_model): layers that an exporter made share equal
+// initializers get their own copies, train apart, and are written back apart.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "common/op_harness.h"
+#include "onnx_import/model_io.h"
+#include "runtime/trainer.h"
+
+namespace cbt {
+namespace {
+
+namespace fs = std::filesystem;
+
+void add_tensor(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims,
+                const std::vector<float>& vals) {
+  auto* t = g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) t->add_dims(d);
+  t->set_raw_data(vals.data(), vals.size() * sizeof(float));
+}
+
+void add_node(onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& in,
+              const std::string& out, const std::string& name) {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  for (const auto& i : in) n->add_input(i);
+  n->add_output(out);
+  if (op == "Conv") {
+    auto* a = n->add_attribute();
+    a->set_name("pads");
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int i = 0; i < 4; ++i) a->add_ints(1);
+  }
+}
+
+void add_value(onnx::ValueInfoProto* v, const std::string& name, const std::vector<int64_t>& dims) {
+  v->set_name(name);
+  auto* tt = v->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  tt->mutable_shape()->add_dim()->set_dim_param("N");
+  for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+// x (N, 3, 4, 4) -> Conv(w) -> BN(s, b, m, v) -> Relu -> Conv(w) -> BN(s, b, m, v) ->
+// GlobalAveragePool -> Flatten -> Gemm(fc, fcb) -> y (N, 3), as an exporter writes a freshly
+// initialised network: both BatchNorms share one scale (ones), bias, mean (zeros) and
+// variance (ones); both convolutions share the weight `w` on purpose (tied layers).
+onnx::ModelProto shared_bn_model() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.set_producer_name("test");
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("g");
+  add_value(g->add_input(), "x", {3, 4, 4});
+  add_value(g->add_output(), "y", {3});
+  std::mt19937 rng(5);
+  std::normal_distribution<float> nd(0.0f, 0.3f);
+  std::vector<float> w(81), fc(9), fcb(3);
+  for (auto* v : {&w, &fc, &fcb})
+    for (float& f : *v) f = nd(rng);
+  add_tensor(g, "w", {3, 3, 3, 3}, w);
+  add_tensor(g, "s", {3}, {1, 1, 1});
+  add_tensor(g, "b", {3}, {0, 0, 0});
+  add_tensor(g, "m", {3}, {0, 0, 0});
+  add_tensor(g, "v", {3}, {1, 1, 1});
+  add_tensor(g, "fc", {3, 3}, fc);
+  add_tensor(g, "fcb", {3}, fcb);
+  add_node(g, "Conv", {"x", "w"}, "c1", "conv1");
+  add_node(g, "BatchNormalization", {"c1", "s", "b", "m", "v"}, "n1", "bn1");
+  add_node(g, "Relu", {"n1"}, "r1", "relu1");
+  add_node(g, "Conv", {"r1", "w"}, "c2", "conv2");
+  add_node(g, "BatchNormalization", {"c2", "s", "b", "m", "v"}, "n2", "bn2");
+  add_node(g, "GlobalAveragePool", {"n2"}, "p", "pool");
+  add_node(g, "Flatten", {"p"}, "f", "flatten");
+  add_node(g, "Gemm", {"f", "fc", "fcb"}, "y", "fc");
+  return m;
+}
+
+class Untie : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::random_device rd;
+    dir_ = fs::temp_directory_path() /
+           ("cbt_untie_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
+    fs::create_directories(dir_);
+    path_ = (dir_ / "shared.onnx").string();
+    std::ofstream f(path_, std::ios::binary);
+    ASSERT_TRUE(shared_bn_model().SerializeToOstream(&f));
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  const Node& node(const Graph& g, const std::string& name) {
+    for (const Node& n : g.nodes)
+      if (n.name == name) return n;
+    throw std::runtime_error("no node " + name);
+  }
+  fs::path dir_;
+  std::string path_;
+};
+
+bool same_values(const Tensor& a, const Tensor& b) {
+  if (a.shape() != b.shape()) return false;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    if (a.at_f64(i) != b.at_f64(i)) return false;
+  return true;
+}
+
+TEST_F(Untie, SharedBatchNormTensorsGetACopyPerLayerAndTiedWeightsStayTied) {
+  ImportedModel m = load_model(path_);
+  ASSERT_EQ(m.untied.size(), 4u);  // s, b, m, v of bn2
+  const Node& bn1 = node(m.graph, "bn1");
+  const Node& bn2 = node(m.graph, "bn2");
+  EXPECT_EQ(bn1.inputs, (std::vector<std::string>{"c1", "s", "b", "m", "v"}));
+  for (size_t k = 1; k < 5; ++k) {
+    const std::string& copy = bn2.inputs[k];
+    EXPECT_EQ(copy, bn1.inputs[k] + ".untied1");
+    EXPECT_TRUE(same_values(m.graph.initializers.at(copy), m.graph.initializers.at(bn1.inputs[k])))
+        << copy;
+  }
+  // A weight shared on purpose (and Gemm's weight) is not copied.
+  EXPECT_EQ(node(m.graph, "conv1").inputs[1], "w");
+  EXPECT_EQ(node(m.graph, "conv2").inputs[1], "w");
+  EXPECT_EQ(m.graph.initializers.count("w.untied1"), 0u);
+}
+
+TEST_F(Untie, TheLayersTrainApartAndTheTrainedModelKeepsThemApart) {
+  ImportedModel m = load_model(path_);
+  TrainerOptions to;
+  to.batch_size = 8;
+  to.optimizer.lr = 0.1f;
+  Trainer trainer(m.graph, to);
+  std::mt19937_64 rng(11);
+  for (int r = 0; r < 5; ++r) {
+    Tensor x = test::random_tensor(DType::Float32, {8, 3, 4, 4}, rng());
+    Tensor y(DType::Int64, {8});
+    for (int64_t i = 0; i < 8; ++i) y.ptr<int64_t>()[i] = static_cast<int64_t>(rng() % 3);
+    trainer.step(x, y);
+  }
+  std::map<std::string, Tensor> trained = trainer.trained_initializers();
+  for (const char* name : {"s", "b", "m", "v"}) {
+    const std::string copy = std::string(name) + ".untied1";
+    ASSERT_TRUE(trained.count(name) && trained.count(copy)) << name;
+    EXPECT_FALSE(same_values(trained.at(name), trained.at(copy)))
+        << name << ": the two BatchNorm layers still move together";
+  }
+  const std::string out = (dir_ / "trained.onnx").string();
+  save_model(m, trained, out);
+  ImportedModel r = load_model(out);
+  EXPECT_TRUE(r.untied.empty()) << "the written model shares " << r.untied.front();
+  EXPECT_EQ(node(r.graph, "bn2").inputs, node(m.graph, "bn2").inputs);
+  for (const auto& [name, t] : trained)
+    EXPECT_TRUE(same_values(r.graph.initializers.at(name), t)) << name;
+}
+
+}  // namespace
+}  // namespace cbt
