@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "ops/cuda/common.cuh"
 
@@ -81,22 +82,39 @@ struct ChannelSplit {
   int64_t blocks() const { return C * chunks; }
 };
 
-// partial[c * chunks + b] = sum of f(flat index of (n, c, s)) over chunk b of channel c, in
-// double; summed in a fixed order, so the result is deterministic.
+// Sum of f(flat index of (n, c, s), c) over chunk b of channel c, in double, valid in thread
+// 0; the fixed order of the sum keeps it deterministic. `shared` holds 32 doubles.
 template <class F>
-__global__ void channel_partials_kernel(ChannelSplit d, F f, double2* partial) {
-  __shared__ double shared[32];
-  int64_t c = blockIdx.x / d.chunks, b = blockIdx.x % d.chunks, count = d.N * d.S;
-  int64_t lo = count * b / d.chunks, hi = count * (b + 1) / d.chunks;
+__device__ double2 chunk_sum(const ChannelSplit& d, const F& f, int64_t c, int64_t b,
+                             double* shared) {
+  int64_t count = d.N * d.S, lo = count * b / d.chunks, hi = count * (b + 1) / d.chunks;
   double a0 = 0, a1 = 0;
-  for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) {
-    int64_t n = j / d.S, s = j - n * d.S;
-    double2 v = f((n * d.C + c) * d.S + s, c);
-    a0 += v.x, a1 += v.y;
+  if (count * d.C < (int64_t{1} << 31)) {  // 32-bit index arithmetic where it fits
+    const uint32_t S = static_cast<uint32_t>(d.S), C = static_cast<uint32_t>(d.C);
+    for (uint32_t j = static_cast<uint32_t>(lo) + threadIdx.x; j < static_cast<uint32_t>(hi);
+         j += blockDim.x) {
+      uint32_t n = j / S, s = j - n * S;
+      double2 v = f(static_cast<int64_t>((n * C + static_cast<uint32_t>(c)) * S + s), c);
+      a0 += v.x, a1 += v.y;
+    }
+  } else {
+    for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) {
+      int64_t n = j / d.S, s = j - n * d.S;
+      double2 v = f((n * d.C + c) * d.S + s, c);
+      a0 += v.x, a1 += v.y;
+    }
   }
   a0 = block_sum(a0, shared);
   a1 = block_sum(a1, shared);
-  if (threadIdx.x == 0) partial[blockIdx.x] = make_double2(a0, a1);
+  return make_double2(a0, a1);
+}
+
+// partial[c * chunks + b] = chunk_sum of chunk b of channel c.
+template <class F>
+__global__ void channel_partials_kernel(ChannelSplit d, F f, double2* partial) {
+  __shared__ double shared[32];
+  double2 t = chunk_sum(d, f, blockIdx.x / d.chunks, blockIdx.x % d.chunks, shared);
+  if (threadIdx.x == 0) partial[blockIdx.x] = t;
 }
 
 // Launches channel_partials_kernel on the context's stream.
@@ -107,12 +125,75 @@ void channel_partials(const CudaContext& cc, const ChannelSplit& d, F f, double2
   CBT_CUDA_CHECK_LAUNCH();
 }
 
-// Sum of the chunks of channel c, in chunk order.
+// Sum of the chunks of channel c, in chunk order (read through L2: other blocks wrote them).
 __device__ __forceinline__ double2 channel_total(const double2* partial, int64_t chunks,
                                                  int64_t c) {
   double2 t = make_double2(0, 0);
-  for (int64_t b = 0; b < chunks; ++b) t.x += partial[c * chunks + b].x, t.y += partial[c * chunks + b].y;
+  for (int64_t b = 0; b < chunks; ++b) {
+    double2 v = __ldcg(partial + c * chunks + b);
+    t.x += v.x, t.y += v.y;
+  }
   return t;
+}
+
+// channel_partials_kernel and the per-channel finish in one launch: the last block of
+// channel c to finish (arrivals[c] counts them; zero before, zero again after) adds the
+// chunks' sums in chunk order and calls fin(c, total). Which block finishes last varies, the
+// order of the sum does not: deterministic.
+template <class F, class Fin>
+__global__ void channel_reduce_kernel(ChannelSplit d, F f, double2* partial, unsigned* arrivals,
+                                      Fin fin) {
+  __shared__ double shared[32];
+  __shared__ bool last;
+  int64_t c = blockIdx.x / d.chunks;
+  double2 sum = chunk_sum(d, f, c, blockIdx.x % d.chunks, shared);
+  if (threadIdx.x == 0) {
+    partial[blockIdx.x] = sum;
+    __threadfence();  // the partial is visible before the arrival is counted
+    last = atomicAdd(arrivals + c, 1u) == static_cast<unsigned>(d.chunks - 1);
+  }
+  __syncthreads();
+  if (!last || threadIdx.x != 0) return;
+  __threadfence();
+  double2 t = channel_total(partial, d.chunks, c);
+  arrivals[c] = 0;  // ready for the next launch (CUDA-graph replays included)
+  fin(c, t);
+}
+
+// Zeroed arrival counters for channel_reduce of up to `channels` channels, kept in the node's
+// state across runs (allocated on the first run, which is never captured); when the node has
+// no state or the stream is capturing, zeroed scratch instead (a memset on the stream).
+inline unsigned* arrival_counters(KernelContext& ctx, const CudaContext& cc, Scratch& scratch,
+                                  int64_t channels) {
+  if (ctx.state && *ctx.state) return static_cast<unsigned*>(ctx.state->get());
+  const size_t bytes = static_cast<size_t>(channels) * sizeof(unsigned);
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  CBT_CUDA_CHECK(cudaStreamIsCapturing(cc.stream, &capturing));
+  unsigned* a = nullptr;
+  if (!ctx.state || capturing != cudaStreamCaptureStatusNone) {
+    a = scratch.take<unsigned>(channels, "arrival counters");
+  } else {
+    CBT_CUDA_CHECK(cudaMalloc(&a, bytes));
+    const int device = cc.device;
+    *ctx.state = std::shared_ptr<void>(a, [device](void* p) {
+      int current = 0;
+      (void)cudaGetDevice(&current);
+      (void)cudaSetDevice(device);
+      (void)cudaFree(p);
+      (void)cudaSetDevice(current);
+    });
+  }
+  CBT_CUDA_CHECK(cudaMemsetAsync(a, 0, bytes, cc.stream));
+  return a;
+}
+
+// Launches channel_reduce_kernel on the context's stream.
+template <class F, class Fin>
+void channel_reduce(const CudaContext& cc, const ChannelSplit& d, F f, double2* partial,
+                    unsigned* arrivals, Fin fin) {
+  channel_reduce_kernel<<<static_cast<unsigned>(d.blocks()), kThreads, 0, cc.stream>>>(
+      d, f, partial, arrivals, fin);
+  CBT_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace cbt::cuda

@@ -25,11 +25,17 @@ ChannelSplit ncs_split(const Tensor& x) {
   return ChannelSplit(n, c, x.numel() / std::max<int64_t>(n * c, 1));
 }
 
+// Element-wise kernels over (N, C, S) index with I: 32-bit arithmetic (cheaper divisions)
+// whenever the tensor has fewer than 2^31 elements.
+bool fits_32(int64_t total) { return total < (int64_t{1} << 31); }
+
 // y: (N, C, S) = x * a[c] + b[c]
+template <class I>
 __global__ void channel_affine_kernel(const float* x, const float* a, const float* b, float* y,
-                                      int64_t C, int64_t S, int64_t total) {
-  CBT_GRID_STRIDE_LOOP(i, total) {
-    int64_t c = (i / S) % C;
+                                      I C, I S, I total) {
+  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<I>(blockDim.x) * gridDim.x) {
+    I c = (i / S) % C;
     y[i] = x[i] * a[c] + b[c];
   }
 }
@@ -37,7 +43,12 @@ __global__ void channel_affine_kernel(const float* x, const float* a, const floa
 void channel_affine(const CudaContext& cc, const ChannelSplit& d, const float* x, const float* a,
                     const float* b, float* y) {
   int64_t total = d.N * d.C * d.S;
-  channel_affine_kernel<<<blocks_for(total), kThreads, 0, cc.stream>>>(x, a, b, y, d.C, d.S, total);
+  if (fits_32(total))
+    channel_affine_kernel<uint32_t><<<blocks_for(total), kThreads, 0, cc.stream>>>(
+        x, a, b, y, static_cast<uint32_t>(d.C), static_cast<uint32_t>(d.S), static_cast<uint32_t>(total));
+  else
+    channel_affine_kernel<int64_t><<<blocks_for(total), kThreads, 0, cc.stream>>>(x, a, b, y, d.C,
+                                                                                  d.S, total);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
@@ -89,11 +100,13 @@ struct BnTrainParams {
   double eps, momentum;
 };
 
-// Per channel: batch mean and variance, saved statistics, running-statistic update (unbiased
-// variance), and the affine coefficients of the normalisation.
-__global__ void bn_train_finalize_kernel(const double2* partial, ChannelSplit d, BnTrainParams p) {
-  CBT_GRID_STRIDE_LOOP(c, d.C) {
-    double2 t = channel_total(partial, d.chunks, c);
+// Per channel, from the shifted sums t: batch mean and variance, saved statistics,
+// running-statistic update (unbiased variance), and the affine coefficients of the
+// normalisation.
+struct BnTrainFinish {
+  ChannelSplit d;
+  BnTrainParams p;
+  __device__ void operator()(int64_t c, double2 t) const {
     double m = double(d.N * d.S), shift = t.x / m;
     double mean = double(p.x[c * d.S]) + shift;
     double sq = fmax(t.y - shift * t.x, 0.0);  // sum of squared deviations
@@ -106,7 +119,7 @@ __global__ void bn_train_finalize_kernel(const double2* partial, ChannelSplit d,
     p.run_mean[c] = static_cast<float>(p.momentum * p.run_mean[c] + (1 - p.momentum) * mean);
     p.run_var[c] = static_cast<float>(p.momentum * p.run_var[c] + (1 - p.momentum) * unbiased);
   }
-}
+};
 
 // x: (N, C, S), scale, b: (C), running mean/var: (C), updated in place ->
 // y, saved_mean: (C), saved_invstd: (C)
@@ -125,9 +138,8 @@ void batch_norm_training(KernelContext& ctx) {
   p.b = scratch.take<float>(d.C, "batch-norm coefficients");
   p.eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
   p.momentum = ctx.node.attrs.get_float("momentum", 0.9f);
-  channel_partials(cc, d, ShiftedMoments{p.x, d.S}, partial);
-  bn_train_finalize_kernel<<<blocks_for(d.C), kThreads, 0, cc.stream>>>(partial, d, p);
-  CBT_CUDA_CHECK_LAUNCH();
+  channel_reduce(cc, d, ShiftedMoments{p.x, d.S}, partial,
+                 arrival_counters(ctx, cc, scratch, d.C), BnTrainFinish{d, p});
   channel_affine(cc, d, p.x, p.a, p.b, fptr_out(ctx.out(0)));
 }
 
@@ -152,9 +164,12 @@ struct BnGradParams {
   bool frozen;
 };
 
-__global__ void bn_grad_finalize_kernel(const double2* partial, ChannelSplit d, BnGradParams p) {
-  CBT_GRID_STRIDE_LOOP(c, d.C) {
-    double2 t = channel_total(partial, d.chunks, c);
+// Per channel, from the sums t of (dy, dy * (x - mean)): dScale, dBias and the coefficients
+// of dX.
+struct BnGradFinish {
+  ChannelSplit d;
+  BnGradParams p;
+  __device__ void operator()(int64_t c, double2 t) const {
     double invstd = p.frozen ? 1.0 / sqrt(double(p.stat[c]) + p.eps) : double(p.stat[c]);
     double sum_dy = t.x, sum_dy_xhat = t.y * invstd, m = double(d.N * d.S);
     if (p.dbias) p.dbias[c] = static_cast<float>(sum_dy);
@@ -162,14 +177,15 @@ __global__ void bn_grad_finalize_kernel(const double2* partial, ChannelSplit d, 
     p.coef[c] = {p.scale[c] * invstd, p.frozen ? 0.0 : sum_dy / m,
                  p.frozen ? 0.0 : sum_dy_xhat / m, invstd};
   }
-}
+};
 
 // dX = k * (dy - mean_dy - xhat * mean_dy_xhat), xhat = (x - mean) * invstd
+template <class I>
 __global__ void bn_grad_dx_kernel(const float* dy, const float* x, const float* mean,
-                                  const BnGradCoef* coef, float* dx, int64_t C, int64_t S,
-                                  int64_t total) {
-  CBT_GRID_STRIDE_LOOP(i, total) {
-    int64_t c = (i / S) % C;
+                                  const BnGradCoef* coef, float* dx, I C, I S, I total) {
+  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<I>(blockDim.x) * gridDim.x) {
+    I c = (i / S) % C;
     BnGradCoef k = coef[c];
     double xhat = (double(x[i]) - double(mean[c])) * k.invstd;
     dx[i] = static_cast<float>(k.k * (double(dy[i]) - k.mean_dy - xhat * k.mean_dy_xhat));
@@ -192,13 +208,17 @@ void batch_norm_backward(KernelContext& ctx) {
   p.coef = scratch.take<BnGradCoef>(d.C, "batch-norm gradient coefficients");
   p.eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
   p.frozen = ctx.node.attrs.get_int("frozen_stats", 0) != 0;
-  channel_partials(cc, d, GradMoments{fptr(dY), fptr(X), p.mean}, partial);
-  bn_grad_finalize_kernel<<<blocks_for(d.C), kThreads, 0, cc.stream>>>(partial, d, p);
-  CBT_CUDA_CHECK_LAUNCH();
+  channel_reduce(cc, d, GradMoments{fptr(dY), fptr(X), p.mean}, partial,
+                 arrival_counters(ctx, cc, scratch, d.C), BnGradFinish{d, p});
   if (!output_needed(ctx, 0)) return;
   int64_t total = X.numel();
-  bn_grad_dx_kernel<<<blocks_for(total), kThreads, 0, cc.stream>>>(
-      fptr(dY), fptr(X), p.mean, p.coef, fptr_out(ctx.out(0)), d.C, d.S, total);
+  if (fits_32(total))
+    bn_grad_dx_kernel<uint32_t><<<blocks_for(total), kThreads, 0, cc.stream>>>(
+        fptr(dY), fptr(X), p.mean, p.coef, fptr_out(ctx.out(0)), static_cast<uint32_t>(d.C),
+        static_cast<uint32_t>(d.S), static_cast<uint32_t>(total));
+  else
+    bn_grad_dx_kernel<int64_t><<<blocks_for(total), kThreads, 0, cc.stream>>>(
+        fptr(dY), fptr(X), p.mean, p.coef, fptr_out(ctx.out(0)), d.C, d.S, total);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
