@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "graph/fusion.h"
 #include "graph/op_schema.h"
 
 namespace cbt {
@@ -105,6 +106,11 @@ TrainingGraph build_training_graph(const BoundGraph& bound, const TrainingGraphO
     CBT_MODEL_CHECK(s, "unsupported op ", n.op_type);
     if (s->training_rewrite) s->training_rewrite(n, em);
     em.add(std::move(n));
+  }
+  if (opt.fuse) {
+    std::set<std::string> exposed{opt.output};
+    for (const auto& o : g.outputs) exposed.insert(o.name);
+    fuse_batch_norm_relu(g, tg.types, exposed);
   }
 
   // 2. The loss on the chosen output. A trailing Softmax/LogSoftmax is skipped for cross

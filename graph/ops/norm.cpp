@@ -35,10 +35,13 @@ std::vector<ValueType> infer_batch_norm_training(const InferContext& ctx) {
   return out;
 }
 
-// BatchNormGrad (dY, X, scale, mean, invstd or var) -> (dX, dScale, dBias).
+// BatchNormGrad (dY, X, scale, mean, invstd or var[, Y]) -> (dX, dScale, dBias). With relu=1
+// (fused with a Relu, graph/fusion.h) Y is the fused output and dY counts where Y > 0.
 std::vector<ValueType> infer_batch_norm_grad(const InferContext& ctx) {
   const ValueType& x = ctx.input(1);
   if (ctx.input(0).shape != x.shape) ctx.fail("dY and X differ in shape");
+  if (ctx.node.attrs.get_int("relu", 0) && (!ctx.has(5) || ctx.input(5).shape != x.shape))
+    ctx.fail("relu=1 needs the fused output Y (input 5) of X's shape");
   return {x, ctx.input(2), ctx.input(2)};
 }
 
@@ -70,6 +73,10 @@ std::vector<std::string> batch_norm_grad(GradContext& c) {
   std::vector<std::string> in{c.dY[0], n.inputs[0], n.inputs[1]};
   in.push_back(training ? n.outputs[1] : n.inputs[3]);
   in.push_back(training ? n.outputs[2] : n.inputs[4]);
+  if (n.attrs.get_int("relu", 0)) {  // fused with a Relu: the gradient counts where Y > 0
+    a.set("relu", int64_t{1});
+    in.push_back(n.outputs[0]);
+  }
   auto d = c.g.emit("BatchNormGrad", kCbtDomain, in, 3, a, "d_" + n.name);
   for (size_t i = 0; i < 3; ++i) grads[i] = c.wants[i] ? d[i] : "";
   return grads;
@@ -148,7 +155,8 @@ CBT_REGISTER_SCHEMA(OpSchema{"", "BatchNormalization", infer_batch_norm, batch_n
                              "batch norm; batch statistics and running-stat updates in training"});
 CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "BatchNormTraining", infer_batch_norm_training,
                              batch_norm_grad, {0, 1, 2}, {},
-                             "training BatchNormalization: (Y, saved_mean, saved_invstd)"});
+                             "training BatchNormalization: (Y, saved_mean, saved_invstd); "
+                             "relu=1: Y = max(BN(X), 0)"});
 CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "BatchNormGrad", infer_batch_norm_grad, {}, {}, {},
                              "backward of batch norm: -> (dX, dScale, dBias)"});
 CBT_REGISTER_SCHEMA(OpSchema{"", "LayerNormalization", infer_layer_norm, layer_norm_grad,

@@ -54,6 +54,7 @@ void batch_norm_training(KernelContext& ctx) {
   NCS d(X);
   double eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
   double momentum = ctx.node.attrs.get_float("momentum", 0.9f);
+  const bool relu = ctx.node.attrs.get_int("relu", 0) != 0;  // fused with a Relu
   const T *x = X.ptr<T>(), *scale = ctx.in(1).ptr<T>(), *bias = ctx.in(2).ptr<T>();
   T *run_mean = ctx.in(3).ptr<T>(), *run_var = ctx.in(4).ptr<T>();
   T *y = ctx.out(0).ptr<T>(), *saved_mean = ctx.out(1).ptr<T>(), *saved_invstd = ctx.out(2).ptr<T>();
@@ -74,7 +75,10 @@ void batch_norm_training(KernelContext& ctx) {
     T a = static_cast<T>(scale[c] * invstd), b = static_cast<T>(bias[c] - mean * scale[c] * invstd);
     for (int64_t n = 0; n < d.N; ++n) {
       int64_t o = (n * d.C + c) * d.S;
-      for (int64_t s = 0; s < d.S; ++s) y[o + s] = x[o + s] * a + b;
+      for (int64_t s = 0; s < d.S; ++s) {
+        T v = x[o + s] * a + b;
+        y[o + s] = relu ? (v > 0 ? v : T(0)) : v;
+      }
     }
     saved_mean[c] = static_cast<T>(mean);
     saved_invstd[c] = static_cast<T>(invstd);
@@ -92,8 +96,11 @@ void batch_norm_backward(KernelContext& ctx) {
   NCS d(X);
   bool frozen = ctx.node.attrs.get_int("frozen_stats", 0) != 0;
   double eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
-  const T *dy = ctx.in(0).ptr<T>(), *x = X.ptr<T>(), *scale = ctx.in(2).ptr<T>();
+  const T *dy_in = ctx.in(0).ptr<T>(), *x = X.ptr<T>(), *scale = ctx.in(2).ptr<T>();
   const T *mean = ctx.in(3).ptr<T>(), *stat = ctx.in(4).ptr<T>();
+  // Fused with a Relu: the incoming gradient counts where the fused output Y is positive.
+  const T* y = ctx.node.attrs.get_int("relu", 0) ? ctx.in(5).ptr<T>() : nullptr;
+  auto dy = [&](int64_t i) -> double { return y && !(y[i] > 0) ? 0.0 : double(dy_in[i]); };
   T* dx = needed(ctx, 0) ? ctx.out(0).ptr<T>() : nullptr;
   T* dscale = needed(ctx, 1) ? ctx.out(1).ptr<T>() : nullptr;
   T* dbias = needed(ctx, 2) ? ctx.out(2).ptr<T>() : nullptr;
@@ -105,8 +112,8 @@ void batch_norm_backward(KernelContext& ctx) {
     for (int64_t n = 0; n < d.N; ++n) {
       int64_t o = (n * d.C + c) * d.S;
       for (int64_t s = 0; s < d.S; ++s) {
-        sum_dy += dy[o + s];
-        sum_dy_xhat += dy[o + s] * (x[o + s] - mu) * invstd;
+        sum_dy += dy(o + s);
+        sum_dy_xhat += dy(o + s) * (x[o + s] - mu) * invstd;
       }
     }
     if (dbias) dbias[c] = static_cast<T>(sum_dy);
@@ -118,7 +125,7 @@ void batch_norm_backward(KernelContext& ctx) {
       int64_t o = (n * d.C + c) * d.S;
       for (int64_t s = 0; s < d.S; ++s) {
         double xhat = (x[o + s] - mu) * invstd;
-        dx[o + s] = static_cast<T>(k * (dy[o + s] - mean_dy - xhat * mean_dy_xhat));
+        dx[o + s] = static_cast<T>(k * (dy(o + s) - mean_dy - xhat * mean_dy_xhat));
       }
     }
   }

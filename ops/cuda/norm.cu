@@ -29,26 +29,28 @@ ChannelSplit ncs_split(const Tensor& x) {
 // whenever the tensor has fewer than 2^31 elements.
 bool fits_32(int64_t total) { return total < (int64_t{1} << 31); }
 
-// y: (N, C, S) = x * a[c] + b[c]
+// y: (N, C, S) = x * a[c] + b[c], then max(y, 0) with relu (BatchNorm fused with a Relu)
 template <class I>
 __global__ void channel_affine_kernel(const float* x, const float* a, const float* b, float* y,
-                                      I C, I S, I total) {
+                                      I C, I S, I total, bool relu) {
   for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
        i += static_cast<I>(blockDim.x) * gridDim.x) {
     I c = (i / S) % C;
-    y[i] = x[i] * a[c] + b[c];
+    float v = x[i] * a[c] + b[c];
+    y[i] = relu ? (v > 0 ? v : 0.0f) : v;
   }
 }
 
 void channel_affine(const CudaContext& cc, const ChannelSplit& d, const float* x, const float* a,
-                    const float* b, float* y) {
+                    const float* b, float* y, bool relu = false) {
   int64_t total = d.N * d.C * d.S;
   if (fits_32(total))
     channel_affine_kernel<uint32_t><<<blocks_for(total), kThreads, 0, cc.stream>>>(
-        x, a, b, y, static_cast<uint32_t>(d.C), static_cast<uint32_t>(d.S), static_cast<uint32_t>(total));
+        x, a, b, y, static_cast<uint32_t>(d.C), static_cast<uint32_t>(d.S),
+        static_cast<uint32_t>(total), relu);
   else
-    channel_affine_kernel<int64_t><<<blocks_for(total), kThreads, 0, cc.stream>>>(x, a, b, y, d.C,
-                                                                                  d.S, total);
+    channel_affine_kernel<int64_t><<<blocks_for(total), kThreads, 0, cc.stream>>>(
+        x, a, b, y, d.C, d.S, total, relu);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
@@ -140,14 +142,20 @@ void batch_norm_training(KernelContext& ctx) {
   p.momentum = ctx.node.attrs.get_float("momentum", 0.9f);
   channel_reduce(cc, d, ShiftedMoments{p.x, d.S}, partial,
                  arrival_counters(ctx, cc, scratch, d.C), BnTrainFinish{d, p});
-  channel_affine(cc, d, p.x, p.a, p.b, fptr_out(ctx.out(0)));
+  channel_affine(cc, d, p.x, p.a, p.b, fptr_out(ctx.out(0)), ctx.node.attrs.get_int("relu", 0) != 0);
+}
+
+// The incoming gradient at i; fused with a Relu (y: its output), only where y > 0.
+__device__ __forceinline__ float relu_masked(const float* dy, const float* y, int64_t i) {
+  return y && !(y[i] > 0) ? 0.0f : dy[i];
 }
 
 // (dy, dy * (x - mean)) per element.
 struct GradMoments {
-  const float *dy, *x, *mean;
+  const float *dy, *x, *mean, *y;
   __device__ double2 operator()(int64_t i, int64_t c) const {
-    return make_double2(dy[i], dy[i] * (double(x[i]) - double(mean[c])));
+    float g = relu_masked(dy, y, i);
+    return make_double2(g, g * (double(x[i]) - double(mean[c])));
   }
 };
 
@@ -181,14 +189,15 @@ struct BnGradFinish {
 
 // dX = k * (dy - mean_dy - xhat * mean_dy_xhat), xhat = (x - mean) * invstd
 template <class I>
-__global__ void bn_grad_dx_kernel(const float* dy, const float* x, const float* mean,
-                                  const BnGradCoef* coef, float* dx, I C, I S, I total) {
+__global__ void bn_grad_dx_kernel(const float* dy, const float* y, const float* x,
+                                  const float* mean, const BnGradCoef* coef, float* dx, I C, I S,
+                                  I total) {
   for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
        i += static_cast<I>(blockDim.x) * gridDim.x) {
     I c = (i / S) % C;
     BnGradCoef k = coef[c];
     double xhat = (double(x[i]) - double(mean[c])) * k.invstd;
-    dx[i] = static_cast<float>(k.k * (double(dy[i]) - k.mean_dy - xhat * k.mean_dy_xhat));
+    dx[i] = static_cast<float>(k.k * (double(relu_masked(dy, y, i)) - k.mean_dy - xhat * k.mean_dy_xhat));
   }
 }
 
@@ -208,17 +217,18 @@ void batch_norm_backward(KernelContext& ctx) {
   p.coef = scratch.take<BnGradCoef>(d.C, "batch-norm gradient coefficients");
   p.eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
   p.frozen = ctx.node.attrs.get_int("frozen_stats", 0) != 0;
-  channel_reduce(cc, d, GradMoments{fptr(dY), fptr(X), p.mean}, partial,
+  const float* y = ctx.node.attrs.get_int("relu", 0) ? fptr(ctx.in(5)) : nullptr;
+  channel_reduce(cc, d, GradMoments{fptr(dY), fptr(X), p.mean, y}, partial,
                  arrival_counters(ctx, cc, scratch, d.C), BnGradFinish{d, p});
   if (!output_needed(ctx, 0)) return;
   int64_t total = X.numel();
   if (fits_32(total))
     bn_grad_dx_kernel<uint32_t><<<blocks_for(total), kThreads, 0, cc.stream>>>(
-        fptr(dY), fptr(X), p.mean, p.coef, fptr_out(ctx.out(0)), static_cast<uint32_t>(d.C),
+        fptr(dY), y, fptr(X), p.mean, p.coef, fptr_out(ctx.out(0)), static_cast<uint32_t>(d.C),
         static_cast<uint32_t>(d.S), static_cast<uint32_t>(total));
   else
     bn_grad_dx_kernel<int64_t><<<blocks_for(total), kThreads, 0, cc.stream>>>(
-        fptr(dY), fptr(X), p.mean, p.coef, fptr_out(ctx.out(0)), d.C, d.S, total);
+        fptr(dY), y, fptr(X), p.mean, p.coef, fptr_out(ctx.out(0)), d.C, d.S, total);
   CBT_CUDA_CHECK_LAUNCH();
 }
 

@@ -227,6 +227,22 @@ CudaCase batch_norm(std::string name, const Shape& x, bool training, uint64_t se
   return k;
 }
 
+// BatchNormTraining fused with a Relu (graph/fusion.h): forward max(BN(X), 0) and, through
+// its gradient rule, BatchNormGrad with relu=1. The unshifted input puts about half of the
+// outputs below zero.
+CudaCase batch_norm_relu(std::string name, const Shape& x, uint64_t seed) {
+  int64_t c = x[1];
+  std::vector<Tensor> in{f32(x, seed), f32({c}, seed + 1), f32({c}, seed + 2), f32({c}, seed + 3),
+                         positive({c}, seed + 4)};
+  CudaCase k = make_case("BatchNormTraining/relu_" + name,
+                         make_node("BatchNormTraining", 5, 3,
+                                   attrs({{"epsilon", 1e-5f}, {"momentum", 0.9f}, {"relu", int64_t{1}}}),
+                                   kCbtDomain),
+                         std::move(in), 1e-4, 1e-5);
+  k.training = false;  // already the training form
+  return k;
+}
+
 CudaCase layer_norm(std::string name, const Shape& x, int64_t axis, bool bias, size_t outputs,
                     uint64_t seed) {
   int64_t a = axis < 0 ? axis + static_cast<int64_t>(x.size()) : axis;
@@ -247,6 +263,8 @@ std::vector<CudaCase> norm_cases() {
   v.push_back(batch_norm("train_many_elements", {64, 2, 24, 24}, true, 850));
   v.push_back(batch_norm("inference_frozen", {2, 3, 4, 4}, false, 860));
   v.push_back(batch_norm("inference_stat_outputs", {3, 4, 5}, false, 870, 3));
+  v.push_back(batch_norm_relu("resnet_32x16x8x8", {32, 16, 8, 8}, 880));
+  v.push_back(batch_norm_relu("odd_3x5x7x3", {3, 5, 7, 3}, 890));
 
   v.push_back(layer_norm("last_axis_bias", {4, 10}, -1, true, 1, 900));
   v.push_back(layer_norm("axis1_saved_stats", {2, 3, 8}, 1, true, 3, 910));
