@@ -35,7 +35,10 @@ void Learner::build_program(const std::vector<LocalUpdate>& updates) {
   for (const auto& [p, g] : tg.grads) spec.external[g] = grads_.view(p);
   for (const auto& [n, t] : tg.graph.initializers)
     if (!spec.external.count(n)) spec.constants[n] = t;
-  // The local updates run as the last steps of the program (and of its CUDA graph).
+  // The local updates are a program of their own (and CUDA graph), run after the gradient:
+  // the trainer may make them wait for the central model without holding up the next
+  // forward pass.
+  ProgramSpec upd;
   for (size_t u = 0; u < updates.size(); ++u) {
     const LocalUpdate& update = updates[u];
     if (update.op_type.empty()) continue;
@@ -46,14 +49,18 @@ void Learner::build_program(const std::vector<LocalUpdate>& updates) {
     n.attrs = update.attrs;
     for (size_t i = 0; i < update.operands.size(); ++i) {
       n.inputs.push_back("@update" + std::to_string(u) + "_" + std::to_string(i));
-      spec.external[n.inputs.back()] = update.operands[i];
+      upd.external[n.inputs.back()] = update.operands[i];
     }
-    spec.nodes.push_back(std::move(n));
+    upd.nodes.push_back(std::move(n));
   }
   spec.keep_alive = {tg.loss};
   spec.training = true;
   spec.use_graph = use_graph_;
   program_ = std::make_unique<Program>(std::move(spec), be);
+  if (upd.nodes.empty()) return;
+  upd.training = true;
+  upd.use_graph = use_graph_;
+  update_ = std::make_unique<Program>(std::move(upd), be);
 }
 
 void Learner::set_batch(const Tensor& x_host, const Tensor& y_host) {
@@ -63,7 +70,11 @@ void Learner::set_batch(const Tensor& x_host, const Tensor& y_host) {
   backend_->copy_from_host(y_, y_host.reshaped(y_.shape()));
 }
 
-void Learner::run(uint64_t seed) { program_->run(seed); }
+void Learner::run_gradient(uint64_t seed) { program_->run(seed); }
+
+void Learner::run_update() {
+  if (update_) update_->run(0);
+}
 
 float Learner::loss() {
   Tensor l = backend_->download(program_->value(tg_.loss));

@@ -23,14 +23,16 @@ class Learner {
   Learner(const TrainingGraph& tg, const FlatLayout& params, const FlatLayout& buffers,
           bool second_moment, std::unique_ptr<Backend> backend, bool use_graph = true);
 
-  // Builds the training program, followed by the `updates` (e.g. clipping, then the
-  // optimizer step) in order. Call once, after construction (the updates' operands are this
+  // Builds the training program and, as a second program, the `updates` (e.g. clipping, then
+  // the optimizer step) in order. Call once, after construction (the updates' operands are this
   // learner's buffers).
   void build_program(const std::vector<LocalUpdate>& updates);
   // Uploads a host batch (x: the model input, y: the labels) on this learner's queue.
   void set_batch(const Tensor& x_host, const Tensor& y_host);
-  // Forward, loss and backward (filling grads()), then the local update if there is one.
-  void run(uint64_t seed);
+  // Forward, loss and backward (filling grads()).
+  void run_gradient(uint64_t seed);
+  // The local updates given to build_program, if any (queued after run_gradient's work).
+  void run_update();
   // Loss of the last run (waits for this learner's queue).
   float loss();
 
@@ -52,6 +54,7 @@ class Learner {
   FlatBuffer params_, grads_, moment1_, moment2_, buffers_, correction_;
   Tensor x_, y_;
   std::unique_ptr<Program> program_;
+  std::unique_ptr<Program> update_;  // null when there are no local updates
 };
 
 // Runs one kernel on a backend's queue with flat-buffer operands (updates, reductions).

@@ -18,8 +18,11 @@ class ResidentDataset {
   virtual void set_order(const std::vector<int64_t>& order, const std::vector<int32_t>& augment) = 0;
   // x (count, ...) and y (count) on the backend's device receive the samples at positions
   // [start, start + count) of the order, cropped and flipped as the choices of those
-  // positions say; queued on the backend, asynchronous.
-  virtual void gather(int64_t start, int64_t count, const Tensor& x, const Tensor& y) = 0;
+  // positions say; queued on `on` (a backend of that device, e.g. the learner that reads x
+  // and y), asynchronous. `on` must have waited for the last set_order, which is queued on
+  // the backend the data set was made for.
+  virtual void gather(int64_t start, int64_t count, const Tensor& x, const Tensor& y,
+                      Backend& on) = 0;
 };
 
 // The data set on `backend`'s device when it takes at most half of the free memory there;

@@ -179,10 +179,13 @@ float Trainer::round(const std::vector<Tensor>& xs, const std::vector<Tensor>& y
   std::vector<float> losses(k);
 
   // 1. Every learner: forward, loss, backward on its own batch, then (SMA, or one learner)
-  // its local update.
+  // its local update. Under SMA the update reads z, which the last round's synchronisation
+  // is still computing: only the update waits for it, the gradient does not (DESIGN.md).
   for_each_learner([&](size_t j, Learner& l) {
     if (!xs.empty()) l.set_batch(xs[j], ys[j]);  // else: the batch already on the device
-    l.run(rng_hash(round_seed, static_cast<uint64_t>(first_learner_) + j));
+    l.run_gradient(rng_hash(round_seed, static_cast<uint64_t>(first_learner_) + j));
+    if (const auto& ready = groups_[group_of_[j]].central_ready) l.backend().wait(ready);
+    l.run_update();
   });
 
   // 2. Synchronisation: each device reduces its own learners in one kernel, the devices of
@@ -211,10 +214,13 @@ float Trainer::round(const std::vector<Tensor>& xs, const std::vector<Tensor>& y
         run_kernel(*g.sync, c.op_type, c.operands, {}, c.attrs);
       }
       auto ready = g.sync->record();
+      if (opt_.algorithm == Algorithm::Sma) {
+        g.central_ready = ready;  // the learners' next updates wait for it
+        continue;
+      }
       for (size_t j : g.learners) {
         Learner& l = *learners_[j];
-        l.backend().wait(ready);  // SMA: before the next local update
-        if (opt_.algorithm == Algorithm::Sma) continue;
+        l.backend().wait(ready);
         // Synchronous SGD: every replica applies the summed gradient (scaled by 1/k).
         if (opt_.optimizer.kind == OptimizerKind::SGD)
           run_kernel(l.backend(), "SGDMomentum", {l.params().flat(), g.sum.flat(), l.moment1().flat(), learner_hyper_[j]});
@@ -240,19 +246,23 @@ bool Trainer::make_resident(const Dataset& train) {
 }
 
 void Trainer::set_resident_order(const std::vector<int64_t>& order, const std::vector<int32_t>& augment) {
+  // The new order replaces the old one on the primary queue once every learner has gathered
+  // its last batch; the learners gather from it after it has arrived.
+  for (auto& l : learners_) primary().wait(l->backend().record());
   resident_->set_order(order, augment);
+  auto ready = primary().record();
+  for (auto& l : learners_) l->backend().wait(ready);
 }
 
 float Trainer::round_resident(int64_t start, bool read_loss) {
   CBT_CHECK(resident_, "round_resident without a resident data set");
   const int64_t b = opt_.batch_size;
+  // Each learner gathers its batch on its own queue, after its last step read the previous
+  // one: no learner waits for another (or for the synchronisation) to start its round.
   for (size_t j = 0; j < learners_.size(); ++j) {
     Learner& l = *learners_[j];
-    primary().wait(l.backend().record());  // the learner is done reading its last batch
-    resident_->gather(start + static_cast<int64_t>(j) * b, b, l.input(), l.labels());
+    resident_->gather(start + static_cast<int64_t>(j) * b, b, l.input(), l.labels(), l.backend());
   }
-  auto ready = primary().record();
-  for (auto& l : learners_) l->backend().wait(ready);
   return round({}, {}, read_loss);
 }
 

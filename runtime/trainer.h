@@ -157,6 +157,8 @@ class Trainer {
     FlatBuffer z, z_prev, sum, z_buffers;
     Tensor hyper;                   // [mu_z]
     std::vector<size_t> learners;   // indices into learners_
+    // SMA: done when the last round's z is; the learners' next local updates wait for it.
+    std::shared_ptr<void> central_ready;
   };
   std::vector<DeviceGroup> groups_;
   std::vector<size_t> group_of_;            // learner -> group

@@ -62,24 +62,27 @@ const int64_t* DeviceDataset::order(int64_t start) const {
 }
 
 void DeviceDataset::gather(const int64_t* indices, int64_t count, const Tensor& x,
-                           const Tensor& y, const int32_t* choices) {
+                           const Tensor& y, const int32_t* choices, CudaBackend* on) {
   const Device dev = backend_.device();
+  CudaBackend& be = on ? *on : backend_;
+  CBT_CHECK(be.device() == dev, "DeviceDataset: gather on ", be.device().str(), " for data on ",
+            dev.str());
   CBT_CHECK(x.device() == dev && y.device() == dev, "DeviceDataset: x and y must be on ",
             dev.str());
   CBT_CHECK(x.dtype() == DType::Float32 && x.numel() == count * per_, "DeviceDataset: x has ",
             x.numel(), " elements, expected ", count, " x ", per_);
   CBT_CHECK(y.dtype() == DType::Int64 && y.numel() == count, "DeviceDataset: y must be (",
             count, ") int64");
-  backend_.kernel_context();  // makes the GPU current
+  be.kernel_context();  // makes the GPU current
   if (choices) {
     CBT_CHECK(image_.numel() == per_, "DeviceDataset: augmentation needs image samples");
     const cuda::ImageGeometry g{image_.channels, image_.height, image_.width, image_.layout == Layout::NHWC};
     cuda::gather_augment_batch(images_.ptr<float>(), labels_.ptr<int64_t>(), g, indices, choices, count,
-                               x.ptr<float>(), y.ptr<int64_t>(), backend_.stream());
+                               x.ptr<float>(), y.ptr<int64_t>(), be.stream());
     return;
   }
   cuda::gather_batch(images_.ptr<float>(), labels_.ptr<int64_t>(), per_, indices, count,
-                     x.ptr<float>(), y.ptr<int64_t>(), backend_.stream());
+                     x.ptr<float>(), y.ptr<int64_t>(), be.stream());
 }
 
 }  // namespace cbt

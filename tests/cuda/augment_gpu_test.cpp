@@ -82,7 +82,7 @@ TEST(GpuAugment, ResidentDatasetCarriesTheChoices) {
   Tensor xh(DType::Float32, {count, 9, 11, 3}), yh(DType::Int64, {count});
   gather_batch(d, order.data() + start, count, xh, yh, choices.data() + 3 * start);
   Tensor xd = b.empty(DType::Float32, {count, 9, 11, 3}), yd = b.empty(DType::Int64, {count});
-  r->gather(start, count, xd, yd);
+  r->gather(start, count, xd, yd, b);
   Tensor xg = b.download(xd);
   EXPECT_EQ(std::memcmp(xg.data(), xh.data(), xh.nbytes()), 0);
 }
