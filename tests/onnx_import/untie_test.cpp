@@ -9,6 +9,7 @@
 #include <random>
 
 #include "common/op_harness.h"
+#include "common/onnx_model.h"
 #include "onnx_import/model_io.h"
 #include "runtime/trainer.h"
 
@@ -54,14 +55,8 @@ void add_value(onnx::ValueInfoProto* v, const std::string& name, const std::vect
 // initialised network: both BatchNorms share one scale (ones), bias, mean (zeros) and
 // variance (ones); both convolutions share the weight `w` on purpose (tied layers).
 onnx::ModelProto shared_bn_model() {
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  m.set_producer_name("test");
-  auto* op = m.add_opset_import();
-  op->set_domain("");
-  op->set_version(17);
+  onnx::ModelProto m = test::empty_model();
   auto* g = m.mutable_graph();
-  g->set_name("g");
   add_value(g->add_input(), "x", {3, 4, 4});
   add_value(g->add_output(), "y", {3});
   std::mt19937 rng(5);

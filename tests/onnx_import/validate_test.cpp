@@ -7,6 +7,7 @@
 #include <fstream>
 #include <random>
 
+#include "common/onnx_model.h"
 #include "onnx_import/model_io.h"
 
 namespace cbt {
@@ -27,14 +28,8 @@ class OnnxValidate : public ::testing::Test {
 
   // x (N, 2) @ w (2, 2) -> y; w as raw_data.
   static onnx::ModelProto base_model() {
-    onnx::ModelProto m;
-    m.set_ir_version(8);
-    m.set_producer_name("test");
-    auto* op = m.add_opset_import();
-    op->set_domain("");
-    op->set_version(17);
+    onnx::ModelProto m = test::empty_model();
     auto* g = m.mutable_graph();
-    g->set_name("g");
     auto add_value = [](onnx::ValueInfoProto* v, const std::string& name) {
       v->set_name(name);
       auto* tt = v->mutable_type()->mutable_tensor_type();
