@@ -15,6 +15,7 @@ int run_bench(const BenchArgs& a) {
   if (!a.train.gpus.empty() && device.is_cpu()) device = Device{DeviceKind::CUDA, 0};
   ImportedModel model = load_model(a.train.model);
   std::ostringstream tune_log;
+  report_untied(model, a.json ? tune_log : std::cout);
   TrainerOptions to = trainer_options(a.train, model.graph, device, a.json ? tune_log : std::cout);
   Trainer trainer(model.graph, to);
   Throughput tp = measure_throughput(trainer, a.warmup, a.steps);

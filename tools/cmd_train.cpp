@@ -121,6 +121,14 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
 }
 
 
+void report_untied(const ImportedModel& model, std::ostream& out) {
+  if (model.untied.empty()) return;
+  out << "cbtrain: " << model.untied.size() << " parameter tensor(s) of the model were shared by "
+      << "several layers (the exporter stores equal initializers once, e.g. the BatchNorm "
+      << "parameters of a freshly initialised network); each layer now trains its own copy, "
+      << "and the trained model names them apart (first: " << model.untied.front() << ")\n";
+}
+
 int run_train(const TrainArgs& a) {
   // mpirun: this is one of several processes; rank 0 prints, evaluates for the log and writes.
   ProcessGroupOptions po;
@@ -144,11 +152,7 @@ int run_train(const TrainArgs& a) {
   if (!ckpt.dir.empty()) parse_checkpoint_every(a.checkpoint_every.empty() ? "1e" : a.checkpoint_every, ckpt);
   install_stop_handlers();  // from here on, SIGINT/SIGTERM stop at the next round boundary
   ImportedModel model = load_model(a.model);
-  if (!model.untied.empty())
-    out << "cbtrain: " << model.untied.size() << " parameter tensor(s) of the model were shared by "
-        << "several layers (the exporter stores equal initializers once, e.g. the BatchNorm "
-        << "parameters of a freshly initialised network); each layer now trains its own copy, "
-        << "and the trained model names them apart (first: " << model.untied.front() << ")\n";
+  report_untied(model, out);
   check_supported(model.graph, device);  // before the data set is read: fail fast
   TrainTestData data = load_data(data_options(a.data_dir, a.data, model.graph, a.seed));
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "onnx_import/model_io.h"
 #include "runtime/trainer.h"
 #include "tools/data_flags.h"
 
@@ -99,6 +100,8 @@ int run_ops();
 // Trainer options from the training flags; resolves --learners auto with the auto-tuner
 // (its decisions go to `log`).
 TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device device, std::ostream& log);
+// The line saying which initializers load_model gave each layer a copy of (none: nothing).
+void report_untied(const ImportedModel& model, std::ostream& out);
 
 // Initializer names of `model` matched (std::regex_search) by any of `patterns`; UserError
 // for a bad expression or one that matches no trainable tensor.
