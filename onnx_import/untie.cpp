@@ -32,8 +32,8 @@ std::vector<std::string> untie_layer_parameters(onnx::GraphProto& g) {
   for (const auto& v : g.input()) taken.insert(v.name());
   for (const auto& n : g.node())
     for (const auto& o : n.output()) taken.insert(o);
-  std::map<std::string, const onnx::ValueInfoProto*> listed_input;
-  for (const auto& v : g.input()) listed_input.emplace(v.name(), &v);
+  std::map<std::string, int> listed_input;  // name -> index in g.input (copies are appended)
+  for (int i = 0; i < g.input_size(); ++i) listed_input.emplace(g.input(i).name(), i);
 
   std::vector<std::string> notes;
   std::set<std::string> used;  // initializers some earlier node input already uses
@@ -56,11 +56,9 @@ std::vector<std::string> untie_layer_parameters(onnx::GraphProto& g) {
       // Models that list initializers among the graph inputs (IR < 4) list the copy too.
       auto li = listed_input.find(name);
       if (li != listed_input.end()) {
-        onnx::ValueInfoProto v = *li->second;
+        onnx::ValueInfoProto v = g.input(li->second);
         v.set_name(fresh);
         *g.add_input() = std::move(v);
-        listed_input = {};  // add_input may move the ValueInfos: look them up afresh
-        for (const auto& in : g.input()) listed_input.emplace(in.name(), &in);
       }
       notes.push_back(name + " -> " + fresh + " (" + n.op_type() +
                       (n.name().empty() ? "" : " '" + n.name() + "'") + ")");

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 
 #include "common/op_harness.h"
 #include "common/onnx_model.h"
@@ -155,6 +156,41 @@ TEST_F(Untie, TheLayersTrainApartAndTheTrainedModelKeepsThemApart) {
   EXPECT_EQ(node(r.graph, "bn2").inputs, node(m.graph, "bn2").inputs);
   for (const auto& [name, t] : trained)
     EXPECT_TRUE(same_values(r.graph.initializers.at(name), t)) << name;
+}
+
+// Models of IR < 4 list their initializers among the graph inputs: the copies are listed
+// too, and the written model still has one input per initializer plus its data input.
+TEST_F(Untie, InitializersListedAsInputsGetTheirCopiesListed) {
+  onnx::ModelProto legacy = shared_bn_model();
+  legacy.set_ir_version(3);
+  auto* g = legacy.mutable_graph();
+  for (const auto& t : std::vector<onnx::TensorProto>(g->initializer().begin(), g->initializer().end())) {
+    std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+    auto* v = g->add_input();
+    v->set_name(t.name());
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  const std::string in = (dir_ / "legacy.onnx").string(), out = (dir_ / "legacy_trained.onnx").string();
+  {
+    std::ofstream f(in, std::ios::binary);
+    ASSERT_TRUE(legacy.SerializeToOstream(&f));
+  }
+  ImportedModel m = load_model(in);
+  ASSERT_EQ(m.untied.size(), 4u);
+  ASSERT_EQ(m.graph.inputs.size(), 1u);  // x only: the listed initializers are not inputs
+  save_model(m, {}, out);
+  onnx::ModelProto saved;
+  std::ifstream f(out, std::ios::binary);
+  ASSERT_TRUE(saved.ParseFromIstream(&f));
+  std::set<std::string> listed;
+  for (const auto& v : saved.graph().input()) listed.insert(v.name());
+  for (const char* name : {"s", "b", "m", "v"}) {
+    EXPECT_TRUE(listed.count(name)) << name;
+    EXPECT_TRUE(listed.count(std::string(name) + ".untied1")) << name;
+  }
+  EXPECT_EQ(saved.graph().input_size(), 1 + saved.graph().initializer_size());
 }
 
 }  // namespace
