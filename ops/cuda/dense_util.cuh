@@ -82,6 +82,9 @@ struct ChannelSplit {
   int64_t blocks() const { return C * chunks; }
 };
 
+// Whether flat indices of a tensor of `n` elements fit 32-bit arithmetic (cheaper divisions).
+__host__ __device__ inline bool fits_32(int64_t n) { return n < (int64_t{1} << 31); }
+
 // Sum of f(flat index of (n, c, s), c) over chunk b of channel c, in double, valid in thread
 // 0; the fixed order of the sum keeps it deterministic. `shared` holds 32 doubles.
 template <class F>
@@ -89,7 +92,7 @@ __device__ double2 chunk_sum(const ChannelSplit& d, const F& f, int64_t c, int64
                              double* shared) {
   int64_t count = d.N * d.S, lo = count * b / d.chunks, hi = count * (b + 1) / d.chunks;
   double a0 = 0, a1 = 0;
-  if (count * d.C < (int64_t{1} << 31)) {  // 32-bit index arithmetic where it fits
+  if (fits_32(count * d.C)) {
     const uint32_t S = static_cast<uint32_t>(d.S), C = static_cast<uint32_t>(d.C);
     for (uint32_t j = static_cast<uint32_t>(lo) + threadIdx.x; j < static_cast<uint32_t>(hi);
          j += blockDim.x) {

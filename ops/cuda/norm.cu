@@ -25,10 +25,7 @@ ChannelSplit ncs_split(const Tensor& x) {
   return ChannelSplit(n, c, x.numel() / std::max<int64_t>(n * c, 1));
 }
 
-// Element-wise kernels over (N, C, S) index with I: 32-bit arithmetic (cheaper divisions)
-// whenever the tensor has fewer than 2^31 elements.
-bool fits_32(int64_t total) { return total < (int64_t{1} << 31); }
-
+// Element-wise kernels over (N, C, S) index with I: uint32_t whenever fits_32.
 // y: (N, C, S) = x * a[c] + b[c], then max(y, 0) with relu (BatchNorm fused with a Relu)
 template <class I>
 __global__ void channel_affine_kernel(const float* x, const float* a, const float* b, float* y,
