@@ -48,23 +48,25 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
   std::vector<Device> devices;
   for (int g : opt.gpus) devices.push_back(Device{DeviceKind::CUDA, g});
   if (devices.empty()) devices.push_back(opt.device);
+  // Every queue of the run, the learners' and the synchronisation ones, with its settings.
+  auto backend_for = [&opt](Device d) {
+    std::unique_ptr<Backend> b = make_backend(d);
+    if (opt.tf32) b->allow_tf32(true);
+    b->set_deterministic(opt.deterministic);
+    b->set_measure_conv_algos(opt.measure_conv_algos);
+    return b;
+  };
   for (size_t g = 0; g < devices.size(); ++g) {
     DeviceGroup grp;
     for (int j = 0; j < opt.learners; ++j) {
       grp.learners.push_back(learners_.size());
       group_of_.push_back(g);
       learners_.push_back(std::make_unique<Learner>(tg_, param_layout_, buffer_layout_, adam,
-                                                    make_backend(devices[g]), opt.cuda_graphs));
-      if (opt.tf32) learners_.back()->backend().allow_tf32(true);
-      learners_.back()->backend().set_deterministic(opt.deterministic);
-      learners_.back()->backend().set_measure_conv_algos(opt.measure_conv_algos);
+                                                    backend_for(devices[g]), opt.cuda_graphs));
       learner_hyper_.push_back(learners_.back()->backend().empty(DType::Float32, {8}));
     }
-    grp.sync = make_backend(devices[g]);
+    grp.sync = backend_for(devices[g]);
     Backend& sb = *grp.sync;
-    if (opt.tf32) sb.allow_tf32(true);
-    sb.set_deterministic(opt.deterministic);
-    sb.set_measure_conv_algos(opt.measure_conv_algos);
     grp.z = FlatBuffer(param_layout_, sb);
     grp.z_prev = FlatBuffer(param_layout_, sb);
     grp.sum = FlatBuffer(param_layout_, sb);
