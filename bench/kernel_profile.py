@@ -22,7 +22,7 @@ from collections import defaultdict
 
 # First matching group wins; patterns are searched in the lower-cased kernel name.
 GROUPS = [
-    ("batch norm", r"batch_?norm|bn_|channel_affine|channel_partials|welford"),
+    ("batch norm", r"batch_?norm|bn_|channel_affine|channel_partials|channel_reduce|welford"),
     ("conv backward filter", r"wgrad|bwd_filter|backward_filter|dgrad_engine.*filter|convolve_sgemm.*wgrad"),
     ("conv backward data", r"dgrad|bwd_data|backward_data"),
     ("conv forward", r"fprop|implicit_gemm|implicit_convolve|conv2d|xmma_fprop|sm90_xmma|cudnn|winograd|convolve"),
@@ -81,33 +81,22 @@ def from_ncu(path, marker):
 
 
 def from_torch(a):
+    """The eager training step of bench/torch_throughput.py (one Replica), profiled."""
     import os
     import torch
-    import torch.nn.functional as F
     from torch.profiler import ProfilerActivity, profile
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from models import build
+    from models import set_precision
+    from torch_throughput import Replica
     torch.backends.cudnn.benchmark = True
-    torch.backends.cudnn.allow_tf32 = a.precision == "tf32"
-    torch.backends.cuda.matmul.allow_tf32 = a.precision == "tf32"
-    torch.manual_seed(0)
-    model, shape = build(a.model)
-    model.cuda().train()
-    opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9, foreach=True)
-    x = torch.randn((a.batch,) + tuple(shape), device="cuda")
-    y = torch.randint(0, 10, (a.batch,), device="cuda")
-
-    def step():
-        opt.zero_grad(set_to_none=True)
-        F.cross_entropy(model(x), y).backward()
-        opt.step()
-
+    set_precision(a.precision)
+    replica = Replica(a.model, a.batch, seed=0)
     for _ in range(10):
-        step()
+        replica.step()
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _ in range(a.steps):
-            step()
+            replica.step()
         torch.cuda.synchronize()
     kernels = defaultdict(lambda: {"launches": 0, "us": 0.0})
     for ev in prof.events():
