@@ -4,7 +4,7 @@
     python3 bench/report.py OUT_DIR
 
 Reads OUT_DIR/results/*.json (torch_throughput_*.json, cbtrain_throughput_*.json,
-tta_*.json), OUT_DIR/env/*.txt and OUT_DIR/logs/stages.txt, as written by
+tta_*.json, sweep_*.json), OUT_DIR/env/*.txt and OUT_DIR/logs/stages.txt, as written by
 bench/run_gpu.sh. Missing or failed entries appear as "—" with the reason in a note.
 Needs only the Python standard library; plots need matplotlib (skipped without it).
 """
@@ -83,7 +83,7 @@ def table(header, rows):
 
 def load(out_dir):
     res = dict(torch_tput=[], torch_env={}, torch_meta={}, cbt_tput=[], cbt_meta={}, tta=[],
-               unreadable=[])
+               sweep=[], unreadable=[])
     for path in sorted(glob.glob(os.path.join(out_dir, "results", "*.json"))):
         name = os.path.basename(path)
         try:
@@ -97,13 +97,16 @@ def load(out_dir):
             res["torch_env"] = doc.get("env", res["torch_env"])
             res["torch_meta"][doc.get("model")] = {k: doc.get(k) for k in
                                                    ("steps_per_window", "windows", "warmup_steps",
-                                                    "quick")}
+                                                    "quick", "memory_method")}
         elif name.startswith("cbtrain_throughput"):
             res["cbt_tput"] += doc.get("runs", [])
             res["cbt_meta"] = {k: doc.get(k) for k in ("steps", "warmup")}
         elif name.startswith("tta_"):
             doc["_file"] = name
             res["tta"].append(doc)
+        elif name.startswith("sweep_"):
+            doc["_file"] = name
+            res["sweep"].append(doc)
     return res
 
 
@@ -207,12 +210,14 @@ def memory_section(res, notes):
 
         e_s, e_b = mem(e, "peak_bytes", f"PyTorch {m} b={b} eager memory")
         g_s, _ = mem(g, "peak_bytes", f"PyTorch {m} b={b} graph memory")
+        w_s = fmt_mib(e.get("cublas_workspace_bytes")) if ok(e) else DASH
         c_s, c_b = mem(c1, "peak_bytes_per_learner", f"cbtrain {m} b={b} K=1 memory")
         cm_s = DASH
         if cmax is not None and isinstance(cmax.get("peak_bytes_per_learner"), (int, float)):
             cm_s = f"{fmt_mib(cmax['peak_bytes_per_learner'])} (K={cmax['learners']})"
-        rows.append([MODEL_TITLE.get(m, m), b, e_s, g_s, c_s, cm_s, fmt_ratio(c_b, e_b)])
-    header = ["model", "batch", "PyTorch eager peak", "PyTorch graph peak",
+        rows.append([MODEL_TITLE.get(m, m), b, e_s, w_s, g_s, c_s, cm_s, fmt_ratio(c_b, e_b)])
+    header = ["model", "batch", "PyTorch eager peak", "of which cuBLAS workspaces (freed after the run)",
+              "PyTorch graph peak",
               "cbtrain per learner, K=1", "cbtrain per learner, largest K",
               "cbtrain K=1 / PyTorch eager"]
     return table(header, rows)
@@ -266,6 +271,47 @@ def tta_section(res, notes):
               "reached", "epochs to target: median (per seed)",
               "training seconds to target: median [range]", "best test accuracy"]
     return table(header, rows)
+
+
+def sweep_section(res, notes):
+    """One table per system and setting: a row per learning rate, the fastest marked."""
+    lines = []
+    for (tool, m, b, k, target), runs in tta_groups(res["sweep"]).items():
+        runs = sorted(runs, key=lambda r: (r.get("lr") or 0, r.get("seed", 0)))
+        system = "PyTorch eager" if tool == "torch" else "cbtrain"
+        reached = [r for r in runs if r.get("reached") and
+                   isinstance(r.get("seconds_to_target"), (int, float))]
+        fastest = min(reached, key=lambda r: r["seconds_to_target"]) if reached else None
+        epochs = sorted({str(r.get("max_epochs")) for r in runs})
+        chosen = sorted({str(r["learners_chosen"]) for r in runs if r.get("learners_chosen")})
+        lines += ["", f"### {system}, {MODEL_TITLE.get(m, m)}, batch {b}"
+                  + (f", learners {k}" + (f" (K={', '.join(chosen)})" if chosen else "")
+                     if tool != "torch" else "")
+                  + (f", to {100 * target:.0f}%" if isinstance(target, (int, float)) else "")
+                  + f", {runs[0].get('schedule', '')} over {'/'.join(epochs)} epochs, seed "
+                  + ", ".join(sorted({str(r.get("seed")) for r in runs})), ""]
+        rows = []
+        for r in runs:
+            lr = r.get("lr")
+            lr_s = f"{lr:g}" if isinstance(lr, (int, float)) else DASH
+            what = f"{system} {m} b={b} lr={lr_s}"
+            if r is fastest:
+                lr_s = f"**{lr_s}** (fastest)"
+            best = [a for a in r.get("accuracy", []) if a is not None]
+            if r in reached:
+                ep_s, sec_s = str(r.get("epochs_to_target")), f"{r['seconds_to_target']:.1f}"
+                if r.get("error"):
+                    sec_s += " " + notes.mark(what, r["error"])
+            else:
+                ep_s = DASH
+                sec_s = notes.ref(what, r["error"]) if r.get("error") else DASH
+            rows.append([lr_s, "yes" if r.get("reached") else "no", ep_s, sec_s,
+                         f"{100 * max(best):.2f}%" if best else DASH])
+        lines += table(["lr", "reached", "epochs to target", "training seconds to target",
+                        "best test accuracy"], rows)
+        if fastest is None:
+            lines += ["", f"No learning rate reached the target in {'/'.join(epochs)} epochs."]
+    return lines
 
 
 def plots(res, out_dir):
@@ -427,8 +473,14 @@ def main():
               f"steps, last run's settings), K learners of batch B each: images/s = K·B per "
               f"round.",
               "- Memory: PyTorch peak = `torch.cuda.max_memory_allocated()` for one replica "
-              "(model, gradients, momentum, batch, activations, cuDNN workspace) over warm-up "
-              "and timing; cbtrain = its reported peak bytes per learner.",
+              "(model, gradients, momentum, batch, activations, cuDNN and cuBLAS workspaces) "
+              "over warm-up and timing, minus the value before the replica was built ("
+              + ("; ".join(sorted({str(v["memory_method"]) for v in tm.values()
+                                   if v.get("memory_method")}))
+                 or ("results without memory_method: cuBLAS workspaces made by earlier "
+                     "runs were in that value, not in the peak" if tm else "no results"))
+              + "); cbtrain = its reported peak bytes per learner, its cuBLAS workspace "
+              "included.",
               "- Time to accuracy: Fashion-MNIST, whole data set on the GPU, test accuracy after "
               "every epoch; the clock counts training only. Both systems start from the same "
               "exported ONNX weights; seeds change the data order. PyTorch stops at the first "
@@ -440,6 +492,13 @@ def main():
     lines += ["", "## cbtrain best vs PyTorch best", ""] + summary_section(summary)
     lines += ["", "## Peak GPU memory per learner (MiB)", ""] + memory_section(res, notes)
     lines += ["", "## Time to accuracy (Fashion-MNIST)", ""] + tta_section(res, notes)
+    if res["sweep"]:
+        lines += ["", "## Learning-rate sweep (time to accuracy)", "",
+                  "Stage `lr_sweep` of `bench/run_gpu.sh`: each system at its batch of the "
+                  "time-to-accuracy runs, one seed, several learning rates; the cosine schedule "
+                  "spans the maximum epochs on both sides (PyTorch stops at the target, cbtrain "
+                  "runs them all). Fastest = fewest training seconds to the target."]
+        lines += sweep_section(res, notes)
     made, why = plots(res, out_dir)
     lines += ["", "## Plots", ""]
     lines += [f"![{p}](plots/{p})" for p in made] or [why or "no data to plot"]

@@ -4,14 +4,17 @@
 #
 #   bash bench/run_gpu.sh OUT_DIR [quick|full] [STAGES]
 #
-# STAGES: comma-separated subset of export,torch_tput,cbt_tput,torch_tta,cbt_tta,report
-# (default: all, in that order). Environment: CBT_DATA (Fashion-MNIST IDX folder, default
-# /usr/share/datasets/fashion-mnist), CBTRAIN (default ./build-gpu/tools/cbtrain), PYTHON
-# (default: python3 if it imports torch, else /opt/torch/.venv/bin/python), CBT_LIB_DIR
-# (extra folder for cbtrain's LD_LIBRARY_PATH, e.g. the ONNX shared libraries),
+# STAGES: comma-separated subset of export,torch_tput,cbt_tput,torch_tta,cbt_tta,lr_sweep,
+# report (default: all but lr_sweep; they run in that order). Environment: CBT_DATA
+# (Fashion-MNIST IDX folder, default /usr/share/datasets/fashion-mnist), CBTRAIN (default
+# ./build-gpu/tools/cbtrain), PYTHON (default: python3 if it imports torch, else
+# /opt/torch/.venv/bin/python), CBT_LIB_DIR (extra folder for cbtrain's LD_LIBRARY_PATH,
+# e.g. the ONNX shared libraries),
 # TTA_SEEDS (default "1 2 3"; quick: "1"), TTA_SEEDS_SLOW (seeds of the slow PyTorch
 # ResNet-20 b=32 run, default "1"), CBT_EXTRA (extra flags for every cbtrain run), PRECISION
 # (fp32, the default: TF32 off on both sides; or tf32: both may use TF32 tensor cores).
+# lr_sweep: SWEEP_EPOCHS (default 10), SWEEP_TORCH_LRS (default "0.05 0.1 0.2 0.4"),
+# SWEEP_CBT_LRS (default "0.02 0.05 0.1 0.2"); lists space- or comma-separated, empty: skip.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,16 +60,28 @@ echo "$MODE" > "$OUT/env/mode.txt"
 echo "$PRECISION" > "$OUT/env/precision.txt"
 
 # Time-to-accuracy runs. PyTorch: "model batch lr schedule target max_epochs seeds".
+# ResNet-20's rates come from the lr_sweep stage (seed 1, 15 epochs, H100, 2026-11-25: the
+# fastest rate to 91% was 0.05 for both PyTorch at b=256 and cbtrain); override with
+# TORCH_RESNET20_LR and CBT_RESNET20_LR.
+TORCH_RESNET20_LR=${TORCH_RESNET20_LR:-0.05}
+CBT_RESNET20_LR=${CBT_RESNET20_LR:-0.05}
 TORCH_TTA=(
   "lenet5 32 0.02 constant 0.90 $E_LENET $SEEDS"
-  "resnet20 256 0.1 cosine 0.91 $E_RESNET $SEEDS"
+  "resnet20 256 $TORCH_RESNET20_LR cosine 0.91 $E_RESNET $SEEDS"
   "resnet20 32 0.05 cosine 0.91 $E_RESNET $SEEDS_SLOW"
 )
 # cbtrain: "model batch learners lr schedule target epochs seeds" (runs all its epochs).
 CBT_TTA=(
   "lenet5 32 auto 0.02 constant 0.90 $E_LENET $SEEDS"
-  "resnet20 32 auto 0.05 cosine 0.91 $E_RESNET $SEEDS"
+  "resnet20 32 auto $CBT_RESNET20_LR cosine 0.91 $E_RESNET $SEEDS"
 )
+# Learning-rate sweep (stage lr_sweep): ResNet-20 to 91%, seed 1, cosine, PyTorch eager at
+# b=256 and cbtrain at b=32 per learner with --learners auto. SWEEP_EPOCHS is the maximum
+# epochs of both, so the cosine schedule spans the same SWEEP_EPOCHS epochs on both sides
+# (PyTorch stops at the target, cbtrain runs them all).
+SWEEP_EPOCHS=${SWEEP_EPOCHS:-10}
+SWEEP_TORCH_LRS=${SWEEP_TORCH_LRS-0.05 0.1 0.2 0.4}
+SWEEP_CBT_LRS=${SWEEP_CBT_LRS-0.02 0.05 0.1 0.2}
 
 in_stages() { case ",$STAGES," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 
@@ -149,6 +164,26 @@ do_cbt_tta() {
   done
 }
 
+do_lr_sweep() {
+  local lr
+  for lr in ${SWEEP_TORCH_LRS//,/ }; do
+    echo "--- PyTorch resnet20 b=256 lr=$lr cosine target 0.91 seed 1"
+    "$PYTHON" bench/torch_time_to_accuracy.py --model resnet20 --batch 256 --lr "$lr" \
+      --schedule cosine --target 0.91 --max-epochs "$SWEEP_EPOCHS" --seed 1 \
+      --data "$DATA" --init-onnx "$OUT/models/resnet20.onnx" --precision "$PRECISION" \
+      --out "$OUT/results/sweep_torch_resnet20_b256_lr${lr}_s1.json"
+  done
+  for lr in ${SWEEP_CBT_LRS//,/ }; do
+    echo "--- cbtrain resnet20 b=32 learners auto lr=$lr cosine target 0.91 seed 1"
+    # Logs in a folder per lr: cbtrain_runs.py names them without the lr.
+    LD_LIBRARY_PATH="$CBT_LD" "$PYTHON" bench/cbtrain_runs.py tta --cbtrain "$CBT" \
+      --model "$OUT/models/resnet20.onnx" --name resnet20 --batch 32 --learners auto \
+      --epochs "$SWEEP_EPOCHS" --lr "$lr" --schedule cosine --target 0.91 --seed 1 \
+      --data "$DATA" --out "$OUT/results/sweep_cbtrain_resnet20_b32_kauto_lr${lr}_s1.json" \
+      --logs "$OUT/logs/cbtrain_sweep/lr$lr" "${EXTRA[@]}"
+  done
+}
+
 do_report() {
   "$PYTHON" bench/report.py "$OUT"
 }
@@ -161,5 +196,6 @@ stage torch_tput do_torch_tput
 stage cbt_tput do_cbt_tput
 stage torch_tta do_torch_tta
 stage cbt_tta do_cbt_tta
+stage lr_sweep do_lr_sweep
 stage report do_report
 echo "done: $OUT/BENCHMARKS.md"

@@ -86,7 +86,28 @@ def timed_windows(run_steps, steps, windows, images_per_step):
     return statistics.median(rates), rates
 
 
+# PyTorch keeps a cuBLAS (and cuBLASLt) workspace per (handle, stream) from its caching
+# allocator, made by the first matrix product on that stream and kept afterwards. Cleared
+# before each baseline, the workspaces of a replica's own products count in its peak, as
+# cbtrain's peak counts its cuBLAS workspace.
+CLEARS_CUBLAS = hasattr(torch._C, "_cuda_clearCublasWorkspaces")
+MEMORY_METHOD = ("cuBLAS workspaces cleared before the baseline: the peak includes those the "
+                 "replica allocates" if CLEARS_CUBLAS else
+                 "cuBLAS workspaces not cleared (no torch._C._cuda_clearCublasWorkspaces)")
+
+
+def clear_cublas_workspaces():
+    """Frees PyTorch's cuBLAS workspaces; returns the bytes freed (None: cannot clear)."""
+    if not CLEARS_CUBLAS:
+        return None
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch._C._cuda_clearCublasWorkspaces()
+    return before - torch.cuda.memory_allocated()
+
+
 def free_memory():
+    clear_cublas_workspaces()
     torch.cuda.synchronize()
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
@@ -106,7 +127,8 @@ def run_eager(name, batch, steps, windows, warmup):
     ips, rates = timed_windows(body, steps, windows, batch)
     out = dict(images_per_sec=ips, window_images_per_sec=rates,
                peak_bytes=torch.cuda.max_memory_allocated() - base_alloc,
-               peak_reserved_bytes=torch.cuda.max_memory_reserved() - base_res)
+               peak_reserved_bytes=torch.cuda.max_memory_reserved() - base_res,
+               cublas_workspace_bytes=clear_cublas_workspaces())
     del r
     return out
 
@@ -125,7 +147,8 @@ def run_graph(name, batch, steps, windows, warmup):
     ips, rates = timed_windows(body, steps, windows, batch)
     out = dict(images_per_sec=ips, window_images_per_sec=rates,
                peak_bytes=torch.cuda.max_memory_allocated() - base_alloc,
-               peak_reserved_bytes=torch.cuda.max_memory_reserved() - base_res)
+               peak_reserved_bytes=torch.cuda.max_memory_reserved() - base_res,
+               cublas_workspace_bytes=clear_cublas_workspaces())
     del r
     return out
 
@@ -148,7 +171,8 @@ def run_multistream(name, batch, k, steps, windows, warmup):
     ips, rates = timed_windows(body, steps, windows, k * batch)
     out = dict(images_per_sec=ips, window_images_per_sec=rates,
                peak_bytes_total=torch.cuda.max_memory_allocated() - base_alloc,
-               peak_reserved_bytes_total=torch.cuda.max_memory_reserved() - base_res)
+               peak_reserved_bytes_total=torch.cuda.max_memory_reserved() - base_res,
+               cublas_workspace_bytes=clear_cublas_workspaces())
     del reps
     return out
 
@@ -192,7 +216,8 @@ def main():
     doc = dict(tool="torch", model=args.model, precision=args.precision, input_shape=list(MODELS[args.model][1]),
                optimizer="SGD momentum 0.9 (foreach)", loss="cross_entropy",
                steps_per_window=steps, windows=windows, warmup_steps=warmup,
-               quick=args.quick, env=environment(), results=[])
+               quick=args.quick, memory_method=MEMORY_METHOD,
+               cublas_workspaces_cleared=CLEARS_CUBLAS, env=environment(), results=[])
     t_start = time.perf_counter()
     for b in batches:
         runs = [(m, 1) for m in modes if m in ("eager", "graph")]

@@ -275,7 +275,7 @@ void Trainer::synchronize() {
 
 size_t Trainer::bytes_per_learner() {
   Learner& l = *learners_.at(0);
-  size_t bytes = l.program().plan().arena_bytes + l.backend().reserved_bytes();
+  size_t bytes = l.program().plan().arena_bytes + workspace_bytes_per_learner();
   for (const FlatBuffer* b : {&l.params(), &l.grads(), &l.moment1(), &l.moment2(), &l.buffers(), &l.correction()})
     if (b->flat().defined()) bytes += b->flat().nbytes();
   return bytes;

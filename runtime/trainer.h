@@ -97,8 +97,9 @@ class Trainer {
   // Waits until every queued round is done.
   void synchronize();
   // Device bytes one learner holds: its planned arena, its flat buffers and its backend's
-  // workspaces.
+  // workspaces (of them, the part backed by memory so far: Backend::reserved_bytes).
   size_t bytes_per_learner();
+  size_t workspace_bytes_per_learner() { return learners_.at(0)->backend().reserved_bytes(); }
   // One step with one learner (convenience for K = 1).
   float step(const Tensor& x_host, const Tensor& y_host) { return round({x_host}, {y_host}); }
 

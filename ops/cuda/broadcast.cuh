@@ -8,7 +8,7 @@
 #include "graph/shape_utils.h"
 #include "ops/cuda/common.cuh"
 
-// Own namespace: other kernel families keep helpers of the same names (Scratch, kMaxDims).
+// Own namespace: other kernel families keep helpers of the same names (kMaxDims).
 namespace cbt::cuda::ew {
 
 inline constexpr int kMaxDims = 8;
@@ -37,33 +37,6 @@ void dispatch_arith(const KernelContext& ctx, DType t, F&& f) {
 inline void require_f32(const KernelContext& ctx, const Tensor& t) {
   if (t.dtype() != DType::Float32) unsupported_dtype(ctx, t.dtype());
 }
-
-// ---- workspace -----------------------------------------------------------------------------
-
-// Bump allocator over the context's workspace for the temporaries of one kernel call (work on
-// one stream is ordered, so the next kernel may reuse the same bytes).
-class Scratch {
- public:
-  explicit Scratch(const CudaContext& cc)
-      : p_(static_cast<char*>(cc.workspace)), left_(cc.workspace ? cc.workspace_bytes : 0) {}
-  size_t left() const { return left_ > kAlign ? left_ - kAlign : 0; }
-  template <class T>
-  T* take(int64_t n, const char* what) {
-    size_t bytes = static_cast<size_t>(n) * sizeof(T);
-    size_t pad = (kAlign - reinterpret_cast<uintptr_t>(p_) % kAlign) % kAlign;
-    CBT_CHECK(p_ && pad + bytes <= left_, "CUDA workspace too small for ", what, ": ", bytes,
-              " bytes wanted, ", left_, " left (raise the workspace size)");
-    T* r = reinterpret_cast<T*>(p_ + pad);
-    p_ += pad + bytes;
-    left_ -= pad + bytes;
-    return r;
-  }
-
- private:
-  static constexpr size_t kAlign = 256;
-  char* p_;
-  size_t left_;
-};
 
 // ---- layouts -------------------------------------------------------------------------------
 

@@ -70,18 +70,23 @@ ConvGeom make_geom(const Node& node, const Shape& img, const Shape& grid, const 
 
 enum class ConvOp : uint8_t { Forward, BackwardData, BackwardFilter };
 
+// The algorithm chosen for one convolution op (a cuDNN algorithm enum of that op), the math
+// type it runs in and its workspace.
+struct AlgoChoice {
+  int algo = 0;
+  cudnnMathType_t math = CUDNN_FMA_MATH;
+  size_t ws = 0;
+};
+
 // Per-node cuDNN state: descriptors and one algorithm per convolution op the node runs.
 struct ConvPlan {
   ConvGeom g;
   TensorDesc image, grid;  // image: the padded extent when g.explicit_pad
   FilterDesc filter;
   ConvDesc conv;
-  cudnnConvolutionFwdAlgo_t fwd{};
-  cudnnConvolutionBwdDataAlgo_t bwd_data{};
-  cudnnConvolutionBwdFilterAlgo_t bwd_filter{};
-  cudnnMathType_t fwd_math = CUDNN_FMA_MATH, data_math = CUDNN_FMA_MATH,
-                  filter_math = CUDNN_FMA_MATH;
-  size_t fwd_ws = 0, data_ws = 0, filter_ws = 0;
+  AlgoChoice algo[3];  // by ConvOp
+  const AlgoChoice& of(ConvOp op) const { return algo[static_cast<int>(op)]; }
+  size_t algo_ws() const { return std::max({algo[0].ws, algo[1].ws, algo[2].ws}); }
   size_t pad_bytes() const {
     return g.explicit_pad ? Scratch::aligned(g.padded_numel() * sizeof(float)) : 0;
   }
@@ -123,9 +128,9 @@ bool usable(const Perf& p, const ConvPlan& plan, const CudaContext& cc, size_t b
 // `fallback` (an implicit-GEMM algorithm, deterministic and supported for every float32
 // convolution) with FMA math.
 template <class Perf, class Algo, class WsFn>
-void pick_algo(const Perf* perf, int n, bool measured, const ConvPlan& plan,
-               const CudaContext& cc, size_t budget, WsFn ws_size, Algo fallback, Algo& algo,
-               cudnnMathType_t& math, size_t& ws, const char* what) {
+AlgoChoice pick_algo(const Perf* perf, int n, bool measured, const ConvPlan& plan,
+                     const CudaContext& cc, size_t budget, WsFn ws_size, Algo fallback,
+                     const char* what) {
   int chosen = -1;
   size_t chosen_ws = 0;
   for (int i = 0; i < n; ++i) {
@@ -135,17 +140,74 @@ void pick_algo(const Perf* perf, int n, bool measured, const ConvPlan& plan,
     if (chosen < 0 || (!measured && det)) chosen = i, chosen_ws = need;
     if (measured || det) break;
   }
-  if (chosen >= 0) {
-    algo = perf[chosen].algo, math = perf[chosen].mathType, ws = chosen_ws;
-    return;
-  }
+  if (chosen >= 0) return {static_cast<int>(perf[chosen].algo), perf[chosen].mathType, chosen_ws};
   CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, CUDNN_FMA_MATH));
   size_t need = 0;
   bool ok = ws_size(fallback, &need) == CUDNN_STATUS_SUCCESS && need <= budget;
   CBT_MODEL_CHECK(ok, "cuDNN offers no ", what, " algorithm for a convolution of image (",
                   plan.g.N, ", ", plan.g.Ci, ", ", plan.g.H, ", ", plan.g.W, ") within ", budget,
                   " bytes of workspace");
-  algo = fallback, math = CUDNN_FMA_MATH, ws = need;
+  return {static_cast<int>(fallback), CUDNN_FMA_MATH, need};
+}
+
+// cuDNN's calls for one convolution op: its candidates (timed by Find, or the heuristic
+// ranking), an algorithm's workspace size, and the fallback (an implicit-GEMM algorithm,
+// deterministic and supported for every float32 convolution).
+template <ConvOp op>
+struct OpCalls;
+template <>
+struct OpCalls<ConvOp::Forward> {
+  using Perf = cudnnConvolutionFwdAlgoPerf_t;
+  using Algo = cudnnConvolutionFwdAlgo_t;
+  static constexpr Algo kFallback = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  static constexpr const char* kName = "forward";
+  static cudnnStatus_t rank(cudnnHandle_t h, const ConvPlan& p, bool measure, Perf* perf, int* n) {
+    return measure ? cudnnFindConvolutionForwardAlgorithm(h, p.image, p.filter, p.conv, p.grid, 16, n, perf)
+                   : cudnnGetConvolutionForwardAlgorithm_v7(h, p.image, p.filter, p.conv, p.grid, 16, n, perf);
+  }
+  static cudnnStatus_t ws(cudnnHandle_t h, const ConvPlan& p, Algo a, size_t* bytes) {
+    return cudnnGetConvolutionForwardWorkspaceSize(h, p.image, p.filter, p.conv, p.grid, a, bytes);
+  }
+};
+template <>
+struct OpCalls<ConvOp::BackwardData> {
+  using Perf = cudnnConvolutionBwdDataAlgoPerf_t;
+  using Algo = cudnnConvolutionBwdDataAlgo_t;
+  static constexpr Algo kFallback = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+  static constexpr const char* kName = "backward-data";
+  static cudnnStatus_t rank(cudnnHandle_t h, const ConvPlan& p, bool measure, Perf* perf, int* n) {
+    return measure ? cudnnFindConvolutionBackwardDataAlgorithm(h, p.filter, p.grid, p.conv, p.image, 16, n, perf)
+                   : cudnnGetConvolutionBackwardDataAlgorithm_v7(h, p.filter, p.grid, p.conv, p.image, 16, n, perf);
+  }
+  static cudnnStatus_t ws(cudnnHandle_t h, const ConvPlan& p, Algo a, size_t* bytes) {
+    return cudnnGetConvolutionBackwardDataWorkspaceSize(h, p.filter, p.grid, p.conv, p.image, a, bytes);
+  }
+};
+template <>
+struct OpCalls<ConvOp::BackwardFilter> {
+  using Perf = cudnnConvolutionBwdFilterAlgoPerf_t;
+  using Algo = cudnnConvolutionBwdFilterAlgo_t;
+  static constexpr Algo kFallback = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
+  static constexpr const char* kName = "backward-filter";
+  static cudnnStatus_t rank(cudnnHandle_t h, const ConvPlan& p, bool measure, Perf* perf, int* n) {
+    return measure ? cudnnFindConvolutionBackwardFilterAlgorithm(h, p.image, p.grid, p.conv, p.filter, 16, n, perf)
+                   : cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, p.image, p.grid, p.conv, p.filter, 16, n, perf);
+  }
+  static cudnnStatus_t ws(cudnnHandle_t h, const ConvPlan& p, Algo a, size_t* bytes) {
+    return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, p.image, p.grid, p.conv, p.filter, a, bytes);
+  }
+};
+
+// Find runs every candidate once on cuDNN's own buffers (allocated and synchronised: the
+// first run of a step program, never inside a CUDA-graph capture).
+template <ConvOp op>
+AlgoChoice choose_algo(const CudaContext& cc, const ConvPlan& p, size_t budget) {
+  using Calls = OpCalls<op>;
+  typename Calls::Perf perf[16];
+  int n = 0;
+  CBT_CUDNN_CHECK(Calls::rank(cc.cudnn, p, cc.measure_conv_algos, perf, &n));
+  auto ws = [&](typename Calls::Algo a, size_t* bytes) { return Calls::ws(cc.cudnn, p, a, bytes); };
+  return pick_algo(perf, n, cc.measure_conv_algos, p, cc, budget, ws, Calls::kFallback, Calls::kName);
 }
 
 // The algorithms chosen for one convolution op, shared by every learner of the process
@@ -154,12 +216,6 @@ struct AlgoKey {
   std::vector<int64_t> dims;
   bool operator<(const AlgoKey& o) const { return dims < o.dims; }
 };
-struct AlgoChoice {
-  int algo = 0;
-  cudnnMathType_t math = CUDNN_FMA_MATH;
-  size_t ws = 0;
-};
-
 AlgoKey algo_key(const CudaContext& cc, const ConvGeom& g, ConvOp op, size_t budget) {
   return {{cc.device, static_cast<int64_t>(op), cc.tf32, cc.deterministic, cc.measure_conv_algos,
            static_cast<int64_t>(budget), g.N, g.Ci, g.Cg, g.G, g.H, g.W, g.KH, g.KW, g.SH, g.SW,
@@ -199,66 +255,16 @@ std::shared_ptr<ConvPlan> make_plan(const CudaContext& cc, const ConvGeom& geom,
   CBT_MODEL_CHECK(p.pad_bytes() <= cc.workspace_bytes, "CUDA workspace too small for padding a ",
                   "convolution input (", p.pad_bytes(), " bytes needed)");
   size_t budget = cc.workspace_bytes - p.pad_bytes();
-  cudnnHandle_t h_ = cc.cudnn;
-  const bool measure = cc.measure_conv_algos;
   std::lock_guard lock(algo_cache_mutex());
   for (ConvOp op : ops) {
     AlgoKey key = algo_key(cc, g, op, budget);
     auto hit = algo_cache().find(key);
-    AlgoChoice c;
-    if (hit != algo_cache().end()) {
-      c = hit->second;
-    } else if (op == ConvOp::Forward) {
-      cudnnConvolutionFwdAlgoPerf_t perf[16];
-      int cnt = 0;
-      // Find runs every algorithm once on cuDNN's own buffers (allocated and synchronised: the
-      // first run of a step program, never inside a CUDA-graph capture).
-      CBT_CUDNN_CHECK(measure ? cudnnFindConvolutionForwardAlgorithm(h_, p.image, p.filter, p.conv,
-                                                                     p.grid, 16, &cnt, perf)
-                              : cudnnGetConvolutionForwardAlgorithm_v7(h_, p.image, p.filter,
-                                                                       p.conv, p.grid, 16, &cnt, perf));
-      cudnnConvolutionFwdAlgo_t a{};
-      pick_algo(perf, cnt, measure, p, cc, budget, [&](cudnnConvolutionFwdAlgo_t al, size_t* sz) {
-        return cudnnGetConvolutionForwardWorkspaceSize(h_, p.image, p.filter, p.conv, p.grid, al, sz);
-      }, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, a, c.math, c.ws, "forward");
-      c.algo = a;
-    } else if (op == ConvOp::BackwardData) {
-      cudnnConvolutionBwdDataAlgoPerf_t perf[16];
-      int cnt = 0;
-      CBT_CUDNN_CHECK(measure ? cudnnFindConvolutionBackwardDataAlgorithm(
-                                    h_, p.filter, p.grid, p.conv, p.image, 16, &cnt, perf)
-                              : cudnnGetConvolutionBackwardDataAlgorithm_v7(
-                                    h_, p.filter, p.grid, p.conv, p.image, 16, &cnt, perf));
-      cudnnConvolutionBwdDataAlgo_t a{};
-      pick_algo(perf, cnt, measure, p, cc, budget, [&](cudnnConvolutionBwdDataAlgo_t al, size_t* sz) {
-        return cudnnGetConvolutionBackwardDataWorkspaceSize(h_, p.filter, p.grid, p.conv, p.image,
-                                                            al, sz);
-      }, CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, a, c.math, c.ws, "backward-data");
-      c.algo = a;
-    } else {
-      cudnnConvolutionBwdFilterAlgoPerf_t perf[16];
-      int cnt = 0;
-      CBT_CUDNN_CHECK(measure ? cudnnFindConvolutionBackwardFilterAlgorithm(
-                                    h_, p.image, p.grid, p.conv, p.filter, 16, &cnt, perf)
-                              : cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-                                    h_, p.image, p.grid, p.conv, p.filter, 16, &cnt, perf));
-      cudnnConvolutionBwdFilterAlgo_t a{};
-      pick_algo(perf, cnt, measure, p, cc, budget, [&](cudnnConvolutionBwdFilterAlgo_t al, size_t* sz) {
-        return cudnnGetConvolutionBackwardFilterWorkspaceSize(h_, p.image, p.grid, p.conv,
-                                                              p.filter, al, sz);
-      }, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, a, c.math, c.ws, "backward-filter");
-      c.algo = a;
-    }
-    algo_cache().emplace(key, c);
-    if (op == ConvOp::Forward) {
-      p.fwd = static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), p.fwd_math = c.math, p.fwd_ws = c.ws;
-    } else if (op == ConvOp::BackwardData) {
-      p.bwd_data = static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo), p.data_math = c.math,
-      p.data_ws = c.ws;
-    } else {
-      p.bwd_filter = static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo),
-      p.filter_math = c.math, p.filter_ws = c.ws;
-    }
+    AlgoChoice choice = hit != algo_cache().end()  ? hit->second
+                        : op == ConvOp::Forward      ? choose_algo<ConvOp::Forward>(cc, p, budget)
+                        : op == ConvOp::BackwardData ? choose_algo<ConvOp::BackwardData>(cc, p, budget)
+                                                     : choose_algo<ConvOp::BackwardFilter>(cc, p, budget);
+    algo_cache().emplace(key, choice);
+    p.algo[static_cast<int>(op)] = choice;
   }
   return plan;
 }
@@ -352,24 +358,32 @@ struct ConvRunner {
   float one = 1.0f, zero = 0.0f;
   ConvRunner(const CudaContext& c, const ConvPlan& plan, void* workspace)
       : cc(c), p(plan), ws(workspace), h(cudnn_on_stream(c)) {}
+  // The op's algorithm, with its math type set on the shared convolution descriptor.
+  const AlgoChoice& use(ConvOp op) {
+    const AlgoChoice& c = p.of(op);
+    CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv, c.math));
+    return c;
+  }
   // grid = conv(image, w)
   void forward(const float* image, const void* w, void* grid) {
-    CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv, p.fwd_math));
-    CBT_CUDNN_CHECK(cudnnConvolutionForward(h, &one, p.image, image, p.filter, w, p.conv, p.fwd, ws,
-                                            p.fwd_ws, &zero, p.grid, grid));
+    const AlgoChoice& c = use(ConvOp::Forward);
+    CBT_CUDNN_CHECK(cudnnConvolutionForward(h, &one, p.image, image, p.filter, w, p.conv,
+                                            static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), ws,
+                                            c.ws, &zero, p.grid, grid));
   }
   // image = conv^T(grid, w)
   void backward_data(const void* w, const void* grid, float* image) {
-    CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv, p.data_math));
+    const AlgoChoice& c = use(ConvOp::BackwardData);
     CBT_CUDNN_CHECK(cudnnConvolutionBackwardData(h, &one, p.filter, w, p.grid, grid, p.conv,
-                                                 p.bwd_data, ws, p.data_ws, &zero, p.image, image));
+                                                 static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo),
+                                                 ws, c.ws, &zero, p.image, image));
   }
   // dw = correlation of image and grid
   void backward_filter(const float* image, const void* grid, void* dw) {
-    CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv, p.filter_math));
-    CBT_CUDNN_CHECK(cudnnConvolutionBackwardFilter(h, &one, p.image, image, p.grid, grid, p.conv,
-                                                   p.bwd_filter, ws, p.filter_ws, &zero, p.filter,
-                                                   dw));
+    const AlgoChoice& c = use(ConvOp::BackwardFilter);
+    CBT_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+        h, &one, p.image, image, p.grid, grid, p.conv,
+        static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo), ws, c.ws, &zero, p.filter, dw));
   }
 };
 
@@ -387,7 +401,7 @@ void conv_fwd(KernelContext& ctx) {
   auto plan = plan_of(ctx, cc, X.shape(), Y.shape(), Wt.shape(), false, {ConvOp::Forward});
   Scratch scratch(cc);
   float* pad_buf = plan->g.explicit_pad ? scratch.take<float>(plan->g.padded_numel(), "padding") : nullptr;
-  ConvRunner run(cc, *plan, scratch.next());
+  ConvRunner run(cc, *plan, scratch.rest(plan->algo_ws(), "cuDNN convolution"));
   run.forward(padded_image(cc, *plan, X.data(), pad_buf), Wt.data(), Y.data());
   const ConvGeom& g = plan->g;
   if (ctx.has_in(2)) add_bias(cc, static_cast<float*>(Y.data()), ctx.in(2), g.N, g.Cg, g.OH * g.OW);
@@ -408,7 +422,7 @@ void conv_bwd(KernelContext& ctx) {
   if (!want_dx && !want_dw) return;
   Scratch scratch(cc);
   float* pad_buf = g.explicit_pad ? scratch.take<float>(g.padded_numel(), "padding") : nullptr;
-  ConvRunner run(cc, *plan, scratch.next());
+  ConvRunner run(cc, *plan, scratch.rest(plan->algo_ws(), "cuDNN convolution"));
   if (want_dw) run.backward_filter(padded_image(cc, *plan, X.data(), pad_buf), dY.data(),
                                    ctx.out(1).data());
   if (want_dx) {
@@ -429,7 +443,7 @@ void conv_transpose_fwd(KernelContext& ctx) {
   const ConvGeom& g = plan->g;
   Scratch scratch(cc);
   float* pad_buf = g.explicit_pad ? scratch.take<float>(g.padded_numel(), "padding") : nullptr;
-  ConvRunner run(cc, *plan, scratch.next());
+  ConvRunner run(cc, *plan, scratch.rest(plan->algo_ws(), "cuDNN convolution"));
   float* dst = g.explicit_pad ? pad_buf : static_cast<float*>(Y.data());
   run.backward_data(Wt.data(), X.data(), dst);
   crop_image(cc, *plan, dst, Y.data());
@@ -451,7 +465,7 @@ void conv_transpose_bwd(KernelContext& ctx) {
   if (!want_dx && !want_dw) return;
   Scratch scratch(cc);
   float* pad_buf = g.explicit_pad ? scratch.take<float>(g.padded_numel(), "padding") : nullptr;
-  ConvRunner run(cc, *plan, scratch.next());
+  ConvRunner run(cc, *plan, scratch.rest(plan->algo_ws(), "cuDNN convolution"));
   const float* image = padded_image(cc, *plan, dY.data(), pad_buf);
   if (want_dx) run.forward(image, Wt.data(), ctx.out(0).data());
   if (want_dw) run.backward_filter(image, X.data(), ctx.out(1).data());

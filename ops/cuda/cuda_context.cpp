@@ -1,7 +1,16 @@
-// Names of cuBLAS status codes for error messages.
+// Names of cuBLAS status codes for error messages, and the workspace's Scratch.
 #include "ops/cuda/cuda_context.h"
 
 namespace cbt::cuda {
+
+std::byte* Scratch::reserve(size_t bytes, const char* what, bool keep) {
+  CBT_MODEL_CHECK(bytes == 0 || (base_ && bytes <= size_ - used_), "CUDA workspace too small for ", what,
+                  ": needs ", used_ + bytes, " bytes, has ", size_);
+  if (cc_.workspace_memory) cc_.workspace_memory->ensure(used_ + bytes, cc_.stream);
+  std::byte* p = base_ + used_;
+  if (keep) used_ += bytes;
+  return p;
+}
 
 const char* cublas_status_name(cublasStatus_t s) {
   switch (s) {

@@ -8,11 +8,15 @@
 #include <cstddef>
 
 #include "graph/errors.h"
+#include "ops/cuda/workspace.h"
 
 namespace cbt::cuda {
 
 // One per learner stream: the stream, library handles bound to it, and a scratch workspace
-// (for cuDNN algorithms and temporaries) that kernels may use for the duration of a call.
+// (for cuDNN algorithms and temporaries) that kernels may use for the duration of a call
+// through Scratch. `workspace` is the address and `workspace_bytes` the most a kernel may
+// use (also the budget of cuDNN's algorithm choice); `workspace_memory`, when set, maps
+// physical memory behind the address as far as kernels have asked (see workspace.h).
 struct CudaContext {
   int device = 0;
   cudaStream_t stream = nullptr;
@@ -20,6 +24,7 @@ struct CudaContext {
   cudnnHandle_t cudnn = nullptr;
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
+  Workspace* workspace_memory = nullptr;
   bool tf32 = false;  // allow TF32 tensor cores in matrix products (--precision tf32)
   // --deterministic: only kernels and library algorithms whose results do not depend on
   // scheduling (no atomics, deterministic cuDNN algorithms)
@@ -27,6 +32,32 @@ struct CudaContext {
   // cuDNN convolution algorithms: the fastest measured by cuDNN's Find (default), or the first
   // of its heuristic ranking (--cudnn-algos heuristic: no measuring at start-up).
   bool measure_conv_algos = true;
+};
+
+// Carves 256-byte aligned temporaries out of cc.workspace for the duration of one kernel
+// call (work on one stream is ordered, so the next call may reuse the same bytes); the
+// memory behind them is mapped as they are taken.
+class Scratch {
+ public:
+  explicit Scratch(const CudaContext& cc)
+      : cc_(cc), base_(static_cast<std::byte*>(cc.workspace)),
+        size_(cc.workspace ? cc.workspace_bytes / 256 * 256 : 0) {}
+  static size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
+  template <class T>
+  T* take(int64_t count, const char* what) {
+    return reinterpret_cast<T*>(reserve(aligned(static_cast<size_t>(count) * sizeof(T)), what, true));
+  }
+  // The unused rest of the workspace, of which the first `bytes` are made usable (for a
+  // library call that is given the rest as its workspace).
+  void* rest(size_t bytes, const char* what) { return reserve(bytes, what, false); }
+  size_t left() const { return size_ - used_; }
+
+ private:
+  const CudaContext& cc_;
+  std::byte* base_;
+  size_t size_;
+  size_t used_ = 0;
+  std::byte* reserve(size_t bytes, const char* what, bool keep);
 };
 
 inline CudaContext& context_of(void* device_ctx) {

@@ -18,30 +18,6 @@ inline bool output_needed(const KernelContext& ctx, size_t k) {
   return ctx.has_out(k) && (k >= mask.size() || mask[k] != 0);
 }
 
-// Carves 256-byte aligned temporaries out of cc.workspace for the duration of one call.
-class Scratch {
- public:
-  explicit Scratch(const CudaContext& cc)
-      : base_(static_cast<std::byte*>(cc.workspace)), size_(cc.workspace_bytes) {}
-  static size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
-  template <class T>
-  T* take(int64_t count, const char* what) {
-    size_t bytes = aligned(static_cast<size_t>(count) * sizeof(T));
-    CBT_MODEL_CHECK(used_ + bytes <= size_, "CUDA workspace too small for ", what, ": needs ",
-                    used_ + bytes, " bytes, has ", size_, " (raise the workspace size)");
-    T* p = reinterpret_cast<T*>(base_ + used_);
-    used_ += bytes;
-    return p;
-  }
-  size_t left() const { return size_ - used_; }
-  std::byte* next() const { return base_ + used_; }
-
- private:
-  std::byte* base_;
-  size_t size_;
-  size_t used_ = 0;
-};
-
 __device__ __forceinline__ double warp_sum(double v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
   return v;

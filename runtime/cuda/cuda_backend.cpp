@@ -73,7 +73,7 @@ CudaBackend::CudaBackend(int index, const CudaBackendOptions& opt) : index_(inde
       cublasSetWorkspace(cublas_.get(), cublas_workspace_.get(), cublas_workspace_.bytes()));
   cudnn_ = cuda::make_cudnn();
   CBT_CUDNN_CHECK(cudnnSetStream(cudnn_.get(), stream_.get()));
-  workspace_ = cuda::DeviceMemory(opt.workspace_bytes);
+  workspace_ = std::make_unique<cuda::Workspace>(index, opt.workspace_bytes);
   staging_ = cuda::PinnedMemory(kStagingSlots * kStagingSlotBytes);
   for (auto& e : staging_done_) e = cuda::make_event();
   events_ = std::make_shared<cuda::EventPool>();
@@ -82,8 +82,9 @@ CudaBackend::CudaBackend(int index, const CudaBackendOptions& opt) : index_(inde
   ctx_.stream = stream_.get();
   ctx_.cublas = cublas_.get();
   ctx_.cudnn = cudnn_.get();
-  ctx_.workspace = workspace_.get();
-  ctx_.workspace_bytes = workspace_.bytes();
+  ctx_.workspace = workspace_->base();
+  ctx_.workspace_bytes = workspace_->limit();
+  ctx_.workspace_memory = workspace_.get();
   set_tf32(opt.tf32);
 }
 
@@ -200,7 +201,7 @@ void CudaBackend::replay(const std::shared_ptr<void>& graph) {
 }
 
 size_t CudaBackend::reserved_bytes() const {
-  return ctx_.workspace_bytes + cublas_workspace_.bytes();
+  return workspace_->mapped() + cublas_workspace_.bytes();
 }
 
 size_t CudaBackend::free_memory() const {

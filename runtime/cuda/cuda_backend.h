@@ -38,6 +38,7 @@ class EventPool {
 struct CudaBackendOptions {
   bool tf32 = false;
   // Every learner has its own backend and so its own workspaces: they count in its memory.
+  // The kernels' scratch is an address range of this size, backed only as far as they use it.
   size_t workspace_bytes = size_t{32} << 20;        // kernels' scratch (CudaContext::workspace)
   size_t cublas_workspace_bytes = size_t{4} << 20;  // cuBLAS's own, separate from the above
 };
@@ -86,7 +87,7 @@ class CudaBackend final : public Backend {
   // Declared so that handles go before the memory they were given, and the stream last.
   int index_;
   cuda::Stream stream_;
-  cuda::DeviceMemory workspace_;
+  std::unique_ptr<cuda::Workspace> workspace_;
   cuda::DeviceMemory cublas_workspace_;
   cuda::CublasHandle cublas_;
   cuda::CudnnHandle cudnn_;

@@ -15,7 +15,9 @@
 #include "common/op_harness.h"
 #include "common/paths.h"
 #include "onnx_import/model_io.h"
+#include "ops/cuda/workspace.h"
 #include "runtime/cuda/cuda_backend.h"
+#include "runtime/cuda/cuda_raii.h"
 #include "runtime/cuda/device_dataset.h"
 #include "runtime/npy.h"
 #include "runtime/trainer.h"
@@ -259,6 +261,75 @@ TEST(GpuRuntime, DeterministicRunsAreBitIdentical) {
       if (!same_bytes(t, b.at(name))) ++differing;
     EXPECT_EQ(differing, 0) << m.onnx << ": tensors that differ between two runs";
   }
+}
+
+// The kernels' workspace: an address range backed only as far as it is asked for; the address
+// stays put and bytes written before a growth survive it; nothing grows during a capture.
+TEST(GpuRuntime, WorkspaceMapsWhatIsAskedForAtAFixedAddress) {
+  CBT_SKIP_WITHOUT_GPU();
+  CBT_CUDA_CHECK(cudaSetDevice(0));
+  cuda::Stream stream = cuda::make_stream();
+  const size_t limit = size_t{32} << 20;
+  cuda::Workspace ws(0, limit);
+  ASSERT_NE(ws.base(), nullptr);
+  EXPECT_EQ(ws.mapped(), 0u);
+  EXPECT_GE(ws.limit(), limit);
+  ws.ensure(1000, stream.get());
+  const size_t first = ws.mapped();
+  EXPECT_GE(first, 1000u);
+  EXPECT_LT(first, limit);
+  Tensor pattern = test::random_tensor(DType::Float32, {250}, 5);
+  CBT_CUDA_CHECK(cudaMemcpyAsync(ws.base(), pattern.data(), pattern.nbytes(),
+                                 cudaMemcpyHostToDevice, stream.get()));
+  void* base = ws.base();
+  ws.ensure(first + 3 * 1000 * 1000, stream.get());
+  EXPECT_EQ(ws.base(), base);
+  EXPECT_GE(ws.mapped(), first + 3u * 1000 * 1000);
+  // The new end is usable, the old start kept its bytes.
+  auto* bytes = static_cast<std::byte*>(ws.base());
+  CBT_CUDA_CHECK(cudaMemsetAsync(bytes + ws.mapped() - 4096, 7, 4096, stream.get()));
+  Tensor back(DType::Float32, {250});
+  CBT_CUDA_CHECK(cudaMemcpyAsync(back.data(), ws.base(), back.nbytes(), cudaMemcpyDeviceToHost,
+                                 stream.get()));
+  CBT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  EXPECT_TRUE(same_bytes(back, pattern));
+  EXPECT_THROW(ws.ensure(ws.limit() + 1, stream.get()), InternalError);
+  // Within what is mapped a capture is fine; beyond it the request is refused.
+  const size_t before = ws.mapped();
+  CBT_CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
+  ws.ensure(before, stream.get());
+  EXPECT_THROW(ws.ensure(before + 1, stream.get()), InternalError);
+  cudaGraph_t g = nullptr;
+  CBT_CUDA_CHECK(cudaStreamEndCapture(stream.get(), &g));
+  if (g) CBT_CUDA_CHECK(cudaGraphDestroy(g));
+  EXPECT_EQ(ws.mapped(), before);
+}
+
+// A small model's learner holds the workspace its kernels use, not the whole 32 MiB range:
+// LeNet-5 at batch 32 (CUDA graphs on, two learners) stays under 12 MiB per learner with its
+// 4 MiB cuBLAS workspace (38.7 MiB with the whole range backed).
+TEST(GpuRuntime, ASmallModelsLearnerHoldsOnlyTheWorkspaceItUses) {
+  CBT_SKIP_WITHOUT_GPU();
+  ImportedModel m = load_model(test::source_path("models/lenet5/lenet5.ts17.onnx"));
+  TrainerOptions to;
+  to.batch_size = 32;
+  to.learners = 2;
+  to.algorithm = Algorithm::Sma;
+  to.device = kGpu;
+  to.optimizer.lr = 0.05f;
+  Trainer trainer(m.graph, to);
+  std::mt19937_64 rng(11);
+  for (int r = 0; r < 4; ++r) {
+    std::vector<Tensor> x, y;
+    for (int j = 0; j < 2; ++j) {
+      x.push_back(test::random_tensor(DType::Float32, {32, 784}, rng()));
+      y.push_back(test::random_int_tensor({32}, 0, 9, rng()));
+    }
+    EXPECT_TRUE(std::isfinite(trainer.round(x, y)));
+  }
+  const size_t bytes = trainer.bytes_per_learner();
+  EXPECT_GT(bytes, size_t{4} << 20);  // the cuBLAS workspace at least
+  EXPECT_LT(bytes, size_t{12} << 20) << "bytes per learner";
 }
 
 TEST(GpuRuntime, CommandLineTrainsOnCuda) {
