@@ -277,7 +277,8 @@ def sweep_section(res, notes):
     """One table per system and setting: a row per learning rate, the fastest marked."""
     lines = []
     for (tool, m, b, k, target), runs in tta_groups(res["sweep"]).items():
-        runs = sorted(runs, key=lambda r: (r.get("lr") or 0, r.get("seed", 0)))
+        runs = sorted(runs, key=lambda r: (str(r.get("schedule")), r.get("lr") or 0, r.get("seed", 0)))
+        mixed = len({r.get("schedule") for r in runs}) > 1
         system = "PyTorch eager" if tool == "torch" else "cbtrain"
         reached = [r for r in runs if r.get("reached") and
                    isinstance(r.get("seconds_to_target"), (int, float))]
@@ -288,13 +289,16 @@ def sweep_section(res, notes):
                   + (f", learners {k}" + (f" (K={', '.join(chosen)})" if chosen else "")
                      if tool != "torch" else "")
                   + (f", to {100 * target:.0f}%" if isinstance(target, (int, float)) else "")
-                  + f", {runs[0].get('schedule', '')} over {'/'.join(epochs)} epochs, seed "
+                  + f", {'/'.join(sorted({str(r.get('schedule')) for r in runs}))} over "
+                  + f"{'/'.join(epochs)} epochs, seed "
                   + ", ".join(sorted({str(r.get("seed")) for r in runs})), ""]
         rows = []
         for r in runs:
             lr = r.get("lr")
             lr_s = f"{lr:g}" if isinstance(lr, (int, float)) else DASH
             what = f"{system} {m} b={b} lr={lr_s}"
+            if mixed:
+                lr_s += f" {r.get('schedule')}"
             if r is fastest:
                 lr_s = f"**{lr_s}** (fastest)"
             best = [a for a in r.get("accuracy", []) if a is not None]

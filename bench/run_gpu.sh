@@ -13,8 +13,10 @@
 # TTA_SEEDS (default "1 2 3"; quick: "1"), TTA_SEEDS_SLOW (seeds of the slow PyTorch
 # ResNet-20 b=32 run, default "1"), CBT_EXTRA (extra flags for every cbtrain run), PRECISION
 # (fp32, the default: TF32 off on both sides; or tf32: both may use TF32 tensor cores).
-# lr_sweep: SWEEP_EPOCHS (default 10), SWEEP_TORCH_LRS (default "0.05 0.1 0.2 0.4"),
-# SWEEP_CBT_LRS (default "0.02 0.05 0.1 0.2"); lists space- or comma-separated, empty: skip.
+# lr_sweep: SWEEP_MODEL (resnet20, the default: PyTorch at b=256, to 91%; or lenet5: PyTorch
+# at b=32, to 90%), SWEEP_SCHEDULES (default cosine), SWEEP_EPOCHS (default 10),
+# SWEEP_TORCH_LRS (default "0.05 0.1 0.2 0.4"), SWEEP_CBT_LRS (default "0.02 0.05 0.1 0.2");
+# lists space- or comma-separated, empty: skip.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -80,6 +82,8 @@ CBT_TTA=(
 # epochs of both, so the cosine schedule spans the same SWEEP_EPOCHS epochs on both sides
 # (PyTorch stops at the target, cbtrain runs them all).
 SWEEP_EPOCHS=${SWEEP_EPOCHS:-10}
+SWEEP_MODEL=${SWEEP_MODEL:-resnet20}
+SWEEP_SCHEDULES=${SWEEP_SCHEDULES:-cosine}
 SWEEP_TORCH_LRS=${SWEEP_TORCH_LRS-0.05 0.1 0.2 0.4}
 SWEEP_CBT_LRS=${SWEEP_CBT_LRS-0.02 0.05 0.1 0.2}
 
@@ -165,22 +169,32 @@ do_cbt_tta() {
 }
 
 do_lr_sweep() {
-  local lr
-  for lr in ${SWEEP_TORCH_LRS//,/ }; do
-    echo "--- PyTorch resnet20 b=256 lr=$lr cosine target 0.91 seed 1"
-    "$PYTHON" bench/torch_time_to_accuracy.py --model resnet20 --batch 256 --lr "$lr" \
-      --schedule cosine --target 0.91 --max-epochs "$SWEEP_EPOCHS" --seed 1 \
-      --data "$DATA" --init-onnx "$OUT/models/resnet20.onnx" --precision "$PRECISION" \
-      --out "$OUT/results/sweep_torch_resnet20_b256_lr${lr}_s1.json"
-  done
-  for lr in ${SWEEP_CBT_LRS//,/ }; do
-    echo "--- cbtrain resnet20 b=32 learners auto lr=$lr cosine target 0.91 seed 1"
-    # Logs in a folder per lr: cbtrain_runs.py names them without the lr.
-    LD_LIBRARY_PATH="$CBT_LD" "$PYTHON" bench/cbtrain_runs.py tta --cbtrain "$CBT" \
-      --model "$OUT/models/resnet20.onnx" --name resnet20 --batch 32 --learners auto \
-      --epochs "$SWEEP_EPOCHS" --lr "$lr" --schedule cosine --target 0.91 --seed 1 \
-      --data "$DATA" --out "$OUT/results/sweep_cbtrain_resnet20_b32_kauto_lr${lr}_s1.json" \
-      --logs "$OUT/logs/cbtrain_sweep/lr$lr" "${EXTRA[@]}"
+  local lr sched tb target
+  case "$SWEEP_MODEL" in
+    resnet20) tb=256; target=0.91 ;;
+    lenet5) tb=32; target=0.90 ;;
+    *) echo "SWEEP_MODEL must be resnet20 or lenet5, not '$SWEEP_MODEL'" >&2; return 2 ;;
+  esac
+  # Result names carry the schedule when it is not cosine (the first sweeps were cosine only).
+  for sched in ${SWEEP_SCHEDULES//,/ }; do
+    local tag=""
+    [ "$sched" = cosine ] || tag="_$sched"
+    for lr in ${SWEEP_TORCH_LRS//,/ }; do
+      echo "--- PyTorch $SWEEP_MODEL b=$tb lr=$lr $sched target $target seed 1"
+      "$PYTHON" bench/torch_time_to_accuracy.py --model "$SWEEP_MODEL" --batch "$tb" --lr "$lr" \
+        --schedule "$sched" --target "$target" --max-epochs "$SWEEP_EPOCHS" --seed 1 \
+        --data "$DATA" --init-onnx "$OUT/models/$SWEEP_MODEL.onnx" --precision "$PRECISION" \
+        --out "$OUT/results/sweep_torch_${SWEEP_MODEL}_b${tb}${tag}_lr${lr}_s1.json"
+    done
+    for lr in ${SWEEP_CBT_LRS//,/ }; do
+      echo "--- cbtrain $SWEEP_MODEL b=32 learners auto lr=$lr $sched target $target seed 1"
+      # Logs in a folder per run: cbtrain_runs.py names them without the lr.
+      LD_LIBRARY_PATH="$CBT_LD" "$PYTHON" bench/cbtrain_runs.py tta --cbtrain "$CBT" \
+        --model "$OUT/models/$SWEEP_MODEL.onnx" --name "$SWEEP_MODEL" --batch 32 --learners auto \
+        --epochs "$SWEEP_EPOCHS" --lr "$lr" --schedule "$sched" --target "$target" --seed 1 \
+        --data "$DATA" --out "$OUT/results/sweep_cbtrain_${SWEEP_MODEL}_b32_kauto${tag}_lr${lr}_s1.json" \
+        --logs "$OUT/logs/cbtrain_sweep/$SWEEP_MODEL$tag/lr$lr" "${EXTRA[@]}"
+    done
   done
 }
 

@@ -3,6 +3,8 @@
 // padding that cuDNN cannot express is applied by padding the image explicitly into the
 // workspace.
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -198,6 +200,35 @@ struct OpCalls<ConvOp::BackwardFilter> {
   }
 };
 
+// With CBT_LOG_CONV_ALGOS=1 in the environment, every algorithm choice is written to stderr:
+// the convolution, cuDNN's candidates in its order (algorithm, milliseconds when measured,
+// workspace bytes, math type, determinism) and the one taken.
+bool log_conv_algos() {
+  static const bool on = [] {
+    const char* v = std::getenv("CBT_LOG_CONV_ALGOS");
+    return v && *v && std::string(v) != "0";
+  }();
+  return on;
+}
+
+template <class Perf>
+void log_choice(const char* what, const ConvGeom& g, const Perf* perf, int n, const AlgoChoice& c) {
+  std::string line = std::string("cbtrain conv algos: ") + what + " N=" + std::to_string(g.N) +
+                     " C=" + std::to_string(g.Ci) + " H=" + std::to_string(g.H) + " W=" +
+                     std::to_string(g.W) + " M=" + std::to_string(g.Cg) + " k=" +
+                     std::to_string(g.KH) + "x" + std::to_string(g.KW) + " s=" +
+                     std::to_string(g.SH) + " G=" + std::to_string(g.G) + " candidates:";
+  char buf[96];
+  for (int i = 0; i < n; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+    std::snprintf(buf, sizeof buf, " %d/%.4fms/%zuB/%s/%s", static_cast<int>(perf[i].algo),
+                  perf[i].time, perf[i].memory, perf[i].mathType == CUDNN_FMA_MATH ? "fma" : "tc",
+                  perf[i].determinism == CUDNN_DETERMINISTIC ? "det" : "nondet");
+    line += buf;
+  }
+  std::fprintf(stderr, "%s chosen: %d (%zu B)\n", line.c_str(), c.algo, c.ws);
+}
+
 // Find runs every candidate once on cuDNN's own buffers (allocated and synchronised: the
 // first run of a step program, never inside a CUDA-graph capture).
 template <ConvOp op>
@@ -207,7 +238,10 @@ AlgoChoice choose_algo(const CudaContext& cc, const ConvPlan& p, size_t budget) 
   int n = 0;
   CBT_CUDNN_CHECK(Calls::rank(cc.cudnn, p, cc.measure_conv_algos, perf, &n));
   auto ws = [&](typename Calls::Algo a, size_t* bytes) { return Calls::ws(cc.cudnn, p, a, bytes); };
-  return pick_algo(perf, n, cc.measure_conv_algos, p, cc, budget, ws, Calls::kFallback, Calls::kName);
+  AlgoChoice c = pick_algo(perf, n, cc.measure_conv_algos, p, cc, budget, ws, Calls::kFallback,
+                           Calls::kName);
+  if (log_conv_algos()) log_choice(Calls::kName, p.g, perf, n, c);
+  return c;
 }
 
 // The algorithms chosen for one convolution op, shared by every learner of the process
