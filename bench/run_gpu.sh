@@ -77,10 +77,10 @@ CBT_TTA=(
   "lenet5 32 auto 0.02 constant 0.90 $E_LENET $SEEDS"
   "resnet20 32 auto $CBT_RESNET20_LR cosine 0.91 $E_RESNET $SEEDS"
 )
-# Learning-rate sweep (stage lr_sweep): ResNet-20 to 91%, seed 1, cosine, PyTorch eager at
-# b=256 and cbtrain at b=32 per learner with --learners auto. SWEEP_EPOCHS is the maximum
-# epochs of both, so the cosine schedule spans the same SWEEP_EPOCHS epochs on both sides
-# (PyTorch stops at the target, cbtrain runs them all).
+# Learning-rate sweep (stage lr_sweep): SWEEP_MODEL to its target, seed 1, PyTorch eager at
+# the batch of its time-to-accuracy runs and cbtrain at b=32 per learner with --learners auto.
+# SWEEP_EPOCHS is the maximum epochs of both, so a cosine schedule spans the same epochs on
+# both sides (PyTorch stops at the target, cbtrain runs them all).
 SWEEP_EPOCHS=${SWEEP_EPOCHS:-10}
 SWEEP_MODEL=${SWEEP_MODEL:-resnet20}
 SWEEP_SCHEDULES=${SWEEP_SCHEDULES:-cosine}
@@ -140,30 +140,40 @@ do_cbt_tput() {
   done
 }
 
+# One time-to-accuracy run of each system: model batch lr schedule target epochs seed out,
+# and for cbtrain learners before lr and the log folder last.
+torch_tta_run() {
+  local m=$1 b=$2 lr=$3 sched=$4 target=$5 epochs=$6 s=$7 out=$8
+  echo "--- PyTorch $m b=$b lr=$lr $sched target $target seed $s"
+  "$PYTHON" bench/torch_time_to_accuracy.py --model "$m" --batch "$b" --lr "$lr" \
+    --schedule "$sched" --target "$target" --max-epochs "$epochs" --seed "$s" \
+    --data "$DATA" --init-onnx "$OUT/models/$m.onnx" --precision "$PRECISION" --out "$out"
+}
+cbt_tta_run() {
+  local m=$1 b=$2 k=$3 lr=$4 sched=$5 target=$6 epochs=$7 s=$8 out=$9 logs=${10}
+  LD_LIBRARY_PATH="$CBT_LD" "$PYTHON" bench/cbtrain_runs.py tta --cbtrain "$CBT" \
+    --model "$OUT/models/$m.onnx" --name "$m" --batch "$b" --learners "$k" \
+    --epochs "$epochs" --lr "$lr" --schedule "$sched" --target "$target" --seed "$s" \
+    --data "$DATA" --out "$out" --logs "$logs" "${EXTRA[@]}"
+}
+
 do_torch_tta() {
   local cfg m b lr sched target epochs seeds s
   for cfg in "${TORCH_TTA[@]}"; do
     read -r m b lr sched target epochs seeds <<< "$cfg"
     for s in $seeds; do
-      echo "--- PyTorch $m b=$b lr=$lr $sched target $target seed $s"
-      "$PYTHON" bench/torch_time_to_accuracy.py --model "$m" --batch "$b" --lr "$lr" \
-        --schedule "$sched" --target "$target" --max-epochs "$epochs" --seed "$s" \
-        --data "$DATA" --init-onnx "$OUT/models/$m.onnx" --precision "$PRECISION" \
-        --out "$OUT/results/tta_torch_${m}_b${b}_s${s}.json"
+      torch_tta_run "$m" "$b" "$lr" "$sched" "$target" "$epochs" "$s" \
+        "$OUT/results/tta_torch_${m}_b${b}_s${s}.json"
     done
   done
 }
-
 do_cbt_tta() {
   local cfg m b k lr sched target epochs seeds s
   for cfg in "${CBT_TTA[@]}"; do
     read -r m b k lr sched target epochs seeds <<< "$cfg"
     for s in $seeds; do
-      LD_LIBRARY_PATH="$CBT_LD" "$PYTHON" bench/cbtrain_runs.py tta --cbtrain "$CBT" \
-        --model "$OUT/models/$m.onnx" --name "$m" --batch "$b" --learners "$k" \
-        --epochs "$epochs" --lr "$lr" --schedule "$sched" --target "$target" --seed "$s" \
-        --data "$DATA" --out "$OUT/results/tta_cbtrain_${m}_b${b}_k${k}_s${s}.json" \
-        --logs "$OUT/logs/cbtrain" "${EXTRA[@]}"
+      cbt_tta_run "$m" "$b" "$k" "$lr" "$sched" "$target" "$epochs" "$s" \
+        "$OUT/results/tta_cbtrain_${m}_b${b}_k${k}_s${s}.json" "$OUT/logs/cbtrain"
     done
   done
 }
@@ -180,20 +190,15 @@ do_lr_sweep() {
     local tag=""
     [ "$sched" = cosine ] || tag="_$sched"
     for lr in ${SWEEP_TORCH_LRS//,/ }; do
-      echo "--- PyTorch $SWEEP_MODEL b=$tb lr=$lr $sched target $target seed 1"
-      "$PYTHON" bench/torch_time_to_accuracy.py --model "$SWEEP_MODEL" --batch "$tb" --lr "$lr" \
-        --schedule "$sched" --target "$target" --max-epochs "$SWEEP_EPOCHS" --seed 1 \
-        --data "$DATA" --init-onnx "$OUT/models/$SWEEP_MODEL.onnx" --precision "$PRECISION" \
-        --out "$OUT/results/sweep_torch_${SWEEP_MODEL}_b${tb}${tag}_lr${lr}_s1.json"
+      torch_tta_run "$SWEEP_MODEL" "$tb" "$lr" "$sched" "$target" "$SWEEP_EPOCHS" 1 \
+        "$OUT/results/sweep_torch_${SWEEP_MODEL}_b${tb}${tag}_lr${lr}_s1.json"
     done
     for lr in ${SWEEP_CBT_LRS//,/ }; do
       echo "--- cbtrain $SWEEP_MODEL b=32 learners auto lr=$lr $sched target $target seed 1"
       # Logs in a folder per run: cbtrain_runs.py names them without the lr.
-      LD_LIBRARY_PATH="$CBT_LD" "$PYTHON" bench/cbtrain_runs.py tta --cbtrain "$CBT" \
-        --model "$OUT/models/$SWEEP_MODEL.onnx" --name "$SWEEP_MODEL" --batch 32 --learners auto \
-        --epochs "$SWEEP_EPOCHS" --lr "$lr" --schedule "$sched" --target "$target" --seed 1 \
-        --data "$DATA" --out "$OUT/results/sweep_cbtrain_${SWEEP_MODEL}_b32_kauto${tag}_lr${lr}_s1.json" \
-        --logs "$OUT/logs/cbtrain_sweep/$SWEEP_MODEL$tag/lr$lr" "${EXTRA[@]}"
+      cbt_tta_run "$SWEEP_MODEL" 32 auto "$lr" "$sched" "$target" "$SWEEP_EPOCHS" 1 \
+        "$OUT/results/sweep_cbtrain_${SWEEP_MODEL}_b32_kauto${tag}_lr${lr}_s1.json" \
+        "$OUT/logs/cbtrain_sweep/$SWEEP_MODEL$tag/lr$lr"
     done
   done
 }
