@@ -114,8 +114,17 @@ def free_memory():
     return torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
 
 
+def memory_since(base, suffix=""):
+    """Peak allocated and reserved bytes above `base` (free_memory()'s pair), then the cuBLAS
+    workspaces the run left, cleared; `suffix` "_total" for several replicas together."""
+    base_alloc, base_res = base
+    return {"peak_bytes" + suffix: torch.cuda.max_memory_allocated() - base_alloc,
+            "peak_reserved_bytes" + suffix: torch.cuda.max_memory_reserved() - base_res,
+            "cublas_workspace_bytes": clear_cublas_workspaces()}
+
+
 def run_eager(name, batch, steps, windows, warmup):
-    base_alloc, base_res = free_memory()
+    base = free_memory()
     r = Replica(name, batch, seed=0)
     for _ in range(warmup):
         r.step()
@@ -125,16 +134,13 @@ def run_eager(name, batch, steps, windows, warmup):
             r.step()
 
     ips, rates = timed_windows(body, steps, windows, batch)
-    out = dict(images_per_sec=ips, window_images_per_sec=rates,
-               peak_bytes=torch.cuda.max_memory_allocated() - base_alloc,
-               peak_reserved_bytes=torch.cuda.max_memory_reserved() - base_res,
-               cublas_workspace_bytes=clear_cublas_workspaces())
+    out = dict(images_per_sec=ips, window_images_per_sec=rates, **memory_since(base))
     del r
     return out
 
 
 def run_graph(name, batch, steps, windows, warmup):
-    base_alloc, base_res = free_memory()
+    base = free_memory()
     r = Replica(name, batch, seed=0)
     r.capture(torch.cuda.Stream())
     for _ in range(warmup):
@@ -145,16 +151,13 @@ def run_graph(name, batch, steps, windows, warmup):
             r.graph.replay()
 
     ips, rates = timed_windows(body, steps, windows, batch)
-    out = dict(images_per_sec=ips, window_images_per_sec=rates,
-               peak_bytes=torch.cuda.max_memory_allocated() - base_alloc,
-               peak_reserved_bytes=torch.cuda.max_memory_reserved() - base_res,
-               cublas_workspace_bytes=clear_cublas_workspaces())
+    out = dict(images_per_sec=ips, window_images_per_sec=rates, **memory_since(base))
     del r
     return out
 
 
 def run_multistream(name, batch, k, steps, windows, warmup):
-    base_alloc, base_res = free_memory()
+    base = free_memory()
     reps = []
     for j in range(k):
         r = Replica(name, batch, seed=j)
@@ -169,10 +172,7 @@ def run_multistream(name, batch, k, steps, windows, warmup):
 
     body(warmup)
     ips, rates = timed_windows(body, steps, windows, k * batch)
-    out = dict(images_per_sec=ips, window_images_per_sec=rates,
-               peak_bytes_total=torch.cuda.max_memory_allocated() - base_alloc,
-               peak_reserved_bytes_total=torch.cuda.max_memory_reserved() - base_res,
-               cublas_workspace_bytes=clear_cublas_workspaces())
+    out = dict(images_per_sec=ips, window_images_per_sec=rates, **memory_since(base, "_total"))
     del reps
     return out
 
