@@ -17,7 +17,6 @@ namespace cbt::cuda {
 
 class Workspace {
  public:
-  Workspace() = default;
   Workspace(int device, size_t limit);
   Workspace(const Workspace&) = delete;
   Workspace& operator=(const Workspace&) = delete;
