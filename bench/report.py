@@ -424,7 +424,9 @@ def env_section(res, out_dir):
              .replace("\n", "; ")],
             ["git commit", read_text(os.path.join(env, "git.txt"), "unknown").replace("\n", "; ")],
             ["date (UTC)", read_text(os.path.join(env, "date.txt"), "unknown")],
-            ["mode", read_text(os.path.join(env, "mode.txt"), "unknown")]]
+            ["mode", read_text(os.path.join(env, "mode.txt"), "unknown")],
+            ["CUDA_DEVICE_MAX_CONNECTIONS (both systems)",
+             read_text(os.path.join(env, "cuda_device_max_connections.txt"), "driver default (8)")]]
     return table(["", "value"], rows)
 
 

@@ -45,6 +45,8 @@ mkdir -p "$OUT/models" "$OUT/results" "$OUT/logs/cbtrain" "$OUT/env"
 # NVLink multicast off for NCCL, PyTorch and NVSHMEM (a shared host's GPUs are at stake).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PYTHONUNBUFFERED=1
+# Both systems get 32 hardware work queues (cbtrain asks for them itself), as in run_gpu.sh.
+export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-32}
 if [ -n "${CBT_DATA:-}" ]; then DATA=$CBT_DATA
 elif [ -d .device/data ]; then DATA=$PWD/.device/data
 else DATA=/usr/share/datasets/fashion-mnist; fi

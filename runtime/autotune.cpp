@@ -27,15 +27,20 @@ Throughput measure_throughput(Trainer& trainer, int warmup_rounds, int measure_r
   for (int r = 0; r < warmup_rounds; ++r) trainer.round(xs, ys, false);
   trainer.synchronize();
   std::vector<double> rates;
+  double enqueue = 0, total = 0;
+  using Clock = std::chrono::steady_clock;
   for (int w = 0; w < 3; ++w) {
-    auto t0 = std::chrono::steady_clock::now();
+    auto t0 = Clock::now();
     for (int r = 0; r < measure_rounds; ++r) trainer.round(xs, ys, false);
+    auto t1 = Clock::now();
     trainer.synchronize();
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    enqueue += std::chrono::duration<double>(t1 - t0).count();
+    total += s;
     rates.push_back(static_cast<double>(measure_rounds) * trainer.learners() * b / s);
   }
   std::sort(rates.begin(), rates.end());
-  return Throughput{rates[1], trainer.bytes_per_learner()};
+  return Throughput{rates[1], trainer.bytes_per_learner(), enqueue / total};
 }
 
 int autotune_learners(const Graph& model, const TrainerOptions& base, const AutotuneOptions& opt,

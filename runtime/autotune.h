@@ -19,6 +19,9 @@ struct AutotuneOptions {
 struct Throughput {
   double images_per_sec = 0;
   size_t bytes_per_learner = 0;
+  // The share of the timed windows the host spent issuing rounds (the rest it waited for the
+  // devices at the windows' ends): near 1 when issuing work, not the devices, sets the pace.
+  double enqueue_fraction = 0;
 };
 
 // Images/s of `trainer` on synthetic random data: the median of 3 windows of

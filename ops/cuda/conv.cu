@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/cuda/algo_choice.h"
 #include "ops/cuda/cudnn_util.h"
 #include "ops/cuda/dense_util.cuh"
 
@@ -124,25 +125,23 @@ bool usable(const Perf& p, const ConvPlan& plan, const CudaContext& cc, size_t b
   return ws_size(p.algo, &need) == CUDNN_STATUS_SUCCESS && need <= budget;
 }
 
-// The algorithm for one convolution op out of cuDNN's ranking `perf`. Measured (cuDNN's Find,
-// ranked by time): the fastest usable one. Heuristic ranking (--cudnn-algos heuristic): the
-// first usable one, a deterministic one when any such qualifies. When none qualifies,
+// The algorithm for one convolution op out of cuDNN's ranking `perf`, by choose_candidate
+// (measured or heuristic order, deterministic_slack()). When no candidate qualifies,
 // `fallback` (an implicit-GEMM algorithm, deterministic and supported for every float32
 // convolution) with FMA math.
 template <class Perf, class Algo, class WsFn>
 AlgoChoice pick_algo(const Perf* perf, int n, bool measured, const ConvPlan& plan,
                      const CudaContext& cc, size_t budget, WsFn ws_size, Algo fallback,
                      const char* what) {
-  int chosen = -1;
-  size_t chosen_ws = 0;
+  std::vector<AlgoCandidate> cands(static_cast<size_t>(n));
+  std::vector<size_t> ws_need(static_cast<size_t>(n), 0);
   for (int i = 0; i < n; ++i) {
-    size_t need = 0;
-    if (!usable(perf[i], plan, cc, budget, ws_size, need)) continue;
-    const bool det = perf[i].determinism == CUDNN_DETERMINISTIC;
-    if (chosen < 0 || (!measured && det)) chosen = i, chosen_ws = need;
-    if (measured || det) break;
+    cands[i].usable = usable(perf[i], plan, cc, budget, ws_size, ws_need[i]);
+    cands[i].deterministic = perf[i].determinism == CUDNN_DETERMINISTIC;
+    cands[i].ms = perf[i].time;
   }
-  if (chosen >= 0) return {static_cast<int>(perf[chosen].algo), perf[chosen].mathType, chosen_ws};
+  const int chosen = choose_candidate(cands, measured, deterministic_slack());
+  if (chosen >= 0) return {static_cast<int>(perf[chosen].algo), perf[chosen].mathType, ws_need[chosen]};
   CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, CUDNN_FMA_MATH));
   size_t need = 0;
   bool ok = ws_size(fallback, &need) == CUDNN_STATUS_SUCCESS && need <= budget;

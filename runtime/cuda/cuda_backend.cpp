@@ -1,7 +1,9 @@
 // CudaBackend: memory, copies and the kernel context of one GPU.
 #include "runtime/cuda/cuda_backend.h"
 
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 #include "runtime/cuda/device_pool.h"
@@ -49,9 +51,21 @@ void EventPool::give(cudaEvent_t e) noexcept {
   }
 }
 
+// The hardware work queues the driver gives a context: 8 unless the environment says
+// otherwise. Streams beyond them share queues, and a learner's update that waits for the
+// central model then holds up another learner's work queued behind it; with a learner per
+// stream plus a synchronisation stream per device, cbtrain asks for the maximum, 32. Read when
+// the device's context is made, so set before the first CUDA call that makes one; a value
+// the user set is kept.
+void ask_for_work_queues() {
+  static std::once_flag once;
+  std::call_once(once, [] { setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0); });
+}
+
 }  // namespace cuda
 
 int cuda_device_count() {
+  cuda::ask_for_work_queues();
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess) {
     (void)cudaGetLastError();  // not sticky; clear it so that later checks do not see it
@@ -61,6 +75,7 @@ int cuda_device_count() {
 }
 
 CudaBackend::CudaBackend(int index, const CudaBackendOptions& opt) : index_(index) {
+  cuda::ask_for_work_queues();
   CBT_CUDA_CHECK(cudaSetDevice(index));
   stream_ = cuda::make_stream();
   cublas_ = cuda::make_cublas();

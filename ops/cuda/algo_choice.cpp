@@ -1,0 +1,37 @@
+// The rule that picks a cuDNN algorithm among the candidates.
+#include "ops/cuda/algo_choice.h"
+
+#include <cstdlib>
+#include <string>
+
+namespace cbt::cuda {
+
+int choose_candidate(const std::vector<AlgoCandidate>& c, bool measured, double det_slack) {
+  int first = -1;
+  for (int i = 0; i < static_cast<int>(c.size()); ++i) {
+    if (!c[i].usable) continue;
+    if (first < 0) first = i;
+    if (!c[i].deterministic) continue;
+    // The first usable deterministic candidate is the fastest of them (measured order).
+    if (!measured || i == first || c[i].ms <= c[first].ms * (1.0 + det_slack)) return i;
+    break;
+  }
+  return first;
+}
+
+// Find times each algorithm alone, but learners run many convolutions at once, and there the
+// non-deterministic ones (atomic accumulation into the output) lose a margin of that size:
+// ResNet-32 at batch 32 with 16 learners ran 7% faster with the deterministic backward-data
+// algorithm (docs/bench/h100_fp32_2026-11-25c/ab/).
+double deterministic_slack() {
+  static const double slack = [] {
+    const char* v = std::getenv("CBT_CONV_DET_SLACK");
+    if (!v || !*v) return 0.25;
+    char* end = nullptr;
+    const double x = std::strtod(v, &end);
+    return *end == '\0' && x >= 0 ? x : 0.25;
+  }();
+  return slack;
+}
+
+}  // namespace cbt::cuda

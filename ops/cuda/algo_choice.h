@@ -1,0 +1,24 @@
+// Which of cuDNN's candidate algorithms a convolution op takes, from what cuDNN said about
+// each: plain data, so that the rule is tested without a GPU.
+#pragma once
+#include <vector>
+
+namespace cbt::cuda {
+
+struct AlgoCandidate {
+  float ms = 0;                // measured time (Find), or unused for a heuristic ranking
+  bool deterministic = false;  // cuDNN's determinism flag
+  bool usable = false;         // succeeded, accurate, allowed math, within the workspace
+};
+
+// The index of the candidate to take out of cuDNN's order (-1: none is usable).
+// Measured (`measured`, the order is by time): the fastest usable one, or the first usable
+// deterministic one when it is at most `det_slack` slower (0.25: up to 25% slower).
+// Heuristic ranking: the first usable deterministic one, else the first usable one.
+int choose_candidate(const std::vector<AlgoCandidate>& c, bool measured, double det_slack);
+
+// The slack the convolutions use: 0.25, or CBT_CONV_DET_SLACK from the environment (a
+// non-negative number; 0 takes the fastest always). Read once.
+double deterministic_slack();
+
+}  // namespace cbt::cuda

@@ -1,0 +1,74 @@
+// The rule that picks a cuDNN convolution algorithm among cuDNN's candidates (plain data:
+// runs without a GPU).
+#include "ops/cuda/algo_choice.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <random>
+
+namespace cbt::cuda {
+namespace {
+
+AlgoCandidate cand(float ms, bool det, bool usable = true) { return {ms, det, usable}; }
+
+TEST(AlgoChoice, MeasuredTakesADeterministicCandidateWithinTheSlack) {
+  // Find's order: a non-deterministic 0.100 ms one first, a deterministic one 20% slower.
+  std::vector<AlgoCandidate> c = {cand(0.100f, false), cand(0.120f, true), cand(0.300f, true)};
+  EXPECT_EQ(choose_candidate(c, true, 0.25), 1);
+  EXPECT_EQ(choose_candidate(c, true, 0.0), 0);   // no slack: the fastest
+  EXPECT_EQ(choose_candidate(c, true, 0.15), 0);  // 20% is beyond 15%
+}
+
+TEST(AlgoChoice, MeasuredKeepsTheFastestWhenTheFirstDeterministicIsTooSlow) {
+  // Only the first deterministic candidate is compared: later ones are slower still.
+  std::vector<AlgoCandidate> c = {cand(0.1f, false), cand(0.11f, false), cand(0.2f, true), cand(0.21f, true)};
+  EXPECT_EQ(choose_candidate(c, true, 0.25), 0);
+}
+
+TEST(AlgoChoice, UnusableCandidatesAreSkippedOnBothSides) {
+  // The fastest is unusable (e.g. beyond the workspace); so is a deterministic one.
+  std::vector<AlgoCandidate> c = {cand(0.05f, true, false), cand(0.10f, false), cand(0.11f, true, false),
+                                  cand(0.12f, true)};
+  EXPECT_EQ(choose_candidate(c, true, 0.25), 3);
+  EXPECT_EQ(choose_candidate(c, true, 0.1), 1);
+  EXPECT_EQ(choose_candidate({cand(0.1f, false, false)}, true, 0.25), -1);
+  EXPECT_EQ(choose_candidate({}, true, 0.25), -1);
+}
+
+TEST(AlgoChoice, HeuristicRankingPrefersAnyDeterministicCandidate) {
+  // Times mean nothing in a heuristic ranking: the first usable deterministic one, however far.
+  std::vector<AlgoCandidate> c = {cand(0, false), cand(0, false), cand(0, true), cand(0, true)};
+  EXPECT_EQ(choose_candidate(c, false, 0.25), 2);
+  EXPECT_EQ(choose_candidate({cand(0, false), cand(0, false)}, false, 0.25), 0);
+}
+
+TEST(AlgoChoice, TheChoiceIsAlwaysUsableAndNeverSlowerThanTheSlackAllows) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> ms(0.01f, 1.0f);
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::vector<AlgoCandidate> c(1 + rng() % 8);
+    for (auto& x : c) x = cand(ms(rng), rng() % 2 == 0, rng() % 4 != 0);
+    std::sort(c.begin(), c.end(), [](const AlgoCandidate& a, const AlgoCandidate& b) { return a.ms < b.ms; });
+    const double slack = (rng() % 5) * 0.1;
+    const int i = choose_candidate(c, true, slack);
+    int fastest = -1;
+    for (int j = 0; j < static_cast<int>(c.size()); ++j)
+      if (c[j].usable && fastest < 0) fastest = j;
+    ASSERT_EQ(i < 0, fastest < 0);
+    if (i < 0) continue;
+    EXPECT_TRUE(c[i].usable);
+    EXPECT_LE(c[i].ms, c[fastest].ms * (1.0 + slack) + 1e-6);
+    if (i != fastest) EXPECT_TRUE(c[i].deterministic);
+  }
+}
+
+TEST(AlgoChoice, TheDefaultSlackIsAQuarterUnlessTheEnvironmentSaysOtherwise) {
+  const char* v = std::getenv("CBT_CONV_DET_SLACK");
+  if (!v || !*v) EXPECT_DOUBLE_EQ(deterministic_slack(), 0.25);
+  else EXPECT_GE(deterministic_slack(), 0.0);
+}
+
+}  // namespace
+}  // namespace cbt::cuda
