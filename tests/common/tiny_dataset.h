@@ -13,11 +13,34 @@
 
 namespace cbt::test {
 
-// A fresh, empty folder under the temporary directory, unique to this process.
+// The folders temp_dir made; removed when the test process exits normally (a test may have
+// made one read-only: its permissions are restored first).
+class TempDirs {
+ public:
+  void add(const std::filesystem::path& d) { dirs_.push_back(d); }
+  ~TempDirs() {
+    namespace fs = std::filesystem;
+    for (const auto& d : dirs_) {
+      std::error_code ec;
+      fs::permissions(d, fs::perms::owner_all, fs::perm_options::add, ec);
+      for (auto it = fs::recursive_directory_iterator(d, ec); !ec && it != fs::recursive_directory_iterator();
+           it.increment(ec))
+        if (it->is_directory(ec)) fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
+      fs::remove_all(d, ec);
+    }
+  }
+
+ private:
+  std::vector<std::filesystem::path> dirs_;
+};
+
+// A fresh, empty folder under the temporary directory, unique to this process and name.
 inline std::filesystem::path temp_dir(const std::string& name) {
+  static TempDirs made;
   auto d = std::filesystem::temp_directory_path() / ("cbt_" + name + "_" + std::to_string(getpid()));
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
+  made.add(d);
   return d;
 }
 

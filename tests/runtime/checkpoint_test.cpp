@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/paths.h"
+#include "common/tiny_dataset.h"
 #include "onnx_import/model_io.h"
 #include "runtime/checkpoint.h"
 #include "runtime/fit.h"
@@ -20,12 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("cbt_ckpt_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir(const std::string& name) { return test::temp_dir("ckpt_" + name); }
 
 const Graph& lenet() {
   static ImportedModel m = load_model(test::source_path("models/lenet5/lenet5.ts17.onnx"));
