@@ -83,6 +83,40 @@ onnx::ModelProto shared_bn_model() {
   return m;
 }
 
+// The same network in the exporter's other form of sharing: the first BatchNorm reads the
+// scale `s` and bias `b` directly, and every other per-layer input is an Identity of them
+// (`m1` = Identity(b), `v1` = Identity(s): zeros and ones as well). With `identities` false,
+// each of those is an initializer of its own with the same value instead: what the model
+// means.
+onnx::ModelProto identity_bn_model(bool identities) {
+  onnx::ModelProto m = shared_bn_model();
+  auto* g = m.mutable_graph();
+  const std::vector<std::pair<std::string, std::string>> copies = {
+      {"m1", "b"}, {"v1", "s"}, {"s2", "s"}, {"b2", "b"}, {"m2", "b"}, {"v2", "s"}};
+  for (auto& n : *g->mutable_node()) {
+    if (n.name() == "bn1") n.set_input(3, "m1"), n.set_input(4, "v1");
+    if (n.name() == "bn2")
+      for (int k = 1; k < 5; ++k) n.set_input(k, std::vector<std::string>{"", "s2", "b2", "m2", "v2"}[k]);
+  }
+  for (int i = g->initializer_size() - 1; i >= 0; --i)
+    if (g->initializer(i).name() == "m" || g->initializer(i).name() == "v") g->mutable_initializer()->DeleteSubrange(i, 1);
+  for (const auto& [name, from] : copies) {
+    if (!identities) {
+      add_tensor(g, name, {3}, from == "s" ? std::vector<float>{1, 1, 1} : std::vector<float>{0, 0, 0});
+      continue;
+    }
+    // The exporter puts its Identity nodes first.
+    onnx::NodeProto id;
+    id.set_op_type("Identity");
+    id.set_name("Identity_" + name);
+    id.add_input(from);
+    id.add_output(name);
+    g->mutable_node()->Add(std::move(id));
+    g->mutable_node()->SwapElements(0, g->node_size() - 1);
+  }
+  return m;
+}
+
 class Untie : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -156,6 +190,68 @@ TEST_F(Untie, TheLayersTrainApartAndTheTrainedModelKeepsThemApart) {
   EXPECT_EQ(node(r.graph, "bn2").inputs, node(m.graph, "bn2").inputs);
   for (const auto& [name, t] : trained)
     EXPECT_TRUE(same_values(r.graph.initializers.at(name), t)) << name;
+}
+
+void write(const onnx::ModelProto& m, const std::string& path) {
+  std::ofstream f(path, std::ios::binary);
+  ASSERT_TRUE(m.SerializeToOstream(&f));
+}
+
+std::map<std::string, Tensor> train_five_steps(const Graph& g) {
+  TrainerOptions to;
+  to.batch_size = 8;
+  to.optimizer.lr = 0.1f;
+  Trainer trainer(g, to);
+  std::mt19937_64 rng(11);
+  for (int r = 0; r < 5; ++r) {
+    Tensor x = test::random_tensor(DType::Float32, {8, 3, 4, 4}, rng());
+    Tensor y(DType::Int64, {8});
+    for (int64_t i = 0; i < 8; ++i) y.ptr<int64_t>()[i] = static_cast<int64_t>(rng() % 3);
+    trainer.step(x, y);
+  }
+  return trainer.trained_initializers();
+}
+
+TEST_F(Untie, IdentityCopiesOfAnInitializerBecomeEachLayersOwnInitializer) {
+  const std::string path = (dir_ / "identities.onnx").string();
+  write(identity_bn_model(true), path);
+  ImportedModel m = load_model(path);
+  EXPECT_EQ(m.untied.size(), 6u);
+  for (const Node& n : m.graph.nodes) EXPECT_NE(n.op_type, "Identity") << n.name;
+  EXPECT_EQ(node(m.graph, "bn1").inputs, (std::vector<std::string>{"c1", "s", "b", "m1", "v1"}));
+  EXPECT_EQ(node(m.graph, "bn2").inputs, (std::vector<std::string>{"c2", "s2", "b2", "m2", "v2"}));
+  for (const char* name : {"m1", "v1", "s2", "b2", "m2", "v2"}) {
+    ASSERT_TRUE(m.graph.initializers.count(name)) << name;
+    const std::string from = (name[0] == 'v' || name[0] == 's') ? "s" : "b";
+    EXPECT_TRUE(same_values(m.graph.initializers.at(name), m.graph.initializers.at(from))) << name;
+  }
+}
+
+// Before Identity copies were resolved, a layer's running statistics were Identity outputs:
+// training never updated them, and evaluation used the scale and bias in their place.
+TEST_F(Untie, AModelWithIdentityCopiesTrainsAsTheModelWithSeparateInitializers) {
+  const std::string a = (dir_ / "identities.onnx").string(), b = (dir_ / "separate.onnx").string();
+  write(identity_bn_model(true), a);
+  write(identity_bn_model(false), b);
+  std::map<std::string, Tensor> got = train_five_steps(load_model(a).graph);
+  std::map<std::string, Tensor> want = train_five_steps(load_model(b).graph);
+  ASSERT_EQ(got.size(), want.size());
+  for (const auto& [name, t] : want) {
+    ASSERT_TRUE(got.count(name)) << name;
+    EXPECT_TRUE(same_values(got.at(name), t)) << name;
+  }
+  // The statistics moved, each layer's its own way.
+  EXPECT_FALSE(same_values(got.at("m1"), got.at("b")));
+  EXPECT_FALSE(same_values(got.at("v1"), got.at("s")));
+  EXPECT_FALSE(same_values(got.at("v1"), got.at("v2")));
+  // And the written model has the per-layer initializers, no Identity left.
+  const std::string out = (dir_ / "trained.onnx").string();
+  ImportedModel m = load_model(a);
+  save_model(m, got, out);
+  ImportedModel r = load_model(out);
+  EXPECT_TRUE(r.untied.empty());
+  for (const char* name : {"m1", "v1", "s2", "b2", "m2", "v2"})
+    EXPECT_TRUE(same_values(r.graph.initializers.at(name), got.at(name))) << name;
 }
 
 // Models of IR < 4 list their initializers among the graph inputs: the copies are listed
