@@ -54,9 +54,9 @@ void EventPool::give(cudaEvent_t e) noexcept {
 // The hardware work queues the driver gives a context: 8 unless the environment says
 // otherwise. Streams beyond them share queues, and a learner's update that waits for the
 // central model then holds up another learner's work queued behind it; with a learner per
-// stream plus a synchronisation stream per device, cbtrain asks for the maximum, 32. Read when
-// the device's context is made, so set before the first CUDA call that makes one; a value
-// the user set is kept.
+// stream plus a synchronisation stream per device, cbtrain asks for the maximum, 32. The
+// driver reads the variable when it starts (the process's first CUDA call), so every entry
+// point that may make that call asks first; a value the user set is kept.
 void ask_for_work_queues() {
   static std::once_flag once;
   std::call_once(once, [] { setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0); });
@@ -227,6 +227,7 @@ size_t CudaBackend::free_memory() const {
 }
 
 std::unique_ptr<Backend> make_cuda_backend(int index) {
+  cuda::ask_for_work_queues();  // before the first CUDA call below: the driver reads it at start-up
   int n = 0;
   cudaError_t err = cudaGetDeviceCount(&n);
   if (err != cudaSuccess) {
