@@ -54,12 +54,12 @@ void materialize_identities(onnx::GraphProto& g, std::vector<std::string>& notes
   for (int i = 0; i < g.input_size(); ++i) listed_input.emplace(g.input(i).name(), i);
   std::set<std::string> graph_outputs;
   for (const auto& v : g.output()) graph_outputs.insert(v.name());
-  // Whether every use of a value is a per-layer input; and which values other nodes read.
+  // Whether every use of a value is a per-layer input.
   std::map<std::string, bool> per_layer_only;
   for (const auto& n : g.node()) {
     const int first = per_layer_from(n);
     for (int k = 0; k < n.input_size(); ++k) {
-      auto [it, fresh] = per_layer_only.emplace(n.input(k), true);
+      auto it = per_layer_only.emplace(n.input(k), true).first;
       it->second = it->second && first >= 0 && k >= first;
     }
   }
