@@ -10,6 +10,7 @@
 #include <set>
 
 #include "common/op_harness.h"
+#include "common/paths.h"
 #include "common/onnx_model.h"
 #include "onnx_import/model_io.h"
 #include "runtime/trainer.h"
@@ -241,6 +242,41 @@ TEST_F(Untie, AModelWithIdentityCopiesTrainsAsTheModelWithSeparateInitializers) 
   EXPECT_TRUE(r.untied.empty());
   for (const char* name : {"m1", "v1", "s2", "b2", "m2", "v2"})
     EXPECT_TRUE(same_values(r.graph.initializers.at(name), got.at(name))) << name;
+}
+
+// A real export in the Identity form: `python3 bench/models.py --out DIR --models resnet20`
+// (seed 1234, PyTorch 2.11's TorchScript exporter, on the GPU machine, 2026-11-25): 21
+// BatchNorms whose scale, bias and running statistics are Identity nodes of six shared
+// tensors. The exporter does not write this form every time (see tests/onnx_import/data/).
+TEST(UntieExport, TheExportersIdentityFormGetsPerLayerStatisticsThatTrainingMoves) {
+  ImportedModel m = load_model(test::source_path("tests/onnx_import/data/resnet20_identity_form.onnx"));
+  EXPECT_EQ(m.untied.size(), 78u);
+  size_t bns = 0;
+  std::set<std::string> stats;
+  for (const Node& n : m.graph.nodes) {
+    EXPECT_NE(n.op_type, "Identity") << n.name;
+    if (n.op_type != "BatchNormalization") continue;
+    ++bns;
+    for (size_t k = 1; k < 5; ++k) {
+      EXPECT_TRUE(m.graph.initializers.count(n.inputs[k])) << n.name << " input " << k << ": " << n.inputs[k];
+      EXPECT_TRUE(stats.insert(n.inputs[k]).second) << n.inputs[k] << " is shared";
+    }
+  }
+  EXPECT_EQ(bns, 21u);
+  // One training step at batch 4 moves every layer's running mean away from its start.
+  TrainerOptions to;
+  to.batch_size = 4;
+  Trainer trainer(m.graph, to);
+  trainer.step(test::random_tensor(DType::Float32, {4, 1, 28, 28}, 3), [] {
+    Tensor y(DType::Int64, {4});
+    for (int64_t i = 0; i < 4; ++i) y.ptr<int64_t>()[i] = i % 10;
+    return y;
+  }());
+  std::map<std::string, Tensor> trained = trainer.trained_initializers();
+  for (const Node& n : m.graph.nodes)
+    if (n.op_type == "BatchNormalization")
+      EXPECT_FALSE(same_values(trained.at(n.inputs[3]), m.graph.initializers.at(n.inputs[3])))
+          << n.name << ": its running mean did not move";
 }
 
 // Models of IR < 4 list their initializers among the graph inputs: the copies are listed
