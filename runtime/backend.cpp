@@ -36,7 +36,7 @@ Tensor Backend::download(const Tensor& t) {
 }
 
 CpuBackend::CpuBackend(int threads) {
-  if (threads > 0) cpu::set_kernel_threads(threads);
+  cpu::set_kernel_threads(threads > 0 ? threads : cpu::kernel_threads());
 }
 
 std::shared_ptr<std::byte> CpuBackend::allocate(size_t bytes) {

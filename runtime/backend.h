@@ -60,9 +60,9 @@ class Backend {
 
 class CpuBackend final : public Backend {
  public:
-  // `threads`: threads each kernel may use (see ops/cpu/threads.h); 0 keeps the current
-  // setting.
-  explicit CpuBackend(int threads = 1);
+  // `threads`: threads each kernel may use (see ops/cpu/threads.h); 0: the current setting
+  // (1 unless changed), applied to the calling thread as well.
+  explicit CpuBackend(int threads = 0);
   Device device() const override { return Device{}; }
   std::shared_ptr<std::byte> allocate(size_t bytes) override;
   void copy_from_host(const Tensor& dst, const Tensor& src) override;

@@ -2,12 +2,10 @@
 // SMA or synchronous SGD with the update kernels of ops/ over flat buffers.
 #include "runtime/trainer.h"
 
-#include <omp.h>
-
 #include <cmath>
-#include <mutex>
 #include <tuple>
-#include <thread>
+
+#include "ops/cpu/threads.h"
 
 namespace cbt {
 
@@ -17,6 +15,19 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
   if (opt.algorithm == Algorithm::Sma && opt.optimizer.kind != OptimizerKind::SGD)
     throw UserError("--algorithm sma uses SGD with momentum locally; use --optimizer sgd or --algorithm ssgd");
   if (!opt.gpus.empty() && opt.device.is_cpu()) throw UserError("--gpus needs --device cuda");
+  if (opt.cpu_threads < 0 && opt.cpu_threads != TrainerOptions::kAutoThreads)
+    throw UserError("--threads must be at least 1");
+  if (opt.cpu_threads > 0 && !opt.device.is_cpu())
+    throw UserError("--threads sets the threads of CPU learners; it has no effect with --device " + opt.device.str());
+  if (opt.deterministic && opt.cpu_threads > 1)
+    throw UserError("--deterministic runs each CPU kernel on one thread; use more learners (-k) instead of --threads");
+  if (opt.device.is_cpu()) {
+    int& t = opt_.cpu_threads;
+    if (opt.deterministic) t = 1;
+    else if (t == TrainerOptions::kAutoThreads) t = std::max(1, cpu::available_cores() / opt.learners);
+    else if (t == 0) t = cpu::kernel_threads();
+    cpu::set_kernel_threads(t);
+  }
   const size_t devices_n = std::max<size_t>(1, opt.gpus.size());
   if (!opt_.processes) opt_.processes = single_process_group();
   ProcessGroup& pg = *opt_.processes;
@@ -146,30 +157,17 @@ void Trainer::set_learning_rate(float lr) {
   upload_hyper();
 }
 
-// CPU learners run on threads of their own; GPU learners only enqueue work on their
-// streams, which one host thread does fastest.
+// CPU learners run on threads of their own (kept from round to round); GPU learners only
+// enqueue work on their streams, which one host thread does fastest.
 template <class F>
 void Trainer::for_each_learner(F&& f) {
   if (learners_.size() == 1 || !opt_.device.is_cpu()) {
     for (size_t j = 0; j < learners_.size(); ++j) f(j, *learners_[j]);
     return;
   }
-  std::vector<std::thread> threads;
-  std::exception_ptr error;
-  std::mutex m;
-  for (size_t j = 0; j < learners_.size(); ++j)
-    threads.emplace_back([&, j] {
-      // A new thread starts with OpenMP's default thread count, whatever the main thread set.
-      if (opt_.deterministic) omp_set_num_threads(1);
-      try {
-        f(j, *learners_[j]);
-      } catch (...) {
-        std::lock_guard lock(m);
-        if (!error) error = std::current_exception();
-      }
-    });
-  for (auto& t : threads) t.join();
-  if (error) std::rethrow_exception(error);
+  if (!learner_threads_)
+    learner_threads_ = std::make_unique<LearnerThreads>(learners_.size(), cpu::kernel_threads());
+  learner_threads_->run([&](size_t j) { f(j, *learners_[j]); });
 }
 
 float Trainer::round(const std::vector<Tensor>& xs, const std::vector<Tensor>& ys, bool read_loss) {

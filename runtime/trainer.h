@@ -12,6 +12,7 @@
 #include "runtime/inferencer.h"
 #include "runtime/collective.h"
 #include "runtime/learner.h"
+#include "runtime/learner_threads.h"
 #include "runtime/process_group.h"
 #include "runtime/resident_data.h"
 
@@ -55,6 +56,12 @@ struct TrainerOptions {
   // order and a run (and a resumed run) gives the same weights bit for bit; on GPUs only
   // deterministic cuDNN algorithms and no atomic sums (Backend::set_deterministic).
   bool deterministic = false;
+  // Threads of each CPU learner's kernels (OpenBLAS and OpenMP): a count; 0: the current
+  // setting of ops/cpu/threads.h (1 unless changed); kAutoThreads: the cores this process may
+  // use (cpu::available_cores) shared among its learners. --deterministic needs 1. The
+  // trainer's options() hold the count it resolved to.
+  static constexpr int kAutoThreads = -1;
+  int cpu_threads = 0;
 };
 
 // The whole training state as host tensors, for checkpoints: every learner's flat buffers
@@ -169,6 +176,7 @@ class Trainer {
   Backend& primary() { return *groups_[0].sync; }
   std::unique_ptr<Inferencer> inferencer_;
   std::unique_ptr<ResidentDataset> resident_;
+  std::unique_ptr<LearnerThreads> learner_threads_;  // CPU learners, when more than one
   int64_t rounds_ = 0;
 };
 

@@ -13,4 +13,7 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp
 export CBT_PYTHON="$PWD/.venv/bin/python"
+# ctest runs $(nproc) tests at once: one kernel thread per cbtrain they start (OpenMP teams
+# that share cores wait at every barrier for a time slice).
+export OMP_NUM_THREADS=1
 ctest --test-dir build-asan --output-on-failure -j "$(nproc)" --timeout 1500 -E 'FashionMnist'

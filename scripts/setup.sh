@@ -10,7 +10,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 packages=(
   build-essential cmake ninja-build pkg-config git
   libonnx-dev libprotobuf-dev protobuf-compiler
-  libcli11-dev libgtest-dev libgmock-dev libopenblas-dev zlib1g-dev libpng-dev libjpeg-dev
+  libcli11-dev libgtest-dev libgmock-dev libopenblas-openmp-dev zlib1g-dev libpng-dev libjpeg-dev
   libcairo2-dev nlohmann-json3-dev
   libopenmpi-dev openmpi-bin
   dataset-fashion-mnist

@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "onnx_import/model_io.h"
+#include "ops/cpu/threads.h"
 #include "runtime/atomic_file.h"
 #include "runtime/autotune.h"
 #include "runtime/collective.h"
@@ -97,6 +98,7 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
   to.graph.frozen = match_frozen(model, a.freeze);
   to.clip_grad_norm = a.clip_grad_norm;
   to.deterministic = a.deterministic;
+  to.cpu_threads = a.threads > 0 ? a.threads : TrainerOptions::kAutoThreads;
   to.cuda_graphs = a.cuda_graphs == "on";
   to.tf32 = a.precision == "tf32";
   to.measure_conv_algos = a.cudnn_algos == "measure";
@@ -168,6 +170,9 @@ int run_train(const TrainArgs& a) {
   if (pg->size() > 1 && a.algorithm.empty()) to.algorithm = Algorithm::Sma;
   to.processes = pg;
   Trainer trainer(model.graph, to);
+  if (device.is_cpu() && a.threads > 0 && trainer.learners() * a.threads > cpu::available_cores())
+    out << "cbtrain: warning: " << trainer.learners() << " learner(s) x " << a.threads << " thread(s) on "
+        << cpu::available_cores() << " core(s): threads will wait for each other; fewer make the steps faster\n";
   if (pg->size() > 1) {
     char host[256] = "?";
     gethostname(host, sizeof host - 1);
@@ -195,7 +200,9 @@ int run_train(const TrainArgs& a) {
   out << "cbtrain: " << a.model << " on " << device.str() << ", "
             << trainer.num_parameters() << " parameters, " << trainer.total_learners() << " learner(s) x batch "
             << a.batch_size << (trainer.total_learners() > 1 ? (trainer.algorithm() == Algorithm::Sma ? " (sma)" : " (ssgd)") : "")
-            << (pg->size() > 1 ? " in " + std::to_string(pg->size()) + " processes" : std::string()) << ", "
+            << (pg->size() > 1 ? " in " + std::to_string(pg->size()) + " processes" : std::string())
+            << (device.is_cpu() ? ", " + std::to_string(trainer.options().cpu_threads) + " thread(s) each" : std::string())
+            << ", "
             << a.optimizer << " lr " << a.lr << ", " << data.train.size() << " training / "
             << data.test.size() << " test samples from " << a.data_dir << std::endl;
   if (!trainer.training_graph().frozen.empty()) {

@@ -3,9 +3,22 @@
 
 namespace cbt::cpu {
 
-// Sets the threads each CPU kernel may use. Small per-step matrix products run fastest on
-// one BLAS thread (measured: LeNet-5 at batch 32 trains 4x faster than with OpenBLAS's
-// default threading on 2 cores), and CPU learners bring their own parallelism.
+// Sets the threads each CPU kernel may use, in the calling thread and in OpenBLAS. Learners
+// times threads should not exceed the cores: OpenMP teams that share cores wait at every
+// barrier for a time slice (LeNet-5 on 2 cores: 3 learners x 2 threads train 15x slower
+// than 2 learners x 1).
 void set_kernel_threads(int n);
+
+// The count last set by set_kernel_threads (1 before any call).
+int kernel_threads();
+
+// The cores this process may use for its kernels: OMP_NUM_THREADS when set, else the CPUs of
+// its affinity mask shared with the other processes that a launcher (mpirun, torchrun)
+// started on this machine; at least 1.
+int available_cores();
+
+// Makes the calling thread's OpenMP regions use n threads. OpenMP keeps this count per
+// thread: a thread that never set it starts teams of OpenMP's default size (one per core).
+void use_kernel_threads(int n);
 
 }  // namespace cbt::cpu

@@ -62,6 +62,21 @@ TEST(Cli, BadInputExitsWith2AndSaysWhy) {
   EXPECT_NE(r.output.find("data folder not found: /nonexistent/data"), std::string::npos) << r.output;
 }
 
+TEST(Cli, ThreadsOfCpuLearnersAreCheckedAndTrain) {
+  RunResult r = run(kLenet + " --threads 0 --max-steps 1");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--threads"), std::string::npos) << r.output;
+
+  r = run(kLenet + " --threads 2 --deterministic --max-steps 1");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("--deterministic runs each CPU kernel on one thread"), std::string::npos) << r.output;
+
+  // Two learners of two kernel threads each: OpenMP teams inside learner threads.
+  r = run(kLenet + " --threads 2 -k 2 --max-steps 4 --log-every 0 --progress off");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("after 4 steps"), std::string::npos) << r.output;
+}
+
 TEST(Cli, BrokenModelFileExitsWith2NamingTheFile) {
   fs::path d = test::temp_dir("broken");
   fs::path f = d / "broken.onnx";
