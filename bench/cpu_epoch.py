@@ -6,10 +6,12 @@ Every system trains the same ONNX model (models/lenet5/lenet5.ts17.onnx, whose w
 PyTorch run loads too) for one epoch of 60,000 images at batch 32 with SGD (momentum 0.9,
 learning rate 0.02, no weight decay), on the first THREADS cores of the machine (pinned with
 sched_setaffinity; OMP_NUM_THREADS, OPENBLAS_NUM_THREADS and torch.set_num_threads set to
-THREADS). Timed: the training steps of the epoch after 20 warm-up steps, evaluation excluded.
+THREADS; cbtrain's kernels use THREADS threads; "cbtrain-sma" trains THREADS learners of one
+thread each instead, kept together by SMA). Timed: the training steps of the epoch after 20
+warm-up steps, evaluation excluded.
 
     python3 bench/cpu_epoch.py --data DIR --cbtrain build/tools/cbtrain [--threads 2]
-        [--systems cbtrain,torch,ort] [--out results.jsonl]
+        [--systems cbtrain,cbtrain-sma,torch,ort] [--out results.jsonl]
 
 A system whose Python package is missing (torch, onnxruntime-training) is reported as not
 available and the others still run. Prints one JSON line per system and a Markdown table
@@ -121,13 +123,13 @@ def run_ort(args, x, y):
             "note": "SGD without momentum (the only SGD of its artifacts)"}
 
 
-def run_cbtrain(args, x, y):
+def run_cbtrain(args, x, y, extra=()):
     with tempfile.TemporaryDirectory() as d:
         metrics = os.path.join(d, "m.jsonl")
         cmd = [args.cbtrain, MODEL, "--device", "cpu", "--data", args.data, "--epochs", "1",
                "--batch-size", str(BATCH), "--lr", str(LR), "--momentum", str(MOMENTUM),
                "--weight-decay", "0", "--log-every", "0", "--progress", "off",
-               "--metrics", metrics]
+               "--metrics", metrics, *extra]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} exited {r.returncode}: {r.stderr[-400:]}")
@@ -138,7 +140,13 @@ def run_cbtrain(args, x, y):
             "loss": m["train_loss"], "command": " ".join(cmd)}
 
 
-RUNNERS = {"cbtrain": run_cbtrain, "torch": run_torch, "ort": run_ort}
+def run_cbtrain_sma(args, x, y):
+    """cbtrain's own way to use the cores: one learner (batch 32) per core, kept together by
+    model averaging; an epoch is still 60,000 images."""
+    return run_cbtrain(args, x, y, ["--learners", str(args.threads), "--threads", "1"])
+
+
+RUNNERS = {"cbtrain": run_cbtrain, "cbtrain-sma": run_cbtrain_sma, "torch": run_torch, "ort": run_ort}
 
 
 def main():
@@ -169,7 +177,7 @@ def main():
     rows = []
     for name in args.systems.split(","):
         if name not in RUNNERS:
-            raise SystemExit(f"unknown system '{name}' (cbtrain, torch, ort)")
+            raise SystemExit(f"unknown system '{name}' ({', '.join(RUNNERS)})")
         # Each system in a process of its own: thread pools and allocators do not mix.
         r = subprocess.run([sys.executable, __file__, "--data", args.data, "--cbtrain", args.cbtrain,
                             "--threads", str(args.threads), "--one", name],
