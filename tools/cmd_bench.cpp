@@ -1,6 +1,7 @@
 // `cbtrain bench MODEL`: images/s of whole training rounds on synthetic data, and the device
 // memory one learner holds.
 #include <cstdio>
+#include <string>
 #include <iostream>
 #include <sstream>
 
@@ -28,16 +29,18 @@ int run_bench(const BenchArgs& a) {
                 "\"learners_flag\": \"%s\", \"algorithm\": \"%s\", \"precision\": \"%s\", "
                 "\"cuda_graphs\": \"%s\", \"cudnn_algos\": \"%s\", \"images_per_sec\": %.1f, "
                 "\"peak_bytes_per_learner\": %zu, \"workspace_bytes_per_learner\": %zu, "
-                "\"enqueue_fraction\": %.3f, \"autotune_log\": \"%s\"}\n",
+                "\"enqueue_fraction\": %.3f, \"cpu_threads\": %d, \"autotune_log\": \"%s\"}\n",
                 a.train.model.c_str(), device.str().c_str(), static_cast<long long>(a.train.batch_size),
                 trainer.learners(), a.train.learners.c_str(),
                 trainer.algorithm() == Algorithm::Sma ? "sma" : "ssgd", a.train.precision.c_str(),
                 a.train.cuda_graphs.c_str(), a.train.cudnn_algos.c_str(), tp.images_per_sec,
-                tp.bytes_per_learner, trainer.workspace_bytes_per_learner(), tp.enqueue_fraction, log.c_str());
+                tp.bytes_per_learner, trainer.workspace_bytes_per_learner(), tp.enqueue_fraction, device.is_cpu() ? trainer.options().cpu_threads : 0, log.c_str());
   } else {
-    std::printf("%s on %s: %d learner(s) x batch %lld: %.0f images/s, %.1f MiB per learner\n",
+    const std::string threads =
+        device.is_cpu() ? ", " + std::to_string(trainer.options().cpu_threads) + " thread(s) each" : "";
+    std::printf("%s on %s: %d learner(s) x batch %lld%s: %.0f images/s, %.1f MiB per learner\n",
                 a.train.model.c_str(), device.str().c_str(), trainer.learners(),
-                static_cast<long long>(a.train.batch_size), tp.images_per_sec,
+                static_cast<long long>(a.train.batch_size), threads.c_str(), tp.images_per_sec,
                 tp.bytes_per_learner / 1048576.0);
   }
   return 0;

@@ -6,11 +6,13 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
 #include <regex>
+#include <utility>
 
 #include "common/paths.h"
 #include "common/run_cli.h"
@@ -75,6 +77,19 @@ TEST(Cli, ThreadsOfCpuLearnersAreCheckedAndTrain) {
   r = run(kLenet + " --threads 2 -k 2 --max-steps 4 --log-every 0 --progress off");
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("after 4 steps"), std::string::npos) << r.output;
+
+  // By default the cores of the process (OMP_NUM_THREADS when set) are divided among the learners.
+  const char* before = std::getenv("OMP_NUM_THREADS");
+  const std::string saved = before ? before : "";
+  setenv("OMP_NUM_THREADS", "3", 1);
+  for (auto [k, threads] : {std::pair{1, 3}, std::pair{2, 1}}) {
+    r = run("bench " + kLenet + " -k " + std::to_string(k) + " --warmup 1 --steps 1 --json");
+    EXPECT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("\"cpu_threads\": " + std::to_string(threads) + ","), std::string::npos)
+        << k << " learner(s): " << r.output;
+  }
+  if (before) setenv("OMP_NUM_THREADS", saved.c_str(), 1);
+  else unsetenv("OMP_NUM_THREADS");
 }
 
 TEST(Cli, BrokenModelFileExitsWith2NamingTheFile) {
