@@ -340,13 +340,23 @@ double Trainer::replica_spread() {
   return std::sqrt(sum / static_cast<double>(learners_.size()) / zz);
 }
 
+std::optional<cpu::ScopedKernelThreads> Trainer::all_cpu_threads() const {
+  // Between rounds the learners' cores are idle: the forward passes on z use all of them
+  // (not with --deterministic, whose reductions keep one thread).
+  if (!opt_.device.is_cpu() || opt_.deterministic || learners_.size() < 2) return std::nullopt;
+  return std::optional<cpu::ScopedKernelThreads>(std::in_place,
+                                                 opt_.cpu_threads * static_cast<int>(learners_.size()));
+}
+
 std::vector<Tensor> Trainer::infer(const Tensor& x_host) {
   refresh_central_buffers();
+  auto threads = all_cpu_threads();
   return inferencer_->run(x_host);
 }
 
 EvalResult Trainer::evaluate(const Dataset& data) {
   refresh_central_buffers();
+  auto threads = all_cpu_threads();
   EvalResult r;
   size_t pred_index = 0;
   for (size_t i = 0; i < model_.outputs.size(); ++i)

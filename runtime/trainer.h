@@ -4,10 +4,12 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "graph/autodiff.h"
+#include "ops/cpu/threads.h"
 #include "runtime/dataset.h"
 #include "runtime/inferencer.h"
 #include "runtime/collective.h"
@@ -146,6 +148,7 @@ class Trainer {
 
  private:
   void upload_hyper();
+  std::optional<cpu::ScopedKernelThreads> all_cpu_threads() const;
   LocalUpdate clip_update(const Tensor& grads, float scale) const;
   void refresh_central_buffers();
   void sync_central_from_replica();

@@ -21,4 +21,16 @@ int available_cores();
 // thread: a thread that never set it starts teams of OpenMP's default size (one per core).
 void use_kernel_threads(int n);
 
+// set_kernel_threads(n) for a scope; the count before is set again at its end.
+class ScopedKernelThreads {
+ public:
+  explicit ScopedKernelThreads(int n) : saved_(kernel_threads()) { set_kernel_threads(n); }
+  ~ScopedKernelThreads() { set_kernel_threads(saved_); }
+  ScopedKernelThreads(const ScopedKernelThreads&) = delete;
+  ScopedKernelThreads& operator=(const ScopedKernelThreads&) = delete;
+
+ private:
+  int saved_;
+};
+
 }  // namespace cbt::cpu
