@@ -123,13 +123,13 @@ def run_ort(args, x, y):
             "note": "SGD without momentum (the only SGD of its artifacts)"}
 
 
-def run_cbtrain(args, x, y, extra=()):
+def run_cbtrain(args, x, y, extra=None):
     with tempfile.TemporaryDirectory() as d:
         metrics = os.path.join(d, "m.jsonl")
         cmd = [args.cbtrain, MODEL, "--device", "cpu", "--data", args.data, "--epochs", "1",
                "--batch-size", str(BATCH), "--lr", str(LR), "--momentum", str(MOMENTUM),
                "--weight-decay", "0", "--log-every", "0", "--progress", "off",
-               "--metrics", metrics, *extra]
+               "--metrics", metrics, *(extra or ["--threads", str(args.threads)])]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} exited {r.returncode}: {r.stderr[-400:]}")

@@ -77,6 +77,23 @@ std::set<std::string> match_frozen(const Graph& model, const std::vector<std::st
   return out;
 }
 
+namespace {
+// --threads: a count, "auto" (TrainerOptions::kAutoThreads) or nothing (one thread: on a
+// machine that is busy with other work, OpenMP teams of several threads wait at every
+// barrier for a time slice, and a small model then trains many times slower than on one).
+int parse_threads(const std::string& s) {
+  if (s.empty()) return 1;
+  if (s == "auto") return TrainerOptions::kAutoThreads;
+  try {
+    size_t used = 0;
+    const int n = std::stoi(s, &used);
+    if (used == s.size() && n >= 1 && n <= 1024) return n;
+  } catch (const std::exception&) {
+  }
+  throw UserError("--threads must be a number from 1 to 1024 or 'auto', not '" + s + "'");
+}
+}  // namespace
+
 TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device device, std::ostream& log) {
   TrainerOptions to;
   to.batch_size = a.batch_size;
@@ -98,7 +115,7 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
   to.graph.frozen = match_frozen(model, a.freeze);
   to.clip_grad_norm = a.clip_grad_norm;
   to.deterministic = a.deterministic;
-  to.cpu_threads = a.threads > 0 ? a.threads : TrainerOptions::kAutoThreads;
+  if (device.is_cpu() || !a.threads.empty()) to.cpu_threads = parse_threads(a.threads);
   to.cuda_graphs = a.cuda_graphs == "on";
   to.tf32 = a.precision == "tf32";
   to.measure_conv_algos = a.cudnn_algos == "measure";
@@ -170,8 +187,9 @@ int run_train(const TrainArgs& a) {
   if (pg->size() > 1 && a.algorithm.empty()) to.algorithm = Algorithm::Sma;
   to.processes = pg;
   Trainer trainer(model.graph, to);
-  if (device.is_cpu() && a.threads > 0 && trainer.learners() * a.threads > cpu::available_cores())
-    out << "cbtrain: warning: " << trainer.learners() << " learner(s) x " << a.threads << " thread(s) on "
+  const int threads = trainer.options().cpu_threads;
+  if (device.is_cpu() && threads > 1 && trainer.learners() * threads > cpu::available_cores())
+    out << "cbtrain: warning: " << trainer.learners() << " learner(s) x " << threads << " thread(s) on "
         << cpu::available_cores() << " core(s): threads will wait for each other; fewer make the steps faster\n";
   if (pg->size() > 1) {
     char host[256] = "?";

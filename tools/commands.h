@@ -48,7 +48,7 @@ struct TrainArgs {
   bool resume = false;
   bool force_resume = false;
   bool deterministic = false;
-  int threads = 0;  // CPU kernel threads per learner; 0: the cores shared among the learners
+  std::string threads;  // CPU kernel threads per learner: a number or "auto"; "" = 1
   std::string cudnn_algos = "measure";  // measure (cuDNN's Find) or heuristic
   double collective_timeout = 60;  // seconds a rank waits for the others (mpirun)
   float clip_grad_norm = 0.0f;     // 0: off

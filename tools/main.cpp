@@ -57,9 +57,8 @@ static int run(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--gpus", t.gpus, "several GPUs of this machine, e.g. 0,1 or all (K learners on each)");
   app.add_option("--threads", t.threads,
-                 "CPU: threads of each learner's kernels (default: the cores this process may use,\n"
-                 "or OMP_NUM_THREADS, divided among the learners)")
-      ->check(CLI::Range(1, 1024));
+                 "CPU: threads of each learner's kernels, or auto (the cores this process may use,\n"
+                 "or OMP_NUM_THREADS, divided among the learners); default 1");
   app.add_option("--precision", t.precision, "fp32, or tf32 tensor cores for matrix products (GPU)")
       ->capture_default_str()->check(CLI::IsMember({"fp32", "tf32"}));
   app.add_option("--cuda-graphs", t.cuda_graphs, "replay each learner's iteration as a CUDA graph")
@@ -121,7 +120,7 @@ static int run(int argc, char** argv) {
   bench->add_option("--learners,-k", ba.train.learners, "learners per device, or auto")->capture_default_str();
   bench->add_option("--algorithm", ba.train.algorithm, "sma or ssgd")->check(CLI::IsMember({"sma", "ssgd"}));
   bench->add_option("--gpus", ba.train.gpus, "several GPUs, e.g. 0,1 or all");
-  bench->add_option("--threads", ba.train.threads, "CPU: threads of each learner's kernels")->check(CLI::Range(1, 1024));
+  bench->add_option("--threads", ba.train.threads, "CPU: threads of each learner's kernels, or auto (default 1)");
   bench->add_option("--precision", ba.train.precision, "fp32 or tf32")->capture_default_str()
       ->check(CLI::IsMember({"fp32", "tf32"}));
   bench->add_option("--cudnn-algos", ba.train.cudnn_algos, "measure or heuristic")

@@ -65,11 +65,13 @@ TEST(Cli, BadInputExitsWith2AndSaysWhy) {
 }
 
 TEST(Cli, ThreadsOfCpuLearnersAreCheckedAndTrain) {
-  RunResult r = run(kLenet + " --threads 0 --max-steps 1");
-  EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.output.find("--threads"), std::string::npos) << r.output;
+  for (const char* bad : {"0", "x", "2x"}) {
+    RunResult r = run(kLenet + " --threads " + bad + " --max-steps 1");
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_NE(r.output.find("--threads must be a number from 1 to 1024 or 'auto'"), std::string::npos) << r.output;
+  }
 
-  r = run(kLenet + " --threads 2 --deterministic --max-steps 1");
+  RunResult r = run(kLenet + " --threads 2 --deterministic --max-steps 1");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("--deterministic runs each CPU kernel on one thread"), std::string::npos) << r.output;
 
@@ -78,15 +80,17 @@ TEST(Cli, ThreadsOfCpuLearnersAreCheckedAndTrain) {
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("after 4 steps"), std::string::npos) << r.output;
 
-  // By default the cores of the process (OMP_NUM_THREADS when set) are divided among the learners.
+  // One thread by default; auto divides the cores of the process (OMP_NUM_THREADS when set)
+  // among the learners.
   const char* before = std::getenv("OMP_NUM_THREADS");
   const std::string saved = before ? before : "";
   setenv("OMP_NUM_THREADS", "3", 1);
-  for (auto [k, threads] : {std::pair{1, 3}, std::pair{2, 1}}) {
-    r = run("bench " + kLenet + " -k " + std::to_string(k) + " --warmup 1 --steps 1 --json");
+  for (auto [flags, threads] : {std::pair{"-k 1", 1}, std::pair{"-k 1 --threads auto", 3},
+                                std::pair{"-k 2 --threads auto", 1}}) {
+    r = run("bench " + kLenet + " " + flags + " --warmup 1 --steps 1 --json");
     EXPECT_EQ(r.code, 0) << r.output;
     EXPECT_NE(r.output.find("\"cpu_threads\": " + std::to_string(threads) + ","), std::string::npos)
-        << k << " learner(s): " << r.output;
+        << flags << ": " << r.output;
   }
   if (before) setenv("OMP_NUM_THREADS", saved.c_str(), 1);
   else unsetenv("OMP_NUM_THREADS");
