@@ -166,7 +166,7 @@ void Trainer::for_each_learner(F&& f) {
     return;
   }
   if (!learner_threads_)
-    learner_threads_ = std::make_unique<LearnerThreads>(learners_.size(), cpu::kernel_threads());
+    learner_threads_ = std::make_unique<LearnerThreads>(learners_.size(), opt_.cpu_threads);
   learner_threads_->run([&](size_t j) { f(j, *learners_[j]); });
 }
 

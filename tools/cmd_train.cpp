@@ -78,19 +78,25 @@ std::set<std::string> match_frozen(const Graph& model, const std::vector<std::st
 }
 
 namespace {
+// A flag that takes a count from 1 to `max` or 'auto' (which the caller has handled).
+int parse_count(const char* flag, const std::string& s, int max) {
+  try {
+    size_t used = 0;
+    const int n = std::stoi(s, &used);
+    if (used == s.size() && n >= 1 && n <= max) return n;
+  } catch (const std::exception&) {
+  }
+  throw UserError(std::string(flag) + " must be a number from 1 to " + std::to_string(max) + " or 'auto', not '" +
+                  s + "'");
+}
+
 // --threads: a count, "auto" (TrainerOptions::kAutoThreads) or nothing (one thread: on a
 // machine that is busy with other work, OpenMP teams of several threads wait at every
 // barrier for a time slice, and a small model then trains many times slower than on one).
 int parse_threads(const std::string& s) {
   if (s.empty()) return 1;
   if (s == "auto") return TrainerOptions::kAutoThreads;
-  try {
-    size_t used = 0;
-    const int n = std::stoi(s, &used);
-    if (used == s.size() && n >= 1 && n <= 1024) return n;
-  } catch (const std::exception&) {
-  }
-  throw UserError("--threads must be a number from 1 to 1024 or 'auto', not '" + s + "'");
+  return parse_count("--threads", s, 1024);
 }
 }  // namespace
 
@@ -126,13 +132,7 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
     ao.threshold = a.autotune_threshold;
     to.learners = autotune_learners(model, to, ao, log);
   } else {
-    try {
-      size_t used = 0;
-      to.learners = std::stoi(a.learners, &used);
-      if (used != a.learners.size() || to.learners < 1 || to.learners > 64) throw std::invalid_argument("");
-    } catch (const std::exception&) {
-      throw UserError("--learners must be a number from 1 to 64 or 'auto', not '" + a.learners + "'");
-    }
+    to.learners = parse_count("--learners", a.learners, 64);
   }
   // With one learner and no explicit choice, train plain SGD: nothing to average.
   if (to.learners == 1 && a.algorithm.empty()) to.algorithm = Algorithm::Ssgd;

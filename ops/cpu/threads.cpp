@@ -22,7 +22,7 @@ void set_kernel_threads(int n) {
   // threads as cores: every barrier then waits for a time slice), so there products run on
   // the calling thread and only cbtrain's kernels use several.
   openblas_set_num_threads(openblas_get_parallel() == 2 ? n : 1);
-  omp_set_num_threads(n);
+  use_kernel_threads(n);
 }
 
 int kernel_threads() { return g_kernel_threads; }
