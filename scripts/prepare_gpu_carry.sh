@@ -22,5 +22,19 @@ M=.device/openmpi/usr/lib/x86_64-linux-gnu
 rm -rf .device/debs .device/openmpi/usr/share/doc .device/openmpi/usr/share/man $M/fortran \
   $M/openmpi/include/openmpi $M/liboshmem* $M/openmpi/lib/liboshmem* $M/openmpi/lib/*.mod
 find .device/openmpi -name "*.a" -delete
-cp /usr/share/datasets/fashion-mnist/*.gz .device/data/
+# Nor the network fabrics a single machine does not use (UCX, libfabric, PSM, InfiniBand verbs,
+# netlink) with the components that load them, nor the Fortran and Java bindings: shared memory
+# and TCP remain, and the whole carry (source, data set, ONNX, Open MPI) stays under 64 MiB.
+P=$M/openmpi/lib/openmpi3
+rm -rf $M/ucx $M/libibverbs $M/rsocket $M/libuc[mpst]* $M/libfabric* $M/libpsm* \
+  $M/libinfinipath* $M/libibverbs* $M/librdmacm* $M/libmlx* $M/libefa* $M/libmana* $M/libnl* \
+  $M/libmca_common_{ofi,ucx,verbs}* $M/libmpi_{mpifh,usempi,java,cxx}* $M/libompitrace* \
+  .device/openmpi/usr/lib/libpsm1 $P/mca_{atomic,memheap,scoll,spml,sshmem}_* $P/mca_*_{ucx,ofi,psm,psm2}.so \
+  $P/mca_btl_openib.so $P/mca_reachable_netlink.so $P/mca_io_romio321.so
+# The images xz-compressed (raw on the GPU machine: unxz there), the labels as they are.
+for f in train-images-idx3-ubyte t10k-images-idx3-ubyte; do
+  zcat /usr/share/datasets/fashion-mnist/$f.gz | xz -9 -T0 > .device/data/$f.xz
+done
+cp /usr/share/datasets/fashion-mnist/*labels*.gz .device/data/
+rm -rf .device/onnx/usr/share/doc .device/onnx/usr/share/man
 du -sh .device
