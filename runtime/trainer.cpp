@@ -240,28 +240,38 @@ float Trainer::round(const std::vector<Tensor>& xs, const std::vector<Tensor>& y
 }
 
 bool Trainer::make_resident(const Dataset& train) {
-  if (groups_.size() > 1) return false;  // batches are gathered on one device
-  resident_ = make_resident_dataset(train, primary());
-  return resident_ != nullptr;
+  // Every device keeps its own copy: its learners gather their batches there.
+  resident_.clear();
+  for (auto& g : groups_) {
+    resident_.push_back(make_resident_dataset(train, *g.sync));
+    if (!resident_.back()) {
+      resident_.clear();
+      return false;
+    }
+  }
+  return true;
 }
 
 void Trainer::set_resident_order(const std::vector<int64_t>& order, const std::vector<int32_t>& augment) {
-  // The new order replaces the old one on the primary queue once every learner has gathered
-  // its last batch; the learners gather from it after it has arrived.
-  for (auto& l : learners_) primary().wait(l->backend().record());
-  resident_->set_order(order, augment);
-  auto ready = primary().record();
-  for (auto& l : learners_) l->backend().wait(ready);
+  // On each device the new order replaces the old one on its synchronisation queue once its
+  // learners have gathered their last batches; they gather from it after it has arrived.
+  for (size_t d = 0; d < groups_.size(); ++d) {
+    Backend& q = *groups_[d].sync;
+    for (size_t j : groups_[d].learners) q.wait(learners_[j]->backend().record());
+    resident_.at(d)->set_order(order, augment);
+    auto ready = q.record();
+    for (size_t j : groups_[d].learners) learners_[j]->backend().wait(ready);
+  }
 }
 
 float Trainer::round_resident(int64_t start, bool read_loss) {
-  CBT_CHECK(resident_, "round_resident without a resident data set");
+  CBT_CHECK(!resident_.empty(), "round_resident without a resident data set");
   const int64_t b = opt_.batch_size;
   // Each learner gathers its batch on its own queue, after its last step read the previous
   // one: no learner waits for another (or for the synchronisation) to start its round.
   for (size_t j = 0; j < learners_.size(); ++j) {
     Learner& l = *learners_[j];
-    resident_->gather(start + static_cast<int64_t>(j) * b, b, l.input(), l.labels(), l.backend());
+    resident_[group_of_[j]]->gather(start + static_cast<int64_t>(j) * b, b, l.input(), l.labels(), l.backend());
   }
   return round({}, {}, read_loss);
 }

@@ -95,7 +95,7 @@ class Trainer {
   // the devices); returns the mean loss over learners, or NaN without waiting for the
   // devices when read_loss is false.
   float round(const std::vector<Tensor>& xs, const std::vector<Tensor>& ys, bool read_loss = true);
-  // Keeps `train` in device memory when it fits (returns whether it does); then
+  // Keeps `train` in the memory of every device when it fits (returns whether it does); then
   // round_resident() trains on batches gathered there.
   bool make_resident(const Dataset& train);
   // The epoch's order and, when augmenting, its choices (augment.h; empty: none).
@@ -178,7 +178,7 @@ class Trainer {
   std::vector<Tensor> learner_hyper_;       // per learner, on its backend
   Backend& primary() { return *groups_[0].sync; }
   std::unique_ptr<Inferencer> inferencer_;
-  std::unique_ptr<ResidentDataset> resident_;
+  std::vector<std::unique_ptr<ResidentDataset>> resident_;  // per group, when resident
   std::unique_ptr<LearnerThreads> learner_threads_;  // CPU learners, when more than one
   int64_t rounds_ = 0;
 };

@@ -7,7 +7,9 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <deque>
+#include <iostream>
 #include <mutex>
 #include <thread>
 
@@ -26,6 +28,8 @@ namespace {
   } while (0)
 
 using Clock = std::chrono::steady_clock;
+// Seconds beyond --collective-timeout that the last resort of abort_all waits.
+constexpr double kLastResortExtraS = 15;
 
 class NcclAllReduce final : public AllReduce {
  public:
@@ -86,18 +90,22 @@ class NcclAllReduce final : public AllReduce {
                                    comms_[i], backends_[i]->stream()));
     CBT_NCCL_CHECK(ncclGroupEnd());
     if (!watchdog_.joinable()) return;
-    // The watchdog follows each sum's completion through an event on each stream.
-    std::lock_guard lock(m_);
+    // The watchdog follows each sum's completion through an event on each stream. The events
+    // are made and recorded before the lock is taken: a recording can block while the GPU's
+    // queue is full (behind a stalled sum), and the watchdog must still get the lock then.
+    std::vector<Pending> mine;
     int current = 0;
     CBT_CUDA_CHECK(cudaGetDevice(&current));
     for (auto* b : backends_) {
       cudaEvent_t e = nullptr;
       CBT_CUDA_CHECK(cudaSetDevice(b->device().index));
       CBT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      mine.push_back({e, b->device().index, Clock::now(), what});
       CBT_CUDA_CHECK(cudaEventRecord(e, b->stream()));
-      pending_.push_back({e, b->device().index, Clock::now(), what});
     }
     CBT_CUDA_CHECK(cudaSetDevice(current));
+    std::lock_guard lock(m_);
+    for (Pending& p : mine) pending_.push_back(p);
   }
 
  private:
@@ -110,16 +118,22 @@ class NcclAllReduce final : public AllReduce {
 
   // Every 100 ms: NCCL's asynchronous errors, and the oldest sum not yet complete.
   void watch() {
+    std::string why = stalled_or_failed();
+    if (!why.empty()) abort_all(why);
+  }
+
+  // The watchdog's loop: returns why the communicators must be aborted, or "" when stopped.
+  std::string stalled_or_failed() {
     const auto timeout = std::chrono::duration<double>(pg_->timeout_s());
     std::unique_lock lock(m_);
     while (!stop_) {
       cv_.wait_for(lock, std::chrono::milliseconds(100));
-      if (stop_) return;
+      if (stop_) return {};
       for (ncclComm_t c : comms_) {
         ncclResult_t state = ncclSuccess;
         if (ncclCommGetAsyncError(c, &state) == ncclSuccess && state != ncclSuccess &&
             state != ncclInProgress)
-          return abort_all(std::string("NCCL reported: ") + ncclGetErrorString(state));
+          return std::string("NCCL reported: ") + ncclGetErrorString(state);
       }
       while (!pending_.empty()) {
         Pending& p = pending_.front();
@@ -127,24 +141,41 @@ class NcclAllReduce final : public AllReduce {
         cudaError_t r = cudaEventQuery(p.event);
         if (r == cudaErrorNotReady) {
           if (Clock::now() - p.queued > timeout)
-            return abort_all(std::string(p.what) + " across processes did not complete within " +
-                             std::to_string(static_cast<int>(pg_->timeout_s())) +
-                             " s (--collective-timeout)");
+            return std::string(p.what) + " across processes did not complete within " +
+                   std::to_string(static_cast<int>(pg_->timeout_s())) + " s (--collective-timeout)";
           break;
         }
-        if (r != cudaSuccess)
-          return abort_all(std::string("CUDA reported: ") + cudaGetErrorString(r));
+        if (r != cudaSuccess) return std::string("CUDA reported: ") + cudaGetErrorString(r);
         (void)cudaEventDestroy(p.event);
         pending_.pop_front();
       }
     }
+    return {};
   }
 
-  // Called by the watchdog with m_ held: the stalled kernels end, blocked host waits return.
+  // Called by the watchdog: says why at once, then aborts the communicators so that the
+  // stalled kernels end and the main thread's waits return; it then meets the other ranks in
+  // report_failure (a roll call with a deadline) and ends the run with exit code 4. Should
+  // the GPU work not end after the abort (or the abort not return), a last resort ends this
+  // process with that code once the roll call and the exit would have had their time, so that
+  // the launcher ends the others: a stalled collective never keeps a rank alive. Called
+  // without m_ held, so that the main thread never waits for the abort.
   void abort_all(const std::string& why) {
-    message_ = "rank " + std::to_string(pg_->rank()) + ": " + why;
+    const std::string msg = "rank " + std::to_string(pg_->rank()) + ": " + why;
+    {
+      std::lock_guard lock(m_);
+      message_ = msg;
+    }
+    std::cerr << "cbtrain: " << msg << "; aborting NCCL" << std::endl;
+    failed_ = true;  // before the abort: no new sum goes to the communicators
+    const auto grace = std::chrono::duration<double>(pg_->timeout_s() + kLastResortExtraS);
+    std::thread([msg, grace] {
+      std::this_thread::sleep_for(grace);
+      std::cerr << "error: " << msg << "; this rank's GPU work did not end after NCCL was aborted, "
+                << "so it exits now (the launcher ends the other ranks)" << std::endl;
+      std::_Exit(4);
+    }).detach();
     for (ncclComm_t c : comms_) ncclCommAbort(c);
-    failed_ = true;
   }
 
   // On the main thread after an abort: a barrier with the deadline names the ranks gone.
