@@ -28,7 +28,7 @@ namespace {
   } while (0)
 
 using Clock = std::chrono::steady_clock;
-// Seconds beyond --collective-timeout that the last resort of abort_all waits.
+// Seconds beyond --collective-timeout that monitor() gives a failing rank to end by itself.
 constexpr double kLastResortExtraS = 15;
 
 class NcclAllReduce final : public AllReduce {
@@ -62,7 +62,9 @@ class NcclAllReduce final : public AllReduce {
     }
     CBT_NCCL_CHECK(ncclGroupEnd());
     CBT_CUDA_CHECK(cudaSetDevice(current));
+    heartbeat_ = now_ns();
     watchdog_ = std::thread([this] { watch(); });
+    monitor_ = std::thread([this] { monitor(); });
   }
 
   ~NcclAllReduce() override {
@@ -73,6 +75,8 @@ class NcclAllReduce final : public AllReduce {
       }
       cv_.notify_all();
       watchdog_.join();
+      monitor_stop_ = true;
+      monitor_.join();
     }
     for (auto& p : pending_) (void)cudaEventDestroy(p.event);
     if (failed_) return;  // ncclCommAbort has released the communicators
@@ -122,6 +126,36 @@ class NcclAllReduce final : public AllReduce {
     if (!why.empty()) abort_all(why);
   }
 
+  // The watchdog's own guard, which makes no CUDA or NCCL call. The watchdog's heartbeat
+  // stops when it does not come back from such a call (one that blocks behind a stalled
+  // collective) and once it has aborted the communicators. Should it stay silent for longer
+  // than the collective timeout and a margin (the roll call and the exit of a failed run fit
+  // in that), this rank ends with exit code 4 and a message, and the launcher ends the others:
+  // a stalled collective never keeps a rank alive.
+  void monitor() {
+    const double limit_s = pg_->timeout_s() + kLastResortExtraS;
+    while (!monitor_stop_) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      const double silent_s = static_cast<double>(now_ns() - heartbeat_.load()) * 1e-9;
+      if (silent_s <= limit_s || monitor_stop_) continue;
+      std::string why;
+      if (failed_) {
+        std::lock_guard lock(message_m_);
+        why = message_ + "; the GPU work did not end after NCCL was aborted";
+      } else {
+        why = "rank " + std::to_string(pg_->rank()) + ": a sum across processes stalled: the NCCL watchdog has waited " +
+              std::to_string(static_cast<int>(silent_s)) + " s in a CUDA or NCCL call (--collective-timeout " +
+              std::to_string(static_cast<int>(pg_->timeout_s())) + " s)";
+      }
+      std::cerr << "error: " << why << "; this rank exits now (the launcher ends the other ranks)" << std::endl;
+      std::_Exit(4);
+    }
+  }
+
+  static int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  }
+
   // The watchdog's loop: returns why the communicators must be aborted, or "" when stopped.
   std::string stalled_or_failed() {
     const auto timeout = std::chrono::duration<double>(pg_->timeout_s());
@@ -129,6 +163,7 @@ class NcclAllReduce final : public AllReduce {
     while (!stop_) {
       cv_.wait_for(lock, std::chrono::milliseconds(100));
       if (stop_) return {};
+      heartbeat_ = now_ns();
       for (ncclComm_t c : comms_) {
         ncclResult_t state = ncclSuccess;
         if (ncclCommGetAsyncError(c, &state) == ncclSuccess && state != ncclSuccess &&
@@ -156,25 +191,16 @@ class NcclAllReduce final : public AllReduce {
   // Called by the watchdog: says why at once, then aborts the communicators so that the
   // stalled kernels end and the main thread's waits return; it then meets the other ranks in
   // report_failure (a roll call with a deadline) and ends the run with exit code 4. Should
-  // the GPU work not end after the abort (or the abort not return), a last resort ends this
-  // process with that code once the roll call and the exit would have had their time, so that
-  // the launcher ends the others: a stalled collective never keeps a rank alive. Called
-  // without m_ held, so that the main thread never waits for the abort.
+  // the GPU work not end after the abort (or the abort not return), monitor() ends this
+  // process. Called without m_ held, so that the main thread never waits for the abort.
   void abort_all(const std::string& why) {
     const std::string msg = "rank " + std::to_string(pg_->rank()) + ": " + why;
     {
-      std::lock_guard lock(m_);
+      std::lock_guard lock(message_m_);
       message_ = msg;
     }
     std::cerr << "cbtrain: " << msg << "; aborting NCCL" << std::endl;
     failed_ = true;  // before the abort: no new sum goes to the communicators
-    const auto grace = std::chrono::duration<double>(pg_->timeout_s() + kLastResortExtraS);
-    std::thread([msg, grace] {
-      std::this_thread::sleep_for(grace);
-      std::cerr << "error: " << msg << "; this rank's GPU work did not end after NCCL was aborted, "
-                << "so it exits now (the launcher ends the other ranks)" << std::endl;
-      std::_Exit(4);
-    }).detach();
     for (ncclComm_t c : comms_) ncclCommAbort(c);
   }
 
@@ -182,7 +208,7 @@ class NcclAllReduce final : public AllReduce {
   [[noreturn]] void report_failure() {
     std::string msg;
     {
-      std::lock_guard lock(m_);
+      std::lock_guard lock(message_m_);
       msg = message_;
     }
     try {
@@ -196,11 +222,14 @@ class NcclAllReduce final : public AllReduce {
   std::vector<CudaBackend*> backends_;
   std::shared_ptr<ProcessGroup> pg_;
   std::vector<ncclComm_t> comms_;
-  std::thread watchdog_;
+  std::thread watchdog_, monitor_;
+  std::atomic<int64_t> heartbeat_{0};  // Clock ns of the watchdog's last round
+  std::atomic<bool> monitor_stop_{false};
   std::mutex m_;
   std::condition_variable cv_;
   bool stop_ = false;
   std::atomic<bool> failed_{false};
+  std::mutex message_m_;  // guards message_ (m_ may be held by a blocked watchdog)
   std::string message_;
   std::deque<Pending> pending_;
 };
