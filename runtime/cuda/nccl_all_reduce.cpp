@@ -3,16 +3,22 @@
 // watchdog that aborts it when a sum stalls or NCCL reports an error, so that a rank that
 // died or hangs ends the run instead of blocking the others' streams for ever.
 #include <nccl.h>
+#include <pthread.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstdlib>
+#include <cstdio>
 #include <deque>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
+#include "ops/cuda/host_signal.h"
 #include "runtime/collective.h"
 #include "runtime/cuda/cuda_backend.h"
 
@@ -62,9 +68,28 @@ class NcclAllReduce final : public AllReduce {
     }
     CBT_NCCL_CHECK(ncclGroupEnd());
     CBT_CUDA_CHECK(cudaSetDevice(current));
+    // One slot per GPU, in host memory its stream writes to (portable: mapped on every GPU).
+    void* done = nullptr;
+    CBT_CUDA_CHECK(cudaHostAlloc(&done, sizeof(uint64_t) * backends_.size(),
+                                 cudaHostAllocMapped | cudaHostAllocPortable));
+    done_ = static_cast<uint64_t*>(done);
+    for (size_t i = 0; i < backends_.size(); ++i) done_[i] = 0;
+    CBT_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&done_on_device_), done, 0));
+    std::snprintf(silent_message_.data(), silent_message_.size(),
+                  "error: rank %d: a sum across processes stalled and the NCCL watchdog has not come "
+                  "back from an NCCL call for %d s (--collective-timeout %d s and %d s more); this "
+                  "rank exits now (the launcher ends the other ranks)\n",
+                  pg_->rank(), static_cast<int>(pg_->timeout_s() + kLastResortExtraS),
+                  static_cast<int>(pg_->timeout_s()), static_cast<int>(kLastResortExtraS));
     heartbeat_ = now_ns();
-    watchdog_ = std::thread([this] { watch(); });
-    monitor_ = std::thread([this] { monitor(); });
+    watchdog_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "cbt-watchdog");
+      watch();
+    });
+    monitor_ = std::thread([this] {
+      pthread_setname_np(pthread_self(), "cbt-monitor");
+      monitor();
+    });
   }
 
   ~NcclAllReduce() override {
@@ -78,9 +103,9 @@ class NcclAllReduce final : public AllReduce {
       monitor_stop_ = true;
       monitor_.join();
     }
-    for (auto& p : pending_) (void)cudaEventDestroy(p.event);
     if (failed_) return;  // ncclCommAbort has released the communicators
     for (ncclComm_t c : comms_) ncclCommDestroy(c);
+    if (done_) (void)cudaFreeHost(done_);
   }
 
   void sum(const std::vector<Tensor>& bufs, const char* what) override {
@@ -94,114 +119,106 @@ class NcclAllReduce final : public AllReduce {
                                    comms_[i], backends_[i]->stream()));
     CBT_NCCL_CHECK(ncclGroupEnd());
     if (!watchdog_.joinable()) return;
-    // The watchdog follows each sum's completion through an event on each stream. The events
-    // are made and recorded before the lock is taken: a recording can block while the GPU's
-    // queue is full (behind a stalled sum), and the watchdog must still get the lock then.
-    std::vector<Pending> mine;
-    int current = 0;
-    CBT_CUDA_CHECK(cudaGetDevice(&current));
-    for (auto* b : backends_) {
-      cudaEvent_t e = nullptr;
-      CBT_CUDA_CHECK(cudaSetDevice(b->device().index));
-      CBT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-      mine.push_back({e, b->device().index, Clock::now(), what});
-      CBT_CUDA_CHECK(cudaEventRecord(e, b->stream()));
+    // Each GPU's stream numbers the sums it has completed in host memory, which the watchdog
+    // reads without a CUDA call (such a call can block behind a stalled sum).
+    const uint64_t seq = ++issued_;
+    for (size_t i = 0; i < backends_.size(); ++i) {
+      backends_[i]->kernel_context();  // makes its GPU current
+      cuda::signal_host(done_on_device_ + i, seq, backends_[i]->stream());
     }
-    CBT_CUDA_CHECK(cudaSetDevice(current));
     std::lock_guard lock(m_);
-    for (Pending& p : mine) pending_.push_back(p);
+    pending_.push_back({seq, Clock::now(), what});
   }
 
  private:
   struct Pending {
-    cudaEvent_t event;
-    int device;
+    uint64_t seq;
     Clock::time_point queued;
     const char* what;
   };
-
-  // Every 100 ms: NCCL's asynchronous errors, and the oldest sum not yet complete.
-  void watch() {
-    std::string why = stalled_or_failed();
-    if (!why.empty()) abort_all(why);
-  }
-
-  // The watchdog's own guard, which makes no CUDA or NCCL call. The watchdog's heartbeat
-  // stops when it does not come back from such a call (one that blocks behind a stalled
-  // collective) and once it has aborted the communicators. Should it stay silent for longer
-  // than the collective timeout and a margin (the roll call and the exit of a failed run fit
-  // in that), this rank ends with exit code 4 and a message, and the launcher ends the others:
-  // a stalled collective never keeps a rank alive.
-  void monitor() {
-    const double limit_s = pg_->timeout_s() + kLastResortExtraS;
-    while (!monitor_stop_) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      const double silent_s = static_cast<double>(now_ns() - heartbeat_.load()) * 1e-9;
-      if (silent_s <= limit_s || monitor_stop_) continue;
-      std::string why;
-      if (failed_) {
-        std::lock_guard lock(message_m_);
-        why = message_ + "; the GPU work did not end after NCCL was aborted";
-      } else {
-        why = "rank " + std::to_string(pg_->rank()) + ": a sum across processes stalled: the NCCL watchdog has waited " +
-              std::to_string(static_cast<int>(silent_s)) + " s in a CUDA or NCCL call (--collective-timeout " +
-              std::to_string(static_cast<int>(pg_->timeout_s())) + " s)";
-      }
-      std::cerr << "error: " << why << "; this rank exits now (the launcher ends the other ranks)" << std::endl;
-      std::_Exit(4);
-    }
-  }
 
   static int64_t now_ns() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
   }
 
-  // The watchdog's loop: returns why the communicators must be aborted, or "" when stopped.
+  // The sums every GPU has completed.
+  uint64_t completed() const {
+    uint64_t least = UINT64_MAX;
+    for (size_t i = 0; i < backends_.size(); ++i)
+      least = std::min(least, std::atomic_ref<uint64_t>(done_[i]).load(std::memory_order_acquire));
+    return least;
+  }
+
+  void watch() {
+    std::string why = stalled_or_failed();
+    if (!why.empty()) abort_all(why);
+  }
+
+  // Every 100 ms: NCCL's asynchronous errors, and the oldest sum not yet complete. Returns why
+  // the communicators must be aborted, or "" once stopped.
   std::string stalled_or_failed() {
     const auto timeout = std::chrono::duration<double>(pg_->timeout_s());
-    std::unique_lock lock(m_);
-    while (!stop_) {
-      cv_.wait_for(lock, std::chrono::milliseconds(100));
-      if (stop_) return {};
+    while (true) {
+      std::optional<Pending> oldest;
+      {
+        std::unique_lock lock(m_);
+        cv_.wait_for(lock, std::chrono::milliseconds(100));
+        if (stop_) return {};
+        const uint64_t done = completed();
+        while (!pending_.empty() && pending_.front().seq <= done) pending_.pop_front();
+        if (!pending_.empty()) oldest = pending_.front();
+      }
       heartbeat_ = now_ns();
+      if (oldest && Clock::now() - oldest->queued > timeout)
+        return std::string(oldest->what) + " across processes did not complete within " +
+               std::to_string(static_cast<int>(pg_->timeout_s())) + " s (--collective-timeout)";
       for (ncclComm_t c : comms_) {
         ncclResult_t state = ncclSuccess;
         if (ncclCommGetAsyncError(c, &state) == ncclSuccess && state != ncclSuccess &&
             state != ncclInProgress)
           return std::string("NCCL reported: ") + ncclGetErrorString(state);
       }
-      while (!pending_.empty()) {
-        Pending& p = pending_.front();
-        (void)cudaSetDevice(p.device);
-        cudaError_t r = cudaEventQuery(p.event);
-        if (r == cudaErrorNotReady) {
-          if (Clock::now() - p.queued > timeout)
-            return std::string(p.what) + " across processes did not complete within " +
-                   std::to_string(static_cast<int>(pg_->timeout_s())) + " s (--collective-timeout)";
-          break;
-        }
-        if (r != cudaSuccess) return std::string("CUDA reported: ") + cudaGetErrorString(r);
-        (void)cudaEventDestroy(p.event);
-        pending_.pop_front();
-      }
     }
-    return {};
   }
 
   // Called by the watchdog: says why at once, then aborts the communicators so that the
-  // stalled kernels end and the main thread's waits return; it then meets the other ranks in
-  // report_failure (a roll call with a deadline) and ends the run with exit code 4. Should
-  // the GPU work not end after the abort (or the abort not return), monitor() ends this
-  // process. Called without m_ held, so that the main thread never waits for the abort.
+  // stalled kernels end and the main thread's waits return; the main thread then meets the
+  // other ranks in report_failure (a roll call with a deadline) and ends the run with exit
+  // code 4. Should the GPU work not end after the abort (or the abort not return), monitor()
+  // ends this process.
   void abort_all(const std::string& why) {
     const std::string msg = "rank " + std::to_string(pg_->rank()) + ": " + why;
     {
       std::lock_guard lock(message_m_);
       message_ = msg;
     }
+    std::snprintf(aborted_message_.data(), aborted_message_.size(),
+                  "error: %s; the GPU work did not end after NCCL was aborted; this rank exits now "
+                  "(the launcher ends the other ranks)\n",
+                  msg.c_str());
     std::cerr << "cbtrain: " << msg << "; aborting NCCL" << std::endl;
     failed_ = true;  // before the abort: no new sum goes to the communicators
     for (ncclComm_t c : comms_) ncclCommAbort(c);
+  }
+
+  // The watchdog's own guard. Its heartbeat stops when the watchdog does not come back from
+  // an NCCL call, and once it has aborted the communicators; should it stay silent for longer
+  // than the collective timeout and a margin (in which the roll call and the exit of a failed
+  // run fit), this rank writes its message and ends with exit code 4, and the launcher ends
+  // the others: a stalled collective never keeps a rank alive. Only async-signal-safe calls
+  // when it fires (write, _exit): no lock another thread may hold.
+  void monitor() {
+    const double limit_s = pg_->timeout_s() + kLastResortExtraS;
+    while (!monitor_stop_) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      const double silent_s = static_cast<double>(now_ns() - heartbeat_.load()) * 1e-9;
+      if (silent_s <= limit_s || monitor_stop_) continue;
+      const char* text = failed_ ? aborted_message_.data() : silent_message_.data();
+      size_t n = 0;
+      while (text[n] != '\0') ++n;
+      (void)!write(STDERR_FILENO, text, n);
+      _exit(4);
+    }
   }
 
   // On the main thread after an abort: a barrier with the deadline names the ranks gone.
@@ -222,16 +239,20 @@ class NcclAllReduce final : public AllReduce {
   std::vector<CudaBackend*> backends_;
   std::shared_ptr<ProcessGroup> pg_;
   std::vector<ncclComm_t> comms_;
+  uint64_t* done_ = nullptr;            // per GPU: the last sum it completed (pinned host memory)
+  uint64_t* done_on_device_ = nullptr;  // the same memory as the GPUs address it
+  uint64_t issued_ = 0;                 // sums queued (main thread)
   std::thread watchdog_, monitor_;
-  std::atomic<int64_t> heartbeat_{0};  // Clock ns of the watchdog's last round
-  std::atomic<bool> monitor_stop_{false};
-  std::mutex m_;
+  std::mutex m_;  // guards stop_ and pending_
   std::condition_variable cv_;
   bool stop_ = false;
-  std::atomic<bool> failed_{false};
-  std::mutex message_m_;  // guards message_ (m_ may be held by a blocked watchdog)
-  std::string message_;
   std::deque<Pending> pending_;
+  std::atomic<bool> failed_{false};
+  std::mutex message_m_;  // guards message_
+  std::string message_;
+  std::atomic<int64_t> heartbeat_{0};  // Clock ns of the watchdog's last round
+  std::atomic<bool> monitor_stop_{false};
+  std::array<char, 512> silent_message_{}, aborted_message_{};
 };
 
 }  // namespace

@@ -1,0 +1,19 @@
+// signal_host: see host_signal.h.
+#include "ops/cuda/common.cuh"
+#include "ops/cuda/host_signal.h"
+
+namespace cbt::cuda {
+
+namespace {
+__global__ void store_value(volatile uint64_t* slot, uint64_t value) {
+  __threadfence_system();  // the work before this kernel is visible before the number is
+  *slot = value;
+}
+}  // namespace
+
+void signal_host(uint64_t* slot, uint64_t value, cudaStream_t stream) {
+  store_value<<<1, 1, 0, stream>>>(slot, value);
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace cbt::cuda
