@@ -69,32 +69,41 @@ ratio = ips2 / ips1
 print(f"largest accuracy gap {100*acc_gap:.2f} points; throughput 2 procs / 1 proc = {ratio:.3f}")
 ok = acc_gap <= 0.01 and abs(ratio - 1) <= 0.10
 print("PASS" if ok else "FAIL", "(accuracy within 1 point every epoch, throughput within 10 %)")
-if ratio > 1.10:
-    print("note: 1 process x 2 GPUs gathers batches on the host; a process with one GPU keeps the"
-          " data set on it (resident), which explains a faster multi-process run")
 sys.exit(0 if ok else 1)
 EOF
 status=$?
 
 # One rank killed (SIGKILL) or stopped (SIGSTOP, a hang) after the first epoch: the other must
-# end within the timeout with a message naming rank 1 (mpirun's, or cbtrain's roll call).
+# end within the timeout with a message naming rank 1 (mpirun's, or cbtrain's roll call). The
+# survivor's end is timed; a launcher that still waits for the stopped rank a minute later is
+# said, and that rank is then continued and killed.
 fail_rank() {
   local sig=$1 log="$OUT/rank1_$1.log"
   echo "== SIG$sig of rank 1 after epoch 1 (--collective-timeout 20)"
   "${MPIRUN[@]}" $CBT models/lenet5/lenet5.ts17.onnx --data "$CBT_DATA" --epochs 1000 --batch-size 32 \
-    --learners "$K" --device cuda --log-every 0 --collective-timeout 20 > "$log" 2>&1 &
+    --learners "$K" --device cuda --log-every 0 --progress off --collective-timeout 20 > "$log" 2>&1 &
   local launcher=$!
   for _ in $(seq 600); do grep -q "epoch 1:" "$log" && break; sleep 0.5; done
-  local pid
-  pid=$(grep -o "rank 1 of 2 (pid [0-9]*" "$log" | grep -o "[0-9]*$")
-  local t0
+  local r0 r1 t0
+  r0=$(grep -o "rank 0 of 2 (pid [0-9]*" "$log" | grep -o "[0-9]*$")
+  r1=$(grep -o "rank 1 of 2 (pid [0-9]*" "$log" | grep -o "[0-9]*$")
   t0=$(date +%s.%N)
-  kill -"$sig" "$pid"
+  kill -"$sig" "$r1"
+  for _ in $(seq 1200); do kill -0 "$r0" 2> /dev/null || break; sleep 0.1; done
+  if kill -0 "$r0" 2> /dev/null; then
+    echo "rank 0 still runs 120 s after SIG$sig of rank 1"
+  else
+    echo "rank 0 ended $(awk "BEGIN { print $(date +%s.%N) - $t0 }") s after SIG$sig of rank 1"
+  fi
+  for _ in $(seq 600); do kill -0 "$launcher" 2> /dev/null || break; sleep 0.1; done
+  if kill -0 "$launcher" 2> /dev/null; then
+    echo "mpirun still waits for the stopped rank 1 60 s later: rank 1 continued and killed"
+    kill -CONT "$r1" 2> /dev/null; kill -KILL "$r1" 2> /dev/null
+  fi
   wait "$launcher"
-  local rc=$?
-  echo "the run ended $(awk "BEGIN { print $(date +%s.%N) - $t0 }") s after SIG$sig, exit code $rc"
-  kill -CONT "$pid" 2> /dev/null; kill -KILL "$pid" 2> /dev/null
-  grep -E "rank 1|error" "$log" | head -5
+  echo "mpirun exit code $? after $(awk "BEGIN { print $(date +%s.%N) - $t0 }") s"
+  kill -CONT "$r1" 2> /dev/null; kill -KILL "$r1" 2> /dev/null
+  grep -E "rank 1|error" "$log" | grep -v "trains learners" | head -5
 }
 fail_rank KILL
 fail_rank STOP

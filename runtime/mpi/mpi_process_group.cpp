@@ -22,6 +22,24 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Seconds a rank waits in MPI_Abort before it leaves by itself.
+constexpr int kAbortWaitS = 10;
+
+// MPI_Abort: the launcher ends every rank with `code`. Open MPI's waits (through PMIx) until
+// the launcher has done so, and a launcher that cannot end another rank (one stopped by
+// SIGSTOP) would keep this rank waiting too: after kAbortWaitS it leaves by itself, and the
+// launcher sees it gone.
+[[noreturn]] void abort_world(int code) {
+  std::cout.flush();
+  std::cerr.flush();
+  std::thread([code] {
+    std::this_thread::sleep_for(std::chrono::seconds(kAbortWaitS));
+    _exit(code);
+  }).detach();
+  MPI_Abort(MPI_COMM_WORLD, code);
+  _exit(code);
+}
+
 constexpr int kRollCallTag = 1, kAnswerTag = 2;  // on the roll-call communicator
 constexpr int kSizeTag = 3, kDataTag = 4;        // point-to-point parts of gather / scatter
 constexpr size_t kStatusBytes = 160;             // "waits in '...' (#n)" of a roll-call answer
@@ -129,9 +147,7 @@ class MpiProcessGroup final : public ProcessGroup {
   }
 
   void abort(int code) override {
-    std::cout.flush();
-    std::cerr.flush();
-    MPI_Abort(MPI_COMM_WORLD, code);
+    abort_world(code);
   }
 
   void barrier(const char* what) override {
@@ -331,14 +347,14 @@ void finish_mpi_process_group(int rc) {
   // 130 / 143: every rank stopped at the same round after SIGINT / SIGTERM (fit agrees on it);
   // they meet so that rank 0's checkpoint is complete before any rank leaves.
   const bool stopped = rc == 128 + SIGINT || rc == 128 + SIGTERM;
-  if (rc != 0 && !stopped && size > 1) MPI_Abort(MPI_COMM_WORLD, rc);
+  if (rc != 0 && !stopped && size > 1) abort_world(rc);
   if (size > 1 && g_group) {
     // MPI_Finalize waits for every rank without a deadline: meet them first with one.
     try {
       g_group->barrier("the end of the run");
     } catch (const RankFailure& e) {
       std::cerr << "error: " << e.what() << std::endl;
-      MPI_Abort(MPI_COMM_WORLD, 4);
+      abort_world(4);
     }
   }
   MPI_Finalize();
