@@ -1,0 +1,55 @@
+// signal_host: the number reaches host memory only after the stream's earlier work, and the
+// host sees it without a CUDA call (the NCCL watchdog's way of following its sums).
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+
+#include "ops/cuda/host_signal.h"
+#include "tests/common/gpu.h"
+
+namespace cbt {
+namespace {
+
+// A host function that holds the stream until `open` is set.
+void CUDART_CB wait_until_open(void* open) {
+  auto* flag = static_cast<std::atomic<bool>*>(open);
+  while (!flag->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+TEST(HostSignal, TheNumberArrivesAfterTheEarlierWorkAndIsReadWithoutACudaCall) {
+  CBT_SKIP_WITHOUT_GPU();
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  void* mem = nullptr;
+  ASSERT_EQ(cudaHostAlloc(&mem, 2 * sizeof(uint64_t), cudaHostAllocMapped | cudaHostAllocPortable), cudaSuccess);
+  auto* slots = static_cast<uint64_t*>(mem);
+  slots[0] = slots[1] = 7;
+  uint64_t* on_device = nullptr;
+  ASSERT_EQ(cudaHostGetDevicePointer(reinterpret_cast<void**>(&on_device), mem, 0), cudaSuccess);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+
+  std::atomic<bool> open{false};
+  ASSERT_EQ(cudaLaunchHostFunc(stream, wait_until_open, &open), cudaSuccess);
+  cuda::signal_host(on_device + 1, 0x123456789abcULL, stream);
+  auto read = [&](int i) { return std::atomic_ref<uint64_t>(slots[i]).load(std::memory_order_acquire); };
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(read(1), 7u) << "the number arrived before the work queued ahead of it";
+
+  open = true;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (read(1) != 0x123456789abcULL && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();  // no CUDA call: the watchdog reads the same way
+  EXPECT_EQ(read(1), 0x123456789abcULL) << "the number never reached host memory";
+  EXPECT_EQ(read(0), 7u) << "the neighbouring slot was written";
+
+  EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+  EXPECT_EQ(cudaFreeHost(mem), cudaSuccess);
+}
+
+}  // namespace
+}  // namespace cbt
