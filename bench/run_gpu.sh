@@ -34,6 +34,7 @@ export NCCL_NVLS_ENABLE=0
 # holds up no third one queued behind it.
 export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-32}
 DATA=${CBT_DATA:-/usr/share/datasets/fashion-mnist}
+bash scripts/unpack_carried_data.sh "$DATA"  # images carried xz-compressed, if any
 CBT=${CBTRAIN:-./build-gpu/tools/cbtrain}
 if [ -z "${PYTHON:-}" ]; then
   PYTHON=python3

@@ -50,6 +50,7 @@ export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-32}
 if [ -n "${CBT_DATA:-}" ]; then DATA=$CBT_DATA
 elif [ -d .device/data ]; then DATA=$PWD/.device/data
 else DATA=/usr/share/datasets/fashion-mnist; fi
+bash scripts/unpack_carried_data.sh "$DATA"  # images carried xz-compressed, if any
 CBT=${CBTRAIN:-./build-gpu/tools/cbtrain}
 if [ -z "${PYTHON:-}" ]; then
   PYTHON=python3

@@ -17,14 +17,7 @@ V=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
 ONNX=$PWD/.device/onnx/usr
 export LD_LIBRARY_PATH=$V/cudnn/lib:$V/nccl/lib:$V/cublas/lib:$ONNX/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 export CBT_DATA=$PWD/.device/data
-# The carried images come xz-compressed (scripts/prepare_gpu_carry.sh): unpacked once here.
-python3 - "$CBT_DATA" <<'PY'
-import lzma, pathlib, shutil, sys
-for xz in pathlib.Path(sys.argv[1]).glob("*.xz"):
-    if not xz.with_suffix("").exists():
-        with lzma.open(xz) as src, open(xz.with_suffix(""), "wb") as dst:
-            shutil.copyfileobj(src, dst)
-PY
+bash scripts/unpack_carried_data.sh "$CBT_DATA"  # carried images come xz-compressed
 export CBT_PYTHON=python3
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$OUT/gpu.txt" 2>&1
 
