@@ -43,6 +43,21 @@ bool mpi_available() {
     if (!mpi_available()) GTEST_SKIP() << "built without MPI or no mpirun: skipped"; \
   } while (0)
 
+#ifdef CBT_WITH_CUDA
+constexpr bool kCudaBuild = true;
+#else
+constexpr bool kCudaBuild = false;
+#endif
+
+// MPI, a CUDA build and two GPUs (GPU machines), or the test skips saying which is missing.
+#define CBT_SKIP_WITHOUT_TWO_GPUS()                                                         \
+  do {                                                                                      \
+    CBT_SKIP_WITHOUT_MPI();                                                                 \
+    if (!kCudaBuild) GTEST_SKIP() << "built without CUDA: skipped";                         \
+    if (!fs::exists("/dev/nvidiactl") || device_count(DeviceKind::CUDA) < 2)                \
+      GTEST_SKIP() << "fewer than 2 GPUs: skipped";                                         \
+  } while (0)
+
 const std::string kLenet = test::source_path("models/lenet5/lenet5.ts17.onnx");
 const std::string kOpzoo = test::source_path("models/opzoo/opzoo.ts17.onnx");  // has BatchNorm
 
@@ -391,12 +406,7 @@ TEST(Mpi, ACheckpointOfTwoRanksHoldsEveryLearnerAndResumesToTheUninterruptedWeig
 // Two processes with one GPU each against one process with both GPUs, the same learners
 // (GPU machines with two GPUs; skipped elsewhere).
 TEST(Mpi, TwoGpuProcessesTrainAsOneProcessWithTwoGpus) {
-  CBT_SKIP_WITHOUT_MPI();
-#ifndef CBT_WITH_CUDA
-  GTEST_SKIP() << "built without CUDA: skipped";
-#else
-  if (!fs::exists("/dev/nvidiactl") || device_count(DeviceKind::CUDA) < 2)
-    GTEST_SKIP() << "fewer than 2 GPUs: skipped";
+  CBT_SKIP_WITHOUT_TWO_GPUS();
   fs::path data = test::make_tiny_dataset("mpi_gpu", 20 * 8 * 4, 96);
   fs::path dir = test::temp_dir("mpi_gpu_out");
   auto args = [&](std::vector<std::string> more) {
@@ -420,18 +430,12 @@ TEST(Mpi, TwoGpuProcessesTrainAsOneProcessWithTwoGpus) {
   EXPECT_LT(diff, 1e-4);  // cuDNN's reductions on GPUs need not be bit-reproducible
   fs::remove_all(data);
   fs::remove_all(dir);
-#endif
 }
 
 // On GPUs the sums run in NCCL kernels: a stopped rank leaves the other's kernel waiting,
 // which the watchdog aborts after the timeout (GPU machines with two GPUs; skipped elsewhere).
 TEST(Mpi, AHungGpuRankEndsTheOtherAfterTheCollectiveTimeoutNamingIt) {
-  CBT_SKIP_WITHOUT_MPI();
-#ifndef CBT_WITH_CUDA
-  GTEST_SKIP() << "built without CUDA: skipped";
-#else
-  if (!fs::exists("/dev/nvidiactl") || device_count(DeviceKind::CUDA) < 2)
-    GTEST_SKIP() << "fewer than 2 GPUs: skipped";
+  CBT_SKIP_WITHOUT_TWO_GPUS();
   HangOutcome o = stop_rank1_of_a_long_run("mpi_gpu_hang", {"--device", "cuda"});
   std::cout << "[ figures  ] SIGSTOP of GPU rank 1 (--collective-timeout 8): the run ended after "
             << o.seconds << " s with exit code " << o.rc << std::endl;
@@ -441,7 +445,6 @@ TEST(Mpi, AHungGpuRankEndsTheOtherAfterTheCollectiveTimeoutNamingIt) {
   EXPECT_TRUE(std::regex_search(o.after, std::regex("rank 0: .* did not complete within 8 s")))
       << o.after;
   EXPECT_TRUE(std::regex_search(o.after, std::regex("rank 1 did not answer"))) << o.after;
-#endif
 }
 
 TEST(Mpi, RanksWithDifferentLearnerCountsAreRefused) {
