@@ -21,6 +21,7 @@
 #include "ops/cuda/host_signal.h"
 #include "runtime/collective.h"
 #include "runtime/cuda/cuda_backend.h"
+#include "runtime/waited_time.h"
 
 namespace cbt {
 
@@ -33,7 +34,6 @@ namespace {
       ::cbt::detail::throw_internal(#expr, __FILE__, __LINE__, ncclGetErrorString(cbt_r_)); \
   } while (0)
 
-using Clock = std::chrono::steady_clock;
 // Seconds beyond --collective-timeout that monitor() gives a failing rank to end by itself.
 constexpr double kLastResortExtraS = 15;
 
@@ -81,7 +81,6 @@ class NcclAllReduce final : public AllReduce {
                   "rank exits now (the launcher ends the other ranks)\n",
                   pg_->rank(), static_cast<int>(pg_->timeout_s() + kLastResortExtraS),
                   static_cast<int>(pg_->timeout_s()), static_cast<int>(kLastResortExtraS));
-    heartbeat_ = now_ns();
     watchdog_ = std::thread([this] {
       pthread_setname_np(pthread_self(), "cbt-watchdog");
       watch();
@@ -127,19 +126,14 @@ class NcclAllReduce final : public AllReduce {
       cuda::signal_host(done_on_device_ + i, seq, backends_[i]->stream());
     }
     std::lock_guard lock(m_);
-    pending_.push_back({seq, Clock::now(), what});
+    pending_.push_back({seq, what});
   }
 
  private:
   struct Pending {
     uint64_t seq;
-    Clock::time_point queued;
     const char* what;
   };
-
-  static int64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
-  }
 
   // The sums every GPU has completed.
   uint64_t completed() const {
@@ -157,7 +151,8 @@ class NcclAllReduce final : public AllReduce {
   // Every 100 ms: NCCL's asynchronous errors, and the oldest sum not yet complete. Returns why
   // the communicators must be aborted, or "" once stopped.
   std::string stalled_or_failed() {
-    const auto timeout = std::chrono::duration<double>(pg_->timeout_s());
+    uint64_t waited_for = 0;  // the sum `waited` counts for (0: none)
+    WaitedTime waited;
     while (true) {
       std::optional<Pending> oldest;
       {
@@ -168,10 +163,16 @@ class NcclAllReduce final : public AllReduce {
         while (!pending_.empty() && pending_.front().seq <= done) pending_.pop_front();
         if (!pending_.empty()) oldest = pending_.front();
       }
-      heartbeat_ = now_ns();
-      if (oldest && Clock::now() - oldest->queued > timeout)
+      heartbeat_.fetch_add(1);
+      if (!oldest) {
+        waited_for = 0;
+      } else if (oldest->seq != waited_for) {
+        waited_for = oldest->seq;
+        waited.restart();
+      } else if (waited.poll() > pg_->timeout_s()) {
         return std::string(oldest->what) + " across processes did not complete within " +
                std::to_string(static_cast<int>(pg_->timeout_s())) + " s (--collective-timeout)";
+      }
       for (ncclComm_t c : comms_) {
         ncclResult_t state = ncclSuccess;
         if (ncclCommGetAsyncError(c, &state) == ncclSuccess && state != ncclSuccess &&
@@ -209,10 +210,17 @@ class NcclAllReduce final : public AllReduce {
   // when it fires (write, _exit): no lock another thread may hold.
   void monitor() {
     const double limit_s = pg_->timeout_s() + kLastResortExtraS;
+    uint64_t seen = heartbeat_.load();
+    WaitedTime silent;
     while (!monitor_stop_) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      const double silent_s = static_cast<double>(now_ns() - heartbeat_.load()) * 1e-9;
-      if (silent_s <= limit_s || monitor_stop_) continue;
+      const uint64_t beat = heartbeat_.load();
+      if (beat != seen) {
+        seen = beat;
+        silent.restart();
+        continue;
+      }
+      if (silent.poll() <= limit_s || monitor_stop_) continue;
       const char* text = failed_ ? aborted_message_.data() : silent_message_.data();
       size_t n = 0;
       while (text[n] != '\0') ++n;
@@ -250,7 +258,7 @@ class NcclAllReduce final : public AllReduce {
   std::atomic<bool> failed_{false};
   std::mutex message_m_;  // guards message_
   std::string message_;
-  std::atomic<int64_t> heartbeat_{0};  // Clock ns of the watchdog's last round
+  std::atomic<uint64_t> heartbeat_{0};  // the watchdog's rounds
   std::atomic<bool> monitor_stop_{false};
   std::array<char, 512> silent_message_{}, aborted_message_{};
 };

@@ -15,6 +15,7 @@
 
 #include "graph/errors.h"
 #include "runtime/process_group.h"
+#include "runtime/waited_time.h"
 
 namespace cbt {
 
@@ -206,7 +207,7 @@ class MpiProcessGroup final : public ProcessGroup {
   // Polls until every request completes; past the deadline, finds who is missing and throws.
   void wait_all(std::vector<MPI_Request>& reqs, const char* what) {
     if (reqs.empty()) return;
-    const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_);
+    WaitedTime waited;  // a job suspended and resumed as a whole is not late
     int sleep_us = 0;
     for (;;) {
       int done = 0;
@@ -214,7 +215,7 @@ class MpiProcessGroup final : public ProcessGroup {
       if (rc != MPI_SUCCESS) fail(what, "MPI reported: " + mpi_error(rc));
       if (done) return;
       answer_roll_calls();
-      if (Clock::now() > deadline) fail(what, "");
+      if (waited.poll() > timeout_) fail(what, "");
       // Short waits spin; longer ones sleep, leaving the cores to the learners of this machine.
       if (sleep_us) std::this_thread::sleep_for(std::chrono::microseconds(sleep_us));
       sleep_us = std::min(std::max(1, sleep_us * 2), 500);

@@ -333,6 +333,35 @@ TEST(Mpi, AHungRankEndsTheOthersAfterTheCollectiveTimeoutNamingIt) {
       << o.after;
 }
 
+// Deadlines count the time a rank saw itself wait, not the wall clock: a job suspended as a
+// whole (a scheduler's suspend, SIGSTOP of every rank) for longer than the timeout goes on
+// when it resumes.
+TEST(Mpi, AJobSuspendedAsAWholeForLongerThanTheTimeoutGoesOnWhenResumed) {
+  CBT_SKIP_WITHOUT_MPI();
+  fs::path data = test::make_tiny_dataset("mpi_suspend", 256, 64);
+  pid_t rank0 = -1, rank1 = -1;
+  auto run = start_long_run(data, {"--epochs", "100000", "--collective-timeout", "4"}, rank0, rank1);
+  ASSERT_GT(rank1, 0) << run->output();
+  ASSERT_EQ(kill(rank0, SIGSTOP), 0);
+  ASSERT_EQ(kill(rank1, SIGSTOP), 0);
+  std::this_thread::sleep_for(std::chrono::seconds(9));  // the timeout and the roll call twice over
+  int last = 0;
+  const std::string before = run->output();
+  const std::regex epoch_line("epoch ([0-9]+):");
+  for (std::sregex_iterator it(before.begin(), before.end(), epoch_line), end; it != end; ++it)
+    last = std::max(last, std::stoi((*it)[1]));
+  ASSERT_EQ(kill(rank1, SIGCONT), 0);
+  ASSERT_EQ(kill(rank0, SIGCONT), 0);
+  const bool went_on = run->read_until(std::regex("epoch " + std::to_string(last + 3) + ":"));
+  kill(rank1, SIGTERM);  // every rank stops at the same round (exit code 143)
+  const int rc = run->finish();
+  const std::string after = run->output().substr(before.size());
+  EXPECT_TRUE(went_on) << "no 3 more epochs after the resume:\n" << after;
+  EXPECT_EQ(after.find("did not complete"), std::string::npos) << after;
+  EXPECT_EQ(rc, 143) << after;
+  fs::remove_all(data);
+}
+
 TEST(Mpi, SigtermToOneRankStopsEveryRankAtTheSameRoundWithACheckpoint) {
   CBT_SKIP_WITHOUT_MPI();
   fs::path data = test::make_tiny_dataset("mpi_term", 256, 64);
