@@ -121,10 +121,13 @@ class NcclAllReduce final : public AllReduce {
     // Each GPU's stream numbers the sums it has completed in host memory, which the watchdog
     // reads without a CUDA call (such a call can block behind a stalled sum).
     const uint64_t seq = ++issued_;
+    int current = 0;
+    CBT_CUDA_CHECK(cudaGetDevice(&current));
     for (size_t i = 0; i < backends_.size(); ++i) {
       backends_[i]->kernel_context();  // makes its GPU current
       cuda::signal_host(done_on_device_ + i, seq, backends_[i]->stream());
     }
+    CBT_CUDA_CHECK(cudaSetDevice(current));
     std::lock_guard lock(m_);
     pending_.push_back({seq, what});
   }
