@@ -20,6 +20,7 @@ int run_bench(const BenchArgs& a) {
   TrainerOptions to = trainer_options(a.train, model.graph, device, a.json ? tune_log : std::cout);
   Trainer trainer(model.graph, to);
   Throughput tp = measure_throughput(trainer, a.warmup, a.steps);
+  const int cpu_threads = device.is_cpu() ? trainer.options().cpu_threads : 0;  // 0: not a CPU run
   if (a.json) {
     std::string log = tune_log.str();
     for (char& c : log)
@@ -34,10 +35,9 @@ int run_bench(const BenchArgs& a) {
                 trainer.learners(), a.train.learners.c_str(),
                 trainer.algorithm() == Algorithm::Sma ? "sma" : "ssgd", a.train.precision.c_str(),
                 a.train.cuda_graphs.c_str(), a.train.cudnn_algos.c_str(), tp.images_per_sec,
-                tp.bytes_per_learner, trainer.workspace_bytes_per_learner(), tp.enqueue_fraction, device.is_cpu() ? trainer.options().cpu_threads : 0, log.c_str());
+                tp.bytes_per_learner, trainer.workspace_bytes_per_learner(), tp.enqueue_fraction, cpu_threads, log.c_str());
   } else {
-    const std::string threads =
-        device.is_cpu() ? ", " + std::to_string(trainer.options().cpu_threads) + " thread(s) each" : "";
+    const std::string threads = cpu_threads ? ", " + std::to_string(cpu_threads) + " thread(s) each" : "";
     std::printf("%s on %s: %d learner(s) x batch %lld%s: %.0f images/s, %.1f MiB per learner\n",
                 a.train.model.c_str(), device.str().c_str(), trainer.learners(),
                 static_cast<long long>(a.train.batch_size), threads.c_str(), tp.images_per_sec,

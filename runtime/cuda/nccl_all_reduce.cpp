@@ -12,6 +12,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <iostream>
 #include <mutex>
@@ -210,7 +211,7 @@ class NcclAllReduce final : public AllReduce {
   // than the collective timeout and a margin (in which the roll call and the exit of a failed
   // run fit), this rank writes its message and ends with exit code 4, and the launcher ends
   // the others: a stalled collective never keeps a rank alive. Only async-signal-safe calls
-  // when it fires (write, _exit): no lock another thread may hold.
+  // when it fires (strlen, write, _exit): no lock another thread may hold.
   void monitor() {
     const double limit_s = pg_->timeout_s() + kLastResortExtraS;
     uint64_t seen = heartbeat_.load();
@@ -225,9 +226,7 @@ class NcclAllReduce final : public AllReduce {
       }
       if (silent.poll() <= limit_s || monitor_stop_) continue;
       const char* text = failed_ ? aborted_message_.data() : silent_message_.data();
-      size_t n = 0;
-      while (text[n] != '\0') ++n;
-      (void)!write(STDERR_FILENO, text, n);
+      (void)!write(STDERR_FILENO, text, std::strlen(text));
       _exit(4);
     }
   }
