@@ -110,7 +110,7 @@ TrainingGraph build_training_graph(const BoundGraph& bound, const TrainingGraphO
   if (opt.fuse) {
     std::set<std::string> exposed{opt.output};
     for (const auto& o : g.outputs) exposed.insert(o.name);
-    fuse_batch_norm_relu(g, tg.types, exposed);
+    fuse_relu(g, tg.types, exposed);
   }
 
   // 2. The loss on the chosen output. A trailing Softmax/LogSoftmax is skipped for cross

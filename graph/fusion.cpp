@@ -1,4 +1,4 @@
-// fuse_batch_norm_relu: BatchNormTraining + Relu as one node.
+// fuse_relu: a BatchNormTraining, Gemm or Conv and the Relu after it as one node.
 #include "graph/fusion.h"
 
 #include <utility>
@@ -6,24 +6,28 @@
 
 namespace cbt {
 
-int fuse_batch_norm_relu(Graph& g, std::map<std::string, ValueType>& types,
-                         const std::set<std::string>& exposed) {
+bool takes_fused_relu(const Node& n) {
+  if (n.domain == kCbtDomain) return n.op_type == "BatchNormTraining";
+  return n.domain.empty() && (n.op_type == "Gemm" || n.op_type == "Conv");
+}
+
+int fuse_relu(Graph& g, std::map<std::string, ValueType>& types,
+              const std::set<std::string>& exposed) {
   std::map<std::string, std::vector<size_t>> readers;  // value -> nodes that read it
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (const auto& in : g.nodes[i].inputs)
       if (!in.empty()) readers[in].push_back(i);
   std::vector<bool> drop(g.nodes.size(), false);
   int fused = 0;
-  for (Node& bn : g.nodes) {
-    if (bn.domain != kCbtDomain || bn.op_type != "BatchNormTraining" || bn.attrs.get_int("relu", 0))
-      continue;
-    const std::string y = bn.outputs[0];
+  for (Node& n : g.nodes) {
+    if (!takes_fused_relu(n) || n.attrs.get_int("relu", 0)) continue;
+    const std::string y = n.outputs[0];
     auto it = readers.find(y);
     if (exposed.count(y) || it == readers.end() || it->second.size() != 1) continue;
     const Node& relu = g.nodes[it->second[0]];
     if (!relu.domain.empty() || relu.op_type != "Relu") continue;
-    bn.outputs[0] = relu.outputs[0];
-    bn.attrs.set("relu", int64_t{1});
+    n.outputs[0] = relu.outputs[0];
+    n.attrs.set("relu", int64_t{1});
     drop[it->second[0]] = true;
     types.erase(y);
     ++fused;

@@ -11,11 +11,15 @@
 
 namespace cbt {
 
-// BatchNormTraining followed by Relu becomes BatchNormTraining with relu=1
-// (Y = max(BN(X), 0)), wherever the normalised value feeds nothing but that Relu and is not
-// in `exposed` (values the caller reads). Its gradient is BatchNormGrad with relu=1.
-// Returns the number of pairs fused.
-int fuse_batch_norm_relu(Graph& g, std::map<std::string, ValueType>& types,
-                         const std::set<std::string>& exposed);
+// A node followed by a Relu becomes one node with relu=1 (Y = max(node's result, 0)) wherever
+// its result feeds nothing but that Relu and is not in `exposed` (values the caller reads).
+// The nodes that take relu=1: BatchNormTraining (its gradient BatchNormGrad relu=1), Gemm and
+// Conv (GemmGrad / ConvGrad relu=1); every gradient of a fused node takes the fused output Y
+// as an extra input and counts dY where Y > 0, as ReluGrad does. Returns the pairs fused.
+int fuse_relu(Graph& g, std::map<std::string, ValueType>& types,
+              const std::set<std::string>& exposed);
+
+// Whether `n` is an op that fuse_relu folds a following Relu into.
+bool takes_fused_relu(const Node& n);
 
 }  // namespace cbt

@@ -114,7 +114,9 @@ std::vector<ValueType> infer_conv_transpose(const InferContext& ctx) {
   return {{ctx.in[0].dtype, y}};
 }
 
-// ConvGrad / ConvTransposeGrad (dY, X, W) -> (dX, dW, dB (M)).
+// ConvGrad / ConvTransposeGrad (dY, X, W[, Y]) -> (dX, dW, dB (M)[, dY']). With relu=1 (a Conv
+// fused with the Relu after it, graph/fusion.h) Y is the fused output, and the products use
+// dY' = dY where Y > 0 (what ReluGrad gave), an output of its own.
 std::vector<ValueType> infer_conv_grad(const InferContext& ctx) {
   const ValueType& dy = ctx.input(0);
   const ValueType& x = ctx.input(1);
@@ -122,7 +124,11 @@ std::vector<ValueType> infer_conv_grad(const InferContext& ctx) {
   if (dy.shape.size() != x.shape.size() || w.shape.size() != x.shape.size() || x.shape.size() < 3)
     ctx.fail("dY, X and W must have the same rank (at least 3)");
   if (dy.shape[0] != x.shape[0]) ctx.fail("dY and X disagree on the batch");
-  return {x, w, {x.dtype, {dy.shape[1]}}};
+  if (ctx.node.attrs.get_int("relu", 0) && (!ctx.has(3) || ctx.input(3).shape != dy.shape))
+    ctx.fail("relu=1 needs the fused output Y (input 3) of dY's shape");
+  std::vector<ValueType> out{x, w, {x.dtype, {dy.shape[1]}}};
+  if (ctx.node.attrs.get_int("relu", 0)) out.push_back(dy);
+  return out;
 }
 
 // One fused backward node; outputs_needed tells the kernel which products it may skip.
@@ -132,8 +138,10 @@ std::vector<std::string> conv_grad(GradContext& c) {
   bool want_b = n.has_input(2) && c.wants.size() > 2 && c.wants[2];
   Attributes attrs = n.attrs;
   attrs.set("outputs_needed", std::vector<int64_t>{c.wants[0], c.wants[1], want_b});
-  auto d = c.g.emit(n.op_type + "Grad", kCbtDomain, {c.dY[0], n.inputs[0], n.inputs[1]}, 3,
-                    attrs, "d_" + n.name);
+  std::vector<std::string> in{c.dY[0], n.inputs[0], n.inputs[1]};
+  const bool relu = n.attrs.get_int("relu", 0) != 0;
+  if (relu) in.push_back(n.outputs[0]);  // fused: dY counts where Y > 0
+  auto d = c.g.emit(n.op_type + "Grad", kCbtDomain, in, relu ? 4 : 3, attrs, "d_" + n.name);
   return {c.wants[0] ? d[0] : "", c.wants[1] ? d[1] : "", want_b ? d[2] : ""};
 }
 
@@ -144,7 +152,7 @@ CBT_REGISTER_SCHEMA(OpSchema{"", "Conv", infer_conv, conv_grad, {0, 1, 2}, {},
 CBT_REGISTER_SCHEMA(OpSchema{"", "ConvTranspose", infer_conv_transpose, conv_grad, {0, 1, 2}, {},
                              "1-D/2-D transposed convolution (output_padding, output_shape)"});
 CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "ConvGrad", infer_conv_grad, {}, {}, {},
-                             "backward of Conv: (dY, X, W) -> (dX, dW, dB)"});
+                             "backward of Conv: (dY, X, W[, Y if relu=1]) -> (dX, dW, dB[, masked dY])"});
 CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "ConvTransposeGrad", infer_conv_grad, {}, {}, {},
                              "backward of ConvTranspose: (dY, X, W) -> (dX, dW, dB)"});
 

@@ -59,10 +59,16 @@ std::vector<ValueType> infer_matmul(const InferContext& ctx) {
   return {{ctx.in[0].dtype, out}};
 }
 
-// GemmGrad (dY, A, B, C?) -> (dA, dB, dC); MatMulGrad (dY, A, B) -> (dA, dB).
+// GemmGrad (dY, A, B, C?[, Y]) -> (dA, dB, dC[, dY']); MatMulGrad (dY, A, B) -> (dA, dB). With
+// relu=1 (a Gemm fused with the Relu after it, graph/fusion.h) Y is the fused output, and the
+// products use dY' = dY where Y > 0 (what ReluGrad gave), an output of its own.
 std::vector<ValueType> infer_product_grad(const InferContext& ctx) {
   std::vector<ValueType> out{ctx.input(1), ctx.input(2)};
   if (ctx.node.op_type == "GemmGrad") out.push_back(ctx.has(3) ? ctx.in[3] : ValueType{});
+  if (ctx.node.attrs.get_int("relu", 0) &&
+      (!ctx.has(4) || ctx.input(4).shape != ctx.input(0).shape))
+    ctx.fail("relu=1 needs the fused output Y (input 4) of dY's shape");
+  if (ctx.node.attrs.get_int("relu", 0)) out.push_back(ctx.input(0));
   if (ctx.input(0).dtype != out[0].dtype) ctx.fail("dY and A differ in type");
   return out;
 }
@@ -70,7 +76,8 @@ std::vector<ValueType> infer_product_grad(const InferContext& ctx) {
 std::vector<std::string> product_grad(GradContext& c) {
   const Node& n = c.node;
   bool gemm = n.op_type == "Gemm";
-  size_t num = gemm ? 3 : 2;
+  const bool relu = gemm && n.attrs.get_int("relu", 0) != 0;
+  size_t num = gemm ? (relu ? 4 : 3) : 2;
   std::vector<std::string> none(n.inputs.size(), "");
   if (c.dY.empty() || c.dY[0].empty()) return none;
   bool want_c = gemm && n.has_input(2) && c.wants.size() > 2 && c.wants[2];
@@ -78,6 +85,7 @@ std::vector<std::string> product_grad(GradContext& c) {
   attrs.set("outputs_needed", std::vector<int64_t>{c.wants[0], c.wants[1], want_c});
   std::vector<std::string> in{c.dY[0], n.inputs[0], n.inputs[1]};
   if (gemm) in.push_back(n.input(2));
+  if (relu) in.push_back(n.outputs[0]);  // fused: dY counts where Y > 0
   auto d = c.g.emit(n.op_type + "Grad", kCbtDomain, in, num, attrs, "d_" + n.name);
   none[0] = c.wants[0] ? d[0] : "";
   none[1] = c.wants[1] ? d[1] : "";
@@ -92,7 +100,7 @@ CBT_REGISTER_SCHEMA(OpSchema{"", "Gemm", infer_gemm, product_grad, {0, 1, 2}, {}
 CBT_REGISTER_SCHEMA(OpSchema{"", "MatMul", infer_matmul, product_grad, {0, 1}, {},
                              "numpy matmul (batched, broadcast batch dims, 1-D operands)"});
 CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "GemmGrad", infer_product_grad, {}, {}, {},
-                             "backward of Gemm: (dY, A, B, C?) -> (dA, dB, dC)"});
+                             "backward of Gemm: (dY, A, B, C?[, Y if relu=1]) -> (dA, dB, dC[, masked dY])"});
 CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "MatMulGrad", infer_product_grad, {}, {}, {},
                              "backward of MatMul: (dY, A, B) -> (dA, dB)"});
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ops/cpu/blas.h"
+#include "ops/cpu/fused_relu.h"
 #include "ops/kernel.h"
 
 namespace cbt::cpu {
@@ -184,7 +185,8 @@ bool needed(const KernelContext& ctx, size_t k) {
   return ctx.has_out(k) && (k >= mask.size() || mask[k] != 0);
 }
 
-// x: (N, C, spatial), w: (M, C/G, k...), b: (M) -> y: (N, M, out spatial)
+// x: (N, C, spatial), w: (M, C/G, k...), b: (M) -> y: (N, M, out spatial); with relu=1
+// (fused, graph/fusion.h) y = max(that, 0).
 template <class T>
 void conv_forward(KernelContext& ctx) {
   const Tensor &X = ctx.in(0), &Wt = ctx.in(1);
@@ -207,9 +209,11 @@ void conv_forward(KernelContext& ctx) {
     }
   }
   if (ctx.has_in(2)) add_bias(y, ctx.in(2).ptr<T>(), N, M, P);
+  if (ctx.node.attrs.get_int("relu", 0)) relu_in_place(y, Y.numel());
 }
 
-// dy: (N, M, OH, OW), x: (N, C, H, W), w: (M, C/G, KH, KW) -> dX, dW, dB: (M)
+// dy: (N, M, OH, OW), x: (N, C, H, W), w: (M, C/G, KH, KW) -> dX, dW, dB: (M); with relu=1,
+// dy where the fused output y (input 3) > 0.
 template <class T>
 void conv_backward(KernelContext& ctx) {
   const Tensor &dY = ctx.in(0), &X = ctx.in(1), &Wt = ctx.in(2);
@@ -217,7 +221,7 @@ void conv_backward(KernelContext& ctx) {
   int64_t Mg = M / G;
   Geom g = make_geom(ctx.node, C / G, X.shape(), dY.shape(), Wt.shape(), false);
   bool want_dx = needed(ctx, 0), want_dw = needed(ctx, 1);
-  const T* dy = dY.ptr<T>();
+  const T* dy = fused_relu_grad<T>(ctx, 3, 3);
   if (needed(ctx, 2)) bias_grad(dy, N, M, g.cols(), ctx.out(2).ptr<T>());
   if (!want_dx && !want_dw) return;
   const T* x = X.ptr<T>();

@@ -4,6 +4,7 @@
 
 #include "graph/shape_utils.h"
 #include "ops/cpu/blas.h"
+#include "ops/cpu/fused_relu.h"
 #include "ops/kernel.h"
 
 namespace cbt::cpu {
@@ -121,7 +122,8 @@ struct GemmAttrs {
         tb(n.attrs.get_int("transB", 0) ? Trans::Yes : Trans::No) {}
 };
 
-// a: (M, K) or (K, M), b: (K, N) or (N, K), c: broadcastable to (M, N) -> y: (M, N)
+// a: (M, K) or (K, M), b: (K, N) or (N, K), c: broadcastable to (M, N) -> y: (M, N); with
+// relu=1 (fused, graph/fusion.h) y = max(that, 0).
 template <class T>
 void gemm_forward(KernelContext& ctx) {
   GemmAttrs at(ctx.node);
@@ -138,15 +140,17 @@ void gemm_forward(KernelContext& ctx) {
     beta = T(1);
   }
   gemm(at.ta, at.tb, M, N, K, T(at.alpha), A.ptr<T>(), B.ptr<T>(), beta, y);
+  if (ctx.node.attrs.get_int("relu", 0)) relu_in_place(y, M * N);
 }
 
-// dy: (M, N) -> dA (shape of A), dB (shape of B), dC (shape of C, summed over broadcasts)
+// dy: (M, N) -> dA (shape of A), dB (shape of B), dC (shape of C, summed over broadcasts);
+// with relu=1, dy where the fused output y (input 4) > 0.
 template <class T>
 void gemm_backward(KernelContext& ctx) {
   GemmAttrs at(ctx.node);
   const Tensor &dY = ctx.in(0), &A = ctx.in(1), &B = ctx.in(2);
   int64_t M = dY.dim(0), N = dY.dim(1), K = at.ta == Trans::Yes ? A.dim(0) : A.dim(1);
-  const T* dy = dY.ptr<T>();
+  const T* dy = fused_relu_grad<T>(ctx, 4, 3);
   const T* a = A.ptr<T>();
   const T* b = B.ptr<T>();
   T alpha = T(at.alpha);

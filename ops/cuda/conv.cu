@@ -14,6 +14,7 @@
 #include "ops/cuda/algo_choice.h"
 #include "ops/cuda/cudnn_util.h"
 #include "ops/cuda/dense_util.cuh"
+#include "ops/cuda/fused_relu.cuh"
 
 namespace cbt::cuda {
 namespace {
@@ -330,9 +331,13 @@ __global__ void crop_image_kernel(const float* xp, float* x, ConvGeom g) {
   }
 }
 
-// y: (N, M, P) += b: (M)
+// y: (N, M, P) += b: (M); with kRelu (a fused Relu, graph/fusion.h) then y = max(y, 0).
+template <bool kRelu>
 __global__ void add_bias_kernel(float* y, const float* b, int64_t M, int64_t P, int64_t total) {
-  CBT_GRID_STRIDE_LOOP(i, total) y[i] += b[(i / P) % M];
+  CBT_GRID_STRIDE_LOOP(i, total) {
+    float v = y[i] + b[(i / P) % M];
+    y[i] = kRelu ? relu_of(v) : v;
+  }
 }
 
 struct ValueOf {
@@ -340,25 +345,47 @@ struct ValueOf {
   __device__ double2 operator()(int64_t i, int64_t) const { return make_double2(t[i], 0.0); }
 };
 
+// dY where the fused output Y > 0, also written to `masked` (the reduction reads each element
+// once).
+struct MaskedValueOf {
+  const float* dy;
+  const float* y;
+  float* masked;
+  __device__ double2 operator()(int64_t i, int64_t) const {
+    float g = relu_grad_of(dy[i], y[i]);
+    masked[i] = g;
+    return make_double2(g, 0.0);
+  }
+};
+
 __global__ void bias_grad_finalize_kernel(const double2* partial, int64_t chunks, int64_t M,
                                           float* db) {
   CBT_GRID_STRIDE_LOOP(m, M) db[m] = static_cast<float>(channel_total(partial, chunks, m).x);
 }
 
-void add_bias(const CudaContext& cc, float* y, const Tensor& b, int64_t N, int64_t M, int64_t P) {
+void add_bias(const CudaContext& cc, float* y, const Tensor& b, int64_t N, int64_t M, int64_t P,
+              bool relu = false) {
   int64_t total = N * M * P;
-  add_bias_kernel<<<blocks_for(total), kThreads, 0, cc.stream>>>(y, static_cast<const float*>(b.data()),
-                                                                 M, P, total);
+  const auto* bias = static_cast<const float*>(b.data());
+  if (relu)
+    add_bias_kernel<true><<<blocks_for(total), kThreads, 0, cc.stream>>>(y, bias, M, P, total);
+  else
+    add_bias_kernel<false><<<blocks_for(total), kThreads, 0, cc.stream>>>(y, bias, M, P, total);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
-// dB: (M) = sum of dY: (N, M, P) over N and P.
+// dB: (M) = sum of dY: (N, M, P) over N and P; with `mask` (a fused Relu: the fused output Y
+// and the output for dY where Y > 0) the sum of that masked dY, written out on the way.
 void bias_grad(const CudaContext& cc, const Tensor& dY, int64_t N, int64_t M, int64_t P,
-               Tensor& dB) {
+               Tensor& dB, const float* y = nullptr, float* masked = nullptr) {
   Scratch scratch(cc);
   ChannelSplit split(N, M, P);
   auto* partial = scratch.take<double2>(split.blocks(), "the bias gradient");
-  channel_partials(cc, split, ValueOf{static_cast<const float*>(dY.data())}, partial);
+  const auto* dy = static_cast<const float*>(dY.data());
+  if (y)
+    channel_partials(cc, split, MaskedValueOf{dy, y, masked}, partial);
+  else
+    channel_partials(cc, split, ValueOf{dy}, partial);
   bias_grad_finalize_kernel<<<blocks_for(M), kThreads, 0, cc.stream>>>(
       partial, split.chunks, M, static_cast<float*>(dB.data()));
   CBT_CUDA_CHECK_LAUNCH();
@@ -425,7 +452,8 @@ void check_float(const Tensor& t, const Node& node) {
                   ": the CUDA backend runs convolutions in float32, got ", dtype_name(t.dtype()));
 }
 
-// x: (N, C, spatial), w: (M, C/G, k...), b: (M) -> y: (N, M, out spatial)
+// x: (N, C, spatial), w: (M, C/G, k...), b: (M) -> y: (N, M, out spatial); with relu=1
+// (fused, graph/fusion.h) y = max(that, 0), in the bias pass when there is one.
 void conv_fwd(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
   const Tensor &X = ctx.in(0), &Wt = ctx.in(1);
@@ -437,10 +465,14 @@ void conv_fwd(KernelContext& ctx) {
   ConvRunner run(cc, *plan, scratch.rest(plan->algo_ws(), "cuDNN convolution"));
   run.forward(padded_image(cc, *plan, X.data(), pad_buf), Wt.data(), Y.data());
   const ConvGeom& g = plan->g;
-  if (ctx.has_in(2)) add_bias(cc, static_cast<float*>(Y.data()), ctx.in(2), g.N, g.Cg, g.OH * g.OW);
+  auto* y = static_cast<float*>(Y.data());
+  if (ctx.has_in(2)) add_bias(cc, y, ctx.in(2), g.N, g.Cg, g.OH * g.OW, fused_relu(ctx));
+  else if (fused_relu(ctx)) relu_in_place(cc, y, Y.numel());
 }
 
-// dy: (N, M, out spatial), x: (N, C, spatial), w: (M, C/G, k...) -> dX, dW, dB: (M)
+// dy: (N, M, out spatial), x: (N, C, spatial), w: (M, C/G, k...) -> dX, dW, dB: (M); with
+// relu=1 the products take dY where the fused output y (input 3) > 0, written to output 3
+// (by the bias reduction when there is one).
 void conv_bwd(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
   const Tensor &dY = ctx.in(0), &X = ctx.in(1), &Wt = ctx.in(2);
@@ -451,17 +483,22 @@ void conv_bwd(KernelContext& ctx) {
   if (want_dw) ops.push_back(ConvOp::BackwardFilter);
   auto plan = plan_of(ctx, cc, X.shape(), dY.shape(), Wt.shape(), false, ops);
   const ConvGeom& g = plan->g;
-  if (output_needed(ctx, 2)) bias_grad(cc, dY, g.N, g.Cg, g.OH * g.OW, ctx.out(2));
+  const bool want_db = output_needed(ctx, 2), relu = fused_relu(ctx);
+  const float* dy = fused_relu_grad(ctx, 3, 3, !want_db);
+  if (want_db)
+    bias_grad(cc, dY, g.N, g.Cg, g.OH * g.OW, ctx.out(2),
+              relu ? static_cast<const float*>(ctx.in(3).data()) : nullptr,
+              relu ? static_cast<float*>(ctx.out(3).data()) : nullptr);
   if (!want_dx && !want_dw) return;
   Scratch scratch(cc);
   float* pad_buf = g.explicit_pad ? scratch.take<float>(g.padded_numel(), "padding") : nullptr;
   ConvRunner run(cc, *plan, scratch.rest(plan->algo_ws(), "cuDNN convolution"));
-  if (want_dw) run.backward_filter(padded_image(cc, *plan, X.data(), pad_buf), dY.data(),
+  if (want_dw) run.backward_filter(padded_image(cc, *plan, X.data(), pad_buf), dy,
                                    ctx.out(1).data());
   if (want_dx) {
     // The padded buffer is free again: dW's cuDNN call precedes on the same stream.
     float* dst = g.explicit_pad ? pad_buf : static_cast<float*>(ctx.out(0).data());
-    run.backward_data(Wt.data(), dY.data(), dst);
+    run.backward_data(Wt.data(), dy, dst);
     crop_image(cc, *plan, dst, ctx.out(0).data());
   }
 }

@@ -1,11 +1,17 @@
 // Gemm and MatMul CUDA kernels, forward and backward, over cuBLAS. Row-major products are
-// computed as their column-major transposes (C^T = B^T A^T), so no data is transposed.
+// computed as their column-major transposes (C^T = B^T A^T), so no data is transposed. A Gemm
+// with a bias vector, or with a fused Relu (graph/fusion.h), runs as one cuBLASLt product
+// whose epilogue adds the bias and applies the Relu.
+#include <cublasLt.h>
+
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "graph/shape_utils.h"
 #include "ops/cuda/dense_util.cuh"
+#include "ops/cuda/fused_relu.cuh"
 
 namespace cbt::cuda {
 namespace {
@@ -259,22 +265,108 @@ __global__ void fill_broadcast_c_kernel(float* y, const float* c, float beta, in
   }
 }
 
-// dC (rows, cols) = beta * dY (M, N) summed over the broadcast dims; one block per element.
-__global__ void sum_to_c_kernel(const float* dy, float* dc, float beta, int64_t M, int64_t N,
-                                BroadcastC bc) {
+// dC (rows, cols) = beta * G (M, N) summed over the broadcast dims; one block per element of
+// dC. G is dY, or with a fused Relu (y set) dY where y > 0, which the kernel also writes to
+// `masked` (each element of dY belongs to exactly one block).
+__global__ void sum_to_c_kernel(const float* dy, const float* y, float* masked, float* dc,
+                                float beta, int64_t M, int64_t N, BroadcastC bc) {
   __shared__ double shared[32];
   int64_t r = blockIdx.x / bc.cols, c = blockIdx.x % bc.cols;
   int64_t nr = bc.rows == 1 ? M : 1, ncol = bc.cols == 1 ? N : 1;
   double acc = 0;
   for (int64_t t = threadIdx.x; t < nr * ncol; t += blockDim.x) {
     int64_t i = nr == 1 ? r : t / ncol, j = ncol == 1 ? c : t % ncol;
-    acc += dy[i * N + j];
+    int64_t e = i * N + j;
+    float g = dy[e];
+    if (y) masked[e] = g = relu_grad_of(g, y[e]);
+    acc += g;
   }
   acc = block_sum(acc, shared);
   if (threadIdx.x == 0) dc[blockIdx.x] = static_cast<float>(double(beta) * acc);
 }
 
-// a: (M, K) or (K, M), b: (K, N) or (N, K), c: broadcastable to (M, N) -> y: (M, N)
+// One Gemm's cuBLASLt product with a bias and/or Relu epilogue: descriptors and the algorithm
+// chosen once per node (kept in its state), no workspace.
+class LtGemm {
+ public:
+  // Row-major Y (M, N) = alpha op(A) op(B) [+ bias (N)] [then max(., 0)], computed as the
+  // column-major Y^T (N, M) = op(B)^T op(A)^T: cuBLASLt's first operand is B.
+  LtGemm(const CudaContext& cc, bool ta, bool tb, int64_t M, int64_t N, int64_t K, bool bias,
+         bool relu) {
+    CBT_CUBLAS_CHECK(cublasLtCreate(&handle_));
+    CBT_CUBLAS_CHECK(cublasLtMatmulDescCreate(
+        &desc_, cc.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    cublasOperation_t opa = tb ? CUBLAS_OP_T : CUBLAS_OP_N, opb = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    set(CUBLASLT_MATMUL_DESC_TRANSA, opa);
+    set(CUBLASLT_MATMUL_DESC_TRANSB, opb);
+    cublasLtEpilogue_t epi = bias ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+                                  : (relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
+    set(CUBLASLT_MATMUL_DESC_EPILOGUE, epi);
+    // Stored shapes (before op): B is (K, N) or (N, K) row-major, A is (M, K) or (K, M).
+    CBT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&a_, CUDA_R_32F, tb ? K : N, tb ? N : K, tb ? K : N));
+    CBT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&b_, CUDA_R_32F, ta ? M : K, ta ? K : M, ta ? M : K));
+    CBT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d_, CUDA_R_32F, N, M, N));
+    cublasLtMatmulPreference_t pref = nullptr;
+    CBT_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+    size_t no_workspace = 0;
+    CBT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &no_workspace, sizeof no_workspace));
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle_, desc_, a_, b_, d_, d_, pref, 1,
+                                                      &result, &found);
+    cublasLtMatmulPreferenceDestroy(pref);
+    usable_ = st == CUBLAS_STATUS_SUCCESS && found > 0;
+    if (usable_) algo_ = result.algo;
+  }
+  LtGemm(const LtGemm&) = delete;
+  LtGemm& operator=(const LtGemm&) = delete;
+  ~LtGemm() {
+    if (d_) cublasLtMatrixLayoutDestroy(d_);
+    if (b_) cublasLtMatrixLayoutDestroy(b_);
+    if (a_) cublasLtMatrixLayoutDestroy(a_);
+    if (desc_) cublasLtMatmulDescDestroy(desc_);
+    if (handle_) cublasLtDestroy(handle_);
+  }
+  // Whether cuBLASLt offered an algorithm for this product and epilogue.
+  bool usable() const { return usable_; }
+  void run(const CudaContext& cc, float alpha, const float* A, const float* B, const float* bias,
+           float* Y) {
+    if (bias) set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
+    const float zero = 0.0f;
+    CBT_CUBLAS_CHECK(cublasLtMatmul(handle_, desc_, &alpha, B, a_, A, b_, &zero, Y, d_, Y, d_,
+                                    &algo_, nullptr, 0, cc.stream));
+  }
+
+ private:
+  template <class V>
+  void set(cublasLtMatmulDescAttributes_t attr, const V& v) {
+    CBT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, attr, &v, sizeof v));
+  }
+  cublasLtHandle_t handle_ = nullptr;
+  cublasLtMatmulDesc_t desc_ = nullptr;
+  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
+  cublasLtMatmulAlgo_t algo_{};
+  bool usable_ = false;
+};
+
+// The node's cuBLASLt product, made on its first run and kept in the node's state (a node
+// run without state, as in eager tests, makes one for the call); null when cuBLASLt has no
+// algorithm for it (then the cuBLAS path runs).
+std::shared_ptr<LtGemm> lt_gemm_of(KernelContext& ctx, const CudaContext& cc, const GemmAttrs& at,
+                                   int64_t M, int64_t N, int64_t K, bool bias, bool relu) {
+  std::shared_ptr<LtGemm> lt;
+  if (ctx.state && *ctx.state) {
+    lt = std::static_pointer_cast<LtGemm>(*ctx.state);
+  } else {
+    lt = std::make_shared<LtGemm>(cc, at.ta, at.tb, M, N, K, bias, relu);
+    if (ctx.state) *ctx.state = lt;
+  }
+  return lt->usable() ? lt : nullptr;
+}
+
+// a: (M, K) or (K, M), b: (K, N) or (N, K), c: broadcastable to (M, N) -> y: (M, N); with
+// relu=1 (fused, graph/fusion.h) y = max(that, 0).
 void gemm_fwd(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
   GemmAttrs at(ctx.node);
@@ -282,8 +374,20 @@ void gemm_fwd(KernelContext& ctx) {
   Tensor& Y = ctx.out(0);
   check_float(A, ctx.node);
   int64_t M = Y.dim(0), N = Y.dim(1), K = at.ta ? A.dim(0) : A.dim(1);
+  const bool relu = fused_relu(ctx);
+  const bool has_c = ctx.has_in(2) && at.beta != 0.0f;
+  // A bias vector along the rows (C of shape (N) or (1, N), beta 1) goes into the epilogue.
+  const bool bias_vector = has_c && at.beta == 1.0f && ctx.in(2).numel() == N && N > 1 &&
+                           (ctx.in(2).rank() == 1 || ctx.in(2).dim(0) == 1);
+  if ((bias_vector || (!has_c && relu)) && M > 0 && N > 0 && K > 0) {
+    if (auto lt = lt_gemm_of(ctx, cc, at, M, N, K, bias_vector, relu)) {
+      lt->run(cc, at.alpha, fptr(A), fptr(B), bias_vector ? fptr(ctx.in(2)) : nullptr,
+              fptr_out(Y));
+      return;
+    }
+  }
   float beta = 0.0f;
-  if (ctx.has_in(2) && at.beta != 0.0f) {
+  if (has_c) {
     BroadcastC bc(ctx.in(2).shape());
     fill_broadcast_c_kernel<<<blocks_for(M * N), kThreads, 0, cc.stream>>>(
         fptr_out(Y), fptr(ctx.in(2)), at.beta, N, bc, M * N);
@@ -294,9 +398,12 @@ void gemm_fwd(KernelContext& ctx) {
   single.single = true;
   batched_gemm(cublas_on_stream(cc), at.ta, at.tb, M, N, K, at.alpha, fptr(A), single, fptr(B),
                single, beta, fptr_out(Y), 1);
+  if (relu) relu_in_place(cc, fptr_out(Y), M * N);
 }
 
-// dy: (M, N) -> dA (shape of A), dB (shape of B), dC (shape of C, summed over broadcasts)
+// dy: (M, N) -> dA (shape of A), dB (shape of B), dC (shape of C, summed over broadcasts);
+// with relu=1 the products take dY where the fused output y (input 4) > 0, written to output 3
+// (by the dC reduction when there is one).
 void gemm_bwd(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
   GemmAttrs at(ctx.node);
@@ -306,26 +413,30 @@ void gemm_bwd(KernelContext& ctx) {
   cublasHandle_t h = cublas_on_stream(cc);
   OperandMap one;
   one.single = true;
+  const bool want_dc = output_needed(ctx, 2);
+  const float* dy = fused_relu_grad(ctx, 4, 3, !want_dc);
+  if (want_dc) {
+    Tensor& dC = ctx.out(2);
+    BroadcastC bc(dC.shape());
+    const bool relu = fused_relu(ctx);
+    sum_to_c_kernel<<<static_cast<unsigned>(bc.rows * bc.cols), kThreads, 0, cc.stream>>>(
+        fptr(dY), relu ? fptr(ctx.in(4)) : nullptr, relu ? fptr_out(ctx.out(3)) : nullptr,
+        fptr_out(dC), at.beta, M, N, bc);
+    CBT_CUDA_CHECK_LAUNCH();
+  }
   if (output_needed(ctx, 0)) {
     float* da = fptr_out(ctx.out(0));
     if (!at.ta)  // dA (M, K) = dY (M, N) op(B)^T
-      batched_gemm(h, false, !at.tb, M, K, N, at.alpha, fptr(dY), one, fptr(B), one, 0.0f, da, 1);
+      batched_gemm(h, false, !at.tb, M, K, N, at.alpha, dy, one, fptr(B), one, 0.0f, da, 1);
     else  // dA (K, M) = op(B) (K, N) dY^T
-      batched_gemm(h, at.tb, true, K, M, N, at.alpha, fptr(B), one, fptr(dY), one, 0.0f, da, 1);
+      batched_gemm(h, at.tb, true, K, M, N, at.alpha, fptr(B), one, dy, one, 0.0f, da, 1);
   }
   if (output_needed(ctx, 1)) {
     float* db = fptr_out(ctx.out(1));
     if (!at.tb)  // dB (K, N) = op(A)^T (K, M) dY
-      batched_gemm(h, !at.ta, false, K, N, M, at.alpha, fptr(A), one, fptr(dY), one, 0.0f, db, 1);
+      batched_gemm(h, !at.ta, false, K, N, M, at.alpha, fptr(A), one, dy, one, 0.0f, db, 1);
     else  // dB (N, K) = dY^T (N, M) op(A)
-      batched_gemm(h, true, at.ta, N, K, M, at.alpha, fptr(dY), one, fptr(A), one, 0.0f, db, 1);
-  }
-  if (output_needed(ctx, 2)) {
-    Tensor& dC = ctx.out(2);
-    BroadcastC bc(dC.shape());
-    sum_to_c_kernel<<<static_cast<unsigned>(bc.rows * bc.cols), kThreads, 0, cc.stream>>>(
-        fptr(dY), fptr_out(dC), at.beta, M, N, bc);
-    CBT_CUDA_CHECK_LAUNCH();
+      batched_gemm(h, true, at.ta, N, K, M, at.alpha, dy, one, fptr(A), one, 0.0f, db, 1);
   }
 }
 

@@ -63,6 +63,59 @@ __device__ void for_windows_holding(const PoolGeom& g, int64_t ih, int64_t iw, F
   }
 }
 
+// Whether the windows tile the input exactly (kernel = stride, no padding or dilation, no
+// rest; 2x2 stride-2 pooling of an even plane): each input element lies in one window, which
+// the kernels below use, in 32-bit index arithmetic.
+bool tiles(const PoolGeom& g) {
+  return g.KH == g.SH && g.KW == g.SW && g.DH == 1 && g.DW == 1 && g.PH == 0 && g.PW == 0 &&
+         g.PEH == 0 && g.PEW == 0 && g.OH * g.SH == g.H && g.OW * g.SW == g.W &&
+         fits_32(g.NC * g.H * g.W);
+}
+
+// The flat index of window o's first maximum (as window_argmax picks it) in a tiled plane.
+__device__ __forceinline__ uint32_t tiled_argmax(const float* x, uint32_t o, const PoolGeom& g,
+                                                 uint32_t* base_out) {
+  const uint32_t OW = static_cast<uint32_t>(g.OW), OH = static_cast<uint32_t>(g.OH);
+  const uint32_t W = static_cast<uint32_t>(g.W), KH = static_cast<uint32_t>(g.KH),
+                 KW = static_cast<uint32_t>(g.KW);
+  uint32_t ow = o % OW, r = o / OW, oh = r % OH, nc = r / OH;
+  uint32_t base = nc * static_cast<uint32_t>(g.H) * W + oh * KH * W + ow * KW, best = base;
+  float bv = x[base];
+  for (uint32_t kh = 0; kh < KH; ++kh)
+    for (uint32_t kw = 0; kw < KW; ++kw) {
+      uint32_t i = base + kh * W + kw;
+      if (x[i] > bv) best = i, bv = x[i];
+    }
+  *base_out = base;
+  return best;
+}
+
+__global__ void max_pool_tiled_fwd_kernel(const float* x, float* y, int64_t* ind, PoolGeom g) {
+  const uint32_t total = static_cast<uint32_t>(g.NC * g.OH * g.OW);
+  for (uint32_t o = blockIdx.x * blockDim.x + threadIdx.x; o < total; o += blockDim.x * gridDim.x) {
+    uint32_t base;
+    uint32_t best = tiled_argmax(x, o, g, &base);
+    y[o] = x[best];
+    if (ind) ind[o] = best;
+  }
+}
+
+// Each window writes its whole tile of dX: dY at the first maximum (0 + dY, as the general
+// kernel's sum gives it), 0 elsewhere.
+__global__ void max_pool_tiled_bwd_kernel(const float* dy, const float* x, float* dx, PoolGeom g) {
+  const uint32_t total = static_cast<uint32_t>(g.NC * g.OH * g.OW);
+  const uint32_t W = static_cast<uint32_t>(g.W);
+  for (uint32_t o = blockIdx.x * blockDim.x + threadIdx.x; o < total; o += blockDim.x * gridDim.x) {
+    uint32_t base;
+    uint32_t best = tiled_argmax(x, o, g, &base);
+    for (uint32_t kh = 0; kh < static_cast<uint32_t>(g.KH); ++kh)
+      for (uint32_t kw = 0; kw < static_cast<uint32_t>(g.KW); ++kw) {
+        uint32_t i = base + kh * W + kw;
+        dx[i] = i == best ? 0.0f + dy[o] : 0.0f;
+      }
+  }
+}
+
 // x: (NC, H, W) -> y: (NC, OH, OW), ind (optional): flat NCHW index of each max
 __global__ void max_pool_fwd_kernel(const float* x, float* y, int64_t* ind, PoolGeom g) {
   int64_t oplane = g.OH * g.OW, plane = g.H * g.W;
@@ -155,8 +208,12 @@ void max_pool_fwd(KernelContext& ctx) {
   check_float(X, ctx.node);
   PoolGeom g = make_pool_geom(ctx.node, X.shape(), ctx.out(0).shape());
   int64_t* ind = ctx.has_out(1) ? static_cast<int64_t*>(ctx.out(1).data()) : nullptr;
-  max_pool_fwd_kernel<<<blocks_for(ctx.out(0).numel()), kThreads, 0, cc.stream>>>(
-      fptr(X), fptr_out(ctx.out(0)), ind, g);
+  if (tiles(g))
+    max_pool_tiled_fwd_kernel<<<blocks_for(ctx.out(0).numel()), kThreads, 0, cc.stream>>>(
+        fptr(X), fptr_out(ctx.out(0)), ind, g);
+  else
+    max_pool_fwd_kernel<<<blocks_for(ctx.out(0).numel()), kThreads, 0, cc.stream>>>(
+        fptr(X), fptr_out(ctx.out(0)), ind, g);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
@@ -165,8 +222,12 @@ void max_pool_bwd(KernelContext& ctx) {
   const Tensor &dY = ctx.in(0), &X = ctx.in(1);
   check_float(X, ctx.node);
   PoolGeom g = make_pool_geom(ctx.node, X.shape(), dY.shape());
-  max_pool_bwd_kernel<<<blocks_for(X.numel()), kThreads, 0, cc.stream>>>(
-      fptr(dY), fptr(X), fptr_out(ctx.out(0)), g);
+  if (tiles(g))
+    max_pool_tiled_bwd_kernel<<<blocks_for(dY.numel()), kThreads, 0, cc.stream>>>(
+        fptr(dY), fptr(X), fptr_out(ctx.out(0)), g);
+  else
+    max_pool_bwd_kernel<<<blocks_for(X.numel()), kThreads, 0, cc.stream>>>(
+        fptr(dY), fptr(X), fptr_out(ctx.out(0)), g);
   CBT_CUDA_CHECK_LAUNCH();
 }
 

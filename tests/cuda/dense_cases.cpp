@@ -106,6 +106,16 @@ std::vector<CudaCase> conv_cases() {
                    false, 120));
   v.back().atol = 1e-3;
 
+  // A Conv fused with the Relu after it (graph/fusion.h): bias and Relu in one pass forward;
+  // backward the masked dY (output 3) comes from the bias reduction, or without a bias from
+  // its own pass.
+  v.push_back(conv("relu_lenet_5x5_batch32", {32, 1, 28, 28}, {6, 1, 5, 5},
+                   attrs({{"pads", Ints{2, 2, 2, 2}}, {"relu", int64_t{1}}}), true, 130));
+  v.back().atol = 5e-3;
+  v.push_back(conv("relu_nobias_stride2", {2, 3, 9, 8}, {5, 3, 3, 3},
+                   attrs({{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}, {"relu", int64_t{1}}}),
+                   false, 140));
+
   v.push_back(conv_t("stride2_outpad_bias", {2, 4, 5, 5}, {4, 3, 3, 3},
                      attrs({{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}},
                             {"output_padding", Ints{1, 1}}}),
@@ -149,6 +159,18 @@ std::vector<CudaCase> product_cases() {
   v.push_back(gemm("C_scalar", {3, 4}, {4, 2}, &c0, {}, 340));
   v.push_back(gemm("no_C_batch1", {1, 9}, {5, 9}, nullptr, attrs({{"transB", int64_t{1}}}), 350));
   v.push_back(gemm("K512_bias", {8, 512}, {512, 16}, &c16, {}, 360));
+  // Fused with the Relu after it (graph/fusion.h): a bias vector and the Relu in cuBLASLt's
+  // epilogue (LeNet-5's first layer; with transA), the Relu alone (no C), and a C matrix with
+  // beta (the cuBLAS path and a Relu pass). Backward: the masked dY (output 3) from the dC
+  // reduction, or from its own pass without C.
+  Shape c120{120}, c1x6{1, 6};
+  v.push_back(gemm("relu_bias_lenet_fc1", {32, 400}, {120, 400}, &c120,
+                   attrs({{"transB", int64_t{1}}, {"relu", int64_t{1}}}), 370));
+  v.push_back(gemm("relu_bias_row_transA_alpha", {9, 4}, {9, 6}, &c1x6,
+                   attrs({{"transA", int64_t{1}}, {"alpha", 0.5f}, {"relu", int64_t{1}}}), 375));
+  v.push_back(gemm("relu_no_C", {6, 5}, {5, 7}, nullptr, attrs({{"relu", int64_t{1}}}), 380));
+  v.push_back(gemm("relu_C_matrix_beta", {5, 7}, {7, 3}, &c53,
+                   attrs({{"beta", 0.5f}, {"relu", int64_t{1}}}), 385));
 
   v.push_back(matmul("2d", {5, 7}, {7, 3}, 400));
   v.push_back(matmul("batched_same", {3, 4, 5}, {3, 5, 6}, 410));
@@ -183,6 +205,11 @@ std::vector<CudaCase> pool_cases() {
   // Overlapping windows over many equal values: the first maximum wins on both devices.
   v.push_back(pool("MaxPool", "ties_overlapping", tied({2, 2, 6, 7}, 540),
                    attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{1, 1}}}), 2));
+  // Windows that tile the plane (kernel = stride): the one-window-per-thread kernels.
+  v.push_back(pool("MaxPool", "tiled_3x3_s3_ties_indices", tied({2, 3, 9, 12}, 560),
+                   attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{3, 3}}}), 2));
+  v.push_back(pool("MaxPool", "2x2_s2_odd_plane", f32({2, 3, 7, 9}, 570),
+                   attrs({{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}})));
   v.push_back(pool("MaxPool", "same_upper_s2", f32({1, 2, 7, 8}, 550),
                    attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}},
                           {"auto_pad", std::string("SAME_UPPER")}})));

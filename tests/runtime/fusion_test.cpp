@@ -1,5 +1,5 @@
-// BatchNorm + Relu fusion (graph/fusion.h): the fused training step computes exactly what the
-// unfused one does, with fewer nodes.
+// Relu fusion (graph/fusion.h): BatchNorm, Gemm or Conv with the Relu after it as one node. The
+// fused training step computes exactly what the unfused one does, with fewer nodes.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -7,6 +7,7 @@
 #include "common/op_harness.h"
 #include "common/paths.h"
 #include "onnx_import/model_io.h"
+#include "graph/fusion.h"
 #include "runtime/trainer.h"
 
 namespace cbt {
@@ -37,6 +38,28 @@ std::map<std::string, Tensor> train(const Graph& model, bool fuse, Graph* step) 
   return trainer.trained_initializers();
 }
 
+// The fused and the unfused step trained the same weights bit for bit, and they did train
+// (at least `min_moved` values left the model's).
+void expect_same_training(const Graph& model, const std::map<std::string, Tensor>& fused,
+                          const std::map<std::string, Tensor>& plain, int min_moved) {
+  ASSERT_EQ(fused.size(), plain.size());
+  int differ = 0;
+  for (const auto& [name, t] : plain) {
+    const Tensor& f = fused.at(name);
+    for (int64_t i = 0; i < t.numel(); ++i)
+      if (t.ptr<float>()[i] != f.ptr<float>()[i]) ++differ;
+  }
+  EXPECT_EQ(differ, 0) << "values that differ between the fused and the unfused step";
+  // The steps did train: the weights moved away from the model's.
+  int moved = 0;
+  for (const auto& [name, t] : plain) {
+    const Tensor& orig = model.initializers.at(name);
+    for (int64_t i = 0; i < t.numel(); ++i)
+      if (t.ptr<float>()[i] != orig.ptr<float>()[i]) ++moved;
+  }
+  EXPECT_GT(moved, min_moved);
+}
+
 TEST(Fusion, BatchNormReluTrainsResNet20BitForBitAsTheSeparateNodes) {
   ImportedModel m = load_model(test::source_path("models/resnet20/resnet20.ts17.onnx"));
   Graph fused_step, plain_step;
@@ -52,22 +75,60 @@ TEST(Fusion, BatchNormReluTrainsResNet20BitForBitAsTheSeparateNodes) {
   EXPECT_EQ(count(fused_step, "ReluGrad", false), count(plain_step, "ReluGrad", false) - 10);
   EXPECT_EQ(fused_step.nodes.size() + 20, plain_step.nodes.size());
 
-  ASSERT_EQ(fused.size(), plain.size());
-  int differ = 0;
-  for (const auto& [name, t] : plain) {
-    const Tensor& f = fused.at(name);
-    for (int64_t i = 0; i < t.numel(); ++i)
-      if (t.ptr<float>()[i] != f.ptr<float>()[i]) ++differ;
-  }
-  EXPECT_EQ(differ, 0) << "values that differ between the fused and the unfused step";
-  // The steps did train: the weights moved away from the model's.
-  int moved = 0;
-  for (const auto& [name, t] : plain) {
-    const Tensor& orig = m.graph.initializers.at(name);
-    for (int64_t i = 0; i < t.numel(); ++i)
-      if (t.ptr<float>()[i] != orig.ptr<float>()[i]) ++moved;
-  }
-  EXPECT_GT(moved, 100000);
+  expect_same_training(m.graph, fused, plain, 100000);
+}
+
+TEST(Fusion, ConvAndGemmReluTrainLeNet5BitForBitAsTheSeparateNodes) {
+  ImportedModel m = load_model(test::source_path("models/lenet5/lenet5.ts17.onnx"));
+  Graph fused_step, plain_step;
+  auto fused = train(m.graph, true, &fused_step);
+  auto plain = train(m.graph, false, &plain_step);
+
+  // LeNet-5: Conv, Relu, MaxPool twice, then Gemm, Relu twice and the output Gemm. Every Relu
+  // follows a Conv or a Gemm; the output Gemm (the logits) keeps its own form.
+  EXPECT_EQ(count(plain_step, "Relu", false), 4);
+  EXPECT_EQ(count(fused_step, "Relu", false), 0);
+  EXPECT_EQ(count(fused_step, "ReluGrad", false), 0);
+  EXPECT_EQ(count(fused_step, "Conv", true), 2);
+  EXPECT_EQ(count(fused_step, "ConvGrad", true), 2);
+  EXPECT_EQ(count(fused_step, "Gemm", true), 2);
+  EXPECT_EQ(count(fused_step, "GemmGrad", true), 2);
+  EXPECT_EQ(count(fused_step, "Gemm", false), 3);
+  EXPECT_EQ(fused_step.nodes.size() + 8, plain_step.nodes.size());
+  expect_same_training(m.graph, fused, plain, 50000);
+}
+
+// A Relu whose input is also read elsewhere, or is the model's output, stays a node of its
+// own: the value before the Relu must exist.
+TEST(Fusion, AReluWhoseInputIsReadElsewhereIsNotFused) {
+  Graph g;
+  auto node = [](std::string op, std::vector<std::string> in, std::string out) {
+    Node n;
+    n.op_type = std::move(op);
+    n.inputs = std::move(in);
+    n.outputs = {std::move(out)};
+    n.name = n.outputs[0];
+    return n;
+  };
+  g.nodes.push_back(node("Gemm", {"x", "w1", "b1"}, "h1"));
+  g.nodes.push_back(node("Relu", {"h1"}, "r1"));
+  g.nodes.push_back(node("Add", {"r1", "h1"}, "s"));  // h1 read twice: not fused
+  g.nodes.push_back(node("Conv", {"s", "w2"}, "h2"));
+  g.nodes.push_back(node("Relu", {"h2"}, "r2"));      // fused
+  g.nodes.push_back(node("Gemm", {"r2", "w3"}, "out"));
+  g.nodes.push_back(node("Relu", {"out"}, "r3"));     // `out` exposed: not fused
+  std::map<std::string, ValueType> types;
+  for (const char* v : {"h1", "r1", "s", "h2", "r2", "out", "r3"})
+    types[v] = ValueType{DType::Float32, {2, 3}};
+  EXPECT_EQ(fuse_relu(g, types, {"out"}), 1);
+  ASSERT_EQ(g.nodes.size(), 6u);
+  EXPECT_EQ(g.nodes[0].attrs.get_int("relu", 0), 0);
+  EXPECT_EQ(g.nodes[3].op_type, "Conv");
+  EXPECT_EQ(g.nodes[3].attrs.get_int("relu", 0), 1);
+  EXPECT_EQ(g.nodes[3].outputs[0], "r2");
+  EXPECT_EQ(types.count("h2"), 0u);
+  EXPECT_EQ(g.nodes[4].attrs.get_int("relu", 0), 0);
+  EXPECT_EQ(g.nodes[5].op_type, "Relu");
 }
 
 }  // namespace
