@@ -123,6 +123,7 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
   to.deterministic = a.deterministic;
   if (device.is_cpu() || !a.threads.empty()) to.cpu_threads = parse_threads(a.threads);
   to.cuda_graphs = a.cuda_graphs == "on";
+  to.graph.fuse = a.fusion == "on";
   to.tf32 = a.precision == "tf32";
   to.measure_conv_algos = a.cudnn_algos == "measure";
   to.gpus = parse_gpus(a.gpus);

@@ -63,6 +63,9 @@ static int run(int argc, char** argv) {
       ->capture_default_str()->check(CLI::IsMember({"fp32", "tf32"}));
   app.add_option("--cuda-graphs", t.cuda_graphs, "replay each learner's iteration as a CUDA graph")
       ->capture_default_str()->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--fusion", t.fusion,
+                 "fold each Relu into the BatchNorm, Gemm or Conv before it (same results, fewer passes)")
+      ->capture_default_str()->check(CLI::IsMember({"on", "off"}));
   app.add_option("--autotune-threshold", t.autotune_threshold,
                  "--learners auto adds learners while throughput rises by more than this")
       ->capture_default_str();
@@ -127,6 +130,8 @@ static int run(int argc, char** argv) {
       ->capture_default_str()->check(CLI::IsMember({"measure", "heuristic"}));
   bench->add_option("--cuda-graphs", ba.train.cuda_graphs, "on or off")->capture_default_str()
       ->check(CLI::IsMember({"on", "off"}));
+  bench->add_option("--fusion", ba.train.fusion, "on or off (Relu folded into the node before it)")
+      ->capture_default_str()->check(CLI::IsMember({"on", "off"}));
   bench->add_option("--warmup", ba.warmup, "rounds before timing")->capture_default_str();
   bench->add_option("--steps", ba.steps, "rounds per timed window (median of 3)")->capture_default_str();
   bench->add_flag("--json", ba.json, "print one JSON object");
