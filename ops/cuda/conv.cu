@@ -89,6 +89,7 @@ struct ConvPlan {
   FilterDesc filter;
   ConvDesc conv;
   AlgoChoice algo[3];  // by ConvOp
+  std::shared_ptr<void> arrivals;  // the bias gradient's channel_reduce counters
   const AlgoChoice& of(ConvOp op) const { return algo[static_cast<int>(op)]; }
   size_t algo_ws() const { return std::max({algo[0].ws, algo[1].ws, algo[2].ws}); }
   size_t pad_bytes() const {
@@ -358,10 +359,11 @@ struct MaskedValueOf {
   }
 };
 
-__global__ void bias_grad_finalize_kernel(const double2* partial, int64_t chunks, int64_t M,
-                                          float* db) {
-  CBT_GRID_STRIDE_LOOP(m, M) db[m] = static_cast<float>(channel_total(partial, chunks, m).x);
-}
+// dB[c] = the channel's total.
+struct BiasFinish {
+  float* db;
+  __device__ void operator()(int64_t c, double2 t) const { db[c] = static_cast<float>(t.x); }
+};
 
 void add_bias(const CudaContext& cc, float* y, const Tensor& b, int64_t N, int64_t M, int64_t P,
               bool relu = false) {
@@ -374,21 +376,22 @@ void add_bias(const CudaContext& cc, float* y, const Tensor& b, int64_t N, int64
   CBT_CUDA_CHECK_LAUNCH();
 }
 
-// dB: (M) = sum of dY: (N, M, P) over N and P; with `mask` (a fused Relu: the fused output Y
-// and the output for dY where Y > 0) the sum of that masked dY, written out on the way.
+// dB: (M) = sum of dY: (N, M, P) over N and P, in one launch (channel_reduce, deterministic);
+// `counters` keeps its arrival counters (null: scratch). With `y` (a fused Relu: the fused
+// output Y) the sum of dY where Y > 0, written to `masked` on the way.
 void bias_grad(const CudaContext& cc, const Tensor& dY, int64_t N, int64_t M, int64_t P,
-               Tensor& dB, const float* y = nullptr, float* masked = nullptr) {
+               Tensor& dB, std::shared_ptr<void>* counters, const float* y = nullptr,
+               float* masked = nullptr) {
   Scratch scratch(cc);
   ChannelSplit split(N, M, P);
   auto* partial = scratch.take<double2>(split.blocks(), "the bias gradient");
+  unsigned* arrivals = arrival_counters(counters, cc, scratch, M);
   const auto* dy = static_cast<const float*>(dY.data());
+  BiasFinish fin{static_cast<float*>(dB.data())};
   if (y)
-    channel_partials(cc, split, MaskedValueOf{dy, y, masked}, partial);
+    channel_reduce(cc, split, MaskedValueOf{dy, y, masked}, partial, arrivals, fin);
   else
-    channel_partials(cc, split, ValueOf{dy}, partial);
-  bias_grad_finalize_kernel<<<blocks_for(M), kThreads, 0, cc.stream>>>(
-      partial, split.chunks, M, static_cast<float*>(dB.data()));
-  CBT_CUDA_CHECK_LAUNCH();
+    channel_reduce(cc, split, ValueOf{dy}, partial, arrivals, fin);
 }
 
 // The image `src` padded into the workspace when the plan needs it, else `src` itself.
@@ -486,7 +489,7 @@ void conv_bwd(KernelContext& ctx) {
   const bool want_db = output_needed(ctx, 2), relu = fused_relu(ctx);
   const float* dy = fused_relu_grad(ctx, 3, 3, !want_db);
   if (want_db)
-    bias_grad(cc, dY, g.N, g.Cg, g.OH * g.OW, ctx.out(2),
+    bias_grad(cc, dY, g.N, g.Cg, g.OH * g.OW, ctx.out(2), &plan->arrivals,
               relu ? static_cast<const float*>(ctx.in(3).data()) : nullptr,
               relu ? static_cast<float*>(ctx.out(3).data()) : nullptr);
   if (!want_dx && !want_dw) return;
@@ -531,7 +534,7 @@ void conv_transpose_bwd(KernelContext& ctx) {
   if (want_dw) ops.push_back(ConvOp::BackwardFilter);
   auto plan = plan_of(ctx, cc, dY.shape(), X.shape(), Wt.shape(), true, ops);
   const ConvGeom& g = plan->g;
-  if (output_needed(ctx, 2)) bias_grad(cc, dY, g.N, g.Ci, g.H * g.W, ctx.out(2));
+  if (output_needed(ctx, 2)) bias_grad(cc, dY, g.N, g.Ci, g.H * g.W, ctx.out(2), &plan->arrivals);
   if (!want_dx && !want_dw) return;
   Scratch scratch(cc);
   float* pad_buf = g.explicit_pad ? scratch.take<float>(g.padded_numel(), "padding") : nullptr;

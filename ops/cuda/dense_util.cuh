@@ -88,22 +88,6 @@ __device__ double2 chunk_sum(const ChannelSplit& d, const F& f, int64_t c, int64
   return make_double2(a0, a1);
 }
 
-// partial[c * chunks + b] = chunk_sum of chunk b of channel c.
-template <class F>
-__global__ void channel_partials_kernel(ChannelSplit d, F f, double2* partial) {
-  __shared__ double shared[32];
-  double2 t = chunk_sum(d, f, blockIdx.x / d.chunks, blockIdx.x % d.chunks, shared);
-  if (threadIdx.x == 0) partial[blockIdx.x] = t;
-}
-
-// Launches channel_partials_kernel on the context's stream.
-template <class F>
-void channel_partials(const CudaContext& cc, const ChannelSplit& d, F f, double2* partial) {
-  channel_partials_kernel<<<static_cast<unsigned>(d.blocks()), kThreads, 0, cc.stream>>>(d, f,
-                                                                                     partial);
-  CBT_CUDA_CHECK_LAUNCH();
-}
-
 // Sum of the chunks of channel c, in chunk order (read through L2: other blocks wrote them).
 __device__ __forceinline__ double2 channel_total(const double2* partial, int64_t chunks,
                                                  int64_t c) {
@@ -115,7 +99,7 @@ __device__ __forceinline__ double2 channel_total(const double2* partial, int64_t
   return t;
 }
 
-// channel_partials_kernel and the per-channel finish in one launch: the last block of
+// The chunk sums (chunk_sum) and the per-channel finish in one launch: the last block of
 // channel c to finish (arrivals[c] counts them; zero before, zero again after) adds the
 // chunks' sums in chunk order and calls fin(c, total). Which block finishes last varies, the
 // order of the sum does not: deterministic.
@@ -139,22 +123,23 @@ __global__ void channel_reduce_kernel(ChannelSplit d, F f, double2* partial, uns
   fin(c, t);
 }
 
-// Zeroed arrival counters for channel_reduce of up to `channels` channels, kept in the node's
-// state across runs (allocated on the first run, which is never captured); when the node has
-// no state or the stream is capturing, zeroed scratch instead (a memset on the stream).
-inline unsigned* arrival_counters(KernelContext& ctx, const CudaContext& cc, Scratch& scratch,
-                                  int64_t channels) {
-  if (ctx.state && *ctx.state) return static_cast<unsigned*>(ctx.state->get());
+// Zeroed arrival counters for channel_reduce of up to `channels` channels, kept in `owner`
+// across runs: allocated and zeroed once, outside a CUDA-graph capture (every launch leaves
+// them zero again). While capturing without them, or without an owner: zeroed scratch (a
+// memset on the stream).
+inline unsigned* arrival_counters(std::shared_ptr<void>* owner, const CudaContext& cc,
+                                  Scratch& scratch, int64_t channels) {
+  if (owner && *owner) return static_cast<unsigned*>(owner->get());
   const size_t bytes = static_cast<size_t>(channels) * sizeof(unsigned);
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
   CBT_CUDA_CHECK(cudaStreamIsCapturing(cc.stream, &capturing));
   unsigned* a = nullptr;
-  if (!ctx.state || capturing != cudaStreamCaptureStatusNone) {
+  if (!owner || capturing != cudaStreamCaptureStatusNone) {
     a = scratch.take<unsigned>(channels, "arrival counters");
   } else {
     CBT_CUDA_CHECK(cudaMalloc(&a, bytes));
     const int device = cc.device;
-    *ctx.state = std::shared_ptr<void>(a, [device](void* p) {
+    *owner = std::shared_ptr<void>(a, [device](void* p) {
       int current = 0;
       (void)cudaGetDevice(&current);
       (void)cudaSetDevice(device);
@@ -164,6 +149,12 @@ inline unsigned* arrival_counters(KernelContext& ctx, const CudaContext& cc, Scr
   }
   CBT_CUDA_CHECK(cudaMemsetAsync(a, 0, bytes, cc.stream));
   return a;
+}
+
+// The same, kept in the node's state.
+inline unsigned* arrival_counters(KernelContext& ctx, const CudaContext& cc, Scratch& scratch,
+                                  int64_t channels) {
+  return arrival_counters(ctx.state, cc, scratch, channels);
 }
 
 // Launches channel_reduce_kernel on the context's stream.
