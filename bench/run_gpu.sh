@@ -12,7 +12,9 @@
 # e.g. the ONNX shared libraries),
 # TTA_SEEDS (default "1 2 3"; quick: "1"), TTA_SEEDS_SLOW (seeds of the slow PyTorch
 # ResNet-20 b=32 run, default "1"), CBT_EXTRA (extra flags for every cbtrain run), PRECISION
-# (fp32, the default: TF32 off on both sides; or tf32: both may use TF32 tensor cores).
+# (fp32, the default: TF32 off on both sides; or tf32: both may use TF32 tensor cores),
+# TPUT_BATCHES (per-learner batches of the throughput stages, comma-separated; default
+# 8,16,32,64, quick: 8,32).
 # lr_sweep: SWEEP_MODEL (resnet20, the default: PyTorch at b=256, to 91%; or lenet5: PyTorch
 # at b=32, to 90%), SWEEP_SCHEDULES (default cosine), SWEEP_EPOCHS (default 10),
 # SWEEP_TORCH_LRS (default "0.05 0.1 0.2 0.4"), SWEEP_CBT_LRS (default "0.02 0.05 0.1 0.2");
@@ -52,13 +54,13 @@ EXTRA=(-- --precision "$PRECISION" "${CBT_EXTRA_ARGS[@]}")
 
 if [ "$MODE" = quick ]; then
   QUICK=--quick
-  TPUT_BATCHES=8,32; CBT_KS=1,4,16,auto
+  TPUT_BATCHES=${TPUT_BATCHES:-8,32}; CBT_KS=1,4,16,auto
   LENET_STEPS=50; RESNET_STEPS=30; CBT_WARMUP=5
   SEEDS=${TTA_SEEDS:-1}; SEEDS_SLOW=${TTA_SEEDS_SLOW:-1}
   E_LENET=3; E_RESNET=3
 else
   QUICK=
-  TPUT_BATCHES=8,16,32,64; CBT_KS=1,2,4,8,16,auto
+  TPUT_BATCHES=${TPUT_BATCHES:-8,16,32,64}; CBT_KS=1,2,4,8,16,auto
   LENET_STEPS=250; RESNET_STEPS=150; CBT_WARMUP=20
   SEEDS=${TTA_SEEDS:-1 2 3}; SEEDS_SLOW=${TTA_SEEDS_SLOW:-1}
   # LeNet-5 gets 30 epochs on both sides: with 32 work queues the auto-tuner takes 10-16

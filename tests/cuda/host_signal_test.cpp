@@ -18,29 +18,31 @@ namespace {
 TEST(HostSignal, TheNumberArrivesAfterTheEarlierWorkAndIsReadWithoutACudaCall) {
   CBT_SKIP_WITHOUT_GPU();
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-  // Two number slots and, after them, the flag that holds the stream.
   void* mem = nullptr;
-  ASSERT_EQ(cudaHostAlloc(&mem, 3 * sizeof(uint64_t), cudaHostAllocMapped | cudaHostAllocPortable), cudaSuccess);
+  ASSERT_EQ(cudaHostAlloc(&mem, 2 * sizeof(uint64_t), cudaHostAllocMapped | cudaHostAllocPortable), cudaSuccess);
   auto* slots = static_cast<uint64_t*>(mem);
   slots[0] = slots[1] = 7;
-  auto* open = reinterpret_cast<uint32_t*>(slots + 2);
-  *open = 0;
   uint64_t* on_device = nullptr;
   ASSERT_EQ(cudaHostGetDevicePointer(reinterpret_cast<void**>(&on_device), mem, 0), cudaSuccess);
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-
-  test::spin_until_set(reinterpret_cast<const uint32_t*>(on_device + 2), stream);
-  cuda::signal_host(on_device + 1, 0x123456789abcULL, stream);
   auto read = [&](int i) { return std::atomic_ref<uint64_t>(slots[i]).load(std::memory_order_acquire); };
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+
+  // Earlier work of 1.5 s on the stream, then the number.
+  const auto t0 = std::chrono::steady_clock::now();
+  test::spin_for(1'500'000'000ULL, stream);
+  cuda::signal_host(on_device + 1, 0x123456789abcULL, stream);
+  const double queued = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_LT(queued, 0.5) << "queueing the two kernels waited for the first";
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_EQ(read(1), 7u) << "the number arrived before the work queued ahead of it";
 
-  std::atomic_ref<uint32_t>(*open).store(1, std::memory_order_release);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const auto deadline = t0 + std::chrono::seconds(20);
   while (read(1) != 0x123456789abcULL && std::chrono::steady_clock::now() < deadline)
     std::this_thread::yield();  // no CUDA call: the watchdog reads the same way
+  const double arrived = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(read(1), 0x123456789abcULL) << "the number never reached host memory";
+  EXPECT_GT(arrived, 1.0) << "the number arrived " << arrived << " s after queueing, before the work";
   EXPECT_EQ(read(0), 7u) << "the neighbouring slot was written";
 
   EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);

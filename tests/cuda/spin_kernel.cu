@@ -1,15 +1,20 @@
-// spin_until_set: see spin_kernel.h.
+// spin_for: see spin_kernel.h.
 #include "spin_kernel.h"
 
 namespace cbt::test {
 namespace {
-__global__ void spin_kernel(const volatile uint32_t* flag) {
-  while (*flag == 0) __nanosleep(1000);
+__device__ uint64_t global_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void spin_kernel(uint64_t ns) {
+  const uint64_t start = global_ns();
+  while (global_ns() - start < ns) __nanosleep(10000);
 }
 }  // namespace
 
-void spin_until_set(const uint32_t* flag, cudaStream_t stream) {
-  spin_kernel<<<1, 1, 0, stream>>>(flag);
-}
+void spin_for(uint64_t ns, cudaStream_t stream) { spin_kernel<<<1, 1, 0, stream>>>(ns); }
 
 }  // namespace cbt::test
