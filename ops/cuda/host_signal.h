@@ -11,4 +11,10 @@ namespace cbt::cuda {
 // host memory (cudaHostAlloc with cudaHostAllocMapped). The host reads it with an atomic load.
 void signal_host(uint64_t* slot, uint64_t value, cudaStream_t stream);
 
+// Loads signal_host's kernel on the current GPU now. CUDA loads a kernel's code lazily at its
+// first launch, and that launch then waits for the work already running on the GPU (seen on
+// the H100 host: the launch returned only when the kernel queued ahead of it ended): a first
+// signal behind a sum that never ends would never return. Call it before the first signal.
+void load_signal_host_kernel();
+
 }  // namespace cbt::cuda

@@ -68,6 +68,10 @@ class NcclAllReduce final : public AllReduce {
       CBT_NCCL_CHECK(ncclCommInitRank(&comms_[g], gpus * pg_->size(), id, pg_->rank() * gpus + g));
     }
     CBT_NCCL_CHECK(ncclGroupEnd());
+    for (int g = 0; g < gpus; ++g) {  // never loaded lazily behind a stalled sum
+      CBT_CUDA_CHECK(cudaSetDevice(devs[g]));
+      cuda::load_signal_host_kernel();
+    }
     CBT_CUDA_CHECK(cudaSetDevice(current));
     // One slot per GPU, in host memory its stream writes to (portable: mapped on every GPU).
     void* done = nullptr;

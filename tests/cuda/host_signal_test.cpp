@@ -28,7 +28,11 @@ TEST(HostSignal, TheNumberArrivesAfterTheEarlierWorkAndIsReadWithoutACudaCall) {
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   auto read = [&](int i) { return std::atomic_ref<uint64_t>(slots[i]).load(std::memory_order_acquire); };
 
-  // Earlier work of 1.5 s on the stream, then the number.
+  // Earlier work of 1.5 s on the stream, then the number. Both kernels are loaded first: a
+  // kernel's first launch loads its code, which waits for the work running on the GPU.
+  cuda::load_signal_host_kernel();
+  test::spin_for(1000, stream);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   const auto t0 = std::chrono::steady_clock::now();
   test::spin_for(1'500'000'000ULL, stream);
   cuda::signal_host(on_device + 1, 0x123456789abcULL, stream);
