@@ -14,15 +14,32 @@ struct Interval {
 };
 }  // namespace
 
+bool is_view_op(const Node& n) {
+  if (n.domain == kCbtDomain) return n.op_type == "ReshapeTo";
+  return n.domain.empty() && (n.op_type == "Flatten" || n.op_type == "Reshape" ||
+                              n.op_type == "Squeeze" || n.op_type == "Unsqueeze");
+}
+
 MemoryPlan plan_memory(const std::vector<Node>& nodes, const std::map<std::string, ValueType>& types,
                        const std::set<std::string>& external,
                        const std::set<std::string>& keep_alive, size_t alignment) {
   MemoryPlan plan;
   plan.alignment = alignment;
   std::map<std::string, Interval> live;
+  auto root = [&](const std::string& v) {
+    auto it = plan.alias.find(v);
+    return it == plan.alias.end() ? v : it->second;
+  };
   for (size_t i = 0; i < nodes.size(); ++i) {
     for (const auto& in : nodes[i].inputs)
-      if (auto it = live.find(in); it != live.end()) it->second.last = i;
+      if (auto it = live.find(root(in)); it != live.end()) it->second.last = i;
+    const Node& n = nodes[i];
+    if (is_view_op(n) && n.has_input(0) && n.outputs.size() == 1 && !n.outputs[0].empty() &&
+        !external.count(n.outputs[0]) && !keep_alive.count(n.outputs[0]) &&
+        !live.count(n.outputs[0]) && !plan.alias.count(n.outputs[0])) {
+      plan.alias[n.outputs[0]] = root(n.inputs[0]);
+      continue;
+    }
     for (const auto& out : nodes[i].outputs) {
       if (out.empty() || external.count(out) || live.count(out)) continue;
       const ValueType& t = types.at(out);

@@ -27,6 +27,14 @@ Program::Program(ProgramSpec spec, Backend& backend)
     const ValueType& t = spec.types.at(name);
     values_[name] = Tensor::view(t.dtype, t.shape, arena_.get() + off, backend.device(), arena_);
   }
+  // View ops' outputs share their input's bytes (their copy kernels then copy nothing).
+  for (const auto& [name, of] : plan_.alias) {
+    auto it = values_.find(of);
+    CBT_CHECK(it != values_.end(), "value ", of, " has no storage for its view ", name);
+    const ValueType& t = spec.types.at(name);
+    values_[name] = Tensor::view(t.dtype, t.shape, it->second.data(), backend.device(),
+                                 it->second.storage());
+  }
   for (const Node& n : nodes_) {
     Step s{&n, find_kernel(n.domain, n.op_type, backend.device().kind), {}, {}, nullptr};
     CBT_MODEL_CHECK(s.fn, "no ", backend.device().str(), " kernel for op ", n.op_type,

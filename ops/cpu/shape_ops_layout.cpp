@@ -12,7 +12,8 @@ using namespace shape_ops;
 // Flatten, Reshape, Squeeze, Unsqueeze, ReshapeTo: same bytes, other shape.
 void copy_kernel(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
-  if (x.nbytes()) std::memcpy(ctx.out(0).data(), x.data(), x.nbytes());
+  // A view planned as an alias of its input (graph/planner.h) shares its bytes: nothing to copy.
+  if (x.nbytes() && ctx.out(0).data() != x.data()) std::memcpy(ctx.out(0).data(), x.data(), x.nbytes());
 }
 
 // y: x with axes permuted, y.shape[k] = x.shape[perm[k]]
