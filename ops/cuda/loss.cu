@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ops/cuda/broadcast.cuh"
+#include "ops/cuda/dense_util.cuh"
 
 namespace cbt::cuda::ew {
 namespace {
@@ -11,14 +12,20 @@ namespace {
 // Blocks of the first pass of a mean; the second pass sums their partials in one block.
 constexpr int64_t kMeanBlocks = 1024;
 
-// out[0] = sum of part[0..n) / divisor (0 when divisor is 0), by one block of kThreads.
+// out[0] = sum of part[0..n) / divisor (0 when divisor is 0), by the calling block of kThreads
+// (read through L2: other blocks may have written `part`).
+template <class T>
+__device__ void finish_mean(const double* part, int64_t n, int64_t divisor, T* out, double* smem) {
+  double acc = 0;
+  for (int64_t i = threadIdx.x; i < n; i += kThreads) acc += __ldcg(part + i);
+  acc = group_reduce<kThreads>(acc, SumOp{}, smem);
+  if (threadIdx.x == 0) out[0] = static_cast<T>(divisor ? acc / divisor : 0.0);
+}
+
 template <class T>
 __global__ void finish_mean_kernel(const double* part, int64_t n, int64_t divisor, T* out) {
   __shared__ double smem[kThreads / 32];
-  double acc = 0;
-  for (int64_t i = threadIdx.x; i < n; i += kThreads) acc += part[i];
-  acc = group_reduce<kThreads>(acc, SumOp{}, smem);
-  if (threadIdx.x == 0) out[0] = static_cast<T>(divisor ? acc / divisor : 0.0);
+  finish_mean(part, n, divisor, out, smem);
 }
 
 // Labels must index a class. The CPU reports a bad label as bad data; a kernel cannot, so a
@@ -29,10 +36,13 @@ __device__ inline bool label_ok(L y, int64_t classes) {
 }
 
 // logits: (N, C); labels: (N); log_probs (optional): (N, C); row_loss: (N), double. One group
-// of G threads per row, exp and sums in double as on the CPU.
+// of G threads per row, exp and sums in double as on the CPU. The last block to finish
+// (`arrival` counts them; zero before and after) writes the mean loss as finish_mean_kernel
+// would, in the same order.
 template <int G, class L>
 __global__ void sce_rows_kernel(const float* x, const L* labels, float* lp, double* row_loss,
-                                int64_t N, int64_t C, double eps) {
+                                int64_t N, int64_t C, double eps, unsigned* arrival,
+                                float* loss) {
   __shared__ float fmem[kThreads / 32];
   __shared__ double dmem[kThreads / 32];
   constexpr int per_block = kThreads / G;
@@ -59,6 +69,15 @@ __global__ void sce_rows_kernel(const float* x, const L* labels, float* lp, doub
                                    : static_cast<double>(NAN);
     }
   }
+  __shared__ bool last;
+  __threadfence();  // this thread's rows are visible before the block's arrival is counted
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(arrival, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  finish_mean(row_loss, N, N, loss, dmem);
+  if (threadIdx.x == 0) *arrival = 0;  // ready for the next launch (CUDA-graph replays too)
 }
 
 // logits: (N, C); labels: (N) int64/int32; outputs loss () and optional log_probs (N, C).
@@ -77,23 +96,21 @@ void softmax_cross_entropy(KernelContext& ctx) {
   }
   Scratch ws(cc);
   double* row_loss = ws.take<double>(N, "softmax cross-entropy row losses");
+  unsigned* arrival = arrival_counters(ctx, cc, ws, 1);
   float* lp = ctx.has_out(1) ? ctx.out(1).ptr<float>() : nullptr;
   auto launch = [&]<class L>() {
     if (C >= 512) {
       sce_rows_kernel<kThreads, L><<<blocks_for(N, 1), kThreads, 0, cc.stream>>>(
-          x.ptr<float>(), labels.ptr<L>(), lp, row_loss, N, C, eps);
+          x.ptr<float>(), labels.ptr<L>(), lp, row_loss, N, C, eps, arrival, loss);
     } else {
       sce_rows_kernel<32, L><<<blocks_for((N + 7) / 8, 1), kThreads, 0, cc.stream>>>(
-          x.ptr<float>(), labels.ptr<L>(), lp, row_loss, N, C, eps);
+          x.ptr<float>(), labels.ptr<L>(), lp, row_loss, N, C, eps, arrival, loss);
     }
     CBT_CUDA_CHECK_LAUNCH();
   };
   if (labels.dtype() == DType::Int64) launch.template operator()<int64_t>();
   else if (labels.dtype() == DType::Int32) launch.template operator()<int32_t>();
   else unsupported_dtype(ctx, labels.dtype());
-  finish_mean_kernel<<<1, kThreads, 0, cc.stream>>>(static_cast<const double*>(row_loss), N, N,
-                                                    loss);
-  CBT_CUDA_CHECK_LAUNCH();
 }
 
 // dLoss: () on the device; log_probs, dLogits: (N, C); labels: (N).
