@@ -60,11 +60,20 @@ void expect_same_training(const Graph& model, const std::map<std::string, Tensor
   EXPECT_GT(moved, min_moved);
 }
 
-TEST(Fusion, BatchNormReluTrainsResNet20BitForBitAsTheSeparateNodes) {
-  ImportedModel m = load_model(test::source_path("models/resnet20/resnet20.ts17.onnx"));
+// A model of models/ trained fused and unfused: both steps and both sets of weights.
+struct FusedAndPlain {
+  ImportedModel model;
   Graph fused_step, plain_step;
-  auto fused = train(m.graph, true, &fused_step);
-  auto plain = train(m.graph, false, &plain_step);
+  std::map<std::string, Tensor> fused, plain;
+  explicit FusedAndPlain(const std::string& path)
+      : model(load_model(test::source_path(path))),
+        fused(train(model.graph, true, &fused_step)),
+        plain(train(model.graph, false, &plain_step)) {}
+};
+
+TEST(Fusion, BatchNormReluTrainsResNet20BitForBitAsTheSeparateNodes) {
+  FusedAndPlain r("models/resnet20/resnet20.ts17.onnx");
+  const Graph &fused_step = r.fused_step, &plain_step = r.plain_step;
 
   // ResNet-20: 19 Relus, 10 of them right after a BatchNorm (the other 9 follow the residual
   // Add); each fused pair also drops its ReluGrad.
@@ -75,14 +84,12 @@ TEST(Fusion, BatchNormReluTrainsResNet20BitForBitAsTheSeparateNodes) {
   EXPECT_EQ(count(fused_step, "ReluGrad", false), count(plain_step, "ReluGrad", false) - 10);
   EXPECT_EQ(fused_step.nodes.size() + 20, plain_step.nodes.size());
 
-  expect_same_training(m.graph, fused, plain, 100000);
+  expect_same_training(r.model.graph, r.fused, r.plain, 100000);
 }
 
 TEST(Fusion, ConvAndGemmReluTrainLeNet5BitForBitAsTheSeparateNodes) {
-  ImportedModel m = load_model(test::source_path("models/lenet5/lenet5.ts17.onnx"));
-  Graph fused_step, plain_step;
-  auto fused = train(m.graph, true, &fused_step);
-  auto plain = train(m.graph, false, &plain_step);
+  FusedAndPlain r("models/lenet5/lenet5.ts17.onnx");
+  const Graph &fused_step = r.fused_step, &plain_step = r.plain_step;
 
   // LeNet-5: Conv, Relu, MaxPool twice, then Gemm, Relu twice and the output Gemm. Every Relu
   // follows a Conv or a Gemm; the output Gemm (the logits) keeps its own form.
@@ -95,7 +102,7 @@ TEST(Fusion, ConvAndGemmReluTrainLeNet5BitForBitAsTheSeparateNodes) {
   EXPECT_EQ(count(fused_step, "GemmGrad", true), 2);
   EXPECT_EQ(count(fused_step, "Gemm", false), 3);
   EXPECT_EQ(fused_step.nodes.size() + 8, plain_step.nodes.size());
-  expect_same_training(m.graph, fused, plain, 50000);
+  expect_same_training(r.model.graph, r.fused, r.plain, 50000);
 }
 
 // A Relu whose input is also read elsewhere, or is the model's output, stays a node of its

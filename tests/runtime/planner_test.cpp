@@ -3,6 +3,7 @@
 // memory than one buffer per value.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <random>
 
 #include "common/op_harness.h"
@@ -32,11 +33,18 @@ TEST(Planner, ChainReusesDeadBuffers) {
   EXPECT_NE(p.offset.at("b"), p.offset.at("c"));
 }
 
-TEST(Planner, ResNet20TrainingStepSavesAtLeast40PercentAndNeverOverlapsLiveValues) {
-  ImportedModel m = load_model(test::source_path("models/resnet20/resnet20.ts17.onnx"));
+// A trainer of a model of models/ at batch `batch` (SGD, lr `lr`).
+std::unique_ptr<Trainer> trainer_of(const std::string& path, int64_t batch, float lr = 0.01f) {
+  ImportedModel m = load_model(test::source_path(path));
   TrainerOptions to;
-  to.batch_size = 32;
-  Trainer trainer(m.graph, to);
+  to.batch_size = batch;
+  to.optimizer.lr = lr;
+  return std::make_unique<Trainer>(m.graph, to);
+}
+
+TEST(Planner, ResNet20TrainingStepSavesAtLeast40PercentAndNeverOverlapsLiveValues) {
+  auto t = trainer_of("models/resnet20/resnet20.ts17.onnx", 32);
+  Trainer& trainer = *t;
   const MemoryPlan& p = trainer.training_program().plan();
   double saved = 1.0 - static_cast<double>(p.arena_bytes) / static_cast<double>(p.naive_bytes);
   std::printf("ResNet-20, batch 32: naive %s, planned %s (%.0f%% saved)\n",
@@ -109,11 +117,8 @@ TEST(Planner, ViewOutputsAliasTheirInputAndKeepItAlive) {
 // same on the CPU with the views planned as aliases: the planner's aliases leave the copy
 // kernels nothing to copy, and the step still trains (the loss falls on a repeated batch).
 TEST(Planner, LeNet5TrainsWithItsViewsAsAliases) {
-  ImportedModel m = load_model(test::source_path("models/lenet5/lenet5.ts17.onnx"));
-  TrainerOptions to;
-  to.batch_size = 8;
-  to.optimizer.lr = 0.05f;
-  Trainer trainer(m.graph, to);
+  auto t = trainer_of("models/lenet5/lenet5.ts17.onnx", 8, 0.05f);
+  Trainer& trainer = *t;
   EXPECT_EQ(trainer.training_program().plan().alias.size(), 2u);
   std::mt19937_64 rng(5);
   Tensor x = test::random_tensor(DType::Float32, {8, 1, 28, 28}, rng());
