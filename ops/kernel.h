@@ -27,6 +27,11 @@ struct KernelContext {
 
 using KernelFn = void (*)(KernelContext&);
 
+// How GPU convolutions choose their library algorithm (--cudnn-algos): time the engines of
+// cuDNN's backend API (measure, the default), time the legacy algorithms with cuDNN's Find
+// (find), or take the legacy heuristic ranking without timing (heuristic).
+enum class ConvAlgos : uint8_t { Engines, Find, Heuristic };
+
 bool register_kernel(const std::string& domain, const std::string& op_type, DeviceKind device,
                      KernelFn fn);
 KernelFn find_kernel(const std::string& domain, const std::string& op_type, DeviceKind device);

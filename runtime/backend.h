@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "graph/tensor.h"
+#include "ops/kernel.h"
 
 namespace cbt {
 
@@ -42,9 +43,10 @@ class Backend {
   // --deterministic: only kernels and library algorithms whose results do not depend on
   // scheduling. The CPU kernels always are (with a fixed thread count).
   virtual void set_deterministic(bool on) {}
-  // Convolution algorithms chosen by measuring them (cuDNN's Find, the default) or by the
-  // library's heuristic ranking (--cudnn-algos heuristic). Only CUDA backends choose.
-  virtual void set_measure_conv_algos(bool on) {}
+  // How convolution algorithms are chosen (--cudnn-algos, ops/kernel.h), for `concurrent`
+  // learners on this device (the candidates are timed that many at once). Only CUDA backends
+  // choose.
+  virtual void set_conv_algos(ConvAlgos how, int concurrent = 1) {}
   // Device bytes this backend holds for itself (workspaces), beyond what it allocated.
   virtual size_t reserved_bytes() const { return 0; }
   // Bytes that can still be allocated on this device (the auto-tuner's memory limit).

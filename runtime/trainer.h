@@ -53,7 +53,7 @@ struct TrainerOptions {
   std::shared_ptr<ProcessGroup> processes;
   bool cuda_graphs = true;    // replay each learner's iteration as a CUDA graph on GPUs
   bool tf32 = false;          // --precision tf32
-  bool measure_conv_algos = true;  // false: --cudnn-algos heuristic
+  ConvAlgos conv_algos = ConvAlgos::Engines;  // --cudnn-algos
   // One thread per CPU kernel in every learner thread, so that reductions run in a fixed
   // order and a run (and a resumed run) gives the same weights bit for bit; on GPUs only
   // deterministic cuDNN algorithms and no atomic sums (Backend::set_deterministic).

@@ -125,7 +125,9 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
   to.cuda_graphs = a.cuda_graphs == "on";
   to.graph.fuse = a.fusion == "on";
   to.tf32 = a.precision == "tf32";
-  to.measure_conv_algos = a.cudnn_algos == "measure";
+  to.conv_algos = a.cudnn_algos == "find"        ? ConvAlgos::Find
+                  : a.cudnn_algos == "heuristic" ? ConvAlgos::Heuristic
+                                                 : ConvAlgos::Engines;
   to.gpus = parse_gpus(a.gpus);
   if (!to.gpus.empty()) to.device = Device{DeviceKind::CUDA, to.gpus[0]};
   if (a.learners == "auto") {

@@ -50,7 +50,7 @@ struct TrainArgs {
   bool force_resume = false;
   bool deterministic = false;
   std::string threads;  // CPU kernel threads per learner: a number or "auto"; "" = 1
-  std::string cudnn_algos = "measure";  // measure (cuDNN's Find) or heuristic
+  std::string cudnn_algos = "measure";  // measure (cuDNN's engines, timed), find or heuristic
   double collective_timeout = 60;  // seconds a rank waits for the others (mpirun)
   float clip_grad_norm = 0.0f;     // 0: off
   float label_smoothing = 0.0f;

@@ -93,9 +93,10 @@ static int run(int argc, char** argv) {
                "bit-identical runs for a seed: one thread per CPU kernel, fixed reduction orders,\n"
                "deterministic cuDNN algorithms and no atomic sums on GPUs");
   app.add_option("--cudnn-algos", t.cudnn_algos,
-                 "GPU convolution algorithms: measure (time cuDNN's candidates once at start-up,\n"
-                 "take the fastest) or heuristic (cuDNN's ranking, no measuring)")
-      ->capture_default_str()->check(CLI::IsMember({"measure", "heuristic"}));
+                 "GPU convolution algorithms: measure (time the engines of cuDNN's backend API once\n"
+                 "at start-up, take the fastest), find (time cuDNN's legacy algorithms) or heuristic\n"
+                 "(cuDNN's legacy ranking, no measuring)")
+      ->capture_default_str()->check(CLI::IsMember({"measure", "find", "heuristic"}));
   app.add_option("--collective-timeout", t.collective_timeout,
                  "seconds a process waits for the others (mpirun) before all stop, naming the missing rank")
       ->capture_default_str()->check(CLI::PositiveNumber);
@@ -126,8 +127,8 @@ static int run(int argc, char** argv) {
   bench->add_option("--threads", ba.train.threads, "CPU: threads of each learner's kernels, or auto (default 1)");
   bench->add_option("--precision", ba.train.precision, "fp32 or tf32")->capture_default_str()
       ->check(CLI::IsMember({"fp32", "tf32"}));
-  bench->add_option("--cudnn-algos", ba.train.cudnn_algos, "measure or heuristic")
-      ->capture_default_str()->check(CLI::IsMember({"measure", "heuristic"}));
+  bench->add_option("--cudnn-algos", ba.train.cudnn_algos, "measure, find or heuristic")
+      ->capture_default_str()->check(CLI::IsMember({"measure", "find", "heuristic"}));
   bench->add_option("--cuda-graphs", ba.train.cuda_graphs, "on or off")->capture_default_str()
       ->check(CLI::IsMember({"on", "off"}));
   bench->add_option("--fusion", ba.train.fusion, "on or off (Relu folded into the node before it)")

@@ -19,6 +19,12 @@ int choose_candidate(const std::vector<AlgoCandidate>& c, bool measured, double 
   return first;
 }
 
+bool engine_allowed(const EngineNotes& n, bool tf32, bool deterministic) {
+  if (n.down_convert || n.reduced_precision || n.fft || n.runtime_compilation) return false;
+  if (n.tensor_core && !tf32) return false;
+  return !(n.nondeterministic && deterministic);
+}
+
 // Find times each algorithm alone, but learners run many convolutions at once, and there the
 // non-deterministic ones (atomic accumulation into the output) lose a margin of that size:
 // ResNet-32 at batch 32 with 16 learners ran 7% faster with the deterministic backward-data

@@ -17,6 +17,21 @@ struct AlgoCandidate {
 // Heuristic ranking: the first usable deterministic one, else the first usable one.
 int choose_candidate(const std::vector<AlgoCandidate>& c, bool measured, double det_slack);
 
+// What cuDNN's backend API notes of an engine, as plain flags.
+struct EngineNotes {
+  bool tensor_core = false;          // runs on tensor cores (TF32 for float32 data)
+  bool down_convert = false;         // converts its inputs to a narrower type
+  bool reduced_precision = false;    // reduces in a narrower type
+  bool fft = false;                  // FFT or Winograd transforms: errors far above FMA rounding
+  bool nondeterministic = false;     // results depend on scheduling (atomic sums)
+  bool runtime_compilation = false;  // compiles a kernel when its plan is built
+};
+
+// Whether cbtrain may run an engine with these notes: never one that narrows its inputs or
+// its sums, computes through FFT or Winograd transforms, or compiles at run time; tensor cores only
+// with `tf32`; under `deterministic` only deterministic ones.
+bool engine_allowed(const EngineNotes& n, bool tf32, bool deterministic);
+
 // The slack the convolutions use: 0.25, or CBT_CONV_DET_SLACK from the environment (a
 // non-negative number; 0 takes the fastest always). Read once.
 double deterministic_slack();

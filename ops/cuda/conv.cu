@@ -8,10 +8,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ops/cuda/algo_choice.h"
+#include "ops/cuda/cudnn_engine.h"
 #include "ops/cuda/cudnn_util.h"
 #include "ops/cuda/dense_util.cuh"
 #include "ops/cuda/fused_relu.cuh"
@@ -72,25 +74,29 @@ ConvGeom make_geom(const Node& node, const Shape& img, const Shape& grid, const 
   return g;
 }
 
-enum class ConvOp : uint8_t { Forward, BackwardData, BackwardFilter };
-
-// The algorithm chosen for one convolution op (a cuDNN algorithm enum of that op), the math
-// type it runs in and its workspace.
+// The algorithm chosen for one convolution op: an engine of cuDNN's backend API, or a legacy
+// algorithm (a cuDNN algorithm enum of that op) with the math type it runs in. An engine
+// choice keeps the legacy fallback algorithm for a call whose pointers the engine's plan
+// cannot take; `ws` covers both.
 struct AlgoChoice {
   int algo = 0;
   cudnnMathType_t math = CUDNN_FMA_MATH;
   size_t ws = 0;
+  std::optional<EngineId> engine;
 };
 
-// Per-node cuDNN state: descriptors and one algorithm per convolution op the node runs.
+// Per-node cuDNN state: descriptors and one algorithm per convolution op the node runs (with
+// its execution plan on this node's handle when it is an engine).
 struct ConvPlan {
   ConvGeom g;
   TensorDesc image, grid;  // image: the padded extent when g.explicit_pad
   FilterDesc filter;
   ConvDesc conv;
   AlgoChoice algo[3];  // by ConvOp
+  std::unique_ptr<EnginePlan> engine[3];
   std::shared_ptr<void> arrivals;  // the bias gradient's channel_reduce counters
   const AlgoChoice& of(ConvOp op) const { return algo[static_cast<int>(op)]; }
+  EnginePlan* engine_of(ConvOp op) const { return engine[static_cast<int>(op)].get(); }
   size_t algo_ws() const { return std::max({algo[0].ws, algo[1].ws, algo[2].ws}); }
   size_t pad_bytes() const {
     return g.explicit_pad ? Scratch::aligned(g.padded_numel() * sizeof(float)) : 0;
@@ -127,6 +133,9 @@ bool usable(const Perf& p, const ConvPlan& plan, const CudaContext& cc, size_t b
   return ws_size(p.algo, &need) == CUDNN_STATUS_SUCCESS && need <= budget;
 }
 
+template <class Algo, class WsFn>
+AlgoChoice fallback_choice(const ConvPlan& plan, size_t budget, WsFn ws_size, Algo fallback, const char* what);
+
 // The algorithm for one convolution op out of cuDNN's ranking `perf`, by choose_candidate
 // (measured or heuristic order, deterministic_slack()). When no candidate qualifies,
 // `fallback` (an implicit-GEMM algorithm, deterministic and supported for every float32
@@ -144,6 +153,13 @@ AlgoChoice pick_algo(const Perf* perf, int n, bool measured, const ConvPlan& pla
   }
   const int chosen = choose_candidate(cands, measured, deterministic_slack());
   if (chosen >= 0) return {static_cast<int>(perf[chosen].algo), perf[chosen].mathType, ws_need[chosen]};
+  return fallback_choice(plan, budget, ws_size, fallback, what);
+}
+
+// The legacy `fallback` algorithm with FMA math, or a model error when its workspace does not
+// fit `budget`.
+template <class Algo, class WsFn>
+AlgoChoice fallback_choice(const ConvPlan& plan, size_t budget, WsFn ws_size, Algo fallback, const char* what) {
   CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, CUDNN_FMA_MATH));
   size_t need = 0;
   bool ok = ws_size(fallback, &need) == CUDNN_STATUS_SUCCESS && need <= budget;
@@ -230,17 +246,42 @@ void log_choice(const char* what, const ConvGeom& g, const Perf* perf, int n, co
   std::fprintf(stderr, "%s chosen: %d (%zu B)\n", line.c_str(), c.algo, c.ws);
 }
 
-// Find runs every candidate once on cuDNN's own buffers (allocated and synchronised: the
-// first run of a step program, never inside a CUDA-graph capture).
+// The convolution of a plan in the terms of cuDNN's backend API.
+EngineConv engine_conv(const ConvGeom& g) {
+  EngineConv c;
+  const int64_t image[4] = {g.N, g.Ci, g.explicit_pad ? g.HP : g.H, g.explicit_pad ? g.WP : g.W};
+  const int64_t filter[4] = {g.Cg, g.Ci / g.G, g.KH, g.KW}, grid[4] = {g.N, g.Cg, g.OH, g.OW};
+  std::copy(image, image + 4, c.image);
+  std::copy(filter, filter + 4, c.filter);
+  std::copy(grid, grid + 4, c.grid);
+  c.pad[0] = g.explicit_pad ? 0 : g.PH, c.pad[1] = g.explicit_pad ? 0 : g.PW;
+  c.stride[0] = g.SH, c.stride[1] = g.SW, c.dilation[0] = g.DH, c.dilation[1] = g.DW;
+  return c;
+}
+
+// By default the engines of cuDNN's backend API are timed on buffers of their own (the first
+// run of a step program, never inside a CUDA-graph capture); when none can run, or with
+// --cudnn-algos find, Find runs every legacy algorithm once on cuDNN's own buffers; with
+// --cudnn-algos heuristic the legacy ranking decides without timing.
 template <ConvOp op>
 AlgoChoice choose_algo(const CudaContext& cc, const ConvPlan& p, size_t budget) {
   using Calls = OpCalls<op>;
+  auto ws = [&](typename Calls::Algo a, size_t* bytes) { return Calls::ws(cc.cudnn, p, a, bytes); };
+  if (cc.conv_algos == ConvAlgos::Engines) {
+    EngineSearch search{cc.tf32, cc.deterministic, budget, deterministic_slack(), cc.conv_concurrency,
+                        log_conv_algos()};
+    if (auto id = choose_engine(cc.cudnn, cc.stream, engine_conv(p.g), op, search)) {
+      AlgoChoice c = fallback_choice(p, budget, ws, Calls::kFallback, Calls::kName);
+      c.ws = std::max(c.ws, id->workspace);
+      c.engine = std::move(id);
+      return c;
+    }
+  }
+  const bool measure = cc.conv_algos != ConvAlgos::Heuristic;
   typename Calls::Perf perf[16];
   int n = 0;
-  CBT_CUDNN_CHECK(Calls::rank(cc.cudnn, p, cc.measure_conv_algos, perf, &n));
-  auto ws = [&](typename Calls::Algo a, size_t* bytes) { return Calls::ws(cc.cudnn, p, a, bytes); };
-  AlgoChoice c = pick_algo(perf, n, cc.measure_conv_algos, p, cc, budget, ws, Calls::kFallback,
-                           Calls::kName);
+  CBT_CUDNN_CHECK(Calls::rank(cc.cudnn, p, measure, perf, &n));
+  AlgoChoice c = pick_algo(perf, n, measure, p, cc, budget, ws, Calls::kFallback, Calls::kName);
   if (log_conv_algos()) log_choice(Calls::kName, p.g, perf, n, c);
   return c;
 }
@@ -252,7 +293,7 @@ struct AlgoKey {
   bool operator<(const AlgoKey& o) const { return dims < o.dims; }
 };
 AlgoKey algo_key(const CudaContext& cc, const ConvGeom& g, ConvOp op, size_t budget) {
-  return {{cc.device, static_cast<int64_t>(op), cc.tf32, cc.deterministic, cc.measure_conv_algos,
+  return {{cc.device, static_cast<int64_t>(op), cc.tf32, cc.deterministic, static_cast<int64_t>(cc.conv_algos), cc.conv_concurrency,
            static_cast<int64_t>(budget), g.N, g.Ci, g.Cg, g.G, g.H, g.W, g.KH, g.KW, g.SH, g.SW,
            g.DH, g.DW, g.PH, g.PW, g.OH, g.OW, g.explicit_pad}};
 }
@@ -264,6 +305,19 @@ std::mutex& algo_cache_mutex() {
 std::map<AlgoKey, AlgoChoice>& algo_cache() {
   static std::map<AlgoKey, AlgoChoice> cache;
   return cache;
+}
+
+// The chosen engine's execution plan on this context's handle; null (the legacy fallback
+// algorithm runs) if it cannot be built there.
+std::unique_ptr<EnginePlan> engine_plan(const CudaContext& cc, const ConvGeom& g, ConvOp op, const AlgoChoice& c) {
+  try {
+    auto plan = std::make_unique<EnginePlan>(cc.cudnn, engine_conv(g), op, *c.engine);
+    if (plan->workspace() <= c.ws) return plan;
+  } catch (const std::exception& e) {
+    if (log_conv_algos()) std::fprintf(stderr, "cbtrain conv engines: engine %lld not built: %s\n",
+                                       static_cast<long long>(c.engine->global_index), e.what());
+  }
+  return nullptr;
 }
 
 std::shared_ptr<ConvPlan> make_plan(const CudaContext& cc, const ConvGeom& geom,
@@ -300,6 +354,7 @@ std::shared_ptr<ConvPlan> make_plan(const CudaContext& cc, const ConvGeom& geom,
                                                      : choose_algo<ConvOp::BackwardFilter>(cc, p, budget);
     algo_cache().emplace(key, choice);
     p.algo[static_cast<int>(op)] = choice;
+    if (choice.engine) p.engine[static_cast<int>(op)] = engine_plan(cc, g, op, choice);
   }
   return plan;
 }
@@ -427,8 +482,16 @@ struct ConvRunner {
     CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv, c.math));
     return c;
   }
+  // The op's engine plan, when it has one and every pointer has the plan's alignment.
+  EnginePlan* engine(ConvOp op, const void* a, const void* b, const void* c) const {
+    EnginePlan* e = p.engine_of(op);
+    for (const void* ptr : {a, b, c, static_cast<const void*>(ws)})
+      if (reinterpret_cast<uintptr_t>(ptr) % kEngineAlignment != 0) return nullptr;
+    return e;
+  }
   // grid = conv(image, w)
   void forward(const float* image, const void* w, void* grid) {
+    if (EnginePlan* e = engine(ConvOp::Forward, image, w, grid)) return e->run(h, image, w, grid, ws);
     const AlgoChoice& c = use(ConvOp::Forward);
     CBT_CUDNN_CHECK(cudnnConvolutionForward(h, &one, p.image, image, p.filter, w, p.conv,
                                             static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), ws,
@@ -436,6 +499,7 @@ struct ConvRunner {
   }
   // image = conv^T(grid, w)
   void backward_data(const void* w, const void* grid, float* image) {
+    if (EnginePlan* e = engine(ConvOp::BackwardData, image, w, grid)) return e->run(h, image, w, grid, ws);
     const AlgoChoice& c = use(ConvOp::BackwardData);
     CBT_CUDNN_CHECK(cudnnConvolutionBackwardData(h, &one, p.filter, w, p.grid, grid, p.conv,
                                                  static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo),
@@ -443,6 +507,7 @@ struct ConvRunner {
   }
   // dw = correlation of image and grid
   void backward_filter(const float* image, const void* grid, void* dw) {
+    if (EnginePlan* e = engine(ConvOp::BackwardFilter, image, dw, grid)) return e->run(h, image, dw, grid, ws);
     const AlgoChoice& c = use(ConvOp::BackwardFilter);
     CBT_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
         h, &one, p.image, image, p.grid, grid, p.conv,

@@ -8,6 +8,7 @@
 #include <cstddef>
 
 #include "graph/errors.h"
+#include "ops/kernel.h"
 #include "ops/cuda/workspace.h"
 
 namespace cbt::cuda {
@@ -29,9 +30,10 @@ struct CudaContext {
   // --deterministic: only kernels and library algorithms whose results do not depend on
   // scheduling (no atomics, deterministic cuDNN algorithms)
   bool deterministic = false;
-  // cuDNN convolution algorithms: the fastest measured by cuDNN's Find (default), or the first
-  // of its heuristic ranking (--cudnn-algos heuristic: no measuring at start-up).
-  bool measure_conv_algos = true;
+  // cuDNN convolution algorithms (--cudnn-algos): engines of the backend API timed at
+  // start-up (default), the legacy algorithms timed by Find, or the legacy heuristic ranking.
+  ConvAlgos conv_algos = ConvAlgos::Engines;
+  int conv_concurrency = 1;  // learners of this GPU: the engines are timed that many at once
 };
 
 // Carves 256-byte aligned temporaries out of cc.workspace for the duration of one kernel

@@ -75,7 +75,10 @@ class CudaBackend final : public Backend {
   void set_tf32(bool on);
   void allow_tf32(bool on) override { set_tf32(on); }
   void set_deterministic(bool on) override { ctx_.deterministic = on; }
-  void set_measure_conv_algos(bool on) override { ctx_.measure_conv_algos = on; }
+  void set_conv_algos(ConvAlgos how, int concurrent = 1) override {
+    ctx_.conv_algos = how;
+    ctx_.conv_concurrency = concurrent;
+  }
   bool tf32() const { return ctx_.tf32; }
   cudaStream_t stream() const { return stream_.get(); }
   cuda::CudaContext& context() { return ctx_; }

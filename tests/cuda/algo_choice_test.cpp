@@ -44,6 +44,28 @@ TEST(AlgoChoice, HeuristicRankingPrefersAnyDeterministicCandidate) {
   EXPECT_EQ(choose_candidate({cand(0, false), cand(0, false)}, false, 0.25), 0);
 }
 
+TEST(AlgoChoice, EnginesThatChangeTheArithmeticAreNotAllowed) {
+  const EngineNotes plain;
+  EXPECT_TRUE(engine_allowed(plain, false, false));
+  EXPECT_TRUE(engine_allowed(plain, false, true));
+  EngineNotes tc;
+  tc.tensor_core = true;  // TF32 for float32 data: only with --precision tf32
+  EXPECT_FALSE(engine_allowed(tc, false, false));
+  EXPECT_TRUE(engine_allowed(tc, true, false));
+  EngineNotes nd;
+  nd.nondeterministic = true;  // atomic sums: not under --deterministic
+  EXPECT_TRUE(engine_allowed(nd, false, false));
+  EXPECT_FALSE(engine_allowed(nd, false, true));
+  // Never, whatever the flags: narrower inputs or sums, FFT or Winograd, run-time compiling.
+  for (bool EngineNotes::*flag : {&EngineNotes::down_convert, &EngineNotes::reduced_precision, &EngineNotes::fft,
+                                  &EngineNotes::runtime_compilation}) {
+    EngineNotes n;
+    n.*flag = true;
+    for (bool tf32 : {false, true})
+      for (bool det : {false, true}) EXPECT_FALSE(engine_allowed(n, tf32, det));
+  }
+}
+
 TEST(AlgoChoice, TheChoiceIsAlwaysUsableAndNeverSlowerThanTheSlackAllows) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> ms(0.01f, 1.0f);

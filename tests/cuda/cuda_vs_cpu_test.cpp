@@ -12,6 +12,7 @@
 #include "common/gpu.h"
 #include "common/op_harness.h"
 #include "cuda/cuda_cases.h"
+#include "ops/cuda/cudnn_engine.h"
 #include "runtime/cuda/cuda_backend.h"
 
 namespace cbt::test {
@@ -277,6 +278,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, CudaVsCpu, ::testing::Range<size_t>(0, cuda_case
                          });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CudaVsCpu);
 
+bool is_convolution_case(const CudaCase& c) { return c.name.rfind("Conv", 0) == 0; }
+
 // --deterministic swaps the atomic GatherGrad for an ordered one and restricts cuDNN to
 // deterministic algorithms: the summing cases must still match the CPU on such a backend.
 TEST(CudaDeterministic, SummingAndConvolutionCasesMatchTheCpu) {
@@ -288,13 +291,47 @@ TEST(CudaDeterministic, SummingAndConvolutionCasesMatchTheCpu) {
   }();
   int ran = 0;
   for (const CudaCase& c : cuda_cases()) {
-    const bool wanted = c.name.rfind("Gather/", 0) == 0 || c.name.rfind("Conv", 0) == 0;
+    const bool wanted = c.name.rfind("Gather/", 0) == 0 || is_convolution_case(c);
     if (!wanted) continue;
     ++ran;
     Outcome r = run_case(c, det);
     EXPECT_TRUE(r.failures.empty()) << c.name << ":\n" << join(r.failures);
   }
   EXPECT_GE(ran, 10);
+}
+
+// The default backend runs its convolutions on engines of cuDNN's backend API (the Conv
+// cases above compare their results with the CPU): check that they really take that path.
+TEST(CudaConvAlgos, TheConvolutionCasesRunOnCudnnEngines) {
+  CBT_SKIP_WITHOUT_GPU();
+  const uint64_t before = cuda::engine_runs();
+  int ran = 0;
+  for (const CudaCase& c : cuda_cases()) {
+    if (!is_convolution_case(c)) continue;
+    ++ran;
+    Outcome r = run_case(c, &gpu());
+    EXPECT_TRUE(r.failures.empty()) << c.name << ":\n" << join(r.failures);
+  }
+  EXPECT_GE(ran, 10);
+  // Each case runs at least a forward and a backward convolution.
+  EXPECT_GE(cuda::engine_runs() - before, static_cast<uint64_t>(2 * ran));
+}
+
+// --cudnn-algos find and heuristic choose among cuDNN's legacy algorithms and run them
+// through the legacy calls: the same cases must match the CPU there, without an engine.
+TEST(CudaConvAlgos, LegacyFindAndHeuristicChoicesMatchTheCpu) {
+  CBT_SKIP_WITHOUT_GPU();
+  for (ConvAlgos how : {ConvAlgos::Find, ConvAlgos::Heuristic}) {
+    std::unique_ptr<Backend> b = make_cuda_backend(0);
+    b->set_conv_algos(how);
+    const uint64_t before = cuda::engine_runs();
+    for (const CudaCase& c : cuda_cases()) {
+      if (!is_convolution_case(c)) continue;
+      Outcome r = run_case(c, b.get());
+      EXPECT_TRUE(r.failures.empty()) << c.name << " (" << static_cast<int>(how) << "):\n" << join(r.failures);
+    }
+    EXPECT_EQ(cuda::engine_runs(), before) << "legacy mode " << static_cast<int>(how) << " ran an engine";
+  }
 }
 
 // The two checks below read only the registries and run the CPU side, so they also guard

@@ -1,0 +1,506 @@
+// cuDNN's backend API for one convolution op: operation graph, heuristics, engine choice by
+// timing, execution plans.
+#include "ops/cuda/cudnn_engine.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "ops/cuda/algo_choice.h"
+#include "ops/cuda/cuda_context.h"
+
+namespace cbt::cuda {
+namespace {
+
+// Owner of one backend descriptor.
+class Desc {
+ public:
+  explicit Desc(cudnnBackendDescriptorType_t type) {
+    CBT_CUDNN_CHECK(cudnnBackendCreateDescriptor(type, &d_));
+  }
+  ~Desc() {
+    if (d_) cudnnBackendDestroyDescriptor(d_);
+  }
+  Desc(const Desc&) = delete;
+  Desc& operator=(const Desc&) = delete;
+  Desc(Desc&& o) noexcept : d_(std::exchange(o.d_, nullptr)) {}
+  Desc& operator=(Desc&& o) noexcept {
+    std::swap(d_, o.d_);
+    return *this;
+  }
+  cudnnBackendDescriptor_t get() const { return d_; }
+  cudnnBackendDescriptor_t* ptr() { return &d_; }
+
+  template <class T>
+  Desc& set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, const T* values,
+            int64_t count = 1) {
+    CBT_CUDNN_CHECK(cudnnBackendSetAttribute(d_, name, type, count, values));
+    return *this;
+  }
+  Desc& set_desc(cudnnBackendAttributeName_t name, const Desc& d) {
+    cudnnBackendDescriptor_t raw = d.get();
+    return set(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, &raw);
+  }
+  void finalize() { CBT_CUDNN_CHECK(cudnnBackendFinalize(d_)); }
+  cudnnStatus_t try_finalize() { return cudnnBackendFinalize(d_); }
+
+ private:
+  cudnnBackendDescriptor_t d_ = nullptr;
+};
+
+std::atomic<uint64_t> g_engine_runs{0};
+
+// Tensor unique ids by role.
+constexpr int64_t kImage = 1, kFilter = 2, kGrid = 3;
+
+Desc tensor(int64_t uid, const int64_t (&dims)[4]) {
+  const int64_t strides[4] = {dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1};
+  const cudnnDataType_t type = CUDNN_DATA_FLOAT;
+  const int64_t align = static_cast<int64_t>(kEngineAlignment);
+  Desc t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, &type)
+      .set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, dims, 4)
+      .set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, strides, 4)
+      .set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, &uid)
+      .set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, &align);
+  t.finalize();
+  return t;
+}
+
+}  // namespace
+
+// The operation graph of one convolution op and everything it refers to.
+struct EnginePlan::Parts {
+  Desc image{CUDNN_BACKEND_TENSOR_DESCRIPTOR}, filter{CUDNN_BACKEND_TENSOR_DESCRIPTOR},
+      grid{CUDNN_BACKEND_TENSOR_DESCRIPTOR};
+  Desc conv{CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR};
+  Desc op{CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR};
+  Desc graph{CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR};
+  Desc engine{CUDNN_BACKEND_ENGINE_DESCRIPTOR};
+  std::vector<Desc> knobs;
+  Desc config{CUDNN_BACKEND_ENGINECFG_DESCRIPTOR};
+  Desc plan{CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR};
+  Desc pack{CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR};
+};
+
+namespace {
+
+using Parts = EnginePlan::Parts;
+
+// Fills the tensors, convolution, op and operation graph of `p` for `op` on `handle`.
+void build_graph(Parts& p, cudnnHandle_t handle, const EngineConv& c, ConvOp op) {
+  p.image = tensor(kImage, c.image);
+  p.filter = tensor(kFilter, c.filter);
+  p.grid = tensor(kGrid, c.grid);
+  const cudnnDataType_t comp = CUDNN_DATA_FLOAT;
+  const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  const int64_t dims = 2;
+  p.conv.set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, &comp)
+      .set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, &mode)
+      .set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, &dims)
+      .set(CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, c.dilation, 2)
+      .set(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, c.stride, 2)
+      .set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, c.pad, 2)
+      .set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, c.pad, 2);
+  p.conv.finalize();
+  const float alpha = 1.0f, beta = 0.0f;
+  switch (op) {
+    case ConvOp::Forward:
+      p.op = Desc(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+      p.op.set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, p.image)
+          .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, p.filter)
+          .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, p.grid)
+          .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, p.conv)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, &alpha)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, &beta);
+      break;
+    case ConvOp::BackwardData:
+      p.op = Desc(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR);
+      p.op.set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, p.image)
+          .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, p.filter)
+          .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, p.grid)
+          .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, p.conv)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_TYPE_FLOAT, &alpha)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, CUDNN_TYPE_FLOAT, &beta);
+      break;
+    case ConvOp::BackwardFilter:
+      p.op = Desc(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR);
+      p.op.set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, p.image)
+          .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, p.filter)
+          .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, p.grid)
+          .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, p.conv)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_TYPE_FLOAT, &alpha)
+          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, CUDNN_TYPE_FLOAT, &beta);
+      break;
+  }
+  p.op.finalize();
+  p.graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &handle).set_desc(CUDNN_ATTR_OPERATIONGRAPH_OPS, p.op);
+  p.graph.finalize();
+}
+
+// The execution plan of `config` on `handle`, or CUDNN_STATUS_* of the failed finalize.
+cudnnStatus_t build_plan(Parts& p, cudnnHandle_t handle, const Desc& config, size_t* workspace) {
+  p.plan = Desc(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+  p.plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, &handle)
+      .set_desc(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, config);
+  cudnnStatus_t st = p.plan.try_finalize();
+  if (st != CUDNN_STATUS_SUCCESS) return st;
+  int64_t n = 0, bytes = 0;
+  st = cudnnBackendGetAttribute(p.plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n, &bytes);
+  *workspace = static_cast<size_t>(std::max<int64_t>(bytes, 0));
+  return st;
+}
+
+// The engine of a heuristics result: identity and notes.
+struct Candidate {
+  EngineId id;
+  EngineNotes notes;
+  bool fallback = false;  // from the fallback list: the plain implicit-GEMM engines
+  Desc config{CUDNN_BACKEND_ENGINECFG_DESCRIPTOR};
+};
+
+bool describe(Candidate& c) {
+  Desc engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  int64_t n = 0;
+  if (cudnnBackendGetAttribute(c.config.get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n,
+                               engine.ptr()) != CUDNN_STATUS_SUCCESS ||
+      cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n,
+                               &c.id.global_index) != CUDNN_STATUS_SUCCESS)
+    return false;
+  cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+  int64_t nn = 0;
+  if (cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                               CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &nn, notes) != CUDNN_STATUS_SUCCESS)
+    return false;
+  for (int64_t i = 0; i < nn; ++i) {
+    switch (notes[i]) {
+      case CUDNN_NUMERICAL_NOTE_TENSOR_CORE: c.notes.tensor_core = true; break;
+      case CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS: c.notes.down_convert = true; break;
+      case CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION: c.notes.reduced_precision = true; break;
+      case CUDNN_NUMERICAL_NOTE_FFT:
+      case CUDNN_NUMERICAL_NOTE_WINOGRAD:
+      case CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_4x4:
+      case CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_6x6:
+      case CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_13x13: c.notes.fft = true; break;
+      case CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC: c.notes.nondeterministic = true; break;
+      default: break;
+    }
+  }
+  cudnnBackendBehaviorNote_t behaviour[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
+  int64_t nb = 0;
+  if (cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
+                               CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &nb, behaviour) == CUDNN_STATUS_SUCCESS)
+    for (int64_t i = 0; i < nb; ++i)
+      if (behaviour[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) c.notes.runtime_compilation = true;
+  c.id.deterministic = !c.notes.nondeterministic;
+  // The knob settings: how to build the same configuration on another handle.
+  std::vector<Desc> knobs;
+  for (int i = 0; i < CUDNN_KNOB_TYPE_COUNTS; ++i) knobs.emplace_back(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR);
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (auto& k : knobs) raw.push_back(k.get());
+  int64_t nk = 0;
+  if (cudnnBackendGetAttribute(c.config.get(), CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                               static_cast<int64_t>(raw.size()), &nk, raw.data()) != CUDNN_STATUS_SUCCESS)
+    return false;
+  for (int64_t i = 0; i < nk; ++i) {
+    cudnnBackendKnobType_t type{};
+    int64_t value = 0, m = 0;
+    if (cudnnBackendGetAttribute(raw[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &m, &type) !=
+            CUDNN_STATUS_SUCCESS ||
+        cudnnBackendGetAttribute(raw[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &m, &value) !=
+            CUDNN_STATUS_SUCCESS)
+      return false;
+    c.id.knobs.emplace_back(static_cast<int64_t>(type), value);
+  }
+  return true;
+}
+
+// The engine configurations cuDNN's heuristics of `mode` propose, in their order.
+std::vector<Candidate> heuristics(const Parts& p, cudnnBackendHeurMode_t mode) {
+  std::vector<Candidate> out;
+  Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+  heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, p.graph).set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &mode);
+  if (heur.try_finalize() != CUDNN_STATUS_SUCCESS) return out;
+  int64_t count = 0;
+  if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
+                               nullptr) != CUDNN_STATUS_SUCCESS || count <= 0)
+    return out;
+  out.resize(static_cast<size_t>(count));
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (auto& c : out) raw.push_back(c.config.get());
+  int64_t got = 0;
+  if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got,
+                               raw.data()) != CUDNN_STATUS_SUCCESS)
+    return {};
+  out.resize(static_cast<size_t>(std::clamp<int64_t>(got, 0, count)));
+  return out;
+}
+
+// Device buffers for timing, freed on every path.
+struct DeviceBuffer {
+  void* p = nullptr;
+  explicit DeviceBuffer(size_t bytes) {
+    if (bytes && cudaMalloc(&p, bytes) != cudaSuccess) {
+      p = nullptr;
+      (void)cudaGetLastError();
+    }
+  }
+  // Values in [-1, 1) from a fixed sequence: inputs whose products tell engines apart.
+  void fill_random(size_t count, uint64_t seed) {
+    std::vector<float> host(count);
+    for (float& v : host) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      v = static_cast<float>(seed >> 40) / 8388608.0f - 1.0f;
+    }
+    CBT_CUDA_CHECK(cudaMemcpy(p, host.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+  }
+  std::vector<float> download(size_t count) const {
+    std::vector<float> host(count);
+    CBT_CUDA_CHECK(cudaMemcpy(host.data(), p, count * sizeof(float), cudaMemcpyDeviceToHost));
+    return host;
+  }
+  ~DeviceBuffer() {
+    if (p) cudaFree(p);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+size_t numel_of(const int64_t (&d)[4]) { return static_cast<size_t>(d[0] * d[1] * d[2] * d[3]); }
+size_t bytes_of(const int64_t (&d)[4]) { return numel_of(d) * sizeof(float); }
+
+// The largest difference from `ref`, relative to ref's largest magnitude.
+double relative_error(const std::vector<float>& got, const std::vector<float>& ref) {
+  double diff = 0, scale = 1e-30;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    diff = std::max(diff, std::abs(static_cast<double>(got[i]) - ref[i]));
+    scale = std::max(scale, std::abs(static_cast<double>(ref[i])));
+  }
+  return diff / scale;
+}
+
+Desc variant_pack(const void* image, const void* filter, const void* grid, void* ws) {
+  const int64_t uids[3] = {kImage, kFilter, kGrid};
+  void* ptrs[3] = {const_cast<void*>(image), const_cast<void*>(filter), const_cast<void*>(grid)};
+  Desc pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids, 3)
+      .set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, ptrs, 3)
+      .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &ws);
+  pack.finalize();
+  return pack;
+}
+
+const char* op_name(ConvOp op) {
+  return op == ConvOp::Forward ? "forward" : op == ConvOp::BackwardData ? "backward-data" : "backward-filter";
+}
+
+// Events and streams for timing, released on every path.
+struct Events {
+  std::vector<cudaEvent_t> e;
+  explicit Events(size_t n) : e(n, nullptr) {
+    for (auto& x : e) CBT_CUDA_CHECK(cudaEventCreateWithFlags(&x, n > 2 ? cudaEventDisableTiming : cudaEventDefault));
+  }
+  ~Events() {
+    for (auto x : e) cudaEventDestroy(x);
+  }
+};
+struct Streams {
+  std::vector<cudaStream_t> s;
+  explicit Streams(size_t n) : s(n, nullptr) {
+    for (auto& x : s) CBT_CUDA_CHECK(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking));
+  }
+  ~Streams() {
+    for (auto x : s) cudaStreamDestroy(x);
+  }
+};
+struct Graph {
+  cudaGraph_t g = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  ~Graph() {
+    if (exec) cudaGraphExecDestroy(exec);
+    if (g) cudaGraphDestroy(g);
+  }
+};
+
+// Milliseconds per convolution when `packs.size()` copies run side by side, as the learners
+// of a GPU run them: `reps` runs of each copy on a stream of its own, captured as one CUDA
+// graph (so that the host's launch cost does not count, as in a replayed step) and replayed
+// twice, the second replay timed. Negative when a run or the capture fails.
+float time_plan(const Parts& p, cudnnHandle_t handle, cudaStream_t stream, const std::vector<Desc>& packs,
+                const Streams& side, int reps) {
+  const size_t n = packs.size();
+  for (const Desc& pack : packs)  // once outside the graph: an engine's first run may set itself up
+    if (cudnnBackendExecute(handle, p.plan.get(), pack.get()) != CUDNN_STATUS_SUCCESS) return -1;
+  Events fork(1), joins(n + 2), timing(2);
+  Graph graph;
+  bool ok = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess &&
+            cudaEventRecord(fork.e[0], stream) == cudaSuccess;
+  for (size_t i = 0; ok && i < n; ++i) {
+    ok = cudaStreamWaitEvent(side.s[i], fork.e[0], 0) == cudaSuccess &&
+         cudnnSetStream(handle, side.s[i]) == CUDNN_STATUS_SUCCESS;
+    for (int r = 0; ok && r < reps; ++r)
+      ok = cudnnBackendExecute(handle, p.plan.get(), packs[i].get()) == CUDNN_STATUS_SUCCESS;
+    ok = ok && cudaEventRecord(joins.e[i], side.s[i]) == cudaSuccess &&
+         cudaStreamWaitEvent(stream, joins.e[i], 0) == cudaSuccess;
+  }
+  cudnnSetStream(handle, stream);
+  const bool ended = cudaStreamEndCapture(stream, &graph.g) == cudaSuccess;  // always end the capture
+  ok = ok && ended && cudaGraphInstantiate(&graph.exec, graph.g, 0) == cudaSuccess &&
+       cudaGraphLaunch(graph.exec, stream) == cudaSuccess && cudaEventRecord(timing.e[0], stream) == cudaSuccess &&
+       cudaGraphLaunch(graph.exec, stream) == cudaSuccess && cudaEventRecord(timing.e[1], stream) == cudaSuccess &&
+       cudaEventSynchronize(timing.e[1]) == cudaSuccess;
+  float ms = -1;
+  if (ok && cudaEventElapsedTime(&ms, timing.e[0], timing.e[1]) == cudaSuccess)
+    ms /= static_cast<float>(reps) * static_cast<float>(n);
+  else
+    ms = -1;
+  (void)cudaGetLastError();
+  return ms;
+}
+
+}  // namespace
+
+std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream, const EngineConv& conv,
+                                      ConvOp op, const EngineSearch& search) {
+  CBT_CUDNN_CHECK(cudnnSetStream(handle, stream));
+  Parts p;
+  build_graph(p, handle, conv, op);
+  // The heuristics' first few allowed engines, then the fallback list (the plain implicit-GEMM
+  // engines of the legacy algorithms), without repeats.
+  constexpr size_t kMaxHeuristic = 8;
+  constexpr double kMaxRelativeError = 1e-4;
+  std::vector<Candidate> cands;
+  for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    for (Candidate& c : heuristics(p, mode)) {
+      if (mode == CUDNN_HEUR_MODE_A && cands.size() >= kMaxHeuristic) break;
+      if (!describe(c) || !engine_allowed(c.notes, search.tf32, search.deterministic)) continue;
+      bool seen = std::any_of(cands.begin(), cands.end(), [&](const Candidate& o) { return o.id == c.id; });
+      c.fallback = mode == CUDNN_HEUR_MODE_FALLBACK;
+      if (!seen) cands.push_back(std::move(c));
+    }
+  }
+  struct Timed {
+    size_t index;
+    float ms;
+  };
+  std::vector<Timed> timed;
+  // Inputs shared by the copies; an output and a workspace each.
+  const size_t copies = static_cast<size_t>(std::clamp(search.concurrency, 1, 8));
+  DeviceBuffer image(bytes_of(conv.image)), filter(bytes_of(conv.filter)), grid(bytes_of(conv.grid));
+  if (!image.p || !filter.p || !grid.p) return std::nullopt;
+  image.fill_random(numel_of(conv.image), 1);
+  filter.fill_random(numel_of(conv.filter), 2);
+  grid.fill_random(numel_of(conv.grid), 3);
+  const int64_t(&out_dims)[4] = op == ConvOp::Forward ? conv.grid : op == ConvOp::BackwardData ? conv.image : conv.filter;
+  std::vector<std::unique_ptr<DeviceBuffer>> outs;
+  for (size_t c = 0; c < copies; ++c) {
+    outs.push_back(std::make_unique<DeviceBuffer>(bytes_of(out_dims)));
+    if (!outs.back()->p) return std::nullopt;
+  }
+  Streams side(copies);
+  std::string log;
+  std::vector<std::vector<float>> results(cands.size());
+  for (size_t i = 0; i < cands.size(); ++i) {
+    size_t ws = 0;
+    if (build_plan(p, handle, cands[i].config, &ws) != CUDNN_STATUS_SUCCESS || ws > search.workspace_budget) continue;
+    std::vector<std::unique_ptr<DeviceBuffer>> workspaces;
+    std::vector<Desc> packs;
+    for (size_t c = 0; c < copies; ++c) {
+      workspaces.push_back(std::make_unique<DeviceBuffer>(ws));
+      if (ws && !workspaces.back()->p) break;
+      void* out = outs[c]->p;
+      packs.push_back(variant_pack(op == ConvOp::BackwardData ? out : image.p, op == ConvOp::BackwardFilter ? out : filter.p,
+                                   op == ConvOp::Forward ? out : grid.p, workspaces.back()->p));
+    }
+    if (packs.size() != copies) continue;
+    float ms = time_plan(p, handle, stream, packs, side, 3);
+    if (ms < 0) continue;
+    cands[i].id.workspace = ws;
+    timed.push_back({i, ms});
+    results[i] = outs[0]->download(numel_of(out_dims));
+  }
+  // Engines whose notes do not say so may still compute in a way far from FMA rounding (a
+  // Winograd backward-filter engine was 1% off on LeNet-5's first convolution): each result is
+  // compared with that of the first plain implicit-GEMM engine of the fallback list.
+  const Timed* ref = nullptr;
+  for (const Timed& t : timed)
+    if (cands[t.index].fallback && cands[t.index].id.deterministic) {
+      ref = &t;
+      break;
+    }
+  std::vector<Timed> accurate;
+  for (const Timed& t : timed) {
+    const Candidate& c = cands[t.index];
+    const double err = ref ? relative_error(results[t.index], results[ref->index]) : 0.0;
+    if (err <= kMaxRelativeError) accurate.push_back(t);
+    if (search.log) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, " e%lld/%zuk/%.4fms/%zuB/%s/err%.1e%s", static_cast<long long>(c.id.global_index),
+                    c.id.knobs.size(), t.ms, c.id.workspace, c.id.deterministic ? "det" : "nondet", err,
+                    err <= kMaxRelativeError ? "" : "(rejected)");
+      log += buf;
+    }
+  }
+  timed = std::move(accurate);
+  if (timed.empty()) return std::nullopt;
+  std::stable_sort(timed.begin(), timed.end(), [](const Timed& a, const Timed& b) { return a.ms < b.ms; });
+  std::vector<AlgoCandidate> ranked;
+  for (const Timed& t : timed) ranked.push_back({t.ms, cands[t.index].id.deterministic, true});
+  const int chosen = choose_candidate(ranked, true, search.det_slack);
+  if (chosen < 0) return std::nullopt;
+  const EngineId& id = cands[timed[static_cast<size_t>(chosen)].index].id;
+  if (search.log)
+    std::fprintf(stderr,
+                 "cbtrain conv engines: %s x%zu image=(%lld,%lld,%lld,%lld) filter=(%lld,%lld,%lld,%lld) s=%lld "
+                 "candidates:%s chosen: e%lld (%zu B)\n",
+                 op_name(op), copies, static_cast<long long>(conv.image[0]), static_cast<long long>(conv.image[1]),
+                 static_cast<long long>(conv.image[2]), static_cast<long long>(conv.image[3]),
+                 static_cast<long long>(conv.filter[0]), static_cast<long long>(conv.filter[1]),
+                 static_cast<long long>(conv.filter[2]), static_cast<long long>(conv.filter[3]),
+                 static_cast<long long>(conv.stride[0]), log.c_str(), static_cast<long long>(id.global_index),
+                 id.workspace);
+  return id;
+}
+
+EnginePlan::EnginePlan(cudnnHandle_t handle, const EngineConv& conv, ConvOp op, const EngineId& id)
+    : parts_(std::make_unique<Parts>()) {
+  Parts& p = *parts_;
+  build_graph(p, handle, conv, op);
+  p.engine.set_desc(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, p.graph)
+      .set(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, &id.global_index);
+  p.engine.finalize();
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (const auto& [type, value] : id.knobs) {
+    const auto t = static_cast<cudnnBackendKnobType_t>(type);
+    Desc& k = p.knobs.emplace_back(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR);
+    k.set(CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, &t)
+        .set(CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, &value);
+    k.finalize();
+    raw.push_back(k.get());
+  }
+  p.config.set_desc(CUDNN_ATTR_ENGINECFG_ENGINE, p.engine);
+  if (!raw.empty())
+    p.config.set(CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR, raw.data(),
+                 static_cast<int64_t>(raw.size()));
+  p.config.finalize();
+  CBT_CUDNN_CHECK(build_plan(p, handle, p.config, &workspace_));
+}
+
+EnginePlan::~EnginePlan() = default;
+
+void EnginePlan::run(cudnnHandle_t handle, const void* image, const void* filter, const void* grid,
+                     void* workspace) {
+  const void* now[4] = {image, filter, grid, workspace};
+  if (!std::equal(now, now + 4, bound_)) {
+    parts_->pack = variant_pack(image, filter, grid, workspace);
+    std::copy(now, now + 4, bound_);
+  }
+  CBT_CUDNN_CHECK(cudnnBackendExecute(handle, parts_->plan.get(), parts_->pack.get()));
+  g_engine_runs.fetch_add(1, std::memory_order_relaxed);
+}
+
+uint64_t engine_runs() { return g_engine_runs.load(std::memory_order_relaxed); }
+
+}  // namespace cbt::cuda

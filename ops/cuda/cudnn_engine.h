@@ -1,0 +1,82 @@
+// One convolution op through cuDNN's backend (graph) API: the engines its heuristics offer,
+// each built into an execution plan and timed, one chosen; then the chosen engine rebuilt for
+// each learner's handle and run. The legacy API (cudnnFind*) reaches only the algorithms of
+// its enum; the engines include the implicit-GEMM kernels that PyTorch gets through this API.
+#pragma once
+#include <cudnn.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+namespace cbt::cuda {
+
+enum class ConvOp : uint8_t { Forward, BackwardData, BackwardFilter };
+
+// A 2-D float32 NCHW convolution in cuDNN's terms: the image (N, C, H, W) convolved with the
+// filter (M, C/G, KH, KW) gives the grid (N, M, OH, OW); symmetric padding.
+struct EngineConv {
+  int64_t image[4] = {1, 1, 1, 1}, filter[4] = {1, 1, 1, 1}, grid[4] = {1, 1, 1, 1};
+  int64_t pad[2] = {0, 0}, stride[2] = {1, 1}, dilation[2] = {1, 1};
+};
+
+// Which engine: its global index and knob settings (what rebuilds it on another handle),
+// the workspace it needs and whether cuDNN marks it non-deterministic.
+struct EngineId {
+  int64_t global_index = -1;
+  std::vector<std::pair<int64_t, int64_t>> knobs;  // (cudnnBackendKnobType_t, value)
+  size_t workspace = 0;
+  bool deterministic = true;
+  bool operator==(const EngineId& o) const {
+    return global_index == o.global_index && knobs == o.knobs;
+  }
+};
+
+struct EngineSearch {
+  bool tf32 = false;           // tensor-core (TF32) engines allowed
+  bool deterministic = false;  // only engines cuDNN does not mark non-deterministic
+  size_t workspace_budget = 0;
+  double det_slack = 0.25;     // choose_candidate's slack for a deterministic engine
+  int concurrency = 1;         // copies timed side by side (the learners of the GPU; at most 8)
+  bool log = false;            // every candidate and the choice to stderr
+};
+
+// Times the usable engines of cuDNN's heuristics (mode A, then its fallback list) for `op`
+// with buffers of its own, `search.concurrency` copies side by side in a CUDA graph (an
+// engine that is fastest alone is not always fastest among many learners), and returns the
+// one choose_candidate takes; nullopt when none can be built or run (the caller then uses
+// the legacy API). Must not run inside a CUDA-graph capture.
+std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream, const EngineConv& conv,
+                                      ConvOp op, const EngineSearch& search);
+
+// The chosen engine's execution plan on one handle. run() binds the image, filter and grid
+// (by their roles in `op`: Forward writes the grid, BackwardData the image, BackwardFilter
+// the filter) and the workspace; the binding is kept while the pointers stay the same, so a
+// step replayed as a CUDA graph, or run again, does not rebuild it.
+class EnginePlan {
+ public:
+  EnginePlan(cudnnHandle_t handle, const EngineConv& conv, ConvOp op, const EngineId& id);
+  ~EnginePlan();
+  EnginePlan(const EnginePlan&) = delete;
+  EnginePlan& operator=(const EnginePlan&) = delete;
+  void run(cudnnHandle_t handle, const void* image, const void* filter, const void* grid, void* workspace);
+  size_t workspace() const { return workspace_; }
+
+  struct Parts;  // the descriptors that the plan refers to
+
+ private:
+  std::unique_ptr<Parts> parts_;
+  size_t workspace_ = 0;
+  const void* bound_[4] = {nullptr, nullptr, nullptr, nullptr};
+};
+
+// How many times run() has run a plan in this process (tests check that the convolutions
+// take this path).
+uint64_t engine_runs();
+
+// Alignment in bytes that the plans assume of every pointer run() is given.
+constexpr uintptr_t kEngineAlignment = 16;
+
+}  // namespace cbt::cuda
