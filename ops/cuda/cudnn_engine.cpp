@@ -89,6 +89,34 @@ namespace {
 
 using Parts = EnginePlan::Parts;
 
+// The descriptor type of each convolution op and the attributes that name its tensors (by
+// role: image, filter, grid), convolution and scaling factors.
+struct OpAttrs {
+  cudnnBackendDescriptorType_t type;
+  cudnnBackendAttributeName_t image, filter, grid, conv, alpha, beta;
+};
+
+OpAttrs attrs_of(ConvOp op) {
+  switch (op) {
+    case ConvOp::Forward:
+      return {CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA};
+    case ConvOp::BackwardData:
+      return {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA};
+    case ConvOp::BackwardFilter:
+      break;
+  }
+  return {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA};
+}
+
 // Fills the tensors, convolution, op and operation graph of `p` for `op` on `handle`.
 void build_graph(Parts& p, cudnnHandle_t handle, const EngineConv& c, ConvOp op) {
   p.image = tensor(kImage, c.image);
@@ -106,35 +134,14 @@ void build_graph(Parts& p, cudnnHandle_t handle, const EngineConv& c, ConvOp op)
       .set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, c.pad, 2);
   p.conv.finalize();
   const float alpha = 1.0f, beta = 0.0f;
-  switch (op) {
-    case ConvOp::Forward:
-      p.op = Desc(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
-      p.op.set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, p.image)
-          .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, p.filter)
-          .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, p.grid)
-          .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, p.conv)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, &alpha)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, &beta);
-      break;
-    case ConvOp::BackwardData:
-      p.op = Desc(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR);
-      p.op.set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, p.image)
-          .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, p.filter)
-          .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, p.grid)
-          .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, p.conv)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_TYPE_FLOAT, &alpha)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, CUDNN_TYPE_FLOAT, &beta);
-      break;
-    case ConvOp::BackwardFilter:
-      p.op = Desc(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR);
-      p.op.set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, p.image)
-          .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, p.filter)
-          .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, p.grid)
-          .set_desc(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, p.conv)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_TYPE_FLOAT, &alpha)
-          .set(CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, CUDNN_TYPE_FLOAT, &beta);
-      break;
-  }
+  const OpAttrs a = attrs_of(op);
+  p.op = Desc(a.type);
+  p.op.set_desc(a.image, p.image)
+      .set_desc(a.filter, p.filter)
+      .set_desc(a.grid, p.grid)
+      .set_desc(a.conv, p.conv)
+      .set(a.alpha, CUDNN_TYPE_FLOAT, &alpha)
+      .set(a.beta, CUDNN_TYPE_FLOAT, &beta);
   p.op.finalize();
   p.graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &handle).set_desc(CUDNN_ATTR_OPERATIONGRAPH_OPS, p.op);
   p.graph.finalize();
