@@ -6,10 +6,12 @@
 #include <cstdio>
 #include <ostream>
 #include <random>
+#include <string>
 
 namespace cbt {
 
-Throughput measure_throughput(Trainer& trainer, int warmup_rounds, int measure_rounds) {
+Throughput measure_throughput(Trainer& trainer, int warmup_rounds, int measure_rounds,
+                              double min_window_seconds) {
   const ValueType& in = trainer.input_type();
   const int64_t b = in.shape.at(0);
   std::vector<Tensor> xs, ys;
@@ -26,9 +28,18 @@ Throughput measure_throughput(Trainer& trainer, int warmup_rounds, int measure_r
   ys.clear();
   for (int r = 0; r < warmup_rounds; ++r) trainer.round(xs, ys, false);
   trainer.synchronize();
+  using Clock = std::chrono::steady_clock;
+  if (min_window_seconds > 0) {
+    // A first window says how long a round takes; short windows measure the host's jitter.
+    auto t0 = Clock::now();
+    for (int r = 0; r < measure_rounds; ++r) trainer.round(xs, ys, false);
+    trainer.synchronize();
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (s < min_window_seconds)
+      measure_rounds = static_cast<int>(std::min(100000.0, measure_rounds * min_window_seconds / std::max(s, 1e-6)) + 1);
+  }
   std::vector<double> rates;
   double enqueue = 0, total = 0;
-  using Clock = std::chrono::steady_clock;
   for (int w = 0; w < 3; ++w) {
     auto t0 = Clock::now();
     for (int r = 0; r < measure_rounds; ++r) trainer.round(xs, ys, false);
@@ -43,52 +54,67 @@ Throughput measure_throughput(Trainer& trainer, int warmup_rounds, int measure_r
   return Throughput{rates[1], trainer.bytes_per_learner(), enqueue / total};
 }
 
+bool LearnerSearch::add(int k, double rate, std::string* verdict) {
+  char buf[160];
+  if (k == 1 || best_k_ == 0) {
+    best_k_ = k, best_ = rate, misses_ = 0;
+    if (verdict) *verdict = "";
+    return true;
+  }
+  // A learner is worth adding while it brings more than `threshold` of the throughput one
+  // learner averaged so far: relative gains shrink as 1/k even when every learner still pays
+  // for itself. After a count that fell short, the next must gain that for each learner added
+  // since the best.
+  const double share = best_ / best_k_;
+  const double gain = (rate - best_) / share;  // in learners' shares
+  const int added = k - best_k_;
+  if (gain > threshold_ * added) {
+    std::snprintf(buf, sizeof buf, ", +%d%% of a learner's share%s: keep", static_cast<int>(100 * gain / added + 0.5),
+                  added > 1 ? " per learner over the best" : "");
+    best_k_ = k, best_ = rate, misses_ = 0;
+    if (verdict) *verdict = buf;
+    return true;
+  }
+  const bool again = ++misses_ <= patience_;
+  std::snprintf(buf, sizeof buf, ", %s%d%% of a learner's share (threshold %d%%): %s", gain >= 0 ? "+" : "",
+                static_cast<int>(100 * gain / added + (gain >= 0 ? 0.5 : -0.5)), static_cast<int>(100 * threshold_ + 0.5),
+                again ? "one more count" : "stop");
+  if (verdict) *verdict = buf;
+  return again;
+}
+
 int autotune_learners(const Graph& model, const TrainerOptions& base, const AutotuneOptions& opt,
                       std::ostream& log) {
-  int best_k = 1;
-  double best = 0;
+  LearnerSearch search(opt.threshold, opt.patience);
   for (int k = 1; k <= opt.max_learners; ++k) {
     TrainerOptions to = base;
     to.learners = k;
     if (k > 1 && base.algorithm == Algorithm::Ssgd) to.algorithm = Algorithm::Sma;
-    double rate = 0;
+    Throughput tp;
+    size_t free_bytes = SIZE_MAX;
     try {
       Trainer t(model, to);
-      Throughput tp = measure_throughput(t, opt.warmup_rounds, opt.measure_rounds);
-      rate = tp.images_per_sec;
-      auto backend = make_backend(base.device);
-      size_t free_bytes = backend->free_memory();
-      char buf[200];
-      std::snprintf(buf, sizeof buf, "autotune: %d learner(s): %.0f images/s (%.1f MiB per learner)", k,
-                    rate, tp.bytes_per_learner / 1048576.0);
-      log << buf;
-      if (free_bytes != SIZE_MAX && tp.bytes_per_learner * 2 > free_bytes) {
-        log << "; stop: another learner would not fit in the free memory\n";
-        if (rate > best) best_k = k;
-        break;
-      }
+      tp = measure_throughput(t, opt.warmup_rounds, opt.measure_rounds, opt.min_window_seconds);
+      free_bytes = make_backend(base.device)->free_memory();
     } catch (const std::bad_alloc&) {
       log << "autotune: " << k << " learner(s) do not fit in memory; stop\n";
       break;
     }
-    // A learner is worth adding while it brings more than `threshold` of the throughput
-    // one learner averaged so far: relative gains shrink as 1/k even when every learner
-    // still pays for itself.
-    const double share = best / (k - 1 > 0 ? k - 1 : 1);
-    if (k == 1 || rate - best > opt.threshold * share) {
-      if (k > 1) log << ", +" << static_cast<int>(100 * (rate - best) / share + 0.5) << "% of a learner's share: keep";
-      log << "\n";
-      best = rate;
-      best_k = k;
-    } else {
-      log << ", " << (rate >= best ? "+" : "") << static_cast<int>(100 * (rate - best) / share + 0.5)
-          << "% of a learner's share (threshold " << static_cast<int>(100 * opt.threshold + 0.5)
-          << "%): stop\n";
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "autotune: %d learner(s): %.0f images/s (%.1f MiB per learner)", k,
+                  tp.images_per_sec, tp.bytes_per_learner / 1048576.0);
+    log << buf;
+    std::string verdict;
+    const bool more = search.add(k, tp.images_per_sec, &verdict);
+    if (free_bytes != SIZE_MAX && tp.bytes_per_learner * 2 > free_bytes) {
+      log << verdict << "; stop: another learner would not fit in the free memory\n";
       break;
     }
+    log << verdict << "\n";
+    if (!more) break;
   }
-  log << "autotune: chose " << best_k << " learner(s) per device\n";
-  return best_k;
+  log << "autotune: chose " << search.best_learners() << " learner(s) per device\n";
+  return search.best_learners();
 }
 
 }  // namespace cbt

@@ -1,9 +1,13 @@
 // The auto-tuner: how many learners per device. It starts with one and adds one while the
 // measured throughput (images/s over whole rounds) rises by more than a threshold — a
 // fraction of the throughput one learner brought on average so far — and stops at the
-// memory limit. Every decision is logged with the throughput it saw.
+// memory limit. One learner count that falls short is given a second chance: the next count
+// is measured too, and kept when it beats the best by the threshold for both learners (a
+// single slow measurement does not end the search). Every decision is logged with the
+// throughput it saw.
 #pragma once
 #include <iosfwd>
+#include <string>
 
 #include "runtime/trainer.h"
 
@@ -13,7 +17,28 @@ struct AutotuneOptions {
   double threshold = 0.10;  // add learners while one adds more than this share of a learner's
   int max_learners = 16;
   int warmup_rounds = 5;
-  int measure_rounds = 30;
+  int measure_rounds = 30;         // rounds of a timed window at least, and
+  double min_window_seconds = 0.05;  // more rounds when that many take less time
+  int patience = 1;                // counts that may fall short in a row before the search ends
+};
+
+// The tuner's rule, apart from the measuring: fed the throughput of 1, 2, ... learners in
+// order, it keeps the best count and says when to stop.
+class LearnerSearch {
+ public:
+  LearnerSearch(double threshold, int patience) : threshold_(threshold), patience_(patience) {}
+  // The throughput measured with `k` learners (k = the last count fed + 1); returns false
+  // once the search is over. `verdict` gets the reason, for the log.
+  bool add(int k, double rate, std::string* verdict = nullptr);
+  int best_learners() const { return best_k_; }
+  double best_rate() const { return best_; }
+
+ private:
+  double threshold_;
+  int patience_;
+  int best_k_ = 0;
+  double best_ = 0;
+  int misses_ = 0;
 };
 
 struct Throughput {
@@ -25,8 +50,11 @@ struct Throughput {
 };
 
 // Images/s of `trainer` on synthetic random data: the median of 3 windows of
-// `measure_rounds` rounds after `warmup_rounds`, each window ended by a device sync.
-Throughput measure_throughput(Trainer& trainer, int warmup_rounds, int measure_rounds);
+// `measure_rounds` rounds after `warmup_rounds`, each window ended by a device sync; with
+// `min_window_seconds`, windows of as many more rounds as that takes (a first window of
+// `measure_rounds` tells how many).
+Throughput measure_throughput(Trainer& trainer, int warmup_rounds, int measure_rounds,
+                              double min_window_seconds = 0);
 
 // Returns the chosen number of learners; logs "autotune: ..." lines to `log`.
 int autotune_learners(const Graph& model, const TrainerOptions& base, const AutotuneOptions& opt,

@@ -1,0 +1,96 @@
+// The learner auto-tuner: its rule fed made-up throughputs, and one real run on the CPU.
+#include "runtime/autotune.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <vector>
+
+#include "common/paths.h"
+#include "onnx_import/model_io.h"
+
+namespace cbt {
+namespace {
+
+// Feeds rates[k-1] for k = 1, 2, ... until the search ends; returns the chosen count and
+// how many counts it measured.
+std::pair<int, int> run_search(const std::vector<double>& rates, double threshold, int patience) {
+  LearnerSearch s(threshold, patience);
+  int measured = 0;
+  for (size_t k = 1; k <= rates.size(); ++k) {
+    ++measured;
+    if (!s.add(static_cast<int>(k), rates[k - 1])) break;
+  }
+  return {s.best_learners(), measured};
+}
+
+TEST(LearnerSearch, AddsLearnersWhileEachBringsMoreThanTheThresholdOfAShare) {
+  // Gains of 90, 80, 60 and 5 (a share is 100, then 95, 90, 82.5): the fifth learner brings 6%.
+  auto [best, measured] = run_search({100, 190, 270, 330, 335, 336}, 0.10, 0);
+  EXPECT_EQ(best, 4);
+  EXPECT_EQ(measured, 5);
+}
+
+TEST(LearnerSearch, OneSlowMeasurementDoesNotEndTheSearch) {
+  // The measurement of 5 learners came out low (noise); 6 beats 4 by far more than two
+  // learners' threshold, so the search goes on and ends at the plateau.
+  const std::vector<double> rates = {100, 190, 270, 340, 300, 460, 520, 525, 526, 527};
+  EXPECT_EQ(run_search(rates, 0.10, 0).first, 4);  // without patience: stuck at the dip
+  auto [best, measured] = run_search(rates, 0.10, 1);
+  EXPECT_EQ(best, 7);
+  EXPECT_EQ(measured, 9);  // 8 and 9 both fall short: stop
+}
+
+TEST(LearnerSearch, AfterAShortfallTheNextCountMustPayForBothLearners) {
+  // 5 learners add 2% of a share, 6 add 30% over 4 learners: 15% each, above 10%: kept.
+  EXPECT_EQ(run_search({100, 200, 300, 400, 402, 430}, 0.10, 1).first, 6);
+  // 6 add 16% over 4 learners: 8% each, below 10%: the search ends at 4.
+  auto [best, measured] = run_search({100, 200, 300, 400, 402, 416, 900}, 0.10, 1);
+  EXPECT_EQ(best, 4);
+  EXPECT_EQ(measured, 6);
+}
+
+TEST(LearnerSearch, ThroughputThatFallsIsNeverChosen) {
+  auto [best, measured] = run_search({100, 90, 80, 70}, 0.10, 1);
+  EXPECT_EQ(best, 1);
+  EXPECT_EQ(measured, 3);
+}
+
+TEST(LearnerSearch, TheVerdictNamesTheDecision) {
+  LearnerSearch s(0.10, 1);
+  std::string v;
+  EXPECT_TRUE(s.add(1, 100, &v));
+  EXPECT_TRUE(s.add(2, 195, &v));
+  EXPECT_NE(v.find("keep"), std::string::npos) << v;
+  EXPECT_TRUE(s.add(3, 196, &v));
+  EXPECT_NE(v.find("one more count"), std::string::npos) << v;
+  EXPECT_FALSE(s.add(4, 197, &v));
+  EXPECT_NE(v.find("stop"), std::string::npos) << v;
+  EXPECT_EQ(s.best_learners(), 2);
+  EXPECT_DOUBLE_EQ(s.best_rate(), 195);
+}
+
+// On the CPU with LeNet-5 and at most 2 learners: a count within the limit, each measured
+// count logged with its throughput, and the choice logged.
+TEST(Autotune, ChoosesWithinTheLimitAndLogsEveryCount) {
+  ImportedModel m = load_model(test::source_path("models/lenet5/lenet5.ts17.onnx"));
+  TrainerOptions to;
+  to.batch_size = 16;
+  to.cpu_threads = 1;
+  AutotuneOptions ao;
+  ao.max_learners = 2;
+  ao.warmup_rounds = 1;
+  ao.measure_rounds = 2;
+  ao.min_window_seconds = 0.02;
+  std::ostringstream log;
+  const int k = autotune_learners(m.graph, to, ao, log);
+  EXPECT_GE(k, 1);
+  EXPECT_LE(k, 2);
+  const std::string s = log.str();
+  EXPECT_NE(s.find("autotune: 1 learner(s): "), std::string::npos) << s;
+  EXPECT_NE(s.find("images/s"), std::string::npos) << s;
+  EXPECT_NE(s.find("autotune: chose " + std::to_string(k)), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace cbt
