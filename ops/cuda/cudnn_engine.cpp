@@ -306,8 +306,8 @@ const char* op_name(ConvOp op) {
 // Events and streams for timing, released on every path.
 struct Events {
   std::vector<cudaEvent_t> e;
-  explicit Events(size_t n) : e(n, nullptr) {
-    for (auto& x : e) CBT_CUDA_CHECK(cudaEventCreateWithFlags(&x, n > 2 ? cudaEventDisableTiming : cudaEventDefault));
+  Events(size_t n, bool timed) : e(n, nullptr) {
+    for (auto& x : e) CBT_CUDA_CHECK(cudaEventCreateWithFlags(&x, timed ? cudaEventDefault : cudaEventDisableTiming));
   }
   ~Events() {
     for (auto x : e) cudaEventDestroy(x);
@@ -340,7 +340,7 @@ float time_plan(const Parts& p, cudnnHandle_t handle, cudaStream_t stream, const
   const size_t n = packs.size();
   for (const Desc& pack : packs)  // once outside the graph: an engine's first run may set itself up
     if (cudnnBackendExecute(handle, p.plan.get(), pack.get()) != CUDNN_STATUS_SUCCESS) return -1;
-  Events fork(1), joins(n + 2), timing(2);
+  Events fork(1, false), joins(n, false), timing(2, true);
   Graph graph;
   bool ok = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess &&
             cudaEventRecord(fork.e[0], stream) == cudaSuccess;
