@@ -83,10 +83,20 @@ bool LearnerSearch::add(int k, double rate, std::string* verdict) {
   return again;
 }
 
+int autotune_limit_per_device(const TrainerOptions& base, const AutotuneOptions& opt) {
+  const int devices = std::max<int>(1, static_cast<int>(base.gpus.size())) *
+                      (base.processes ? std::max(1, base.processes->size()) : 1);
+  return std::max(1, opt.max_learners / devices);
+}
+
 int autotune_learners(const Graph& model, const TrainerOptions& base, const AutotuneOptions& opt,
                       std::ostream& log) {
+  const int limit = autotune_limit_per_device(base, opt);
+  if (limit < opt.max_learners)
+    log << "autotune: at most " << limit << " learner(s) per device (" << opt.max_learners
+        << " in all, --autotune-max-learners)\n";
   LearnerSearch search(opt.threshold, opt.patience);
-  for (int k = 1; k <= opt.max_learners; ++k) {
+  for (int k = 1; k <= limit; ++k) {
     TrainerOptions to = base;
     to.learners = k;
     if (k > 1 && base.algorithm == Algorithm::Ssgd) to.algorithm = Algorithm::Sma;

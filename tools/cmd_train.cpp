@@ -133,6 +133,9 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
   if (a.learners == "auto") {
     AutotuneOptions ao;
     ao.threshold = a.autotune_threshold;
+    if (a.autotune_max_learners < 1)
+      throw UserError("--autotune-max-learners must be at least 1, not " + std::to_string(a.autotune_max_learners));
+    ao.max_learners = a.autotune_max_learners;
     to.learners = autotune_learners(model, to, ao, log);
   } else {
     to.learners = parse_count("--learners", a.learners, 64);

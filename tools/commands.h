@@ -38,6 +38,7 @@ struct TrainArgs {
   std::string precision = "fp32";
   std::string gpus;  // "0,1", "all" or "" (one device: --device)
   double autotune_threshold = 0.10;
+  int autotune_max_learners = 16;  // in all: every GPU of every process
   std::string algorithm;  // "" = sma with several learners, plain SGD with one
   float alpha = -1.0f;
   float sma_momentum = 0.9f;

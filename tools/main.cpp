@@ -69,6 +69,10 @@ static int run(int argc, char** argv) {
   app.add_option("--autotune-threshold", t.autotune_threshold,
                  "--learners auto adds learners while throughput rises by more than this")
       ->capture_default_str();
+  app.add_option("--autotune-max-learners", t.autotune_max_learners,
+                 "--learners auto chooses at most this many learners in all, shared by every GPU\n"
+                 "and process (more learners average into z more slowly)")
+      ->capture_default_str();
   app.add_option("--algorithm", t.algorithm, "sma (model averaging, default with several learners) or ssgd")
       ->check(CLI::IsMember({"sma", "ssgd"}));
   app.add_option("--alpha", t.alpha, "SMA correction factor (default 1/k)");

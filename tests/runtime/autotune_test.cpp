@@ -92,5 +92,46 @@ TEST(Autotune, ChoosesWithinTheLimitAndLogsEveryCount) {
   EXPECT_NE(s.find("autotune: chose " + std::to_string(k)), std::string::npos) << s;
 }
 
+// A group of `n` processes whose collectives are never called: the limit reads only its size.
+class SizedGroup : public ProcessGroup {
+ public:
+  explicit SizedGroup(int n) : n_(n) {}
+  int rank() const override { return 0; }
+  int size() const override { return n_; }
+  int local_rank() const override { return 0; }
+  double timeout_s() const override { return 1; }
+  void all_reduce_sum(float*, size_t, const char*) override { ADD_FAILURE(); }
+  void all_reduce_sum(double*, size_t, const char*) override { ADD_FAILURE(); }
+  void broadcast(void*, size_t, int, const char*) override { ADD_FAILURE(); }
+  std::vector<std::string> gather(const std::string&, const char*) override { return {}; }
+  std::string scatter(const std::vector<std::string>&, const char*) override { return {}; }
+  void barrier(const char*) override { ADD_FAILURE(); }
+  void abort(int) override { ADD_FAILURE(); }
+
+ private:
+  int n_;
+};
+
+// The tuner's limit is on the learners of every device together: each GPU of each process
+// gets its share, and never less than one.
+TEST(Autotune, TheLearnersLimitIsSharedByEveryDeviceOfEveryProcess) {
+  AutotuneOptions ao;
+  ao.max_learners = 16;
+  TrainerOptions to;
+  EXPECT_EQ(autotune_limit_per_device(to, ao), 16);
+  to.gpus = {0, 1};
+  EXPECT_EQ(autotune_limit_per_device(to, ao), 8);
+  to.gpus = {0, 1, 2};
+  EXPECT_EQ(autotune_limit_per_device(to, ao), 5);
+  to.processes = std::make_shared<SizedGroup>(2);
+  EXPECT_EQ(autotune_limit_per_device(to, ao), 2);
+  to.gpus.clear();
+  EXPECT_EQ(autotune_limit_per_device(to, ao), 8);
+  to.processes = std::make_shared<SizedGroup>(40);
+  EXPECT_EQ(autotune_limit_per_device(to, ao), 1);
+  ao.max_learners = 100;
+  EXPECT_EQ(autotune_limit_per_device(to, ao), 2);
+}
+
 }  // namespace
 }  // namespace cbt
