@@ -267,6 +267,12 @@ TrainingGraph build_training_graph(const BoundGraph& bound, const TrainingGraphO
     tg.frozen.push_back(name);
   }
 
+  if (opt.fuse) {
+    std::set<std::string> exposed{tg.loss, tg.prediction};
+    for (const auto& o : g.outputs) exposed.insert(o.name);
+    fuse_loss_gradient(g, tg.types, exposed);
+  }
+
   std::set<std::string> taken;  // each parameter's gradient must be a value of its own
   for (const auto& name : state_initializers(g)) {
     std::string gname = requires_grad.count(name) ? gradient_of(name) : "";

@@ -20,8 +20,8 @@ struct TrainingGraphOptions {
   // no update, not averaged), so they keep exactly their values. Tensors that a node
   // updates in place (BatchNorm running statistics) stay buffers.
   std::set<std::string> frozen;
-  // Fuse a BatchNorm, Gemm or Conv and the Relu after it into one node, forward and backward
-  // (graph/fusion.h).
+  // Fuse a BatchNorm, Gemm or Conv and the Relu after it into one node, forward and backward,
+  // and the softmax cross-entropy with its gradient (graph/fusion.h).
   bool fuse = true;
 };
 

@@ -1,4 +1,5 @@
-// fuse_relu: a BatchNormTraining, Gemm or Conv and the Relu after it as one node.
+// fuse_relu: a BatchNormTraining, Gemm or Conv and the Relu after it as one node;
+// fuse_loss_gradient: the softmax cross-entropy and its gradient as one node.
 #include "graph/fusion.h"
 
 #include <utility>
@@ -11,12 +12,29 @@ bool takes_fused_relu(const Node& n) {
   return n.domain.empty() && (n.op_type == "Gemm" || n.op_type == "Conv");
 }
 
-int fuse_relu(Graph& g, std::map<std::string, ValueType>& types,
-              const std::set<std::string>& exposed) {
+namespace {
+
+std::map<std::string, std::vector<size_t>> readers_of(const Graph& g) {
   std::map<std::string, std::vector<size_t>> readers;  // value -> nodes that read it
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (const auto& in : g.nodes[i].inputs)
       if (!in.empty()) readers[in].push_back(i);
+  return readers;
+}
+
+void drop_nodes(Graph& g, const std::vector<bool>& drop) {
+  std::vector<Node> kept;
+  kept.reserve(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+}
+
+}  // namespace
+
+int fuse_relu(Graph& g, std::map<std::string, ValueType>& types,
+              const std::set<std::string>& exposed) {
+  const auto readers = readers_of(g);
   std::vector<bool> drop(g.nodes.size(), false);
   int fused = 0;
   for (Node& n : g.nodes) {
@@ -32,12 +50,40 @@ int fuse_relu(Graph& g, std::map<std::string, ValueType>& types,
     types.erase(y);
     ++fused;
   }
-  if (!fused) return 0;
-  std::vector<Node> kept;
-  kept.reserve(g.nodes.size());
+  if (fused) drop_nodes(g, drop);
+  return fused;
+}
+
+int fuse_loss_gradient(Graph& g, std::map<std::string, ValueType>& types,
+                       const std::set<std::string>& exposed) {
+  const auto readers = readers_of(g);
+  std::map<std::string, size_t> producer;  // value -> the node that writes it
   for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
-  g.nodes = std::move(kept);
+    for (const auto& out : g.nodes[i].outputs)
+      if (!out.empty()) producer[out] = i;
+  std::vector<bool> drop(g.nodes.size(), false);
+  int fused = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& grad = g.nodes[i];
+    if (grad.domain != kCbtDomain || grad.op_type != "SoftmaxCrossEntropyGrad") continue;
+    const std::string &dloss = grad.inputs[0], &lp = grad.inputs[1];
+    if (!g.constant_initializers.count(dloss) || exposed.count(lp)) continue;
+    auto p = producer.find(lp);
+    if (p == producer.end()) continue;
+    Node& loss = g.nodes[p->second];
+    if (loss.domain != kCbtDomain || loss.op_type != "SoftmaxCrossEntropy" || loss.outputs.size() != 2 ||
+        loss.outputs[1] != lp || loss.inputs.size() != 2 || loss.inputs[1] != grad.inputs[2] ||
+        readers.at(lp).size() != 1 ||
+        loss.attrs.get_float("label_smoothing", 0.0f) != grad.attrs.get_float("label_smoothing", 0.0f))
+      continue;
+    loss.inputs.push_back(dloss);
+    loss.outputs[1].clear();
+    loss.outputs.push_back(grad.outputs[0]);
+    types.erase(lp);
+    drop[i] = true;
+    ++fused;
+  }
+  if (fused) drop_nodes(g, drop);
   return fused;
 }
 

@@ -22,4 +22,12 @@ int fuse_relu(Graph& g, std::map<std::string, ValueType>& types,
 // Whether `n` is an op that fuse_relu folds a following Relu into.
 bool takes_fused_relu(const Node& n);
 
+// The softmax cross-entropy and its gradient as one node, when the gradient's dLoss is a
+// constant (the loss's seed): SoftmaxCrossEntropy takes dLoss as a third input and writes
+// dLogits as a third output, exactly as SoftmaxCrossEntropyGrad would, and the log-
+// probabilities between them are no longer kept. Run after the backward nodes are emitted.
+// Returns the pairs fused.
+int fuse_loss_gradient(Graph& g, std::map<std::string, ValueType>& types,
+                       const std::set<std::string>& exposed);
+
 }  // namespace cbt

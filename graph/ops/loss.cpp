@@ -12,7 +12,8 @@ const ValueType& float_input(const InferContext& ctx, size_t i) {
   return t;
 }
 
-// logits (N, C) float, labels (N) int64/int32 -> (loss (), log_probs (N, C)).
+// logits (N, C) float, labels (N) int64/int32[, dLoss ()] -> (loss (), log_probs (N, C)[,
+// dLogits (N, C)]).
 std::vector<ValueType> infer_sce(const InferContext& ctx) {
   const ValueType& x = float_input(ctx, 0);
   const ValueType& labels = ctx.input(1);
@@ -24,7 +25,10 @@ std::vector<ValueType> infer_sce(const InferContext& ctx) {
              shape_str(labels.shape));
   float eps = ctx.node.attrs.get_float("label_smoothing", 0.0f);
   if (!(eps >= 0 && eps <= 1)) ctx.fail("label_smoothing must be in [0, 1]");
-  return {{x.dtype, {}}, x};
+  if (!ctx.node.has_input(2)) return {{x.dtype, {}}, x};
+  const ValueType& dl = float_input(ctx, 2);
+  if (dl.dtype != x.dtype || shape_numel(dl.shape) != 1) ctx.fail("dLoss must be a scalar of the logits' type");
+  return {{x.dtype, {}}, x, x};
 }
 
 // The backward op needs the log-probabilities: add the output when the node lacks it.
@@ -80,7 +84,8 @@ std::vector<ValueType> infer_pointwise_loss_grad(const InferContext& ctx) {
 
 CBT_REGISTER_SCHEMA({kCbtDomain, "SoftmaxCrossEntropy", infer_sce, sce_grad, {0},
                      sce_training_rewrite,
-                     "(logits (N,C), labels (N)) -> (mean loss, log_probs); label_smoothing"});
+                     "(logits (N,C), labels (N)[, dLoss]) -> (mean loss, log_probs[, dLogits = dLoss * "
+                     "the loss's gradient, fuse_loss_gradient]); label_smoothing"});
 CBT_REGISTER_SCHEMA({kCbtDomain, "SoftmaxCrossEntropyGrad", infer_sce_grad, {}, {}, {},
                      "(dLoss, log_probs, labels) -> dLogits"});
 CBT_REGISTER_SCHEMA({kCbtDomain, "MeanSquaredError", infer_pointwise_loss,

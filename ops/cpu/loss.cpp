@@ -20,18 +20,31 @@ void check_labels(const KernelContext& ctx, const Tensor& labels, int64_t classe
   }
 }
 
-// logits: (N, C); labels: (N); loss: (); log_probs: (N, C).
+// One row of dLogits from its log-probabilities: k (N, C), k = dLoss / N.
+template <class T>
+void sce_grad_row(const T* lp, int64_t y, int64_t C, T k, double eps, T* dx) {
+  const T off = static_cast<T>(eps / C), on = static_cast<T>(1 - eps + eps / C);
+  for (int64_t c = 0; c < C; ++c) dx[c] = k * (std::exp(lp[c]) - (c == y ? on : off));
+}
+
+// logits: (N, C); labels: (N); loss: (); log_probs: (N, C). With dLoss () as a third input,
+// also dLogits (N, C) as a third output, as softmax_cross_entropy_grad writes it
+// (graph/fusion.h, fuse_loss_gradient).
 void softmax_cross_entropy(KernelContext& ctx) {
   const Tensor &x = ctx.in(0), &labels = ctx.in(1);
   int64_t N = x.dim(0), C = x.dim(1);
   check_labels(ctx, labels, C);
   double eps = ctx.node.attrs.get_float("label_smoothing", 0.0f);
+  const bool with_grad = ctx.has_in(2);
   dispatch_float(x.dtype(), [&]<class T>() {
     const T* xp = x.ptr<T>();
-    // Without a log_probs output (inference) the rows still need somewhere to go.
+    // Without a log_probs output (inference, or the gradient fused in) the rows still need
+    // somewhere to go.
     std::vector<T> scratch;
     if (!ctx.has_out(1)) scratch.resize(N * C);
     T* lp = ctx.has_out(1) ? ctx.out(1).ptr<T>() : scratch.data();
+    T* dx = with_grad ? ctx.out(2).ptr<T>() : nullptr;
+    const T k = with_grad ? static_cast<T>(ctx.in(2).at_f64(0) / N) : T{0};
     double total = 0;
 #pragma omp parallel for schedule(static) reduction(+ : total) if (N * C >= kParallelMin)
     for (int64_t n = 0; n < N; ++n) {
@@ -46,6 +59,7 @@ void softmax_cross_entropy(KernelContext& ctx) {
         all += lr[c];
       }
       total += -(1 - eps) * lr[labels.at_i64(n)] - eps / C * all;
+      if (dx) sce_grad_row(lr, labels.at_i64(n), C, k, eps, dx + n * C);
     }
     ctx.out(0).ptr<T>()[0] = static_cast<T>(N ? total / N : 0);
   });
@@ -61,13 +75,8 @@ void softmax_cross_entropy_grad(KernelContext& ctx) {
     const T* lp = lp_t.ptr<T>();
     T* dx = ctx.out(0).ptr<T>();
     const T k = static_cast<T>(ctx.in(0).at_f64(0) / N);
-    const T off = static_cast<T>(eps / C), on = static_cast<T>(1 - eps + eps / C);
 #pragma omp parallel for schedule(static) if (N * C >= kParallelMin)
-    for (int64_t n = 0; n < N; ++n) {
-      int64_t y = labels.at_i64(n);
-      for (int64_t c = 0; c < C; ++c)
-        dx[n * C + c] = k * (std::exp(lp[n * C + c]) - (c == y ? on : off));
-    }
+    for (int64_t n = 0; n < N; ++n) sce_grad_row(lp + n * C, labels.at_i64(n), C, k, eps, dx + n * C);
   });
 }
 

@@ -35,14 +35,22 @@ __device__ inline bool label_ok(L y, int64_t classes) {
   return y >= 0 && static_cast<int64_t>(y) < classes;
 }
 
-// logits: (N, C); labels: (N); log_probs (optional): (N, C); row_loss: (N), double. One group
-// of G threads per row, exp and sums in double as on the CPU. The last block to finish
+// The gradient of the mean loss at one logit from its log-probability `v`: k = dLoss / N;
+// `on` for the label's class, `off` for the others (label smoothing).
+struct SceGrad {
+  float k, on, off;
+  __device__ float operator()(float v, bool label) const { return k * (expf(v) - (label ? on : off)); }
+};
+
+// logits: (N, C); labels: (N); log_probs (optional): (N, C); dx (optional, the gradient fused
+// in: graph/fusion.h): (N, C) as sce_grad_kernel writes it, k from dloss[0]; row_loss: (N),
+// double. One group of G threads per row, exp and sums in double as on the CPU. The last block to finish
 // (`arrival` counts them; zero before and after) writes the mean loss as finish_mean_kernel
 // would, in the same order.
 template <int G, class L>
 __global__ void sce_rows_kernel(const float* x, const L* labels, float* lp, double* row_loss,
                                 int64_t N, int64_t C, double eps, unsigned* arrival,
-                                float* loss) {
+                                float* loss, const float* dloss, float* dx) {
   __shared__ float fmem[kThreads / 32];
   __shared__ double dmem[kThreads / 32];
   constexpr int per_block = kThreads / G;
@@ -57,15 +65,23 @@ __global__ void sce_rows_kernel(const float* x, const L* labels, float* lp, doub
     for (int64_t c = lane; c < C; c += G) sum += exp(static_cast<double>(xr[c] - m));
     sum = group_reduce<G>(sum, SumOp{}, dmem);
     double lse = m + log(sum), all = 0;
+    const L y = labels[n];
+    const bool ok = label_ok(y, C);
+    SceGrad grad{};
+    if (dx) {
+      grad.k = static_cast<float>(static_cast<double>(dloss[0]) / N);
+      grad.off = static_cast<float>(eps / C);
+      grad.on = static_cast<float>(1 - eps + eps / C);
+    }
     for (int64_t c = lane; c < C; c += G) {
       float v = static_cast<float>(xr[c] - lse);
       if (lp) lp[n * C + c] = v;
+      if (dx) dx[n * C + c] = ok ? grad(v, c == y) : NAN;
       all += v;
     }
     all = group_reduce<G>(all, SumOp{}, dmem);
     if (lane == 0) {
-      L y = labels[n];
-      row_loss[n] = label_ok(y, C) ? -(1 - eps) * static_cast<float>(xr[y] - lse) - eps / C * all
+      row_loss[n] = ok ? -(1 - eps) * static_cast<float>(xr[y] - lse) - eps / C * all
                                    : static_cast<double>(NAN);
     }
   }
@@ -80,7 +96,8 @@ __global__ void sce_rows_kernel(const float* x, const L* labels, float* lp, doub
   if (threadIdx.x == 0) *arrival = 0;  // ready for the next launch (CUDA-graph replays too)
 }
 
-// logits: (N, C); labels: (N) int64/int32; outputs loss () and optional log_probs (N, C).
+// logits: (N, C); labels: (N) int64/int32[; dLoss ()]; outputs loss (), optional log_probs
+// (N, C)[, dLogits (N, C)].
 void softmax_cross_entropy(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
   const Tensor &x = ctx.in(0), &labels = ctx.in(1);
@@ -98,13 +115,15 @@ void softmax_cross_entropy(KernelContext& ctx) {
   double* row_loss = ws.take<double>(N, "softmax cross-entropy row losses");
   unsigned* arrival = arrival_counters(ctx, cc, ws, 1);
   float* lp = ctx.has_out(1) ? ctx.out(1).ptr<float>() : nullptr;
+  const float* dloss = ctx.has_in(2) ? ctx.in(2).ptr<float>() : nullptr;
+  float* dx = dloss ? ctx.out(2).ptr<float>() : nullptr;
   auto launch = [&]<class L>() {
     if (C >= 512) {
       sce_rows_kernel<kThreads, L><<<blocks_for(N, 1), kThreads, 0, cc.stream>>>(
-          x.ptr<float>(), labels.ptr<L>(), lp, row_loss, N, C, eps, arrival, loss);
+          x.ptr<float>(), labels.ptr<L>(), lp, row_loss, N, C, eps, arrival, loss, dloss, dx);
     } else {
       sce_rows_kernel<32, L><<<blocks_for((N + 7) / 8, 1), kThreads, 0, cc.stream>>>(
-          x.ptr<float>(), labels.ptr<L>(), lp, row_loss, N, C, eps, arrival, loss);
+          x.ptr<float>(), labels.ptr<L>(), lp, row_loss, N, C, eps, arrival, loss, dloss, dx);
     }
     CBT_CUDA_CHECK_LAUNCH();
   };
@@ -117,11 +136,11 @@ void softmax_cross_entropy(KernelContext& ctx) {
 template <class L>
 __global__ void sce_grad_kernel(const float* dloss, const float* lp, const L* labels, float* dx,
                                 int64_t N, int64_t C, float on, float off) {
-  float k = static_cast<float>(static_cast<double>(dloss[0]) / N);
+  const SceGrad grad{static_cast<float>(static_cast<double>(dloss[0]) / N), on, off};
   CBT_GRID_STRIDE_LOOP(i, N * C) {
     int64_t n = i / C, c = i % C;
     L y = labels[n];
-    dx[i] = label_ok(y, C) ? k * (expf(lp[i]) - (c == y ? on : off)) : NAN;
+    dx[i] = label_ok(y, C) ? grad(lp[i], c == y) : NAN;
   }
 }
 

@@ -42,6 +42,27 @@ TEST(LossTest, SoftmaxCrossEntropyGradients) {
     }
 }
 
+// With dLoss as a third input the loss node also writes dLogits, bit for bit what the
+// gradient node computes from its log-probabilities (graph/fusion.h, fuse_loss_gradient).
+TEST(LossTest, SoftmaxCrossEntropyWithDLossWritesTheGradientNodesResult) {
+  for (float eps : {0.0f, 0.1f}) {
+    Tensor logits = random_tensor(DType::Float32, {9, 10}, 31, 2.0);
+    Tensor labels = random_int_tensor({9}, 0, 10, 32);
+    Tensor dloss = Tensor::scalar_f32(0.75f);
+    auto plain = run_node(loss_node("SoftmaxCrossEntropy", 2, eps), {logits, labels});
+    Node grad = make_node("SoftmaxCrossEntropyGrad", 3, 1, {}, kCbtDomain);
+    if (eps > 0) grad.attrs.set("label_smoothing", eps);
+    auto dx = run_node(grad, {dloss, plain[1], labels});
+    Node fused = make_node("SoftmaxCrossEntropy", 3, 3, grad.attrs, kCbtDomain);
+    fused.outputs[1].clear();  // no log_probs kept
+    auto f = run_node(fused, {logits, labels, dloss});
+    EXPECT_EQ(f[0].at_f64(0), plain[0].at_f64(0)) << "eps " << eps;
+    ASSERT_EQ(f[2].shape(), dx[0].shape());
+    for (int64_t i = 0; i < dx[0].numel(); ++i)
+      ASSERT_EQ(f[2].ptr<float>()[i], dx[0].ptr<float>()[i]) << "eps " << eps << " at " << i;
+  }
+}
+
 TEST(LossTest, BadLabelIsUserError) {
   Tensor logits = random_tensor(DType::Float32, {2, 3}, 1);
   EXPECT_THROW(run_node(loss_node("SoftmaxCrossEntropy", 2), {logits, Tensor::from_i64({0, 3}, {2})}),

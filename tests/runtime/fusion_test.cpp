@@ -1,5 +1,6 @@
-// Relu fusion (graph/fusion.h): BatchNorm, Gemm or Conv with the Relu after it as one node. The
-// fused training step computes exactly what the unfused one does, with fewer nodes.
+// Fusion (graph/fusion.h): BatchNorm, Gemm or Conv with the Relu after it as one node, and the
+// softmax cross-entropy with its gradient. The fused training step computes exactly what the
+// unfused one does, with fewer nodes.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -82,7 +83,10 @@ TEST(Fusion, BatchNormReluTrainsResNet20BitForBitAsTheSeparateNodes) {
   EXPECT_EQ(count(fused_step, "BatchNormTraining", true), 10);
   EXPECT_EQ(count(fused_step, "BatchNormGrad", true), 10);
   EXPECT_EQ(count(fused_step, "ReluGrad", false), count(plain_step, "ReluGrad", false) - 10);
-  EXPECT_EQ(fused_step.nodes.size() + 20, plain_step.nodes.size());
+  // The loss and its gradient: one node.
+  EXPECT_EQ(count(plain_step, "SoftmaxCrossEntropyGrad", false), 1);
+  EXPECT_EQ(count(fused_step, "SoftmaxCrossEntropyGrad", false), 0);
+  EXPECT_EQ(fused_step.nodes.size() + 21, plain_step.nodes.size());
 
   expect_same_training(r.model.graph, r.fused, r.plain, 100000);
 }
@@ -101,7 +105,8 @@ TEST(Fusion, ConvAndGemmReluTrainLeNet5BitForBitAsTheSeparateNodes) {
   EXPECT_EQ(count(fused_step, "Gemm", true), 2);
   EXPECT_EQ(count(fused_step, "GemmGrad", true), 2);
   EXPECT_EQ(count(fused_step, "Gemm", false), 3);
-  EXPECT_EQ(fused_step.nodes.size() + 8, plain_step.nodes.size());
+  EXPECT_EQ(count(fused_step, "SoftmaxCrossEntropyGrad", false), 0);
+  EXPECT_EQ(fused_step.nodes.size() + 9, plain_step.nodes.size());
   expect_same_training(r.model.graph, r.fused, r.plain, 50000);
 }
 
@@ -136,6 +141,41 @@ TEST(Fusion, AReluWhoseInputIsReadElsewhereIsNotFused) {
   EXPECT_EQ(types.count("h2"), 0u);
   EXPECT_EQ(g.nodes[4].attrs.get_int("relu", 0), 0);
   EXPECT_EQ(g.nodes[5].op_type, "Relu");
+}
+
+// The loss gradient is fused only where its dLoss is a constant (the seed) and nothing else
+// reads the log-probabilities; the fused node takes dLoss and writes dLogits.
+TEST(Fusion, TheLossGradientJoinsTheLossOnlyWhenItsLogProbsAreItsAlone) {
+  auto make = [](const std::string& dloss, bool lp_read_elsewhere, bool lp_exposed) {
+    Graph g;
+    g.initializers["seed"] = Tensor::scalar_f32(1.0f);
+    g.constant_initializers.insert("seed");
+    Node loss = test::make_node("SoftmaxCrossEntropy", 2, 2, {}, kCbtDomain);
+    loss.inputs = {"logits", "labels"};
+    loss.outputs = {"loss", "lp"};
+    Node grad = test::make_node("SoftmaxCrossEntropyGrad", 3, 1, {}, kCbtDomain);
+    grad.inputs = {dloss, "lp", "labels"};
+    grad.outputs = {"dlogits"};
+    g.nodes = {loss, grad};
+    if (lp_read_elsewhere) {
+      Node exp = test::make_node("Exp", 1, 1);
+      exp.inputs = {"lp"};
+      exp.outputs = {"probs"};
+      g.nodes.push_back(exp);
+    }
+    std::map<std::string, ValueType> types{{"lp", ValueType{DType::Float32, {4, 3}}}};
+    const int fused = fuse_loss_gradient(g, types, lp_exposed ? std::set<std::string>{"lp"} : std::set<std::string>{});
+    return std::tuple{fused, g, types};
+  };
+  auto [fused, g, types] = make("seed", false, false);
+  EXPECT_EQ(fused, 1);
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"logits", "labels", "seed"}));
+  EXPECT_EQ(g.nodes[0].outputs, (std::vector<std::string>{"loss", "", "dlogits"}));
+  EXPECT_EQ(types.count("lp"), 0u);
+  EXPECT_EQ(std::get<0>(make("computed_dloss", false, false)), 0);  // not a constant
+  EXPECT_EQ(std::get<0>(make("seed", true, false)), 0);             // lp read by Exp
+  EXPECT_EQ(std::get<0>(make("seed", false, true)), 0);             // lp exposed
 }
 
 }  // namespace
