@@ -30,6 +30,33 @@ void drop_nodes(Graph& g, const std::vector<bool>& drop) {
   g.nodes = std::move(kept);
 }
 
+// The fused loss `loss` also sums dLogits into the bias gradient of the Gemm that produced the
+// logits, when that Gemm's gradient reads dLogits itself (fuse_loss_gradient).
+void take_bias_gradient(Graph& g, const std::map<std::string, ValueType>& types,
+                        const std::map<std::string, std::vector<size_t>>& readers,
+                        const std::map<std::string, size_t>& producer, Node& loss) {
+  auto p = producer.find(loss.inputs[0]);
+  auto r = readers.find(loss.outputs[2]);
+  if (p == producer.end() || r == readers.end() || r->second.size() != 1) return;
+  const Node& gemm = g.nodes[p->second];
+  Node& grad = g.nodes[r->second[0]];
+  if (!gemm.domain.empty() || gemm.op_type != "Gemm" || gemm.attrs.get_int("relu", 0) || !gemm.has_input(2) ||
+      grad.domain != kCbtDomain || grad.op_type != "GemmGrad" || grad.attrs.get_int("relu", 0) ||
+      grad.inputs[0] != loss.outputs[2] || grad.inputs.size() < 4 || grad.inputs[3] != gemm.input(2) ||
+      grad.outputs.size() < 3 || grad.outputs[2].empty() || grad.attrs.get_float("beta", 1.0f) != 1.0f)
+    return;
+  auto c = types.find(grad.inputs[3]);
+  auto logits = types.find(loss.inputs[0]);
+  if (c == types.end() || logits == types.end() || logits->second.shape.size() != 2 ||
+      c->second.shape != Shape{logits->second.shape[1]})
+    return;
+  loss.outputs.push_back(grad.outputs[2]);
+  grad.outputs[2].clear();
+  auto mask = grad.attrs.get_ints("outputs_needed", {1, 1, 1});
+  if (mask.size() > 2) mask[2] = 0;
+  grad.attrs.set("outputs_needed", mask);
+}
+
 }  // namespace
 
 int fuse_relu(Graph& g, std::map<std::string, ValueType>& types,
@@ -82,6 +109,7 @@ int fuse_loss_gradient(Graph& g, std::map<std::string, ValueType>& types,
     types.erase(lp);
     drop[i] = true;
     ++fused;
+    take_bias_gradient(g, types, readers, producer, loss);
   }
   if (fused) drop_nodes(g, drop);
   return fused;

@@ -25,8 +25,10 @@ bool takes_fused_relu(const Node& n);
 // The softmax cross-entropy and its gradient as one node, when the gradient's dLoss is a
 // constant (the loss's seed): SoftmaxCrossEntropy takes dLoss as a third input and writes
 // dLogits as a third output, exactly as SoftmaxCrossEntropyGrad would, and the log-
-// probabilities between them are no longer kept. Run after the backward nodes are emitted.
-// Returns the pairs fused.
+// probabilities between them are no longer kept. When the logits are a Gemm's (beta 1, a bias
+// of shape (C)) and that Gemm's gradient takes dLogits as they are, the node also writes the
+// bias gradient (dLogits' column sums, as GemmGrad sums them) as a fourth output, and GemmGrad
+// no longer computes it. Run after the backward nodes are emitted. Returns the pairs fused.
 int fuse_loss_gradient(Graph& g, std::map<std::string, ValueType>& types,
                        const std::set<std::string>& exposed);
 

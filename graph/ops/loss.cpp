@@ -13,7 +13,7 @@ const ValueType& float_input(const InferContext& ctx, size_t i) {
 }
 
 // logits (N, C) float, labels (N) int64/int32[, dLoss ()] -> (loss (), log_probs (N, C)[,
-// dLogits (N, C)]).
+// dLogits (N, C)[, dBias (C): the sums of dLogits' columns]]).
 std::vector<ValueType> infer_sce(const InferContext& ctx) {
   const ValueType& x = float_input(ctx, 0);
   const ValueType& labels = ctx.input(1);
@@ -28,7 +28,8 @@ std::vector<ValueType> infer_sce(const InferContext& ctx) {
   if (!ctx.node.has_input(2)) return {{x.dtype, {}}, x};
   const ValueType& dl = float_input(ctx, 2);
   if (dl.dtype != x.dtype || shape_numel(dl.shape) != 1) ctx.fail("dLoss must be a scalar of the logits' type");
-  return {{x.dtype, {}}, x, x};
+  if (ctx.node.outputs.size() < 4) return {{x.dtype, {}}, x, x};
+  return {{x.dtype, {}}, x, x, {x.dtype, {x.shape[1]}}};
 }
 
 // The backward op needs the log-probabilities: add the output when the node lacks it.
@@ -85,7 +86,7 @@ std::vector<ValueType> infer_pointwise_loss_grad(const InferContext& ctx) {
 CBT_REGISTER_SCHEMA({kCbtDomain, "SoftmaxCrossEntropy", infer_sce, sce_grad, {0},
                      sce_training_rewrite,
                      "(logits (N,C), labels (N)[, dLoss]) -> (mean loss, log_probs[, dLogits = dLoss * "
-                     "the loss's gradient, fuse_loss_gradient]); label_smoothing"});
+                     "the loss's gradient[, dBias = its column sums], fuse_loss_gradient]); label_smoothing"});
 CBT_REGISTER_SCHEMA({kCbtDomain, "SoftmaxCrossEntropyGrad", infer_sce_grad, {}, {}, {},
                      "(dLoss, log_probs, labels) -> dLogits"});
 CBT_REGISTER_SCHEMA({kCbtDomain, "MeanSquaredError", infer_pointwise_loss,

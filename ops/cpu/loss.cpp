@@ -28,8 +28,8 @@ void sce_grad_row(const T* lp, int64_t y, int64_t C, T k, double eps, T* dx) {
 }
 
 // logits: (N, C); labels: (N); loss: (); log_probs: (N, C). With dLoss () as a third input,
-// also dLogits (N, C) as a third output, as softmax_cross_entropy_grad writes it
-// (graph/fusion.h, fuse_loss_gradient).
+// also dLogits (N, C) as a third output, as softmax_cross_entropy_grad writes it, and
+// optionally their column sums (C) as a fourth (graph/fusion.h, fuse_loss_gradient).
 void softmax_cross_entropy(KernelContext& ctx) {
   const Tensor &x = ctx.in(0), &labels = ctx.in(1);
   int64_t N = x.dim(0), C = x.dim(1);
@@ -62,6 +62,13 @@ void softmax_cross_entropy(KernelContext& ctx) {
       if (dx) sce_grad_row(lr, labels.at_i64(n), C, k, eps, dx + n * C);
     }
     ctx.out(0).ptr<T>()[0] = static_cast<T>(N ? total / N : 0);
+    if (dx && ctx.has_out(3)) {  // the bias gradient: dLogits' column sums, as GemmGrad sums them
+      std::vector<double> acc(C, 0.0);
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t c = 0; c < C; ++c) acc[c] += dx[n * C + c];
+      T* db = ctx.out(3).ptr<T>();
+      for (int64_t c = 0; c < C; ++c) db[c] = static_cast<T>(acc[c]);
+    }
   });
 }
 

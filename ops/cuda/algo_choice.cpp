@@ -1,6 +1,7 @@
 // The rule that picks a cuDNN algorithm among the candidates.
 #include "ops/cuda/algo_choice.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -38,6 +39,17 @@ double deterministic_slack() {
     return *end == '\0' && x >= 0 ? x : 0.25;
   }();
   return slack;
+}
+
+int timing_concurrency(int learners) {
+  static const int fixed = [] {
+    const char* v = std::getenv("CBT_CONV_CONCURRENCY");
+    if (!v || !*v) return 0;
+    char* end = nullptr;
+    const long x = std::strtol(v, &end, 10);
+    return *end == '\0' && x >= 1 && x <= 16 ? static_cast<int>(x) : 0;
+  }();
+  return fixed ? fixed : std::clamp(learners, 1, 8);
 }
 
 }  // namespace cbt::cuda

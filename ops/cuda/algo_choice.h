@@ -36,4 +36,8 @@ bool engine_allowed(const EngineNotes& n, bool tf32, bool deterministic);
 // non-negative number; 0 takes the fastest always). Read once.
 double deterministic_slack();
 
+// How many copies of a convolution the engines are timed as at once, for `learners` learners
+// on the GPU: min(learners, 8), or CBT_CONV_CONCURRENCY (1 to 16) when set, for experiments.
+int timing_concurrency(int learners);
+
 }  // namespace cbt::cuda

@@ -268,7 +268,7 @@ AlgoChoice choose_algo(const CudaContext& cc, const ConvPlan& p, size_t budget) 
   using Calls = OpCalls<op>;
   auto ws = [&](typename Calls::Algo a, size_t* bytes) { return Calls::ws(cc.cudnn, p, a, bytes); };
   if (cc.conv_algos == ConvAlgos::Engines) {
-    EngineSearch search{cc.tf32, cc.deterministic, budget, deterministic_slack(), cc.conv_concurrency,
+    EngineSearch search{cc.tf32, cc.deterministic, budget, deterministic_slack(), timing_concurrency(cc.conv_concurrency),
                         log_conv_algos()};
     if (auto id = choose_engine(cc.cudnn, cc.stream, engine_conv(p.g), op, search)) {
       AlgoChoice c = fallback_choice(p, budget, ws, Calls::kFallback, Calls::kName);
@@ -294,7 +294,7 @@ struct AlgoKey {
 };
 AlgoKey algo_key(const CudaContext& cc, const ConvGeom& g, ConvOp op, size_t budget) {
   // Only the engines are timed with the learners' concurrency: a legacy choice holds for any.
-  const int64_t concurrency = cc.conv_algos == ConvAlgos::Engines ? cc.conv_concurrency : 1;
+  const int64_t concurrency = cc.conv_algos == ConvAlgos::Engines ? timing_concurrency(cc.conv_concurrency) : 1;
   return {{cc.device, static_cast<int64_t>(op), cc.tf32, cc.deterministic, static_cast<int64_t>(cc.conv_algos), concurrency,
            static_cast<int64_t>(budget), g.N, g.Ci, g.Cg, g.G, g.H, g.W, g.KH, g.KW, g.SH, g.SW,
            g.DH, g.DW, g.PH, g.PW, g.OH, g.OW, g.explicit_pad}};

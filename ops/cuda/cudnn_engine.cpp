@@ -394,7 +394,7 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
   };
   std::vector<Timed> timed;
   // Inputs shared by the copies; an output and a workspace each.
-  const size_t copies = static_cast<size_t>(std::clamp(search.concurrency, 1, 8));
+  const size_t copies = static_cast<size_t>(std::clamp(search.concurrency, 1, 16));
   DeviceBuffer image(bytes_of(conv.image)), filter(bytes_of(conv.filter)), grid(bytes_of(conv.grid));
   if (!image.p || !filter.p || !grid.p) return std::nullopt;
   image.fill_random(numel_of(conv.image), 1);

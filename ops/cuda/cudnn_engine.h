@@ -39,7 +39,7 @@ struct EngineSearch {
   bool deterministic = false;  // only engines cuDNN does not mark non-deterministic
   size_t workspace_budget = 0;
   double det_slack = 0.25;     // choose_candidate's slack for a deterministic engine
-  int concurrency = 1;         // copies timed side by side (the learners of the GPU; at most 8)
+  int concurrency = 1;         // copies timed side by side (timing_concurrency; at most 16)
   bool log = false;            // every candidate and the choice to stderr
 };
 

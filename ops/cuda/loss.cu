@@ -43,14 +43,14 @@ struct SceGrad {
 };
 
 // logits: (N, C); labels: (N); log_probs (optional): (N, C); dx (optional, the gradient fused
-// in: graph/fusion.h): (N, C) as sce_grad_kernel writes it, k from dloss[0]; row_loss: (N),
-// double. One group of G threads per row, exp and sums in double as on the CPU. The last block to finish
+// in: graph/fusion.h): (N, C) as sce_grad_kernel writes it, k from dloss[0], and dbias
+// (optional): (C), dx's column sums; row_loss: (N), double. One group of G threads per row, exp and sums in double as on the CPU. The last block to finish
 // (`arrival` counts them; zero before and after) writes the mean loss as finish_mean_kernel
 // would, in the same order.
 template <int G, class L>
 __global__ void sce_rows_kernel(const float* x, const L* labels, float* lp, double* row_loss,
                                 int64_t N, int64_t C, double eps, unsigned* arrival,
-                                float* loss, const float* dloss, float* dx) {
+                                float* loss, const float* dloss, float* dx, float* dbias) {
   __shared__ float fmem[kThreads / 32];
   __shared__ double dmem[kThreads / 32];
   constexpr int per_block = kThreads / G;
@@ -93,11 +93,17 @@ __global__ void sce_rows_kernel(const float* x, const L* labels, float* lp, doub
   if (!last) return;
   __threadfence();
   finish_mean(row_loss, N, N, loss, dmem);
+  if (dbias)  // dx's column sums, in double as on the CPU (read through L2: other blocks wrote dx)
+    for (int64_t c = threadIdx.x; c < C; c += kThreads) {
+      double acc = 0;
+      for (int64_t n = 0; n < N; ++n) acc += __ldcg(dx + n * C + c);
+      dbias[c] = static_cast<float>(acc);
+    }
   if (threadIdx.x == 0) *arrival = 0;  // ready for the next launch (CUDA-graph replays too)
 }
 
 // logits: (N, C); labels: (N) int64/int32[; dLoss ()]; outputs loss (), optional log_probs
-// (N, C)[, dLogits (N, C)].
+// (N, C)[, dLogits (N, C)[, dBias (C)]].
 void softmax_cross_entropy(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
   const Tensor &x = ctx.in(0), &labels = ctx.in(1);
@@ -117,13 +123,14 @@ void softmax_cross_entropy(KernelContext& ctx) {
   float* lp = ctx.has_out(1) ? ctx.out(1).ptr<float>() : nullptr;
   const float* dloss = ctx.has_in(2) ? ctx.in(2).ptr<float>() : nullptr;
   float* dx = dloss ? ctx.out(2).ptr<float>() : nullptr;
+  float* dbias = dx && ctx.has_out(3) ? ctx.out(3).ptr<float>() : nullptr;
   auto launch = [&]<class L>() {
     if (C >= 512) {
       sce_rows_kernel<kThreads, L><<<blocks_for(N, 1), kThreads, 0, cc.stream>>>(
-          x.ptr<float>(), labels.ptr<L>(), lp, row_loss, N, C, eps, arrival, loss, dloss, dx);
+          x.ptr<float>(), labels.ptr<L>(), lp, row_loss, N, C, eps, arrival, loss, dloss, dx, dbias);
     } else {
       sce_rows_kernel<32, L><<<blocks_for((N + 7) / 8, 1), kThreads, 0, cc.stream>>>(
-          x.ptr<float>(), labels.ptr<L>(), lp, row_loss, N, C, eps, arrival, loss, dloss, dx);
+          x.ptr<float>(), labels.ptr<L>(), lp, row_loss, N, C, eps, arrival, loss, dloss, dx, dbias);
     }
     CBT_CUDA_CHECK_LAUNCH();
   };

@@ -92,5 +92,17 @@ TEST(AlgoChoice, TheDefaultSlackIsAQuarterUnlessTheEnvironmentSaysOtherwise) {
   else EXPECT_GE(deterministic_slack(), 0.0);
 }
 
+TEST(AlgoChoice, EnginesAreTimedAsManyAtOnceAsThereAreLearnersUpToEight) {
+  const char* v = std::getenv("CBT_CONV_CONCURRENCY");
+  if (v && *v) {  // an experiment's fixed count, the same for every learner count
+    EXPECT_EQ(timing_concurrency(1), timing_concurrency(16));
+    return;
+  }
+  EXPECT_EQ(timing_concurrency(1), 1);
+  EXPECT_EQ(timing_concurrency(5), 5);
+  EXPECT_EQ(timing_concurrency(16), 8);
+  EXPECT_EQ(timing_concurrency(0), 1);
+}
+
 }  // namespace
 }  // namespace cbt::cuda

@@ -339,9 +339,10 @@ std::vector<CudaCase> loss_cases() {
                         kLoss));
   v.push_back(make_case("SoftmaxCrossEntropy/1000_classes", smooth,
                         {rnd({5, 1000}, 158, 3.0), ints({5}, 0, 1000, 159)}, kLoss));
-  // The gradient fused in (graph/fusion.h): dLoss in, dLogits out, no log_probs.
+  // The gradient fused in (graph/fusion.h): dLoss in, dLogits out (and, the second time, their
+  // column sums: a Gemm's bias gradient), no log_probs.
   for (float eps : {0.0f, 0.1f}) {
-    Node fused = make_node("SoftmaxCrossEntropy", 3, 3, attr_f("label_smoothing", eps), kCbtDomain);
+    Node fused = make_node("SoftmaxCrossEntropy", 3, eps > 0 ? 4 : 3, attr_f("label_smoothing", eps), kCbtDomain);
     fused.outputs[1].clear();
     v.push_back(make_case(eps > 0 ? "SoftmaxCrossEntropy/with_gradient_smoothed" : "SoftmaxCrossEntropy/with_gradient",
                           fused, {rnd({32, 10}, 162, 2.0), ints({32}, 0, 10, 163), Tensor::from_f32({0.8f}, {})}, kLoss));

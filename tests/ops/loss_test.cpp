@@ -60,6 +60,16 @@ TEST(LossTest, SoftmaxCrossEntropyWithDLossWritesTheGradientNodesResult) {
     ASSERT_EQ(f[2].shape(), dx[0].shape());
     for (int64_t i = 0; i < dx[0].numel(); ++i)
       ASSERT_EQ(f[2].ptr<float>()[i], dx[0].ptr<float>()[i]) << "eps " << eps << " at " << i;
+    // A fourth output: the bias gradient of a Gemm whose output the logits are, as GemmGrad
+    // sums dLogits into it.
+    Node with_bias = make_node("SoftmaxCrossEntropy", 3, 4, grad.attrs, kCbtDomain);
+    with_bias.outputs[1].clear();
+    auto fb = run_node(with_bias, {logits, labels, dloss});
+    Node gemm_grad = make_node("GemmGrad", 4, 3, {}, kCbtDomain);
+    auto g = run_node(gemm_grad, {dx[0], random_tensor(DType::Float32, {9, 5}, 33),
+                                  random_tensor(DType::Float32, {5, 10}, 34), random_tensor(DType::Float32, {10}, 35)});
+    ASSERT_EQ(fb[3].shape(), Shape{10});
+    for (int64_t c = 0; c < 10; ++c) EXPECT_EQ(fb[3].ptr<float>()[c], g[2].ptr<float>()[c]) << "eps " << eps << " class " << c;
   }
 }
 

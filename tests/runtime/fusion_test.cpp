@@ -106,6 +106,13 @@ TEST(Fusion, ConvAndGemmReluTrainLeNet5BitForBitAsTheSeparateNodes) {
   EXPECT_EQ(count(fused_step, "GemmGrad", true), 2);
   EXPECT_EQ(count(fused_step, "Gemm", false), 3);
   EXPECT_EQ(count(fused_step, "SoftmaxCrossEntropyGrad", false), 0);
+  // The loss node also writes the output Gemm's bias gradient; that GemmGrad no longer does.
+  for (const Node& n : fused_step.nodes)
+    if (n.op_type == "SoftmaxCrossEntropy") {
+      ASSERT_EQ(n.outputs.size(), 4u);
+      EXPECT_TRUE(n.outputs[1].empty());
+      EXPECT_FALSE(n.outputs[3].empty());
+    }
   EXPECT_EQ(fused_step.nodes.size() + 9, plain_step.nodes.size());
   expect_same_training(r.model.graph, r.fused, r.plain, 50000);
 }
@@ -173,6 +180,7 @@ TEST(Fusion, TheLossGradientJoinsTheLossOnlyWhenItsLogProbsAreItsAlone) {
   EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"logits", "labels", "seed"}));
   EXPECT_EQ(g.nodes[0].outputs, (std::vector<std::string>{"loss", "", "dlogits"}));
   EXPECT_EQ(types.count("lp"), 0u);
+  EXPECT_EQ(g.nodes[0].outputs.size(), 3u);  // the logits are no Gemm's: no bias gradient
   EXPECT_EQ(std::get<0>(make("computed_dloss", false, false)), 0);  // not a constant
   EXPECT_EQ(std::get<0>(make("seed", true, false)), 0);             // lp read by Exp
   EXPECT_EQ(std::get<0>(make("seed", false, true)), 0);             // lp exposed
