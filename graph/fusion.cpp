@@ -1,6 +1,5 @@
 // fuse_relu: a BatchNormTraining, Gemm or Conv and the Relu after it as one node;
-// fuse_loss_gradient: the softmax cross-entropy and its gradient as one node;
-// fuse_pool_gradient: a MaxPool's gradient with the Relu mask and bias sum of the Conv before.
+// fuse_loss_gradient: the softmax cross-entropy and its gradient as one node.
 #include "graph/fusion.h"
 
 #include <utility>
@@ -113,41 +112,6 @@ int fuse_loss_gradient(Graph& g, std::map<std::string, ValueType>& types,
     take_bias_gradient(g, types, readers, producer, loss);
   }
   if (fused) drop_nodes(g, drop);
-  return fused;
-}
-
-int fuse_pool_gradient(Graph& g, std::map<std::string, ValueType>& types,
-                       const std::set<std::string>& exposed) {
-  const auto readers = readers_of(g);
-  std::map<std::string, size_t> producer;
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (const auto& out : g.nodes[i].outputs)
-      if (!out.empty()) producer[out] = i;
-  int fused = 0;
-  for (Node& conv : g.nodes) {
-    if (conv.domain != kCbtDomain || conv.op_type != "ConvGrad" || !conv.attrs.get_int("relu", 0) ||
-        conv.inputs.size() != 4 || conv.outputs.size() != 4 || conv.outputs[2].empty() ||
-        readers.count(conv.outputs[3]) || exposed.count(conv.inputs[0]))
-      continue;
-    auto p = producer.find(conv.inputs[0]);
-    auto r = readers.find(conv.inputs[0]);
-    if (p == producer.end() || r == readers.end() || r->second.size() != 1) continue;
-    Node& pool = g.nodes[p->second];
-    if (pool.domain != kCbtDomain || pool.op_type != "MaxPoolGrad" || pool.outputs.size() != 1 ||
-        pool.inputs.size() != 2 || pool.inputs[1] != conv.inputs[3] || pool.attrs.get_int("relu", 0))
-      continue;
-    pool.attrs.set("relu", int64_t{1});
-    pool.outputs.push_back(conv.outputs[2]);
-    types.erase(conv.outputs[3]);
-    conv.inputs.resize(3);
-    conv.outputs.resize(3);
-    conv.outputs[2].clear();
-    conv.attrs.set("relu", int64_t{0});
-    auto mask = conv.attrs.get_ints("outputs_needed", {1, 1, 1});
-    if (mask.size() > 2) mask[2] = 0;
-    conv.attrs.set("outputs_needed", mask);
-    ++fused;
-  }
   return fused;
 }
 

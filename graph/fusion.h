@@ -32,13 +32,4 @@ bool takes_fused_relu(const Node& n);
 int fuse_loss_gradient(Graph& g, std::map<std::string, ValueType>& types,
                        const std::set<std::string>& exposed);
 
-// A Conv fused with its Relu, then a MaxPool: the pool's gradient also applies the Relu's mask
-// and sums the result per channel into the Conv's bias gradient (MaxPoolGrad relu=1 with a
-// second output), and the ConvGrad takes that gradient as it is (relu=0, no bias gradient):
-// one pass over the Conv's output gradient instead of two. Only where the pooled gradient
-// feeds nothing but that ConvGrad. Run after the backward nodes are emitted. Returns the
-// pairs fused.
-int fuse_pool_gradient(Graph& g, std::map<std::string, ValueType>& types,
-                       const std::set<std::string>& exposed);
-
 }  // namespace cbt

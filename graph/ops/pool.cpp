@@ -61,14 +61,11 @@ std::vector<ValueType> infer_global_pool(const InferContext& ctx) {
   return {{x.dtype, y}};
 }
 
-// Pool backward ops: (dY, X) -> dX; MaxPoolGrad with a second output also dB (C), dX's sums
-// per channel (graph/fusion.h, fuse_pool_gradient).
+// Pool backward ops: (dY, X) -> dX.
 std::vector<ValueType> infer_pool_grad(const InferContext& ctx) {
-  const ValueType& x = ctx.input(1);
-  if (ctx.input(0).shape.size() != x.shape.size()) ctx.fail("dY and X must have the same rank");
-  if (ctx.node.outputs.size() < 2) return {x};
-  if (ctx.node.op_type != "MaxPoolGrad") ctx.fail("only MaxPoolGrad sums its gradient per channel");
-  return {x, {x.dtype, {x.shape.at(1)}}};
+  if (ctx.input(0).shape.size() != ctx.input(1).shape.size())
+    ctx.fail("dY and X must have the same rank");
+  return {ctx.input(1)};
 }
 
 std::vector<std::string> pool_grad(GradContext& c) {
@@ -86,8 +83,7 @@ CBT_REGISTER_SCHEMA(OpSchema{"", "AveragePool", infer_pool, pool_grad, {0}, {},
 CBT_REGISTER_SCHEMA(OpSchema{"", "GlobalAveragePool", infer_global_pool, pool_grad, {0}, {},
                              "mean over all spatial dims"});
 CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "MaxPoolGrad", infer_pool_grad, {}, {}, {},
-                             "backward of MaxPool (argmax recomputed): (dY, X) -> dX[, dB]; relu=1: dX where "
-                             "X > 0; dB: dX's sums per channel (fuse_pool_gradient)"});
+                             "backward of MaxPool (argmax recomputed): (dY, X) -> dX"});
 CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "AveragePoolGrad", infer_pool_grad, {}, {}, {},
                              "backward of AveragePool: (dY, X) -> dX"});
 CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "GlobalAveragePoolGrad", infer_pool_grad, {}, {}, {},

@@ -98,22 +98,6 @@ void max_pool_backward(KernelContext& ctx) {
     if (i >= 0) dx[nc * plane + i] += dy[o];
   };
   for_each_argmax(g, x, scatter);
-  // Fused (graph/fusion.h, fuse_pool_gradient): X is a Relu's output, and the Conv before it
-  // wants its bias gradient, summed as ConvGrad sums it.
-  if (ctx.node.attrs.get_int("relu", 0))
-    for (int64_t i = 0; i < X.numel(); ++i) dx[i] = x[i] > 0 ? dx[i] : T(0);
-  if (ctx.has_out(1)) {
-    const int64_t N = X.dim(0), C = X.dim(1);
-    T* db = ctx.out(1).ptr<T>();
-    for (int64_t c = 0; c < C; ++c) {
-      double acc = 0;
-      for (int64_t n = 0; n < N; ++n) {
-        const T* row = dx + (n * C + c) * plane;
-        for (int64_t p = 0; p < plane; ++p) acc += row[p];
-      }
-      db[c] = static_cast<T>(acc);
-    }
-  }
 }
 
 // Divisor of window (oh, ow): positions inside the input, or inside the padded extent when

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "ops/cuda/dense_util.cuh"
-#include "ops/cuda/fused_relu.cuh"
 #include "ops/pool_geometry.h"
 
 namespace cbt::cuda {
@@ -128,57 +127,19 @@ __global__ void max_pool_fwd_kernel(const float* x, float* y, int64_t* ind, Pool
   }
 }
 
-// dX at flat NCHW index t: the dY of every window whose first maximum it is, summed.
-__device__ float max_pool_grad_at(const float* dy, const float* x, const PoolGeom& g, int64_t t) {
-  int64_t oplane = g.OH * g.OW, plane = g.H * g.W;
-  int64_t nc = t / plane, i = t - nc * plane, ih = i / g.W, iw = i % g.W;
-  const float* xp = x + nc * plane;
-  float acc = 0.0f;
-  for_windows_holding(g, ih, iw, [&](int64_t oh, int64_t ow) {
-    if (window_argmax(g, xp, oh, ow) == i) acc += dy[nc * oplane + oh * g.OW + ow];
-  });
-  return acc;
-}
-
 // dy: (NC, OH, OW), x: (NC, H, W) -> dX: each dY goes to its window's first maximum
 __global__ void max_pool_bwd_kernel(const float* dy, const float* x, float* dx, PoolGeom g) {
-  CBT_GRID_STRIDE_LOOP(t, g.NC * g.H * g.W) dx[t] = max_pool_grad_at(dy, x, g, t);
+  int64_t oplane = g.OH * g.OW, plane = g.H * g.W;
+  CBT_GRID_STRIDE_LOOP(t, g.NC * plane) {
+    int64_t nc = t / plane, i = t - nc * plane, ih = i / g.W, iw = i % g.W;
+    const float* xp = x + nc * plane;
+    float acc = 0.0f;
+    for_windows_holding(g, ih, iw, [&](int64_t oh, int64_t ow) {
+      if (window_argmax(g, xp, oh, ow) == i) acc += dy[nc * oplane + oh * g.OW + ow];
+    });
+    dx[t] = acc;
+  }
 }
-
-// The fused gradient (graph/fusion.h, fuse_pool_gradient) as channel_reduce reads it: dX at
-// flat index t, where X > 0 with relu, written to dx, and summed per channel.
-struct PooledGradOf {
-  const float* dy;
-  const float* x;
-  float* dx;
-  PoolGeom g;
-  bool tiled, relu;
-  __device__ double2 operator()(int64_t t, int64_t) const {
-    float v;
-    if (tiled) {
-      const uint32_t W = static_cast<uint32_t>(g.W), plane = static_cast<uint32_t>(g.H) * W;
-      const uint32_t u = static_cast<uint32_t>(t), nc = u / plane, i = u - nc * plane;
-      const uint32_t o = (nc * static_cast<uint32_t>(g.OH) + (i / W) / static_cast<uint32_t>(g.KH)) *
-                             static_cast<uint32_t>(g.OW) +
-                         (i % W) / static_cast<uint32_t>(g.KW);
-      uint32_t base;
-      v = tiled_argmax(x, o, g, &base) == u ? 0.0f + dy[o] : 0.0f;
-    } else {
-      v = max_pool_grad_at(dy, x, g, t);
-    }
-    if (relu) v = relu_grad_of(v, x[t]);
-    dx[t] = v;
-    return make_double2(v, 0.0);
-  }
-};
-
-// dB[c] = the channel's total, when asked for.
-struct ChannelFinish {
-  float* db;
-  __device__ void operator()(int64_t c, double2 t) const {
-    if (db) db[c] = static_cast<float>(t.x);
-  }
-};
 
 // x: (NC, H, W) -> y: (NC, OH, OW)
 __global__ void avg_pool_fwd_kernel(const float* x, float* y, PoolGeom g, bool include_pad) {
@@ -261,17 +222,6 @@ void max_pool_bwd(KernelContext& ctx) {
   const Tensor &dY = ctx.in(0), &X = ctx.in(1);
   check_float(X, ctx.node);
   PoolGeom g = make_pool_geom(ctx.node, X.shape(), dY.shape());
-  const bool relu = ctx.node.attrs.get_int("relu", 0) != 0;
-  if (relu || ctx.has_out(1)) {  // fused: one launch writes dX and sums it per channel
-    if (X.dim(1) == 0) return;
-    Scratch scratch(cc);
-    ChannelSplit split(X.dim(0), X.dim(1), X.numel() / std::max<int64_t>(X.dim(0) * X.dim(1), 1));
-    auto* partial = scratch.take<double2>(split.blocks(), "the pooled gradient's channel sums");
-    unsigned* arrivals = arrival_counters(ctx, cc, scratch, X.dim(1));
-    channel_reduce(cc, split, PooledGradOf{fptr(dY), fptr(X), fptr_out(ctx.out(0)), g, tiles(g), relu}, partial,
-                   arrivals, ChannelFinish{ctx.has_out(1) ? fptr_out(ctx.out(1)) : nullptr});
-    return;
-  }
   if (tiles(g))
     max_pool_tiled_bwd_kernel<<<blocks_for(dY.numel()), kThreads, 0, cc.stream>>>(
         fptr(dY), fptr(X), fptr_out(ctx.out(0)), g);

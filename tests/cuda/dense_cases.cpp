@@ -208,22 +208,6 @@ std::vector<CudaCase> pool_cases() {
   // Windows that tile the plane (kernel = stride): the one-window-per-thread kernels.
   v.push_back(pool("MaxPool", "tiled_3x3_s3_ties_indices", tied({2, 3, 9, 12}, 560),
                    attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{3, 3}}}), 2));
-  // The fused gradient (graph/fusion.h, fuse_pool_gradient): MaxPoolGrad relu=1 with channel
-  // sums, run as a node of its own (it has no gradient rule), tiled and not.
-  auto fused_grad = [](std::string name, Shape x, Shape dy, Attributes a, bool tie) {
-    a.set("relu", int64_t{1});
-    CudaCase c = make_case("MaxPoolGrad/fused_" + name, make_node("MaxPoolGrad", 2, 2, a, kCbtDomain),
-                           {f32(dy, 580), tie ? tied(x, 581) : f32(x, 582)}, 1e-6, 1e-6);
-    c.check_backward = false;
-    return c;
-  };
-  v.push_back(fused_grad("2x2_s2", {4, 6, 12, 12}, {4, 6, 6, 6},
-                         attrs({{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}}), false));
-  v.push_back(fused_grad("tiled_3x3_ties", {2, 3, 9, 12}, {2, 3, 3, 4},
-                         attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{3, 3}}}), true));
-  v.push_back(fused_grad("3x3_s2_pad1_ceil", {2, 3, 9, 10}, {2, 3, 5, 6},
-                         attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}},
-                                {"pads", Ints{1, 1, 1, 1}}, {"ceil_mode", int64_t{1}}}), false));
   v.push_back(pool("MaxPool", "2x2_s2_odd_plane", f32({2, 3, 7, 9}, 570),
                    attrs({{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}})));
   v.push_back(pool("MaxPool", "same_upper_s2", f32({1, 2, 7, 8}, 550),
