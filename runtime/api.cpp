@@ -6,7 +6,6 @@
 #include <sstream>
 
 #include "onnx_import/model_io.h"
-#include "runtime/autotune.h"
 #include "runtime/dataset.h"
 #include "runtime/fit.h"
 #include "runtime/inferencer.h"
@@ -66,8 +65,6 @@ TrainReport Model::train(const TrainOptions& o) {
     to.optimizer.momentum = static_cast<float>(o.momentum);
     to.optimizer.weight_decay = static_cast<float>(o.weight_decay);
     cbt::Trainer trainer(impl_->model.graph, to);
-    std::ostream discard(nullptr);
-    cbt::choose_conv_timing(trainer, impl_->model.graph, cbt::AutotuneOptions{}, o.verbose ? std::cout : discard);
     cbt::FitOptions fo;
     fo.epochs = o.epochs;
     fo.max_steps = o.max_steps;

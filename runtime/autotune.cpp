@@ -128,29 +128,32 @@ int autotune_learners(const Graph& model, const TrainerOptions& base, const Auto
   return search.best_learners();
 }
 
-int choose_conv_timing(Trainer& trainer, const Graph& model, const AutotuneOptions& opt, std::ostream& log) {
-  const TrainerOptions& o = trainer.options();
+int choose_conv_timing(const Graph& model, const TrainerOptions& base, const AutotuneOptions& opt,
+                       std::ostream& log) {
   const bool convs = std::any_of(model.nodes.begin(), model.nodes.end(), [](const Node& n) {
     return n.domain.empty() && (n.op_type == "Conv" || n.op_type == "ConvTranspose");
   });
-  const int together = std::min(o.learners, 8);
+  const int together = std::min(base.learners, 8);
   const char* fixed = std::getenv("CBT_CONV_CONCURRENCY");  // an experiment's fixed count
-  if (!convs || (fixed && *fixed) || together < 2 || o.device.is_cpu() || o.conv_algos != ConvAlgos::Engines ||
-      o.conv_timing_copies > 0 || (o.processes && o.processes->size() > 1))
-    return o.conv_timing_copies;
-  const TrainerState saved = trainer.state();
-  double rate[2] = {0, 0};
-  const int copies[2] = {together, 1};
-  for (int i = 0; i < 2; ++i) {
-    trainer.set_conv_timing(copies[i]);
-    rate[i] = measure_throughput(trainer, opt.warmup_rounds, opt.measure_rounds, opt.min_window_seconds).images_per_sec;
+  if (!convs || (fixed && *fixed) || together < 2 || base.device.is_cpu() || base.conv_algos != ConvAlgos::Engines ||
+      base.conv_timing_copies > 0)
+    return base.conv_timing_copies;
+  int best = 0;
+  double best_rate = 0;
+  for (int copies : {together, 1}) {
+    TrainerOptions to = base;
+    to.conv_timing_copies = copies;
+    Throughput tp;
+    {
+      Trainer t(model, to);
+      tp = measure_throughput(t, opt.warmup_rounds, opt.measure_rounds, opt.min_window_seconds);
+    }
     char buf[160];
-    std::snprintf(buf, sizeof buf, "conv timing: engines timed %d at once: %.0f images/s\n", copies[i], rate[i]);
+    std::snprintf(buf, sizeof buf, "conv timing: engines timed %d at once: %.0f images/s\n", copies,
+                  tp.images_per_sec);
     log << buf;
+    if (tp.images_per_sec > best_rate) best = copies, best_rate = tp.images_per_sec;
   }
-  const int best = rate[1] > rate[0] ? copies[1] : copies[0];
-  if (best != copies[1]) trainer.set_conv_timing(best);
-  trainer.restore(saved);
   log << "conv timing: chose " << best << " at once\n";
   return best;
 }

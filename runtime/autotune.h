@@ -70,12 +70,13 @@ int autotune_learners(const Graph& model, const TrainerOptions& base, const Auto
 
 // Whether the convolutions' engines are better timed one copy at a time (their latency: a
 // small model's learners wait on each other's chains of short kernels) or as many copies as
-// there are learners, up to 8 (their throughput: a large model fills the GPU). Runs rounds of
-// `trainer` on synthetic data with each, keeps the faster (Trainer::set_conv_timing) and
-// returns its copies; the trainer's state (weights, optimizer, rounds) is restored after.
-// Returns the trainer's setting untouched where there is nothing to choose: no convolution,
-// one learner, not on a GPU, not --cudnn-algos measure, a setting already made, several
-// processes, or CBT_CONV_CONCURRENCY set. Logs both throughputs as "conv timing: ..." lines.
-int choose_conv_timing(Trainer& trainer, const Graph& model, const AutotuneOptions& opt, std::ostream& log);
+// there are learners, up to 8 (their throughput: a large model fills the GPU). Trains the
+// model on synthetic data with the choices of each and returns the faster one's copies for
+// TrainerOptions::conv_timing_copies; 0 (the default) where there is nothing to choose (no
+// convolution, one learner, not on a GPU, not --cudnn-algos measure, or CBT_CONV_CONCURRENCY
+// set). Logs both
+// throughputs as "conv timing: ..." lines.
+int choose_conv_timing(const Graph& model, const TrainerOptions& base, const AutotuneOptions& opt,
+                       std::ostream& log);
 
 }  // namespace cbt

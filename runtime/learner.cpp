@@ -72,11 +72,6 @@ void Learner::set_batch(const Tensor& x_host, const Tensor& y_host) {
 
 void Learner::run_gradient(uint64_t seed) { program_->run(seed); }
 
-void Learner::reset_kernels() {
-  program_->reset_kernels();
-  if (update_) update_->reset_kernels();
-}
-
 void Learner::run_update() {
   if (update_) update_->run(0);
 }

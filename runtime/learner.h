@@ -33,7 +33,6 @@ class Learner {
   void run_gradient(uint64_t seed);
   // The local updates given to build_program, if any (queued after run_gradient's work).
   void run_update();
-  void reset_kernels();  // Program::reset_kernels of its programs
   // Loss of the last run (waits for this learner's queue).
   float loss();
 

@@ -82,12 +82,6 @@ void Program::run(uint64_t seed) {
   ++runs_;
 }
 
-void Program::reset_kernels() {
-  graph_.reset();
-  runs_ = 0;
-  for (Step& s : steps_) s.state.reset();
-}
-
 void Program::run_steps(uint64_t seed) {
   void* ctx = backend_.kernel_context();
   for (size_t i = 0; i < steps_.size(); ++i) {

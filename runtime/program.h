@@ -37,10 +37,6 @@ class Program {
   const Tensor& value(const std::string& name) const;
   const MemoryPlan& plan() const { return plan_; }
   bool replays_graph() const { return graph_ != nullptr; }
-  // Forgets what the kernels set up and the captured graph: the next run sets them up again
-  // (the backend's settings may have changed), the one after captures. The device must be
-  // idle (nothing queued may still use the kernels' state).
-  void reset_kernels();
 
  private:
   struct Step {

@@ -281,16 +281,6 @@ void Trainer::synchronize() {
   for (auto& g : groups_) g.sync->synchronize();
 }
 
-void Trainer::set_conv_timing(int copies) {
-  synchronize();
-  opt_.conv_timing_copies = copies;
-  const int concurrent = copies > 0 ? copies : opt_.learners;
-  for (auto& l : learners_) {
-    l->backend().set_conv_algos(opt_.conv_algos, concurrent);
-    l->reset_kernels();
-  }
-}
-
 size_t Trainer::bytes_per_learner() {
   Learner& l = *learners_.at(0);
   size_t bytes = l.program().plan().arena_bytes + workspace_bytes_per_learner();

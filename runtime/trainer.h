@@ -148,11 +148,6 @@ class Trainer {
   // Restores a state taken from a trainer of the same model and options; UserError when a
   // tensor is missing or has another shape.
   void restore(const TrainerState& s);
-  // Times the learners' convolution engines `copies` at once from now on (TrainerOptions::
-  // conv_timing_copies): every learner kernel sets itself up again at the next round
-  // (evaluation keeps its choice).
-  void set_conv_timing(int copies);
-  int conv_timing() const { return opt_.conv_timing_copies; }
 
  private:
   void upload_hyper();

@@ -19,7 +19,6 @@ int run_bench(const BenchArgs& a) {
   report_untied(model, a.json ? tune_log : std::cout);
   TrainerOptions to = trainer_options(a.train, model.graph, device, a.json ? tune_log : std::cout);
   Trainer trainer(model.graph, to);
-  choose_conv_timing(trainer, model.graph, AutotuneOptions{}, a.json ? tune_log : std::cout);
   Throughput tp = measure_throughput(trainer, a.warmup, a.steps);
   const int cpu_threads = device.is_cpu() ? trainer.options().cpu_threads : 0;  // 0: not a CPU run
   if (a.json) {

@@ -142,6 +142,7 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
   }
   // With one learner and no explicit choice, train plain SGD: nothing to average.
   if (to.learners == 1 && a.algorithm.empty()) to.algorithm = Algorithm::Ssgd;
+  to.conv_timing_copies = choose_conv_timing(model, to, AutotuneOptions{}, log);
   return to;
 }
 
@@ -193,7 +194,6 @@ int run_train(const TrainArgs& a) {
   if (pg->size() > 1 && a.algorithm.empty()) to.algorithm = Algorithm::Sma;
   to.processes = pg;
   Trainer trainer(model.graph, to);
-  choose_conv_timing(trainer, model.graph, AutotuneOptions{}, out);
   const int threads = trainer.options().cpu_threads;
   if (device.is_cpu() && threads > 1 && trainer.learners() * threads > cpu::available_cores())
     out << "cbtrain: warning: " << trainer.learners() << " learner(s) x " << threads << " thread(s) on "
