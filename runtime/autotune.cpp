@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <ostream>
 #include <random>
 #include <string>
@@ -134,8 +133,7 @@ int choose_conv_timing(const Graph& model, const TrainerOptions& base, const Aut
     return n.domain.empty() && (n.op_type == "Conv" || n.op_type == "ConvTranspose");
   });
   const int together = std::min(base.learners, 8);
-  const char* fixed = std::getenv("CBT_CONV_CONCURRENCY");  // an experiment's fixed count
-  if (!convs || (fixed && *fixed) || together < 2 || base.device.is_cpu() || base.conv_algos != ConvAlgos::Engines ||
+  if (!convs || together < 2 || base.device.is_cpu() || base.conv_algos != ConvAlgos::Engines ||
       base.conv_timing_copies > 0)
     return base.conv_timing_copies;
   int best = 0;

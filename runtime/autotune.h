@@ -73,8 +73,7 @@ int autotune_learners(const Graph& model, const TrainerOptions& base, const Auto
 // there are learners, up to 8 (their throughput: a large model fills the GPU). Trains the
 // model on synthetic data with the choices of each and returns the faster one's copies for
 // TrainerOptions::conv_timing_copies; 0 (the default) where there is nothing to choose (no
-// convolution, one learner, not on a GPU, not --cudnn-algos measure, or CBT_CONV_CONCURRENCY
-// set). Logs both
+// convolution, one learner, not on a GPU, or not --cudnn-algos measure). Logs both
 // throughputs as "conv timing: ..." lines.
 int choose_conv_timing(const Graph& model, const TrainerOptions& base, const AutotuneOptions& opt,
                        std::ostream& log);
