@@ -127,33 +127,4 @@ int autotune_learners(const Graph& model, const TrainerOptions& base, const Auto
   return search.best_learners();
 }
 
-int choose_conv_timing(const Graph& model, const TrainerOptions& base, const AutotuneOptions& opt,
-                       std::ostream& log) {
-  const bool convs = std::any_of(model.nodes.begin(), model.nodes.end(), [](const Node& n) {
-    return n.domain.empty() && (n.op_type == "Conv" || n.op_type == "ConvTranspose");
-  });
-  const int together = std::min(base.learners, 8);
-  if (!convs || together < 2 || base.device.is_cpu() || base.conv_algos != ConvAlgos::Engines ||
-      base.conv_timing_copies > 0)
-    return base.conv_timing_copies;
-  int best = 0;
-  double best_rate = 0;
-  for (int copies : {together, 1}) {
-    TrainerOptions to = base;
-    to.conv_timing_copies = copies;
-    Throughput tp;
-    {
-      Trainer t(model, to);
-      tp = measure_throughput(t, opt.warmup_rounds, opt.measure_rounds, opt.min_window_seconds);
-    }
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "conv timing: engines timed %d at once: %.0f images/s\n", copies,
-                  tp.images_per_sec);
-    log << buf;
-    if (tp.images_per_sec > best_rate) best = copies, best_rate = tp.images_per_sec;
-  }
-  log << "conv timing: chose " << best << " at once\n";
-  return best;
-}
-
 }  // namespace cbt

@@ -68,14 +68,4 @@ int autotune_limit_per_device(const TrainerOptions& base, const AutotuneOptions&
 int autotune_learners(const Graph& model, const TrainerOptions& base, const AutotuneOptions& opt,
                       std::ostream& log);
 
-// Whether the convolutions' engines are better timed one copy at a time (their latency: a
-// small model's learners wait on each other's chains of short kernels) or as many copies as
-// there are learners, up to 8 (their throughput: a large model fills the GPU). Trains the
-// model on synthetic data with the choices of each and returns the faster one's copies for
-// TrainerOptions::conv_timing_copies; 0 (the default) where there is nothing to choose (no
-// convolution, one learner, not on a GPU, or not --cudnn-algos measure). Logs both
-// throughputs as "conv timing: ..." lines.
-int choose_conv_timing(const Graph& model, const TrainerOptions& base, const AutotuneOptions& opt,
-                       std::ostream& log);
-
 }  // namespace cbt

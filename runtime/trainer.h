@@ -54,9 +54,6 @@ struct TrainerOptions {
   bool cuda_graphs = true;    // replay each learner's iteration as a CUDA graph on GPUs
   bool tf32 = false;          // --precision tf32
   ConvAlgos conv_algos = ConvAlgos::Engines;  // --cudnn-algos
-  // How many copies of each convolution the cuDNN engines are timed as at once: 0 means one
-  // per learner up to 8 (choose_conv_timing measures 1 against that).
-  int conv_timing_copies = 0;
   // One thread per CPU kernel in every learner thread, so that reductions run in a fixed
   // order and a run (and a resumed run) gives the same weights bit for bit; on GPUs only
   // deterministic cuDNN algorithms and no atomic sums (Backend::set_deterministic).

@@ -142,7 +142,6 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
   }
   // With one learner and no explicit choice, train plain SGD: nothing to average.
   if (to.learners == 1 && a.algorithm.empty()) to.algorithm = Algorithm::Ssgd;
-  to.conv_timing_copies = choose_conv_timing(model, to, AutotuneOptions{}, log);
   return to;
 }
 

@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <map>
 #include <random>
-#include <sstream>
 #include <string>
 #include <sys/wait.h>
 
@@ -21,7 +20,6 @@
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/cuda_raii.h"
 #include "runtime/cuda/device_dataset.h"
-#include "runtime/autotune.h"
 #include "runtime/npy.h"
 #include "runtime/trainer.h"
 
@@ -358,34 +356,6 @@ TEST(GpuRuntime, CommandLineTrainsOnCuda) {
   status = std::system(bad.c_str());
   ASSERT_TRUE(WIFEXITED(status)) << bad;
   EXPECT_EQ(WEXITSTATUS(status), 2) << bad;
-}
-
-// With several learners on a GPU, the engines' timing is chosen by training: one copy at a
-// time against one per learner, both measured and logged, the faster kept; a choice made by
-// the user (or with one learner) is left alone.
-TEST(GpuRuntime, ConvTimingIsChosenByTrainingWithEach) {
-  CBT_SKIP_WITHOUT_GPU();
-  ImportedModel m = load_model(test::source_path("models/lenet5/lenet5.ts17.onnx"));
-  TrainerOptions to;
-  to.device = kGpu;
-  to.batch_size = 16;
-  to.learners = 3;
-  AutotuneOptions ao;
-  ao.warmup_rounds = 2;
-  ao.measure_rounds = 5;
-  ao.min_window_seconds = 0.01;
-  std::ostringstream log;
-  const int copies = choose_conv_timing(m.graph, to, ao, log);
-  EXPECT_TRUE(copies == 1 || copies == 3) << copies;
-  const std::string s = log.str();
-  EXPECT_NE(s.find("engines timed 3 at once: "), std::string::npos) << s;
-  EXPECT_NE(s.find("engines timed 1 at once: "), std::string::npos) << s;
-  EXPECT_NE(s.find("chose " + std::to_string(copies) + " at once"), std::string::npos) << s;
-  to.conv_timing_copies = 2;
-  EXPECT_EQ(choose_conv_timing(m.graph, to, ao, log), 2);
-  to.conv_timing_copies = 0;
-  to.learners = 1;
-  EXPECT_EQ(choose_conv_timing(m.graph, to, ao, log), 0);
 }
 
 }  // namespace

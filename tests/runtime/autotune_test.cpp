@@ -92,18 +92,6 @@ TEST(Autotune, ChoosesWithinTheLimitAndLogsEveryCount) {
   EXPECT_NE(s.find("autotune: chose " + std::to_string(k)), std::string::npos) << s;
 }
 
-// On the CPU (and for a model without convolutions) there is no convolution timing to choose.
-TEST(Autotune, ConvTimingIsNotChosenOnTheCpu) {
-  ImportedModel m = load_model(test::source_path("models/lenet5/lenet5.ts17.onnx"));
-  TrainerOptions to;
-  to.learners = 4;
-  std::ostringstream log;
-  EXPECT_EQ(choose_conv_timing(m.graph, to, AutotuneOptions{}, log), 0);
-  to.conv_timing_copies = 3;
-  EXPECT_EQ(choose_conv_timing(m.graph, to, AutotuneOptions{}, log), 3);
-  EXPECT_EQ(log.str(), "");
-}
-
 // A group of `n` processes whose collectives are never called: the limit reads only its size.
 class SizedGroup : public ProcessGroup {
  public:
