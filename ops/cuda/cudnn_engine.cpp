@@ -6,8 +6,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <map>
-#include <mutex>
 #include <string>
 
 #include "ops/cuda/algo_choice.h"
@@ -315,24 +313,13 @@ struct Events {
     for (auto x : e) cudaEventDestroy(x);
   }
 };
-// The timing's side streams: made once per device and kept for the process. Every stream the
-// driver makes takes the next of its hardware work queues in turn, and streams made and
-// destroyed at every search moved that turn for the streams made after them: LeNet-5 with
-// 16 learners ran 3-4% slower after searches with 8 side streams than after searches with
-// one.
 struct Streams {
   std::vector<cudaStream_t> s;
-  Streams(int device, size_t n) {
-    static std::mutex mu;
-    static std::map<int, std::vector<cudaStream_t>> kept;
-    std::lock_guard<std::mutex> lock(mu);
-    std::vector<cudaStream_t>& mine = kept[device];
-    while (mine.size() < n) {
-      cudaStream_t x = nullptr;
-      CBT_CUDA_CHECK(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking));
-      mine.push_back(x);
-    }
-    s.assign(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(n));
+  explicit Streams(size_t n) : s(n, nullptr) {
+    for (auto& x : s) CBT_CUDA_CHECK(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking));
+  }
+  ~Streams() {
+    for (auto x : s) cudaStreamDestroy(x);
   }
 };
 struct Graph {
@@ -419,9 +406,7 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
     outs.push_back(std::make_unique<DeviceBuffer>(bytes_of(out_dims)));
     if (!outs.back()->p) return std::nullopt;
   }
-  int device = 0;
-  CBT_CUDA_CHECK(cudaGetDevice(&device));
-  Streams side(device, copies);
+  Streams side(copies);
   std::string log;
   std::vector<std::vector<float>> results(cands.size());
   for (size_t i = 0; i < cands.size(); ++i) {
