@@ -34,7 +34,7 @@ struct TrainArgs {
   std::string device = "cpu";
   std::string learners = "1";  // a number or "auto"
   std::string cuda_graphs = "on";
-  std::string fusion = "on";  // graph/fusion.h: Relu folded into BatchNorm, Gemm and Conv
+  std::string fusion = "on";  // graph/fusion.h: Relu folded into BatchNorm, Gemm and Conv; the loss gradient into the loss
   std::string precision = "fp32";
   std::string gpus;  // "0,1", "all" or "" (one device: --device)
   double autotune_threshold = 0.10;
