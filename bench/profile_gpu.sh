@@ -28,7 +28,7 @@ for m in ${MODELS//,/ }; do
       --clock-control none --cache-control none --launch-skip 1500 --launch-count 1500 \
       "$CBT" bench "$OUT/models/$m.onnx" --device cuda --batch-size 32 --learners 1 \
       --cuda-graphs off --precision "$p" --warmup 10 --steps 10 > "$base.ncu.csv" 2> "$base.ncu.err"
-    "$PYTHON" bench/kernel_profile.py ncu "$base.ncu.csv" --steps-marker sce_grad_kernel \
+    "$PYTHON" bench/kernel_profile.py ncu "$base.ncu.csv" --steps-marker sce_rows_kernel \
       --model "$m" --batch 32 --precision "$p" --out "$base.cbtrain.json"
     "$PYTHON" bench/kernel_profile.py torch --model "$m" --batch 32 --precision "$p" \
       --out "$base.torch.json"
