@@ -136,7 +136,7 @@ static int run(int argc, char** argv) {
       ->capture_default_str()->check(CLI::IsMember({"measure", "find", "heuristic"}));
   bench->add_option("--cuda-graphs", ba.train.cuda_graphs, "on or off")->capture_default_str()
       ->check(CLI::IsMember({"on", "off"}));
-  bench->add_option("--fusion", ba.train.fusion, "on or off (Relu folded into the node before it)")
+  bench->add_option("--fusion", ba.train.fusion, "on or off (Relu folded into the node before it, the loss gradient into the loss)")
       ->capture_default_str()->check(CLI::IsMember({"on", "off"}));
   bench->add_option("--warmup", ba.warmup, "rounds before timing")->capture_default_str();
   bench->add_option("--steps", ba.steps, "rounds per timed window (median of 3)")->capture_default_str();

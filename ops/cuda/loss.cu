@@ -36,17 +36,21 @@ __device__ inline bool label_ok(L y, int64_t classes) {
 }
 
 // The gradient of the mean loss at one logit from its log-probability `v`: k = dLoss / N;
-// `on` for the label's class, `off` for the others (label smoothing).
+// `on` for the label's class, `off` for the others (label smoothing eps over C classes).
 struct SceGrad {
   float k, on, off;
+  __device__ SceGrad(double dloss, int64_t N, int64_t C, double eps)
+      : k(static_cast<float>(dloss / N)),
+        on(static_cast<float>(1 - eps + eps / C)),
+        off(static_cast<float>(eps / C)) {}
   __device__ float operator()(float v, bool label) const { return k * (expf(v) - (label ? on : off)); }
 };
 
 // logits: (N, C); labels: (N); log_probs (optional): (N, C); dx (optional, the gradient fused
-// in: graph/fusion.h): (N, C) as sce_grad_kernel writes it, k from dloss[0], and dbias
-// (optional): (C), dx's column sums; row_loss: (N), double. One group of G threads per row, exp and sums in double as on the CPU. The last block to finish
-// (`arrival` counts them; zero before and after) writes the mean loss as finish_mean_kernel
-// would, in the same order.
+// in: graph/fusion.h): (N, C) as sce_grad_kernel writes it, and dbias (optional): (C), dx's
+// column sums; row_loss: (N), double. One group of G threads per row, exp and sums in double
+// as on the CPU. The last block to finish (`arrival` counts them; zero before and after)
+// writes the mean loss as finish_mean_kernel would, in the same order.
 template <int G, class L>
 __global__ void sce_rows_kernel(const float* x, const L* labels, float* lp, double* row_loss,
                                 int64_t N, int64_t C, double eps, unsigned* arrival,
@@ -55,6 +59,7 @@ __global__ void sce_rows_kernel(const float* x, const L* labels, float* lp, doub
   __shared__ double dmem[kThreads / 32];
   constexpr int per_block = kThreads / G;
   int lane = threadIdx.x % G;
+  const SceGrad grad(dx ? dloss[0] : 0.0f, N, C, eps);
   for (int64_t n = static_cast<int64_t>(blockIdx.x) * per_block + threadIdx.x / G; n < N;
        n += static_cast<int64_t>(gridDim.x) * per_block) {
     const float* xr = x + n * C;
@@ -67,12 +72,6 @@ __global__ void sce_rows_kernel(const float* x, const L* labels, float* lp, doub
     double lse = m + log(sum), all = 0;
     const L y = labels[n];
     const bool ok = label_ok(y, C);
-    SceGrad grad{};
-    if (dx) {
-      grad.k = static_cast<float>(static_cast<double>(dloss[0]) / N);
-      grad.off = static_cast<float>(eps / C);
-      grad.on = static_cast<float>(1 - eps + eps / C);
-    }
     for (int64_t c = lane; c < C; c += G) {
       float v = static_cast<float>(xr[c] - lse);
       if (lp) lp[n * C + c] = v;
@@ -142,8 +141,8 @@ void softmax_cross_entropy(KernelContext& ctx) {
 // dLoss: () on the device; log_probs, dLogits: (N, C); labels: (N).
 template <class L>
 __global__ void sce_grad_kernel(const float* dloss, const float* lp, const L* labels, float* dx,
-                                int64_t N, int64_t C, float on, float off) {
-  const SceGrad grad{static_cast<float>(static_cast<double>(dloss[0]) / N), on, off};
+                                int64_t N, int64_t C, double eps) {
+  const SceGrad grad(dloss[0], N, C, eps);
   CBT_GRID_STRIDE_LOOP(i, N * C) {
     int64_t n = i / C, c = i % C;
     L y = labels[n];
@@ -158,10 +157,9 @@ void softmax_cross_entropy_grad(KernelContext& ctx) {
   int64_t N = lp.dim(0), C = lp.dim(1);
   if (N * C == 0) return;
   double eps = ctx.node.attrs.get_float("label_smoothing", 0.0f);
-  float off = static_cast<float>(eps / C), on = static_cast<float>(1 - eps + eps / C);
   auto launch = [&]<class L>() {
     sce_grad_kernel<<<blocks_for(N * C), kThreads, 0, cc.stream>>>(
-        dl.ptr<float>(), lp.ptr<float>(), labels.ptr<L>(), ctx.out(0).ptr<float>(), N, C, on, off);
+        dl.ptr<float>(), lp.ptr<float>(), labels.ptr<L>(), ctx.out(0).ptr<float>(), N, C, eps);
     CBT_CUDA_CHECK_LAUNCH();
   };
   if (labels.dtype() == DType::Int64) launch.template operator()<int64_t>();
