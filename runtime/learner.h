@@ -33,14 +33,6 @@ class Learner {
   void run_gradient(uint64_t seed);
   // The local updates given to build_program, if any (queued after run_gradient's work).
   void run_update();
-  // Whether the gradient and update programs replay CUDA graphs of their own (so their
-  // kernels may also be captured into a larger graph with enqueue_round).
-  bool replays_graphs() const { return program_->replays_graph() && (!update_ || update_->replays_graph()); }
-  // The gradient's and the local updates' kernels queued one by one, for a capture.
-  void enqueue_round() {
-    program_->enqueue_steps();
-    if (update_) update_->enqueue_steps();
-  }
   // Loss of the last run (waits for this learner's queue).
   float loss();
 

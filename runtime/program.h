@@ -37,9 +37,6 @@ class Program {
   const Tensor& value(const std::string& name) const;
   const MemoryPlan& plan() const { return plan_; }
   bool replays_graph() const { return graph_ != nullptr; }
-  // Queues every step's kernels directly, never through the program's own graph: for a
-  // capture of a larger graph (the trainer's round graph) once the program replays its own.
-  void enqueue_steps() { run_steps(0); }
 
  private:
   struct Step {

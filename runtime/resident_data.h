@@ -23,11 +23,6 @@ class ResidentDataset {
   // the backend the data set was made for.
   virtual void gather(int64_t start, int64_t count, const Tensor& x, const Tensor& y,
                       Backend& on) = 0;
-  // gather() from position start + offset, where start is read from `start_cell` (one int64
-  // on the device) when the gather runs: a captured graph gathers the batch of each replay.
-  // Whoever writes the cell keeps start + offset + count within the order.
-  virtual void gather_at(const Tensor& start_cell, int64_t offset, int64_t count, const Tensor& x,
-                         const Tensor& y, Backend& on) = 0;
 };
 
 // The data set on `backend`'s device when it takes at most half of the free memory there;

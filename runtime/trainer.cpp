@@ -74,16 +74,10 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
       group_of_.push_back(g);
       learners_.push_back(std::make_unique<Learner>(tg_, param_layout_, buffer_layout_, adam,
                                                     backend_for(devices[g]), opt.cuda_graphs));
-      if (opt.algorithm != Algorithm::Sma)
-        learner_hyper_.push_back(learners_.back()->backend().empty(DType::Float32, {8}));
+      learner_hyper_.push_back(learners_.back()->backend().empty(DType::Float32, {8}));
     }
     grp.sync = backend_for(devices[g]);
     Backend& sb = *grp.sync;
-    if (opt.algorithm == Algorithm::Sma) {
-      // The learners of a device read one copy, written on its synchronisation queue.
-      Tensor h = sb.empty(DType::Float32, {8});
-      for (size_t j = 0; j < grp.learners.size(); ++j) learner_hyper_.push_back(h);
-    }
     grp.z = FlatBuffer(param_layout_, sb);
     grp.z_prev = FlatBuffer(param_layout_, sb);
     grp.sum = FlatBuffer(param_layout_, sb);
@@ -151,21 +145,11 @@ void Trainer::upload_hyper() {
     p[0] = o.lr, p[1] = o.beta1, p[2] = o.beta2, p[3] = o.eps, p[4] = o.weight_decay;
     p[5] = static_cast<float>(rounds_ + 1), p[6] = 1.0f / k;
   }
+  for (size_t j = 0; j < learners_.size(); ++j)
+    learners_[j]->backend().copy_from_host(learner_hyper_[j], h);
   Tensor c(DType::Float32, {8});
   c.ptr<float>()[0] = opt_.sma_momentum;
   for (auto& g : groups_) g.sync->copy_from_host(g.hyper, c);
-  if (opt_.algorithm != Algorithm::Sma) {
-    for (size_t j = 0; j < learners_.size(); ++j)
-      learners_[j]->backend().copy_from_host(learner_hyper_[j], h);
-    return;
-  }
-  // SMA: one copy per device, on its synchronisation queue. That queue has waited for every
-  // learner's last update (the last round's synchronisation, or a round graph), which read
-  // the old values; the learners' next updates wait for the new ones through central_ready.
-  for (auto& g : groups_) {
-    g.sync->copy_from_host(learner_hyper_[g.learners.front()], h);
-    g.central_ready = g.sync->record();
-  }
 }
 
 void Trainer::set_learning_rate(float lr) {
@@ -189,26 +173,6 @@ void Trainer::for_each_learner(F&& f) {
 float Trainer::round(const std::vector<Tensor>& xs, const std::vector<Tensor>& ys, bool read_loss) {
   CBT_CHECK(xs.size() == ys.size() && (xs.empty() || xs.size() == learners_.size()), "round: ",
             xs.size(), " batches for ", learners_.size(), " learners");
-  if (xs.empty() && round_graph_usable()) return graph_round(nullptr, read_loss);
-  leave_round_graph();
-  return run_round(xs, ys, read_loss);
-}
-
-void Trainer::sum_learners(DeviceGroup& g) {
-  std::vector<Tensor> parts;
-  for (size_t j : g.learners) {
-    Learner& l = *learners_[j];
-    g.sync->wait(l.backend().record());
-    parts.push_back(opt_.algorithm == Algorithm::Sma ? l.correction().flat() : l.grads().flat());
-  }
-  run_kernel(*g.sync, "SumBuffers", parts, {g.sum.flat()});
-}
-
-void Trainer::central_update(DeviceGroup& g) {
-  run_kernel(*g.sync, "SMACentralUpdate", {g.z.flat(), g.z_prev.flat(), g.sum.flat(), g.hyper});
-}
-
-float Trainer::run_round(const std::vector<Tensor>& xs, const std::vector<Tensor>& ys, bool read_loss) {
   if (opt_.optimizer.kind == OptimizerKind::AdamW) upload_hyper();  // the step count
   const uint64_t round_seed = rng_hash(opt_.seed, static_cast<uint64_t>(rounds_));
   const size_t k = learners_.size();
@@ -230,14 +194,20 @@ float Trainer::run_round(const std::vector<Tensor>& xs, const std::vector<Tensor
   if (opt_.algorithm == Algorithm::Sma || total_learners_ > 1) {
     std::vector<Tensor> sums;
     for (auto& g : groups_) {
-      sum_learners(g);
+      std::vector<Tensor> parts;
+      for (size_t j : g.learners) {
+        Learner& l = *learners_[j];
+        g.sync->wait(l.backend().record());
+        parts.push_back(opt_.algorithm == Algorithm::Sma ? l.correction().flat() : l.grads().flat());
+      }
+      run_kernel(*g.sync, "SumBuffers", parts, {g.sum.flat()});
       sums.push_back(g.sum.flat());
     }
     if (all_reduce_)
       all_reduce_->sum(sums, opt_.algorithm == Algorithm::Sma ? "the sum of SMA corrections" : "the sum of gradients");
     for (auto& g : groups_) {
       if (opt_.algorithm == Algorithm::Sma)
-        central_update(g);
+        run_kernel(*g.sync, "SMACentralUpdate", {g.z.flat(), g.z_prev.flat(), g.sum.flat(), g.hyper});
       else if (opt_.clip_grad_norm > 0) {
         // The update applies sum/k: clip that average (every device clips the same sum).
         LocalUpdate c = clip_update(g.sum.flat(), 1.0f / static_cast<float>(k));
@@ -263,20 +233,15 @@ float Trainer::run_round(const std::vector<Tensor>& xs, const std::vector<Tensor
     // learners' next records, which follow these updates on their streams.
   }
   ++rounds_;
-  return read_loss ? mean_loss() : NAN;
-}
-
-float Trainer::mean_loss() {
+  if (!read_loss) return NAN;
   double mean = 0;
-  for (auto& l : learners_) mean += l->loss();
-  return static_cast<float>(mean / static_cast<double>(learners_.size()));
+  for (size_t j = 0; j < k; ++j) mean += learners_[j]->loss();
+  return static_cast<float>(mean / static_cast<double>(k));
 }
 
 bool Trainer::make_resident(const Dataset& train) {
   // Every device keeps its own copy: its learners gather their batches there.
-  leave_round_graph();
   resident_.clear();
-  round_graphs_[1] = nullptr;  // its gathers read the old set
   for (auto& g : groups_) {
     resident_.push_back(make_resident_dataset(train, *g.sync));
     if (!resident_.back()) {
@@ -290,8 +255,6 @@ bool Trainer::make_resident(const Dataset& train) {
 void Trainer::set_resident_order(const std::vector<int64_t>& order, const std::vector<int32_t>& augment) {
   // On each device the new order replaces the old one on its synchronisation queue once its
   // learners have gathered their last batches; they gather from it after it has arrived.
-  leave_round_graph();
-  resident_positions_ = static_cast<int64_t>(order.size());
   for (size_t d = 0; d < groups_.size(); ++d) {
     Backend& q = *groups_[d].sync;
     for (size_t j : groups_[d].learners) q.wait(learners_[j]->backend().record());
@@ -303,8 +266,6 @@ void Trainer::set_resident_order(const std::vector<int64_t>& order, const std::v
 
 float Trainer::round_resident(int64_t start, bool read_loss) {
   CBT_CHECK(!resident_.empty(), "round_resident without a resident data set");
-  if (round_graph_usable()) return graph_round(&start, read_loss);
-  leave_round_graph();
   const int64_t b = opt_.batch_size;
   // Each learner gathers its batch on its own queue, after its last step read the previous
   // one: no learner waits for another (or for the synchronisation) to start its round.
@@ -312,11 +273,10 @@ float Trainer::round_resident(int64_t start, bool read_loss) {
     Learner& l = *learners_[j];
     resident_[group_of_[j]]->gather(start + static_cast<int64_t>(j) * b, b, l.input(), l.labels(), l.backend());
   }
-  return run_round({}, {}, read_loss);
+  return round({}, {}, read_loss);
 }
 
 void Trainer::synchronize() {
-  leave_round_graph();
   for (auto& l : learners_) l->backend().synchronize();
   for (auto& g : groups_) g.sync->synchronize();
 }
@@ -337,7 +297,6 @@ void Trainer::sync_central_from_replica() {
 }
 
 void Trainer::refresh_central_buffers() {
-  leave_round_graph();
   sync_central_from_replica();
   if (buffer_layout_.entries.empty()) return;
   // BatchNorm statistics of z: the mean over all learners of all devices and processes.
@@ -529,7 +488,6 @@ void Trainer::restore(const TrainerState& s) {
 }
 
 std::map<std::string, Tensor> Trainer::replica_parameters(int j) {
-  leave_round_graph();
   Learner& l = *learners_.at(static_cast<size_t>(j));
   std::map<std::string, Tensor> out;
   for (const auto& [n, v] : l.params().views()) out[n] = l.backend().download(v);

@@ -52,10 +52,6 @@ struct TrainerOptions {
   // the same number of learners; rank r's learner j is learner r*k+j of the whole run.
   std::shared_ptr<ProcessGroup> processes;
   bool cuda_graphs = true;    // replay each learner's iteration as a CUDA graph on GPUs
-  // With cuda_graphs, SMA on one GPU of one process: from the third round on, a round on the
-  // batches already on the device (resident or kept) replays one CUDA graph of every
-  // learner's gather, gradient and update and of the synchronisation (one launch a round).
-  bool round_graph = true;
   bool tf32 = false;          // --precision tf32
   ConvAlgos conv_algos = ConvAlgos::Engines;  // --cudnn-algos
   // One thread per CPU kernel in every learner thread, so that reductions run in a fixed
@@ -140,7 +136,6 @@ class Trainer {
   int64_t num_parameters() const { return param_layout_.values; }
   const ValueType& input_type() const { return input_type_; }  // one learner's batch
   int64_t rounds() const { return rounds_; }
-  int64_t graph_rounds() const { return graph_rounds_; }  // of them, replayed as one CUDA graph
   Algorithm algorithm() const { return opt_.algorithm; }
   const TrainerOptions& options() const { return opt_; }  // resolved (alpha, learners)
   const Graph& model() const { return model_; }
@@ -153,16 +148,6 @@ class Trainer {
 
  private:
   void upload_hyper();
-  // A round by the queues: each learner's work on its own, then the synchronisation.
-  float run_round(const std::vector<Tensor>& xs, const std::vector<Tensor>& ys, bool read_loss);
-  // Rounds as one CUDA graph (trainer_round_graph.cpp). `start`: the resident round's first
-  // position (gathered in the graph), or null for the batches already in place.
-  bool round_graph_usable() const;
-  float graph_round(const int64_t* start, bool read_loss);
-  std::shared_ptr<void> capture_round_graph(bool gathers);
-  // Before any work on a learner's own queue: it waits for the graphs replayed so far.
-  void leave_round_graph();
-  float mean_loss();
   std::optional<cpu::ScopedKernelThreads> all_cpu_threads() const;
   LocalUpdate clip_update(const Tensor& grads, float scale) const;
   void refresh_central_buffers();
@@ -187,30 +172,15 @@ class Trainer {
     std::shared_ptr<void> central_ready;
   };
   std::vector<DeviceGroup> groups_;
-  // Waits for the learners' last records and sums their SMA corrections (or gradients) into
-  // g.sum on the group's synchronisation queue; then the SMA update of z.
-  void sum_learners(DeviceGroup& g);
-  void central_update(DeviceGroup& g);
   std::vector<size_t> group_of_;            // learner -> group
   std::unique_ptr<AllReduce> all_reduce_;   // across devices and processes; null with one
   int total_learners_ = 1, first_learner_ = 0;
-  // Per learner, on its backend; under SMA one tensor per device shared by its learners,
-  // written on the synchronisation queue.
-  std::vector<Tensor> learner_hyper_;
+  std::vector<Tensor> learner_hyper_;       // per learner, on its backend
   Backend& primary() { return *groups_[0].sync; }
   std::unique_ptr<Inferencer> inferencer_;
   std::vector<std::unique_ptr<ResidentDataset>> resident_;  // per group, when resident
   std::unique_ptr<LearnerThreads> learner_threads_;  // CPU learners, when more than one
   int64_t rounds_ = 0;
-  int64_t resident_positions_ = 0;  // of the epoch order last set
-  // The round graphs, without and with the resident gathers; whether the learners' queues
-  // are behind the graphs replayed on the synchronisation queue (no work of their own since);
-  // a capture that failed turns the round graph off for the trainer.
-  std::shared_ptr<void> round_graphs_[2];
-  bool in_round_graph_ = false;
-  bool round_graph_failed_ = false;
-  int64_t graph_rounds_ = 0;
-  Tensor start_cell_;  // the resident round's first position, read by the captured gathers
 };
 
 }  // namespace cbt

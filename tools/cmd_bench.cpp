@@ -28,13 +28,13 @@ int run_bench(const BenchArgs& a) {
       else if (c == '"') c = '\'';
     std::printf("{\"model\": \"%s\", \"device\": \"%s\", \"batch\": %lld, \"learners\": %d, "
                 "\"learners_flag\": \"%s\", \"algorithm\": \"%s\", \"precision\": \"%s\", "
-                "\"cuda_graphs\": \"%s\", \"round_graph\": %s, \"fusion\": \"%s\", \"cudnn_algos\": \"%s\", \"images_per_sec\": %.1f, "
+                "\"cuda_graphs\": \"%s\", \"fusion\": \"%s\", \"cudnn_algos\": \"%s\", \"images_per_sec\": %.1f, "
                 "\"peak_bytes_per_learner\": %zu, \"workspace_bytes_per_learner\": %zu, "
                 "\"enqueue_fraction\": %.3f, \"cpu_threads\": %d, \"autotune_log\": \"%s\"}\n",
                 a.train.model.c_str(), device.str().c_str(), static_cast<long long>(a.train.batch_size),
                 trainer.learners(), a.train.learners.c_str(),
                 trainer.algorithm() == Algorithm::Sma ? "sma" : "ssgd", a.train.precision.c_str(),
-                a.train.cuda_graphs.c_str(), trainer.graph_rounds() > 0 ? "true" : "false", a.train.fusion.c_str(), a.train.cudnn_algos.c_str(),
+                a.train.cuda_graphs.c_str(), a.train.fusion.c_str(), a.train.cudnn_algos.c_str(),
                 tp.images_per_sec,
                 tp.bytes_per_learner, trainer.workspace_bytes_per_learner(), tp.enqueue_fraction, cpu_threads, log.c_str());
   } else {

@@ -122,8 +122,7 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
   to.clip_grad_norm = a.clip_grad_norm;
   to.deterministic = a.deterministic;
   if (device.is_cpu() || !a.threads.empty()) to.cpu_threads = parse_threads(a.threads);
-  to.cuda_graphs = a.cuda_graphs != "off";
-  to.round_graph = a.cuda_graphs == "on";
+  to.cuda_graphs = a.cuda_graphs == "on";
   to.graph.fuse = a.fusion == "on";
   to.tf32 = a.precision == "tf32";
   to.conv_algos = a.cudnn_algos == "find"        ? ConvAlgos::Find

@@ -61,10 +61,8 @@ static int run(int argc, char** argv) {
                  "or OMP_NUM_THREADS, divided among the learners); default 1");
   app.add_option("--precision", t.precision, "fp32, or tf32 tensor cores for matrix products (GPU)")
       ->capture_default_str()->check(CLI::IsMember({"fp32", "tf32"}));
-  app.add_option("--cuda-graphs", t.cuda_graphs,
-                 "on: replay each SMA round on one GPU as one CUDA graph of all learners (else each\n"
-                 "learner's iteration as a graph of its own); learner: each learner's own graphs only; off")
-      ->capture_default_str()->check(CLI::IsMember({"on", "learner", "off"}));
+  app.add_option("--cuda-graphs", t.cuda_graphs, "replay each learner's iteration as a CUDA graph")
+      ->capture_default_str()->check(CLI::IsMember({"on", "off"}));
   app.add_option("--fusion", t.fusion,
                  "fold each Relu into the BatchNorm, Gemm or Conv before it, and the loss's gradient into\n"
                  "the loss (same results, fewer passes)")
@@ -136,8 +134,8 @@ static int run(int argc, char** argv) {
       ->check(CLI::IsMember({"fp32", "tf32"}));
   bench->add_option("--cudnn-algos", ba.train.cudnn_algos, "measure, find or heuristic")
       ->capture_default_str()->check(CLI::IsMember({"measure", "find", "heuristic"}));
-  bench->add_option("--cuda-graphs", ba.train.cuda_graphs, "on (rounds as one graph), learner (each learner's own) or off")
-      ->capture_default_str()->check(CLI::IsMember({"on", "learner", "off"}));
+  bench->add_option("--cuda-graphs", ba.train.cuda_graphs, "on or off")->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
   bench->add_option("--fusion", ba.train.fusion, "on or off (Relu folded into the node before it, the loss gradient into the loss)")
       ->capture_default_str()->check(CLI::IsMember({"on", "off"}));
   bench->add_option("--warmup", ba.warmup, "rounds before timing")->capture_default_str();

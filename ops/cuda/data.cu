@@ -10,9 +10,7 @@ namespace {
 // labels.
 __global__ void gather_kernel(const float* __restrict__ images, const int64_t* __restrict__ labels,
                               int64_t per, const int64_t* __restrict__ indices, int64_t count,
-                              float* __restrict__ x, int64_t* __restrict__ y,
-                              const int64_t* __restrict__ shift) {
-  if (shift) indices += *shift;
+                              float* __restrict__ x, int64_t* __restrict__ y) {
   const int64_t total = count * per;
   CBT_GRID_STRIDE_LOOP(i, total) {
     const int64_t b = i / per, e = i - b * per;
@@ -27,9 +25,7 @@ __global__ void gather_augment_kernel(const float* __restrict__ images,
                                       const int64_t* __restrict__ labels, ImageGeometry g,
                                       const int64_t* __restrict__ indices,
                                       const int32_t* __restrict__ choices, int64_t count,
-                                      float* __restrict__ x, int64_t* __restrict__ y,
-                                      const int64_t* __restrict__ shift) {
-  if (shift) indices += *shift, choices += 3 * *shift;
+                                      float* __restrict__ x, int64_t* __restrict__ y) {
   const int64_t C = g.channels, H = g.height, W = g.width, per = C * H * W;
   const int64_t sc = g.channels_last ? 1 : H * W, sy = g.channels_last ? W * C : W,
                 sx = g.channels_last ? C : 1;
@@ -58,20 +54,20 @@ __global__ void gather_augment_kernel(const float* __restrict__ images,
 
 void gather_augment_batch(const float* images, const int64_t* labels, ImageGeometry g,
                           const int64_t* indices, const int32_t* choices, int64_t count, float* x,
-                          int64_t* y, cudaStream_t stream, const int64_t* shift) {
+                          int64_t* y, cudaStream_t stream) {
   if (count <= 0) return;
   const int64_t per = g.channels * g.height * g.width;
   gather_augment_kernel<<<blocks_for(count * per), kThreads, 0, stream>>>(images, labels, g, indices,
-                                                                          choices, count, x, y, shift);
+                                                                          choices, count, x, y);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
 void gather_batch(const float* images, const int64_t* labels, int64_t per,
                   const int64_t* indices, int64_t count, float* x, int64_t* y,
-                  cudaStream_t stream, const int64_t* shift) {
+                  cudaStream_t stream) {
   if (count <= 0) return;
   gather_kernel<<<blocks_for(count * per), kThreads, 0, stream>>>(images, labels, per, indices,
-                                                                  count, x, y, shift);
+                                                                  count, x, y);
   CBT_CUDA_CHECK_LAUNCH();
 }
 

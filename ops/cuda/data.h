@@ -9,11 +9,9 @@ namespace cbt::cuda {
 // x[b, :] = images[indices[b], :] and y[b] = labels[indices[b]] for b < count, on `stream`.
 // images: (N, per) float32; labels: (N) int64; indices: (count) int64 on the device, each in
 // [0, N) (checked by the caller when it uploads them); x: (count, per); y: (count).
-// `shift`: null, or one int64 in device memory read by the kernel: the indices (and, below,
-// the choices) are taken *shift places further on.
 void gather_batch(const float* images, const int64_t* labels, int64_t per,
                   const int64_t* indices, int64_t count, float* x, int64_t* y,
-                  cudaStream_t stream, const int64_t* shift = nullptr);
+                  cudaStream_t stream);
 
 // One image sample: channels x height x width, channels first (NCHW) or last (NHWC).
 struct ImageGeometry {
@@ -27,6 +25,6 @@ struct ImageGeometry {
 // augment_sample.
 void gather_augment_batch(const float* images, const int64_t* labels, ImageGeometry g,
                           const int64_t* indices, const int32_t* choices, int64_t count, float* x,
-                          int64_t* y, cudaStream_t stream, const int64_t* shift = nullptr);
+                          int64_t* y, cudaStream_t stream);
 
 }  // namespace cbt::cuda

@@ -62,8 +62,7 @@ const int64_t* DeviceDataset::order(int64_t start) const {
 }
 
 void DeviceDataset::gather(const int64_t* indices, int64_t count, const Tensor& x,
-                           const Tensor& y, const int32_t* choices, CudaBackend* on,
-                           const int64_t* shift) {
+                           const Tensor& y, const int32_t* choices, CudaBackend* on) {
   const Device dev = backend_.device();
   CudaBackend& be = on ? *on : backend_;
   CBT_CHECK(be.device() == dev, "DeviceDataset: gather on ", be.device().str(), " for data on ",
@@ -79,11 +78,11 @@ void DeviceDataset::gather(const int64_t* indices, int64_t count, const Tensor& 
     CBT_CHECK(image_.numel() == per_, "DeviceDataset: augmentation needs image samples");
     const cuda::ImageGeometry g{image_.channels, image_.height, image_.width, image_.layout == Layout::NHWC};
     cuda::gather_augment_batch(images_.ptr<float>(), labels_.ptr<int64_t>(), g, indices, choices, count,
-                               x.ptr<float>(), y.ptr<int64_t>(), be.stream(), shift);
+                               x.ptr<float>(), y.ptr<int64_t>(), be.stream());
     return;
   }
   cuda::gather_batch(images_.ptr<float>(), labels_.ptr<int64_t>(), per_, indices, count,
-                     x.ptr<float>(), y.ptr<int64_t>(), be.stream(), shift);
+                     x.ptr<float>(), y.ptr<int64_t>(), be.stream());
 }
 
 }  // namespace cbt

@@ -30,12 +30,9 @@ class DeviceDataset {
   // x (count, ...) float32 and y (count) int64, both on the backend's device, receive the
   // samples listed at `indices` (a device pointer, e.g. order(s * batch)), cropped and
   // flipped by `choices` (device pointer, 3 per sample) when given. Asynchronous, on the
-  // stream of `on` (a backend of the same GPU; default: the data set's own). With `shift`
-  // (one int64 in device memory, read when the gather runs) the samples are those listed
-  // *shift places further on, and their choices too.
+  // stream of `on` (a backend of the same GPU; default: the data set's own).
   void gather(const int64_t* indices, int64_t count, const Tensor& x, const Tensor& y,
-              const int32_t* choices = nullptr, CudaBackend* on = nullptr,
-              const int64_t* shift = nullptr);
+              const int32_t* choices = nullptr, CudaBackend* on = nullptr);
 
   int64_t size() const { return size_; }
   int64_t sample_numel() const { return per_; }

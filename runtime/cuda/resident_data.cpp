@@ -18,15 +18,6 @@ class CudaResidentDataset final : public ResidentDataset {
     CBT_CHECK(cuda, "a resident data set is gathered on a CUDA backend");
     data_.gather(data_.order(start), count, x, y, data_.choices(start), cuda);
   }
-  void gather_at(const Tensor& start_cell, int64_t offset, int64_t count, const Tensor& x,
-                 const Tensor& y, Backend& on) override {
-    auto* cuda = dynamic_cast<CudaBackend*>(&on);
-    CBT_CHECK(cuda, "a resident data set is gathered on a CUDA backend");
-    CBT_CHECK(start_cell.dtype() == DType::Int64 && start_cell.numel() == 1 &&
-                  start_cell.device() == cuda->device(),
-              "gather_at: the start cell must be one int64 on ", cuda->device().str());
-    data_.gather(data_.order(offset), count, x, y, data_.choices(offset), cuda, start_cell.ptr<int64_t>());
-  }
 
  private:
   DeviceDataset data_;

@@ -131,42 +131,6 @@ TEST(GpuRuntime, DeviceDatasetGatherEqualsCpuGather) {
   EXPECT_THROW(dd.upload_order({0, 37}), InternalError);
 }
 
-// A gather told its start by a cell in device memory (as a captured graph is, every replay):
-// the samples and augmentation choices from that position on, as a gather told the position.
-TEST(GpuRuntime, DeviceDatasetGatherFromAStartCellEqualsGatherFromThatStart) {
-  CBT_SKIP_WITHOUT_GPU();
-  Dataset d;
-  d.images = test::random_tensor(DType::Float32, {29, 1, 6, 5}, 13);
-  d.labels = test::random_int_tensor({29}, 0, 10, 14);
-  d.num_classes = 10;
-  CudaBackend b(0);
-  DeviceDataset dd(b);
-  dd.upload(d);
-  std::vector<int64_t> order = epoch_order(d.size(), 3, 1);
-  std::vector<int32_t> choices(3 * order.size());
-  std::mt19937 rng(15);
-  for (size_t i = 0; i < order.size(); ++i)
-    choices[3 * i] = static_cast<int32_t>(rng() % 5) - 2, choices[3 * i + 1] = static_cast<int32_t>(rng() % 5) - 2,
-    choices[3 * i + 2] = static_cast<int32_t>(rng() % 2);
-  for (bool augment : {false, true}) {
-    dd.upload_order(order, augment ? choices : std::vector<int32_t>{});
-    Tensor cell = b.empty(DType::Int64, {1});
-    for (int64_t start : {int64_t{0}, int64_t{7}, int64_t{22}}) {
-      Tensor h(DType::Int64, {1});
-      h.ptr<int64_t>()[0] = start;
-      b.copy_from_host(cell, h);
-      Tensor xa = b.empty(DType::Float32, {7, 1, 6, 5}), ya = b.empty(DType::Int64, {7});
-      Tensor xb = b.empty(DType::Float32, {7, 1, 6, 5}), yb = b.empty(DType::Int64, {7});
-      dd.gather(dd.order(start), 7, xa, ya, dd.choices(start));
-      dd.gather(dd.order(0), 7, xb, yb, dd.choices(0), nullptr, cell.ptr<int64_t>());
-      Tensor ha = b.download(xa);
-      EXPECT_TRUE(same_bytes(b.download(xb), ha)) << "augment " << augment << " start " << start;
-      EXPECT_TRUE(same_bytes(b.download(yb), b.download(ya))) << "augment " << augment << " start " << start;
-      EXPECT_FALSE(all_zero(ha));
-    }
-  }
-}
-
 struct TrajectoryCase {
   const char* folder;
   const char* onnx;
@@ -242,70 +206,6 @@ TEST(GpuRuntime, TwoLearnersMatchTheCpuForSmaAndSsgd) {
     std::string what = a == Algorithm::Sma ? "sma" : "ssgd";
     expect_close(train_losses(c, kGpu, 2, a), train_losses(c, Device{}, 2, a), what);
   }
-}
-
-// LeNet-5, 3 SMA learners of batch 8 on a resident random set (--deterministic: no atomic
-// sums): two epochs of 4 rounds, the learning rate new every round and the loss read every
-// other round, then 3 rounds on the batches in place (as the benchmark runs).
-struct SmaRun {
-  std::map<std::string, Tensor> z, replica;
-  std::vector<float> losses;
-  int64_t graph_rounds = 0;
-};
-
-SmaRun resident_sma_run(bool round_graph) {
-  ImportedModel m = load_model(test::source_path("models/lenet5/lenet5.ts17.onnx"));
-  Dataset d;
-  d.images = test::random_tensor(DType::Float32, {96, 1, 28, 28}, 21);
-  d.labels = test::random_int_tensor({96}, 0, 10, 22);
-  d.num_classes = 10;
-  TrainerOptions to;
-  to.batch_size = 8;
-  to.learners = 3;
-  to.algorithm = Algorithm::Sma;
-  to.device = kGpu;
-  to.deterministic = true;
-  to.round_graph = round_graph;
-  Trainer t(m.graph, to);
-  EXPECT_TRUE(t.make_resident(d));
-  SmaRun r;
-  for (int64_t epoch = 1; epoch <= 2; ++epoch) {
-    t.set_resident_order(epoch_order(d.size(), 5, epoch));
-    for (int64_t s = 0; s < 4; ++s) {
-      t.set_learning_rate(0.08f / static_cast<float>(1 + s + 4 * epoch));
-      const bool read = s % 2 == 1;
-      float loss = t.round_resident(s * 24, read);
-      if (read) r.losses.push_back(loss);
-    }
-  }
-  for (int i = 0; i < 3; ++i) t.round({}, {}, false);
-  r.z = t.central_parameters();
-  r.replica = t.replica_parameters(1);
-  r.graph_rounds = t.graph_rounds();
-  return r;
-}
-
-// Rounds replayed as one CUDA graph of every learner and the synchronisation train exactly
-// as the same rounds queued learner by learner: same losses, central model and replicas.
-TEST(GpuRuntime, RoundGraphsTrainBitForBitAsRoundsQueuedLearnerByLearner) {
-  CBT_SKIP_WITHOUT_GPU();
-  SmaRun queued = resident_sma_run(false), graphed = resident_sma_run(true);
-  EXPECT_EQ(queued.graph_rounds, 0);
-  // Rounds 1 and 2 run directly (the kernels' caches, the learners' own graphs); then graphs.
-  EXPECT_EQ(graphed.graph_rounds, 11 - 2);
-  ASSERT_EQ(graphed.losses.size(), queued.losses.size());
-  for (size_t i = 0; i < queued.losses.size(); ++i) {
-    EXPECT_EQ(graphed.losses[i], queued.losses[i]) << "loss " << i;
-    EXPECT_TRUE(std::isfinite(queued.losses[i]));
-  }
-  int differing = 0, moved = 0;
-  ImportedModel m = load_model(test::source_path("models/lenet5/lenet5.ts17.onnx"));
-  for (const auto& [name, t] : queued.z) {
-    differing += !same_bytes(graphed.z.at(name), t) + !same_bytes(graphed.replica.at(name), queued.replica.at(name));
-    moved += !same_bytes(t, m.graph.initializers.at(name));
-  }
-  EXPECT_EQ(differing, 0) << "tensors of z or of replica 1 that differ";
-  EXPECT_EQ(moved, static_cast<int>(queued.z.size())) << "every parameter of z trained";
 }
 
 // `cbtrain MODEL --device cuda` end to end: trains, evaluates and writes the model.
