@@ -22,7 +22,11 @@
 # MG_EPOCHS_LENET / MG_EPOCHS_RESNET (DDP's epochs and cosine length; quick 10 / 8, full
 # 15 / 15), MG_CBT_EPOCHS_LENET / MG_CBT_EPOCHS_RESNET (cbtrain's; quick 40 / 20, full 60 / 30:
 # its epochs take a fraction of a second to a few seconds, and SMA over K x N learners needs
-# more of them; it stops at the target anyway), MG_BUDGET_S, MG_REDO.
+# more of them; it stops at the target anyway), MG_BUDGET_S, MG_REDO, MG_TPUT_LEARNERS_PER_GPU
+# (unset: the throughput stage's tuner keeps cbtrain's default cap of 16 learners in all, as
+# the time-to-accuracy runs do, so N GPUs get 16/N each; a number L: it may take up to L per
+# GPU, --autotune-max-learners L*N, which measures what the GPUs can do rather than what
+# trains best).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 T0=$SECONDS
@@ -33,6 +37,10 @@ MODE=${2:-full}
 COUNTS_ARG=${3:-}
 STAGES=${4:-build,export,tput,tta_lenet,tta_resnet,report}
 case "$MODE" in quick|full) ;; *) echo "mode must be quick or full, not '$MODE'" >&2; exit 2 ;; esac
+case "${MG_TPUT_LEARNERS_PER_GPU:-}" in
+  ''|[1-9]|[1-9][0-9]) ;;
+  *) echo "MG_TPUT_LEARNERS_PER_GPU must be a number of learners per GPU (1 to 99), not '$MG_TPUT_LEARNERS_PER_GPU'" >&2; exit 2 ;;
+esac
 for s in ${STAGES//,/ }; do
   case "$s" in build|export|tput|tta_lenet|tta_resnet|report) ;;
     *) echo "unknown stage '$s' (build, export, tput, tta_lenet, tta_resnet, report)" >&2; exit 2 ;;
@@ -209,10 +217,12 @@ do_tput() {
         plan "$CAP_CBT_TPUT" "$f" || continue
         echo "--- cbtrain throughput $m on $n GPU(s), auto learners, cap $CAP s"
         t=$SECONDS
+        local cap_flags=()
+        [ -n "${MG_TPUT_LEARNERS_PER_GPU:-}" ] && cap_flags=(--autotune-max-learners $((MG_TPUT_LEARNERS_PER_GPU * n)))
         LD_LIBRARY_PATH="$CBT_LD" timeout -k 15 $((CAP + 30)) "$PYTHON" bench/cbtrain_runs.py \
           throughput --cbtrain "$CBT" --models-dir "$OUT/models" --models "$m" --batches 32 \
           --ks auto --gpus "$(gpu_list "$n")" --steps "$steps" --warmup "$CBT_WARMUP" \
-          --timeout "$CAP" --out "$f" --logs "$OUT/logs/cbtrain" "${EXTRA[@]}"
+          --timeout "$CAP" --out "$f" --logs "$OUT/logs/cbtrain" "${EXTRA[@]}" "${cap_flags[@]}"
         rc=$?; ran "$f" "$rc" $((SECONDS - t))
       done
     fi
