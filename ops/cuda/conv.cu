@@ -1,7 +1,7 @@
-// Conv and ConvTranspose CUDA kernels, forward and backward, over cuDNN. Descriptors are
-// cached per node, the chosen algorithms per geometry (measured once per process); asymmetric
-// padding that cuDNN cannot express is applied by padding the image explicitly into the
-// workspace.
+// Conv and ConvTranspose CUDA kernels, forward and backward, over cuDNN and, where they are
+// faster, cbtrain's direct kernels (direct_conv.h). Descriptors are cached per node, the
+// chosen algorithms per geometry (measured once per process); asymmetric padding that cuDNN
+// cannot express is applied by padding the image explicitly into the workspace.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +16,7 @@
 #include "ops/cuda/cudnn_engine.h"
 #include "ops/cuda/cudnn_util.h"
 #include "ops/cuda/dense_util.cuh"
+#include "ops/cuda/direct_conv.h"
 #include "ops/cuda/fused_relu.cuh"
 
 namespace cbt::cuda {
@@ -77,12 +78,17 @@ ConvGeom make_geom(const Node& node, const Shape& img, const Shape& grid, const 
 // The algorithm chosen for one convolution op: an engine of cuDNN's backend API, or a legacy
 // algorithm (a cuDNN algorithm enum of that op) with the math type it runs in. An engine
 // choice keeps the legacy fallback algorithm for a call whose pointers the engine's plan
-// cannot take; `ws` covers both.
+// cannot take; `ws` covers both. With `direct` the op runs on a direct kernel instead.
+struct DirectPlan {
+  DirectConv conv;
+  DirectConfig cfg;
+};
 struct AlgoChoice {
   int algo = 0;
   cudnnMathType_t math = CUDNN_FMA_MATH;
   size_t ws = 0;
   std::optional<EngineId> engine;
+  std::optional<DirectPlan> direct;
 };
 
 // Per-node cuDNN state: descriptors and one algorithm per convolution op the node runs (with
@@ -259,6 +265,44 @@ EngineConv engine_conv(const ConvGeom& g) {
   return c;
 }
 
+// The convolution op as a direct kernel runs it, when the kernels can: 2-D, one group, stride
+// and dilation 1, a square filter, cuDNN's symmetric pads; forward or backward data.
+std::optional<DirectConv> direct_form(const ConvGeom& g, ConvOp op) {
+  if (g.G != 1 || g.SH != 1 || g.SW != 1 || g.DH != 1 || g.DW != 1 || g.KH != g.KW || g.explicit_pad ||
+      op == ConvOp::BackwardFilter)
+    return std::nullopt;
+  DirectConv d;
+  d.N = g.N, d.K = g.KH;
+  if (op == ConvOp::Forward) {
+    d.C = g.Ci, d.H = g.H, d.W = g.W, d.M = g.Cg, d.OH = g.OH, d.OW = g.OW, d.PH = g.PH, d.PW = g.PW;
+  } else {  // dX = the convolution of dY with the filters transposed and turned
+    d.C = g.Cg, d.H = g.OH, d.W = g.OW, d.M = g.Ci, d.OH = g.H, d.OW = g.W;
+    d.PH = g.KH - 1 - g.PH, d.PW = g.KW - 1 - g.PW, d.turned = true;
+  }
+  if (!direct_supported(d)) return std::nullopt;
+  return d;
+}
+
+// A direct kernel for the op when one applies and, unless CBT_CONV_DIRECT=always, its fastest
+// configuration timed faster per copy than `engine_ms`, the chosen cuDNN engine's time with
+// as many copies at once.
+std::optional<DirectPlan> choose_direct_plan(const CudaContext& cc, const ConvGeom& g, ConvOp op, float engine_ms,
+                                             int copies, bool log) {
+  const DirectMode mode = direct_mode();
+  const std::optional<DirectConv> d = mode == DirectMode::Off ? std::nullopt : direct_form(g, op);
+  if (!d) return std::nullopt;
+  const std::optional<DirectChoice> best = choose_direct(cc.stream, *d, copies);
+  const bool take = best && (mode == DirectMode::Always || (engine_ms >= 0 && best->ms < engine_ms));
+  if (log)
+    std::fprintf(stderr, "cbtrain conv direct: %s x%d in=(%lld,%lld,%lld,%lld) M=%lld k=%lld: best %s %.4fms, engine %.4fms: %s\n",
+                 op == ConvOp::Forward ? "forward" : "backward-data", copies, static_cast<long long>(d->N),
+                 static_cast<long long>(d->C), static_cast<long long>(d->H), static_cast<long long>(d->W),
+                 static_cast<long long>(d->M), static_cast<long long>(d->K), best ? best->cfg.str().c_str() : "none",
+                 best ? best->ms : -1.0f, engine_ms, take ? "direct" : "cuDNN");
+  if (!take) return std::nullopt;
+  return DirectPlan{*d, best->cfg};
+}
+
 // By default the engines of cuDNN's backend API are timed on buffers of their own (the first
 // run of a step program, never inside a CUDA-graph capture); when none can run, or with
 // --cudnn-algos find, Find runs every legacy algorithm once on cuDNN's own buffers; with
@@ -273,6 +317,7 @@ AlgoChoice choose_algo(const CudaContext& cc, const ConvPlan& p, size_t budget) 
     if (auto id = choose_engine(cc.cudnn, cc.stream, engine_conv(p.g), op, search)) {
       AlgoChoice c = fallback_choice(p, budget, ws, Calls::kFallback, Calls::kName);
       c.ws = std::max(c.ws, id->workspace);
+      c.direct = choose_direct_plan(cc, p.g, op, id->ms, search.concurrency, search.log);
       c.engine = std::move(id);
       return c;
     }
@@ -296,7 +341,7 @@ AlgoKey algo_key(const CudaContext& cc, const ConvGeom& g, ConvOp op, size_t bud
   // Only the engines are timed with the learners' concurrency: a legacy choice holds for any.
   const int64_t concurrency = cc.conv_algos == ConvAlgos::Engines ? timing_concurrency(cc.conv_concurrency) : 1;
   return {{cc.device, static_cast<int64_t>(op), cc.tf32, cc.deterministic, static_cast<int64_t>(cc.conv_algos), concurrency,
-           static_cast<int64_t>(budget), g.N, g.Ci, g.Cg, g.G, g.H, g.W, g.KH, g.KW, g.SH, g.SW,
+           static_cast<int64_t>(budget), static_cast<int64_t>(direct_mode()), g.N, g.Ci, g.Cg, g.G, g.H, g.W, g.KH, g.KW, g.SH, g.SW,
            g.DH, g.DW, g.PH, g.PW, g.OH, g.OW, g.explicit_pad}};
 }
 
@@ -356,7 +401,7 @@ std::shared_ptr<ConvPlan> make_plan(const CudaContext& cc, const ConvGeom& geom,
                                                      : choose_algo<ConvOp::BackwardFilter>(cc, p, budget);
     algo_cache().emplace(key, choice);
     p.algo[static_cast<int>(op)] = choice;
-    if (choice.engine) p.engine[static_cast<int>(op)] = engine_plan(cc, g, op, choice);
+    if (choice.engine && !choice.direct) p.engine[static_cast<int>(op)] = engine_plan(cc, g, op, choice);
   }
   return plan;
 }
@@ -491,16 +536,33 @@ struct ConvRunner {
       if (reinterpret_cast<uintptr_t>(ptr) % kEngineAlignment != 0) return nullptr;
     return e;
   }
-  // grid = conv(image, w)
-  void forward(const float* image, const void* w, void* grid) {
-    if (EnginePlan* e = engine(ConvOp::Forward, image, w, grid)) return e->run(h, image, w, grid, ws);
+  // out = the op's direct kernel on `in` (with `bias` and a fused Relu), when it has one.
+  bool direct(ConvOp op, const void* in, const void* w, void* out, const float* bias = nullptr, bool relu = false) {
+    const std::optional<DirectPlan>& d = p.of(op).direct;
+    if (!d) return false;
+    const bool ok = direct_conv(cc.stream, d->conv, d->cfg, static_cast<const float*>(in), static_cast<const float*>(w),
+                                bias, relu, static_cast<float*>(out));
+    CBT_CUDA_CHECK_LAUNCH();
+    CBT_CHECK(ok, "direct convolution ", d->cfg.str(), " could not be launched");
+    return true;
+  }
+  // grid = conv(image, w); with a direct kernel also + bias and the fused Relu (returns
+  // whether it applied them).
+  bool forward(const float* image, const void* w, void* grid, const float* bias = nullptr, bool relu = false) {
+    if (direct(ConvOp::Forward, image, w, grid, bias, relu)) return true;
+    if (EnginePlan* e = engine(ConvOp::Forward, image, w, grid)) {
+      e->run(h, image, w, grid, ws);
+      return false;
+    }
     const AlgoChoice& c = use(ConvOp::Forward);
     CBT_CUDNN_CHECK(cudnnConvolutionForward(h, &one, p.image, image, p.filter, w, p.conv,
                                             static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), ws,
                                             c.ws, &zero, p.grid, grid));
+    return false;
   }
   // image = conv^T(grid, w)
   void backward_data(const void* w, const void* grid, float* image) {
+    if (direct(ConvOp::BackwardData, grid, w, image)) return;
     if (EnginePlan* e = engine(ConvOp::BackwardData, image, w, grid)) return e->run(h, image, w, grid, ws);
     const AlgoChoice& c = use(ConvOp::BackwardData);
     CBT_CUDNN_CHECK(cudnnConvolutionBackwardData(h, &one, p.filter, w, p.grid, grid, p.conv,
@@ -533,7 +595,8 @@ void conv_fwd(KernelContext& ctx) {
   Scratch scratch(cc);
   float* pad_buf = plan->g.explicit_pad ? scratch.take<float>(plan->g.padded_numel(), "padding") : nullptr;
   ConvRunner run(cc, *plan, scratch.rest(plan->algo_ws(), "cuDNN convolution"));
-  run.forward(padded_image(cc, *plan, X.data(), pad_buf), Wt.data(), Y.data());
+  const float* bias = ctx.has_in(2) ? static_cast<const float*>(ctx.in(2).data()) : nullptr;
+  if (run.forward(padded_image(cc, *plan, X.data(), pad_buf), Wt.data(), Y.data(), bias, fused_relu(ctx))) return;
   const ConvGeom& g = plan->g;
   auto* y = static_cast<float*>(Y.data());
   if (ctx.has_in(2)) add_bias(cc, y, ctx.in(2), g.N, g.Cg, g.OH * g.OW, fused_relu(ctx));

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ops/cuda/algo_choice.h"
+#include "ops/cuda/copy_timing.h"
 #include "ops/cuda/cuda_context.h"
 
 namespace cbt::cuda {
@@ -245,48 +246,8 @@ std::vector<Candidate> heuristics(const Parts& p, cudnnBackendHeurMode_t mode) {
   return out;
 }
 
-// Device buffers for timing, freed on every path.
-struct DeviceBuffer {
-  void* p = nullptr;
-  explicit DeviceBuffer(size_t bytes) {
-    if (bytes && cudaMalloc(&p, bytes) != cudaSuccess) {
-      p = nullptr;
-      (void)cudaGetLastError();
-    }
-  }
-  // Values in [-1, 1) from a fixed sequence: inputs whose products tell engines apart.
-  void fill_random(size_t count, uint64_t seed) {
-    std::vector<float> host(count);
-    for (float& v : host) {
-      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-      v = static_cast<float>(seed >> 40) / 8388608.0f - 1.0f;
-    }
-    CBT_CUDA_CHECK(cudaMemcpy(p, host.data(), count * sizeof(float), cudaMemcpyHostToDevice));
-  }
-  std::vector<float> download(size_t count) const {
-    std::vector<float> host(count);
-    CBT_CUDA_CHECK(cudaMemcpy(host.data(), p, count * sizeof(float), cudaMemcpyDeviceToHost));
-    return host;
-  }
-  ~DeviceBuffer() {
-    if (p) cudaFree(p);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-};
-
 size_t numel_of(const int64_t (&d)[4]) { return static_cast<size_t>(d[0] * d[1] * d[2] * d[3]); }
 size_t bytes_of(const int64_t (&d)[4]) { return numel_of(d) * sizeof(float); }
-
-// The largest difference from `ref`, relative to ref's largest magnitude.
-double relative_error(const std::vector<float>& got, const std::vector<float>& ref) {
-  double diff = 0, scale = 1e-30;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    diff = std::max(diff, std::abs(static_cast<double>(got[i]) - ref[i]));
-    scale = std::max(scale, std::abs(static_cast<double>(ref[i])));
-  }
-  return diff / scale;
-}
 
 Desc variant_pack(const void* image, const void* filter, const void* grid, void* ws) {
   const int64_t uids[3] = {kImage, kFilter, kGrid};
@@ -303,67 +264,17 @@ const char* op_name(ConvOp op) {
   return op == ConvOp::Forward ? "forward" : op == ConvOp::BackwardData ? "backward-data" : "backward-filter";
 }
 
-// Events and streams for timing, released on every path.
-struct Events {
-  std::vector<cudaEvent_t> e;
-  Events(size_t n, bool timed) : e(n, nullptr) {
-    for (auto& x : e) CBT_CUDA_CHECK(cudaEventCreateWithFlags(&x, timed ? cudaEventDefault : cudaEventDisableTiming));
-  }
-  ~Events() {
-    for (auto x : e) cudaEventDestroy(x);
-  }
-};
-struct Streams {
-  std::vector<cudaStream_t> s;
-  explicit Streams(size_t n) : s(n, nullptr) {
-    for (auto& x : s) CBT_CUDA_CHECK(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking));
-  }
-  ~Streams() {
-    for (auto x : s) cudaStreamDestroy(x);
-  }
-};
-struct Graph {
-  cudaGraph_t g = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  ~Graph() {
-    if (exec) cudaGraphExecDestroy(exec);
-    if (g) cudaGraphDestroy(g);
-  }
-};
-
 // Milliseconds per convolution when `packs.size()` copies run side by side, as the learners
-// of a GPU run them: `reps` runs of each copy on a stream of its own, captured as one CUDA
-// graph (so that the host's launch cost does not count, as in a replayed step) and replayed
-// twice, the second replay timed. Negative when a run or the capture fails.
+// of a GPU run them (time_side_by_side, `reps` runs each). Negative when a run fails.
 float time_plan(const Parts& p, cudnnHandle_t handle, cudaStream_t stream, const std::vector<Desc>& packs,
                 const Streams& side, int reps) {
-  const size_t n = packs.size();
   for (const Desc& pack : packs)  // once outside the graph: an engine's first run may set itself up
     if (cudnnBackendExecute(handle, p.plan.get(), pack.get()) != CUDNN_STATUS_SUCCESS) return -1;
-  Events fork(1, false), joins(n, false), timing(2, true);
-  Graph graph;
-  bool ok = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess &&
-            cudaEventRecord(fork.e[0], stream) == cudaSuccess;
-  for (size_t i = 0; ok && i < n; ++i) {
-    ok = cudaStreamWaitEvent(side.s[i], fork.e[0], 0) == cudaSuccess &&
-         cudnnSetStream(handle, side.s[i]) == CUDNN_STATUS_SUCCESS;
-    for (int r = 0; ok && r < reps; ++r)
-      ok = cudnnBackendExecute(handle, p.plan.get(), packs[i].get()) == CUDNN_STATUS_SUCCESS;
-    ok = ok && cudaEventRecord(joins.e[i], side.s[i]) == cudaSuccess &&
-         cudaStreamWaitEvent(stream, joins.e[i], 0) == cudaSuccess;
-  }
+  const float ms = time_side_by_side(stream, side, reps, [&](size_t copy, cudaStream_t s) {
+    return cudnnSetStream(handle, s) == CUDNN_STATUS_SUCCESS &&
+           cudnnBackendExecute(handle, p.plan.get(), packs[copy].get()) == CUDNN_STATUS_SUCCESS;
+  });
   cudnnSetStream(handle, stream);
-  const bool ended = cudaStreamEndCapture(stream, &graph.g) == cudaSuccess;  // always end the capture
-  ok = ok && ended && cudaGraphInstantiate(&graph.exec, graph.g, 0) == cudaSuccess &&
-       cudaGraphLaunch(graph.exec, stream) == cudaSuccess && cudaEventRecord(timing.e[0], stream) == cudaSuccess &&
-       cudaGraphLaunch(graph.exec, stream) == cudaSuccess && cudaEventRecord(timing.e[1], stream) == cudaSuccess &&
-       cudaEventSynchronize(timing.e[1]) == cudaSuccess;
-  float ms = -1;
-  if (ok && cudaEventElapsedTime(&ms, timing.e[0], timing.e[1]) == cudaSuccess)
-    ms /= static_cast<float>(reps) * static_cast<float>(n);
-  else
-    ms = -1;
-  (void)cudaGetLastError();
   return ms;
 }
 
@@ -457,7 +368,8 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
   for (const Timed& t : timed) ranked.push_back({t.ms, cands[t.index].id.deterministic, true});
   const int chosen = choose_candidate(ranked, true, search.det_slack);
   if (chosen < 0) return std::nullopt;
-  const EngineId& id = cands[timed[static_cast<size_t>(chosen)].index].id;
+  EngineId& id = cands[timed[static_cast<size_t>(chosen)].index].id;
+  id.ms = timed[static_cast<size_t>(chosen)].ms;
   if (search.log)
     std::fprintf(stderr,
                  "cbtrain conv engines: %s x%zu image=(%lld,%lld,%lld,%lld) filter=(%lld,%lld,%lld,%lld) s=%lld "

@@ -29,6 +29,7 @@ struct EngineId {
   std::vector<std::pair<int64_t, int64_t>> knobs;  // (cudnnBackendKnobType_t, value)
   size_t workspace = 0;
   bool deterministic = true;
+  float ms = -1;  // milliseconds per copy as the search timed it
   bool operator==(const EngineId& o) const {
     return global_index == o.global_index && knobs == o.knobs;
   }
@@ -47,7 +48,8 @@ struct EngineSearch {
 // with buffers of its own, `search.concurrency` copies side by side in a CUDA graph (an
 // engine that is fastest alone is not always fastest among many learners), and returns the
 // one choose_candidate takes; nullopt when none can be built or run (the caller then uses
-// the legacy API). Must not run inside a CUDA-graph capture.
+// the legacy API). The returned id carries its measured time. Must not run inside a
+// CUDA-graph capture.
 std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream, const EngineConv& conv,
                                       ConvOp op, const EngineSearch& search);
 

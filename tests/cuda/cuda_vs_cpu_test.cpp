@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
@@ -13,6 +14,7 @@
 #include "common/op_harness.h"
 #include "cuda/cuda_cases.h"
 #include "ops/cuda/cudnn_engine.h"
+#include "ops/cuda/direct_conv.h"
 #include "runtime/cuda/cuda_backend.h"
 
 namespace cbt::test {
@@ -301,9 +303,14 @@ TEST(CudaDeterministic, SummingAndConvolutionCasesMatchTheCpu) {
 }
 
 // The default backend runs its convolutions on engines of cuDNN's backend API (the Conv
-// cases above compare their results with the CPU): check that they really take that path.
+// cases above compare their results with the CPU): check that they really take that path
+// when cbtrain's direct kernels are off.
 TEST(CudaConvAlgos, TheConvolutionCasesRunOnCudnnEngines) {
   CBT_SKIP_WITHOUT_GPU();
+  struct Env {  // cbtrain's direct kernels would take some of them where they are faster
+    Env() { setenv("CBT_CONV_DIRECT", "off", 1); }
+    ~Env() { unsetenv("CBT_CONV_DIRECT"); }
+  } env;
   const uint64_t before = cuda::engine_runs();
   int ran = 0;
   for (const CudaCase& c : cuda_cases()) {
@@ -332,6 +339,27 @@ TEST(CudaConvAlgos, LegacyFindAndHeuristicChoicesMatchTheCpu) {
     }
     EXPECT_EQ(cuda::engine_runs(), before) << "legacy mode " << static_cast<int>(how) << " ran an engine";
   }
+}
+
+// With CBT_CONV_DIRECT=always cbtrain's direct kernels run every convolution they can
+// (direct_conv.h), wherever they would lose to cuDNN: those cases must match the CPU too.
+TEST(CudaConvAlgos, DirectKernelsMatchTheCpuWhereverTheyApply) {
+  CBT_SKIP_WITHOUT_GPU();
+  struct Env {
+    Env() { setenv("CBT_CONV_DIRECT", "always", 1); }
+    ~Env() { unsetenv("CBT_CONV_DIRECT"); }
+  } env;
+  std::unique_ptr<Backend> b = make_cuda_backend(0);
+  const uint64_t before = cuda::direct_runs();
+  for (const CudaCase& c : cuda_cases()) {
+    if (!is_convolution_case(c)) continue;
+    Outcome r = run_case(c, b.get());
+    EXPECT_TRUE(r.failures.empty()) << c.name << ":\n" << join(r.failures);
+  }
+  // Forward and backward data of 3x3_pad1_bias, lenet_5x5_batch32 (forward only: its input
+  // needs no gradient), relu_lenet_5x5_batch32, relu_lenet2_5x5_6to16, and ConvTranspose
+  // stride1_pad1_bias.
+  EXPECT_GE(cuda::direct_runs() - before, 8u);
 }
 
 // The two checks below read only the registries and run the CPU side, so they also guard

@@ -112,6 +112,10 @@ std::vector<CudaCase> conv_cases() {
   v.push_back(conv("relu_lenet_5x5_batch32", {32, 1, 28, 28}, {6, 1, 5, 5},
                    attrs({{"pads", Ints{2, 2, 2, 2}}, {"relu", int64_t{1}}}), true, 130));
   v.back().atol = 5e-3;
+  // LeNet-5's second convolution, where cbtrain's direct kernels may run forward and backward
+  // data (direct_conv.h).
+  v.push_back(conv("relu_lenet2_5x5_6to16", {4, 6, 14, 14}, {16, 6, 5, 5}, attrs({{"relu", int64_t{1}}}), true, 135));
+  v.back().atol = 1e-3;
   v.push_back(conv("relu_nobias_stride2", {2, 3, 9, 8}, {5, 3, 3, 3},
                    attrs({{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}, {"relu", int64_t{1}}}),
                    false, 140));
@@ -126,6 +130,9 @@ std::vector<CudaCase> conv_cases() {
                      attrs({{"strides", Ints{2, 2}}, {"auto_pad", std::string("SAME_UPPER")},
                             {"output_shape", Ints{8, 8}}}),
                      1, true, 220));
+  // Stride 1: its forward is a backward-data convolution a direct kernel may run.
+  v.push_back(conv_t("stride1_pad1_bias", {2, 4, 6, 5}, {4, 3, 3, 3}, attrs({{"pads", Ints{1, 1, 1, 1}}}), 1,
+                     true, 225));
   // Leading pad 1 with stride 3: cuDNN's symmetric pads give another grid, so explicit.
   v.push_back(conv_t("1d_stride3_asymmetric", {2, 3, 7}, {3, 2, 4},
                      attrs({{"strides", Ints{3}}, {"pads", Ints{1, 2}}}), 1, true, 230));

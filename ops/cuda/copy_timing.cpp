@@ -1,0 +1,104 @@
+// Side-by-side timing of kernel copies in a CUDA graph, and its buffers.
+#include "ops/cuda/copy_timing.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "ops/cuda/cuda_context.h"
+
+namespace cbt::cuda {
+
+DeviceBuffer::DeviceBuffer(size_t bytes) {
+  if (bytes && cudaMalloc(&p, bytes) != cudaSuccess) {
+    p = nullptr;
+    (void)cudaGetLastError();
+  }
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (p) cudaFree(p);
+}
+
+void DeviceBuffer::fill_random(size_t count, uint64_t seed) {
+  std::vector<float> host(count);
+  for (float& v : host) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    v = static_cast<float>(seed >> 40) / 8388608.0f - 1.0f;
+  }
+  CBT_CUDA_CHECK(cudaMemcpy(p, host.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+}
+
+std::vector<float> DeviceBuffer::download(size_t count) const {
+  std::vector<float> host(count);
+  CBT_CUDA_CHECK(cudaMemcpy(host.data(), p, count * sizeof(float), cudaMemcpyDeviceToHost));
+  return host;
+}
+
+Streams::Streams(size_t n) : s(n, nullptr) {
+  for (auto& x : s) CBT_CUDA_CHECK(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking));
+}
+
+Streams::~Streams() {
+  for (auto x : s) cudaStreamDestroy(x);
+}
+
+namespace {
+
+struct Events {
+  std::vector<cudaEvent_t> e;
+  Events(size_t n, bool timed) : e(n, nullptr) {
+    for (auto& x : e) CBT_CUDA_CHECK(cudaEventCreateWithFlags(&x, timed ? cudaEventDefault : cudaEventDisableTiming));
+  }
+  ~Events() {
+    for (auto x : e) cudaEventDestroy(x);
+  }
+};
+
+struct Graph {
+  cudaGraph_t g = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  ~Graph() {
+    if (exec) cudaGraphExecDestroy(exec);
+    if (g) cudaGraphDestroy(g);
+  }
+};
+
+}  // namespace
+
+float time_side_by_side(cudaStream_t stream, const Streams& side, int reps,
+                        const std::function<bool(size_t copy, cudaStream_t s)>& launch) {
+  const size_t n = side.s.size();
+  Events fork(1, false), joins(n, false), timing(2, true);
+  Graph graph;
+  bool ok = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess &&
+            cudaEventRecord(fork.e[0], stream) == cudaSuccess;
+  for (size_t i = 0; ok && i < n; ++i) {
+    ok = cudaStreamWaitEvent(side.s[i], fork.e[0], 0) == cudaSuccess;
+    for (int r = 0; ok && r < reps; ++r) ok = launch(i, side.s[i]);
+    ok = ok && cudaEventRecord(joins.e[i], side.s[i]) == cudaSuccess &&
+         cudaStreamWaitEvent(stream, joins.e[i], 0) == cudaSuccess;
+  }
+  const bool ended = cudaStreamEndCapture(stream, &graph.g) == cudaSuccess;  // always end the capture
+  ok = ok && ended && cudaGraphInstantiate(&graph.exec, graph.g, 0) == cudaSuccess &&
+       cudaGraphLaunch(graph.exec, stream) == cudaSuccess && cudaEventRecord(timing.e[0], stream) == cudaSuccess &&
+       cudaGraphLaunch(graph.exec, stream) == cudaSuccess && cudaEventRecord(timing.e[1], stream) == cudaSuccess &&
+       cudaEventSynchronize(timing.e[1]) == cudaSuccess;
+  float ms = -1;
+  if (ok && cudaEventElapsedTime(&ms, timing.e[0], timing.e[1]) == cudaSuccess)
+    ms /= static_cast<float>(reps) * static_cast<float>(n);
+  else
+    ms = -1;
+  (void)cudaGetLastError();
+  return ms;
+}
+
+double relative_error(const std::vector<float>& got, const std::vector<float>& ref) {
+  double diff = 0, scale = 1e-30;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    diff = std::max(diff, std::abs(static_cast<double>(got[i]) - ref[i]));
+    scale = std::max(scale, std::abs(static_cast<double>(ref[i])));
+  }
+  return diff / scale;
+}
+
+}  // namespace cbt::cuda

@@ -1,0 +1,45 @@
+// Timing a kernel as the learners of a GPU run it: several copies side by side, each on a
+// stream of its own, captured in one CUDA graph; and the buffers such a timing runs on.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace cbt::cuda {
+
+// Device memory for timing, freed on every path; `p` is null when the allocation failed.
+struct DeviceBuffer {
+  void* p = nullptr;
+  explicit DeviceBuffer(size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  // Values in [-1, 1) from a fixed sequence of `seed`: inputs whose products tell kernels apart.
+  void fill_random(size_t count, uint64_t seed);
+  std::vector<float> download(size_t count) const;
+};
+
+// Non-blocking streams, destroyed on every path.
+struct Streams {
+  std::vector<cudaStream_t> s;
+  explicit Streams(size_t n);
+  ~Streams();
+  Streams(const Streams&) = delete;
+  Streams& operator=(const Streams&) = delete;
+};
+
+// Milliseconds per run when `side.s.size()` copies run side by side: `launch(copy, stream)`
+// enqueues one run of copy `copy` on `stream`; each copy runs `reps` times on its own stream,
+// all captured into one CUDA graph on `stream` (so that the host's launch cost does not count,
+// as in a replayed step) and replayed twice, the second replay timed. Negative when a launch,
+// the capture or a replay fails. Must not run inside another capture.
+float time_side_by_side(cudaStream_t stream, const Streams& side, int reps,
+                        const std::function<bool(size_t copy, cudaStream_t s)>& launch);
+
+// The largest difference from `ref`, relative to ref's largest magnitude.
+double relative_error(const std::vector<float>& got, const std::vector<float>& ref);
+
+}  // namespace cbt::cuda

@@ -1,0 +1,65 @@
+// Direct convolution kernels of cbtrain's own for small stride-1 convolutions, where cuDNN's
+// kernels cost a learner more than their arithmetic (LeNet-5's convolutions take 15 of a
+// 24.5 µs step in cuDNN's kernels at batch 32 with 16 learners). Each is timed against the
+// cuDNN engine chosen for the same convolution, as many copies at once as the GPU has
+// learners, and runs only where it is faster. They sum in a fixed order (deterministic) in
+// float32 FMA arithmetic.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cbt::cuda {
+
+// One stride-1 convolution as the kernel runs it: in (N, C, H, W) convolved with K x K
+// filters and leading pads (PH, PW) gives out (N, M, OH, OW), OH = H + 2 PH - K + 1.
+// Forward: the filters are w (M, C, K, K). Backward data of a convolution with filters
+// (C', M', K, K) is one too: in = dY, out = dX, w read as (C', M') transposed and turned by
+// 180°, pads K - 1 - P (`turned`).
+struct DirectConv {
+  int64_t N = 1, C = 1, H = 1, W = 1, M = 1, OH = 1, OW = 1, K = 1, PH = 0, PW = 0;
+  bool turned = false;
+};
+
+// How one launch splits the work: `mt` output channels summed per thread (one output
+// position each), the output rows cut into `bands` per image (one block each), `threads`
+// per block.
+struct DirectConfig {
+  int mt = 1, bands = 1, threads = 256;
+  std::string str() const;
+};
+
+// Whether the kernels can run `d` at all (filter size, shapes, shared memory).
+bool direct_supported(const DirectConv& d);
+
+// The configurations worth timing for `d` (empty when unsupported).
+std::vector<DirectConfig> direct_configs(const DirectConv& d);
+
+// out = conv(in, w) (+ bias[m], then max(., 0) with `relu`) on `stream`; bias may be null.
+// Returns false when the launch failed (the CUDA error is left to the caller).
+bool direct_conv(cudaStream_t stream, const DirectConv& d, const DirectConfig& cfg, const float* in,
+                 const float* w, const float* bias, bool relu, float* out);
+
+// The fastest configuration for `d` timed `copies` at a time (time_side_by_side) on buffers
+// of its own, with its milliseconds per copy; nullopt when none ran. Must not run inside a
+// CUDA-graph capture.
+struct DirectChoice {
+  DirectConfig cfg;
+  float ms = -1;
+};
+std::optional<DirectChoice> choose_direct(cudaStream_t stream, const DirectConv& d, int copies);
+
+// Whether the direct kernels take part (CBT_CONV_DIRECT in the environment, read at each
+// choice): Timed (unset; run where faster than cuDNN's choice), Off, or Always (wherever
+// they apply; for tests and comparisons).
+enum class DirectMode : uint8_t { Timed, Off, Always };
+DirectMode direct_mode();
+
+// How many direct convolutions have run in this process (tests check the path is taken).
+uint64_t direct_runs();
+
+}  // namespace cbt::cuda

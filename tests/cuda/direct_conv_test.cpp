@@ -1,0 +1,144 @@
+// cbtrain's direct convolution kernels: which convolutions and configurations they take
+// (plain host code, runs without a GPU), and every configuration against a plain
+// double-precision loop on random inputs (GPU).
+#include "ops/cuda/direct_conv.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "common/gpu.h"
+#include "ops/cuda/copy_timing.h"
+
+namespace cbt::cuda {
+namespace {
+
+DirectConv conv_of(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_t K, int64_t P, bool turned = false) {
+  DirectConv d;
+  d.N = N, d.C = C, d.H = H, d.W = W, d.M = M, d.K = K, d.PH = P, d.PW = P, d.turned = turned;
+  d.OH = H + 2 * P - K + 1, d.OW = W + 2 * P - K + 1;
+  return d;
+}
+
+// LeNet-5's convolutions at batch 32: forward of both, and the second's backward data (dY of
+// (32, 16, 10, 10) through the turned filters, pads 4).
+const DirectConv kLenet1 = conv_of(32, 1, 28, 28, 6, 5, 2);
+const DirectConv kLenet2 = conv_of(32, 6, 14, 14, 16, 5, 0);
+const DirectConv kLenet2Data = conv_of(32, 16, 10, 10, 6, 5, 4, true);
+
+TEST(DirectConv, TakesLeNet5sConvolutionsInEveryConfigurationThatFits) {
+  for (const DirectConv& d : {kLenet1, kLenet2, kLenet2Data}) {
+    ASSERT_TRUE(direct_supported(d));
+    const std::vector<DirectConfig> configs = direct_configs(d);
+    ASSERT_FALSE(configs.empty());
+    std::set<int> mts;
+    for (const DirectConfig& c : configs) {
+      mts.insert(c.mt);
+      EXPECT_GE(c.bands, 1);
+      EXPECT_LE(c.bands, d.OH);
+      EXPECT_TRUE(c.threads == 128 || c.threads == 256) << c.str();
+    }
+    EXPECT_GE(mts.size(), 3u);  // 1, 2 and 4 channels a thread at least
+  }
+  // Six output channels: eight a thread is still offered (two padded), sixteen never.
+  for (const DirectConfig& c : direct_configs(kLenet1)) EXPECT_LE(c.mt, 8);
+}
+
+TEST(DirectConv, RefusesWhatItCannotRun) {
+  EXPECT_FALSE(direct_supported(conv_of(2, 3, 8, 8, 4, 7, 3)));   // a 7x7 filter
+  EXPECT_FALSE(direct_supported(conv_of(2, 3, 8, 8, 4, 1, 0)));   // 1x1
+  EXPECT_FALSE(direct_supported(conv_of(2, 3, 8, 8, 4, 3, 3)));   // a pad as large as the filter
+  // 64 channels of 3x3 filters to 64: 147 KB of taps, beyond the 48 KB of shared memory.
+  EXPECT_FALSE(direct_supported(conv_of(8, 64, 8, 8, 64, 3, 1)));
+  DirectConv wrong = conv_of(2, 3, 8, 8, 4, 3, 1);
+  wrong.OH += 1;  // an output size that is not the stride-1 one
+  EXPECT_FALSE(direct_supported(wrong));
+  EXPECT_TRUE(direct_configs(wrong).empty());
+}
+
+// out = conv(in, w) + bias (then Relu) in double, as DirectConv defines it.
+std::vector<double> reference(const DirectConv& d, const std::vector<float>& in, const std::vector<float>& w,
+                              const std::vector<float>& bias, bool relu) {
+  std::vector<double> out(static_cast<size_t>(d.N * d.M * d.OH * d.OW));
+  for (int64_t n = 0; n < d.N; ++n)
+    for (int64_t m = 0; m < d.M; ++m)
+      for (int64_t oh = 0; oh < d.OH; ++oh)
+        for (int64_t ow = 0; ow < d.OW; ++ow) {
+          double s = bias.empty() ? 0.0 : bias[m];
+          for (int64_t c = 0; c < d.C; ++c)
+            for (int64_t kh = 0; kh < d.K; ++kh)
+              for (int64_t kw = 0; kw < d.K; ++kw) {
+                const int64_t h = oh + kh - d.PH, x = ow + kw - d.PW;
+                if (h < 0 || h >= d.H || x < 0 || x >= d.W) continue;
+                const float tap = d.turned ? w[((c * d.M + m) * d.K + (d.K - 1 - kh)) * d.K + (d.K - 1 - kw)]
+                                           : w[((m * d.C + c) * d.K + kh) * d.K + kw];
+                s += static_cast<double>(in[((n * d.C + c) * d.H + h) * d.W + x]) * tap;
+              }
+          out[((n * d.M + m) * d.OH + oh) * d.OW + ow] = relu && s < 0 ? 0.0 : s;
+        }
+  return out;
+}
+
+std::vector<float> normal(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> dist;
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+void upload(DeviceBuffer& b, const std::vector<float>& v) {
+  ASSERT_EQ(cudaMemcpy(b.p, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+}
+
+TEST(DirectConv, EveryConfigurationMatchesAPlainLoop) {
+  CBT_SKIP_WITHOUT_GPU();
+  // LeNet-5's three at a batch of 3, a 3x3 one with channels that no `mt` divides, and its
+  // backward data; each with and without bias and Relu.
+  const std::vector<DirectConv> convs = {conv_of(3, 1, 28, 28, 6, 5, 2), conv_of(3, 6, 14, 14, 16, 5, 0),
+                                         conv_of(3, 16, 10, 10, 6, 5, 4, true), conv_of(2, 3, 7, 6, 5, 3, 1),
+                                         conv_of(2, 5, 7, 6, 3, 3, 1, true)};
+  int checked = 0;
+  uint64_t seed = 7;
+  for (const DirectConv& d : convs) {
+    const size_t in_n = static_cast<size_t>(d.N * d.C * d.H * d.W), w_n = static_cast<size_t>(d.M * d.C * d.K * d.K);
+    const size_t out_n = static_cast<size_t>(d.N * d.M * d.OH * d.OW);
+    const std::vector<float> in = normal(in_n, ++seed), w = normal(w_n, ++seed), bias = normal(d.M, ++seed);
+    DeviceBuffer din(in_n * 4), dw(w_n * 4), dbias(bias.size() * 4), dout(out_n * 4);
+    upload(din, in);
+    upload(dw, w);
+    upload(dbias, bias);
+    for (bool with_bias : {false, true}) {
+      const std::vector<double> want = reference(d, in, w, with_bias ? bias : std::vector<float>{}, with_bias);
+      double scale = 1e-30;
+      for (double v : want) scale = std::max(scale, std::abs(v));
+      for (const DirectConfig& cfg : direct_configs(d)) {
+        ASSERT_EQ(cudaMemset(dout.p, 0xff, out_n * 4), cudaSuccess);  // NaNs where nothing is written
+        const uint64_t runs = direct_runs();
+        ASSERT_TRUE(direct_conv(nullptr, d, cfg, static_cast<const float*>(din.p), static_cast<const float*>(dw.p),
+                                with_bias ? static_cast<const float*>(dbias.p) : nullptr, with_bias,
+                                static_cast<float*>(dout.p)))
+            << cfg.str();
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        EXPECT_EQ(direct_runs(), runs + 1);
+        const std::vector<float> got = dout.download(out_n);
+        double worst = 0;
+        for (size_t i = 0; i < out_n; ++i) {
+          const double err = std::abs(got[i] - want[i]);
+          worst = std::isnan(err) ? INFINITY : std::max(worst, err);
+        }
+        // float32 sums of at most 400 products of unit-variance values
+        EXPECT_LE(worst / scale, 1e-5) << "C=" << d.C << " M=" << d.M << " K=" << d.K << " turned=" << d.turned
+                                       << " bias/relu=" << with_bias << " " << cfg.str();
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GE(checked, 40);
+}
+
+}  // namespace
+}  // namespace cbt::cuda
