@@ -17,15 +17,37 @@ namespace {
 
 std::atomic<uint64_t> g_direct_runs{0};
 
-constexpr size_t kMaxSharedBytes = 48 * 1024;  // without opting a kernel into more
+// Shared memory a block may take: beyond 48 KB each kernel opts in (at its first launch).
+constexpr size_t kMaxSharedBytes = 96 * 1024;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t band_rows(const DirectConv& d, int bands) { return ceil_div(d.OH, bands); }
-int64_t padded_m(const DirectConv& d, int mt) { return ceil_div(d.M, mt) * mt; }
 
-size_t shared_bytes(const DirectConv& d, const DirectConfig& c) {
-  const int64_t rows_in = band_rows(d, c.bands) + d.K - 1, cols_in = d.OW + d.K - 1;
-  return static_cast<size_t>(d.C * d.K * d.K * padded_m(d, c.mt) + d.C * rows_in * cols_in) * sizeof(float);
+// A configuration's launch geometry.
+struct Split {
+  int rows = 1;     // output rows a block computes (the last band may have fewer)
+  int bands = 1;    // blocks along the rows
+  int mb = 1;       // output channels a block computes, a multiple of mt
+  int splits = 1;   // blocks along the channels
+  int chunks = 1;   // column chunks of pt outputs in a row
+  int cols_in = 1;  // input columns held: chunks * pt + K - 1 (zeros beyond the image)
+  int rows_in = 1;  // input rows held: rows + K - 1
+  int64_t items(int mt) const { return static_cast<int64_t>(mb / mt) * rows * chunks; }  // threads' work
+};
+
+Split split_of(const DirectConv& d, const DirectConfig& c) {
+  Split s;
+  s.rows = static_cast<int>(ceil_div(d.OH, c.bands));
+  s.bands = static_cast<int>(ceil_div(d.OH, s.rows));
+  s.mb = static_cast<int>(ceil_div(ceil_div(d.M, c.splits), c.mt) * c.mt);
+  s.splits = static_cast<int>(ceil_div(d.M, s.mb));
+  s.chunks = static_cast<int>(ceil_div(d.OW, c.pt));
+  s.cols_in = s.chunks * c.pt + static_cast<int>(d.K) - 1;
+  s.rows_in = s.rows + static_cast<int>(d.K) - 1;
+  return s;
+}
+
+size_t shared_bytes(const DirectConv& d, const Split& s) {
+  return static_cast<size_t>(d.C * d.K * d.K * s.mb + d.C * s.rows_in * s.cols_in) * sizeof(float);
 }
 
 // The filter tap of output channel m, input channel c at (kh, kw), as the convolution reads it.
@@ -35,76 +57,126 @@ __device__ __forceinline__ float tap(const float* w, const DirectConv& d, int m,
   return w[((static_cast<int64_t>(m) * d.C + c) * K + kh) * K + kw];
 }
 
+// MT taps from shared memory (16-byte aligned when MT is a multiple of 4).
+template <int MT>
+__device__ __forceinline__ void load_taps(const float* t, float (&v)[MT]) {
+  if constexpr (MT % 4 == 0) {
+#pragma unroll
+    for (int j = 0; j < MT; j += 4) {
+      const float4 q = *reinterpret_cast<const float4*>(t + j);
+      v[j] = q.x, v[j + 1] = q.y, v[j + 2] = q.z, v[j + 3] = q.w;
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < MT; ++j) v[j] = t[j];
+  }
+}
+
 // in: (N, C, H, W), w: see DirectConv, bias: (M) or null -> out: (N, M, OH, OW).
-// Shared memory: the taps as [(c, kh, kw)][m] for m < Mpad (zeros beyond M), then the band's
-// input rows as [c][row][col], zeros where the padding is.
-template <int K, int MT>
+// Block (band, n, split) computes output rows [band * rows, +rows) of channels
+// [split * mb, +mb) of image n. Shared memory: the block's taps as [(c, kh, kw)][m] (zeros
+// beyond M), then its input rows as [c][row][col] (zeros in the padding). Each thread sums
+// MT channels at PT adjacent outputs of a row: per (c, kh) it reads PT + K - 1 inputs and
+// K * MT taps for K * PT * MT products. Every output sums over (c, kh, kw) in that order.
+template <int K, int MT, int PT>
 __global__ void __launch_bounds__(256) direct_conv_kernel(const float* __restrict__ in, const float* __restrict__ w,
                                                           const float* __restrict__ bias, float* __restrict__ out,
-                                                          DirectConv d, int rows_per_band, bool relu) {
-  extern __shared__ float smem[];
+                                                          DirectConv d, Split s, bool relu) {
+  extern __shared__ __align__(16) float smem[];
   const int C = static_cast<int>(d.C), M = static_cast<int>(d.M), OW = static_cast<int>(d.OW);
-  const int H = static_cast<int>(d.H), W = static_cast<int>(d.W);
-  const int groups = (M + MT - 1) / MT, mpad = groups * MT;
-  const int oh0 = blockIdx.x * rows_per_band;
-  const int rows = min(rows_per_band, static_cast<int>(d.OH) - oh0);
-  const int rows_in = rows_per_band + K - 1, cols_in = OW + K - 1;
+  const int H = static_cast<int>(d.H), W = static_cast<int>(d.W), mb = s.mb;
+  const int oh0 = blockIdx.x * s.rows, m0 = blockIdx.z * mb;
+  const int rows = min(s.rows, static_cast<int>(d.OH) - oh0);
   float* taps = smem;
-  float* xs = smem + C * K * K * mpad;
-  for (int i = threadIdx.x; i < C * K * K * mpad; i += blockDim.x) {
-    const int m = i % mpad, r = i / mpad, kw = r % K, kh = (r / K) % K, c = r / (K * K);
+  float* xs = smem + C * K * K * mb;
+  for (int i = threadIdx.x; i < C * K * K * mb; i += blockDim.x) {
+    const int m = m0 + i % mb, r = i / mb, kw = r % K, kh = (r / K) % K, c = r / (K * K);
     taps[i] = m < M ? tap(w, d, m, c, kh, kw) : 0.0f;
   }
   const float* image = in + static_cast<int64_t>(blockIdx.y) * C * H * W;
-  for (int i = threadIdx.x; i < C * rows_in * cols_in; i += blockDim.x) {
-    const int col = i % cols_in, row = (i / cols_in) % rows_in, c = i / (cols_in * rows_in);
+  for (int i = threadIdx.x; i < C * s.rows_in * s.cols_in; i += blockDim.x) {
+    const int col = i % s.cols_in, row = (i / s.cols_in) % s.rows_in, c = i / (s.cols_in * s.rows_in);
     const int h = oh0 - static_cast<int>(d.PH) + row, x = col - static_cast<int>(d.PW);
     xs[i] = h >= 0 && h < H && x >= 0 && x < W ? image[(static_cast<int64_t>(c) * H + h) * W + x] : 0.0f;
   }
   __syncthreads();
-  const int positions = rows * OW;
-  float* plane0 = out + static_cast<int64_t>(blockIdx.y) * M * d.OH * OW + static_cast<int64_t>(oh0) * OW;
-  for (int item = threadIdx.x; item < groups * positions; item += blockDim.x) {
-    const int g = item / positions, pos = item % positions, row = pos / OW, col = pos % OW;
-    float acc[MT];
+  const int per_group = rows * s.chunks, groups = mb / MT;
+  float* plane0 = out + (static_cast<int64_t>(blockIdx.y) * M + m0) * d.OH * OW + static_cast<int64_t>(oh0) * OW;
+  for (int item = threadIdx.x; item < groups * per_group; item += blockDim.x) {
+    const int g = item / per_group, rem = item % per_group, row = rem / s.chunks, col0 = (rem % s.chunks) * PT;
+    float acc[PT][MT];
 #pragma unroll
-    for (int j = 0; j < MT; ++j) acc[j] = 0.0f;
+    for (int p = 0; p < PT; ++p)
+#pragma unroll
+      for (int j = 0; j < MT; ++j) acc[p][j] = 0.0f;
     for (int c = 0; c < C; ++c) {
-      const float* x = xs + (c * rows_in + row) * cols_in + col;
-      const float* t = taps + c * K * K * mpad + g * MT;
+      const float* x = xs + (c * s.rows_in + row) * s.cols_in + col0;
+      const float* t = taps + c * K * K * mb + g * MT;
 #pragma unroll
-      for (int kh = 0; kh < K; ++kh)
+      for (int kh = 0; kh < K; ++kh) {
+        float xv[PT + K - 1];
+#pragma unroll
+        for (int q = 0; q < PT + K - 1; ++q) xv[q] = x[kh * s.cols_in + q];
 #pragma unroll
         for (int kw = 0; kw < K; ++kw) {
-          const float v = x[kh * cols_in + kw];
+          float tv[MT];
+          load_taps<MT>(t + (kh * K + kw) * mb, tv);
 #pragma unroll
-          for (int j = 0; j < MT; ++j) acc[j] = fmaf(v, t[(kh * K + kw) * mpad + j], acc[j]);
+          for (int p = 0; p < PT; ++p)
+#pragma unroll
+            for (int j = 0; j < MT; ++j) acc[p][j] = fmaf(xv[p + kw], tv[j], acc[p][j]);
         }
+      }
     }
 #pragma unroll
     for (int j = 0; j < MT; ++j) {
       const int m = g * MT + j;
-      if (m >= M) break;
-      float v = bias ? acc[j] + bias[m] : acc[j];
-      plane0[static_cast<int64_t>(m) * d.OH * OW + pos] = relu ? relu_of(v) : v;
+      if (m0 + m >= M) break;
+      const float b = bias ? bias[m0 + m] : 0.0f;
+#pragma unroll
+      for (int p = 0; p < PT; ++p) {
+        if (col0 + p >= OW) break;
+        const float v = bias ? acc[p][j] + b : acc[p][j];
+        plane0[static_cast<int64_t>(m) * d.OH * OW + row * OW + col0 + p] = relu ? relu_of(v) : v;
+      }
     }
   }
 }
 
-template <int K>
-bool launch_k(cudaStream_t s, const DirectConv& d, const DirectConfig& c, const float* in, const float* w,
-              const float* bias, bool relu, float* out) {
-  const dim3 grid(static_cast<unsigned>(ceil_div(d.OH, band_rows(d, c.bands))), static_cast<unsigned>(d.N));
-  const size_t smem = shared_bytes(d, c);
-  const int rows = static_cast<int>(band_rows(d, c.bands));
-  switch (c.mt) {
-    case 1: direct_conv_kernel<K, 1><<<grid, c.threads, smem, s>>>(in, w, bias, out, d, rows, relu); break;
-    case 2: direct_conv_kernel<K, 2><<<grid, c.threads, smem, s>>>(in, w, bias, out, d, rows, relu); break;
-    case 4: direct_conv_kernel<K, 4><<<grid, c.threads, smem, s>>>(in, w, bias, out, d, rows, relu); break;
-    case 8: direct_conv_kernel<K, 8><<<grid, c.threads, smem, s>>>(in, w, bias, out, d, rows, relu); break;
+template <int K, int MT, int PT>
+bool launch_kernel(cudaStream_t st, const DirectConv& d, const DirectConfig& c, const float* in, const float* w,
+                   const float* bias, bool relu, float* out) {
+  static const bool opted_in = cudaFuncSetAttribute(direct_conv_kernel<K, MT, PT>,
+                                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                    static_cast<int>(kMaxSharedBytes)) == cudaSuccess;
+  if (!opted_in) return false;
+  const Split s = split_of(d, c);
+  const dim3 grid(static_cast<unsigned>(s.bands), static_cast<unsigned>(d.N), static_cast<unsigned>(s.splits));
+  direct_conv_kernel<K, MT, PT><<<grid, c.threads, shared_bytes(d, s), st>>>(in, w, bias, out, d, s, relu);
+  return cudaPeekAtLastError() == cudaSuccess;
+}
+
+template <int K, int MT>
+bool launch_pt(cudaStream_t st, const DirectConv& d, const DirectConfig& c, const float* in, const float* w,
+               const float* bias, bool relu, float* out) {
+  switch (c.pt) {
+    case 1: return launch_kernel<K, MT, 1>(st, d, c, in, w, bias, relu, out);
+    case 2: return launch_kernel<K, MT, 2>(st, d, c, in, w, bias, relu, out);
+    case 4: return launch_kernel<K, MT, 4>(st, d, c, in, w, bias, relu, out);
     default: return false;
   }
-  return cudaPeekAtLastError() == cudaSuccess;
+}
+
+template <int K>
+bool launch_k(cudaStream_t st, const DirectConv& d, const DirectConfig& c, const float* in, const float* w,
+              const float* bias, bool relu, float* out) {
+  switch (c.mt) {
+    case 1: return launch_pt<K, 1>(st, d, c, in, w, bias, relu, out);
+    case 2: return launch_pt<K, 2>(st, d, c, in, w, bias, relu, out);
+    case 4: return launch_pt<K, 4>(st, d, c, in, w, bias, relu, out);
+    case 8: return launch_pt<K, 8>(st, d, c, in, w, bias, relu, out);
+    default: return false;
+  }
 }
 
 bool launch(cudaStream_t stream, const DirectConv& d, const DirectConfig& cfg, const float* in, const float* w,
@@ -117,17 +189,18 @@ bool launch(cudaStream_t stream, const DirectConv& d, const DirectConfig& cfg, c
 }  // namespace
 
 std::string DirectConfig::str() const {
-  return "mt" + std::to_string(mt) + "/bands" + std::to_string(bands) + "/t" + std::to_string(threads);
+  return "mt" + std::to_string(mt) + "/pt" + std::to_string(pt) + "/bands" + std::to_string(bands) + "/splits" +
+         std::to_string(splits) + "/t" + std::to_string(threads);
 }
 
 bool direct_supported(const DirectConv& d) {
   const bool shapes = (d.K == 3 || d.K == 5) && d.N >= 1 && d.N <= 65535 && d.C >= 1 && d.M >= 1 && d.H >= 1 &&
                       d.W >= 1 && d.PH >= 0 && d.PW >= 0 && d.PH < d.K && d.PW < d.K && d.OH >= 1 && d.OW >= 1 &&
-                      d.OH == d.H + 2 * d.PH - d.K + 1 && d.OW == d.W + 2 * d.PW - d.K + 1;
+                      d.OH == d.H + 2 * d.PH - d.K + 1 && d.OW == d.W + 2 * d.PW - d.K + 1 && d.M <= 65535 &&
+                      d.C * d.K * d.K <= 4096;
   if (!shapes) return false;
-  // The smallest footprint: one output channel a thread, output rows one per band.
-  DirectConfig least{1, static_cast<int>(std::min<int64_t>(d.OH, 8)), 128};
-  return d.OH <= 65535 && shared_bytes(d, least) <= kMaxSharedBytes;
+  // The smallest footprint: one channel and one output a thread, eight bands, eight splits.
+  return shared_bytes(d, split_of(d, DirectConfig{1, 1, 8, 8, 128})) <= kMaxSharedBytes;
 }
 
 std::vector<DirectConfig> direct_configs(const DirectConv& d) {
@@ -135,16 +208,18 @@ std::vector<DirectConfig> direct_configs(const DirectConv& d) {
   if (!direct_supported(d)) return out;
   for (int mt : {1, 2, 4, 8}) {
     if (mt > 1 && mt / 2 >= d.M) continue;  // half or more of its sums would be padding
-    int last_bands = 0;
-    for (int bands : {1, 2, 4, 8}) {
-      const int real = static_cast<int>(ceil_div(d.OH, band_rows(d, bands)));
-      if (real == last_bands) continue;
-      last_bands = real;
-      for (int threads : {128, 256}) {
-        DirectConfig c{mt, real, threads};
-        const int64_t items = ceil_div(d.M, mt) * band_rows(d, real) * d.OW;
-        if (threads == 256 && items <= 128) continue;  // the 128-thread block does the same
-        if (shared_bytes(d, c) <= kMaxSharedBytes) out.push_back(c);
+    for (int pt : {1, 2, 4}) {
+      if (pt > 1 && pt / 2 >= d.OW) continue;
+      for (int splits : {1, 2, 4, 8}) {
+        for (int bands : {1, 2, 4, 8}) {
+          DirectConfig c{mt, pt, bands, splits, 256};
+          const Split s = split_of(d, c);
+          if (s.bands != bands || s.splits != splits) continue;  // the same as a smaller count
+          const int64_t items = s.items(mt);
+          if (items < 32 || items > 1024 || shared_bytes(d, s) > kMaxSharedBytes) continue;
+          c.threads = items <= 128 ? 128 : 256;
+          out.push_back(c);
+        }
       }
     }
   }

@@ -25,11 +25,11 @@ struct DirectConv {
   bool turned = false;
 };
 
-// How one launch splits the work: `mt` output channels summed per thread (one output
-// position each), the output rows cut into `bands` per image (one block each), `threads`
-// per block.
+// How one launch splits the work: each thread sums `mt` output channels at `pt` adjacent
+// outputs of a row; an image's output rows are cut into `bands` and its channels into
+// `splits`, one block of `threads` each.
 struct DirectConfig {
-  int mt = 1, bands = 1, threads = 256;
+  int mt = 1, pt = 1, bands = 1, splits = 1, threads = 256;
   std::string str() const;
 };
 

@@ -34,14 +34,18 @@ TEST(DirectConv, TakesLeNet5sConvolutionsInEveryConfigurationThatFits) {
     ASSERT_TRUE(direct_supported(d));
     const std::vector<DirectConfig> configs = direct_configs(d);
     ASSERT_FALSE(configs.empty());
-    std::set<int> mts;
+    std::set<int> mts, pts;
     for (const DirectConfig& c : configs) {
       mts.insert(c.mt);
+      pts.insert(c.pt);
       EXPECT_GE(c.bands, 1);
       EXPECT_LE(c.bands, d.OH);
+      EXPECT_GE(c.splits, 1);
+      EXPECT_LE(c.splits, d.M);
       EXPECT_TRUE(c.threads == 128 || c.threads == 256) << c.str();
     }
-    EXPECT_GE(mts.size(), 3u);  // 1, 2 and 4 channels a thread at least
+    EXPECT_EQ(mts.size(), 4u);  // 1, 2, 4 and 8 channels a thread
+    EXPECT_EQ(pts.size(), 3u);  // 1, 2 and 4 outputs a thread
   }
   // Six output channels: eight a thread is still offered (two padded), sixteen never.
   for (const DirectConfig& c : direct_configs(kLenet1)) EXPECT_LE(c.mt, 8);
@@ -51,8 +55,10 @@ TEST(DirectConv, RefusesWhatItCannotRun) {
   EXPECT_FALSE(direct_supported(conv_of(2, 3, 8, 8, 4, 7, 3)));   // a 7x7 filter
   EXPECT_FALSE(direct_supported(conv_of(2, 3, 8, 8, 4, 1, 0)));   // 1x1
   EXPECT_FALSE(direct_supported(conv_of(2, 3, 8, 8, 4, 3, 3)));   // a pad as large as the filter
-  // 64 channels of 3x3 filters to 64: 147 KB of taps, beyond the 48 KB of shared memory.
-  EXPECT_FALSE(direct_supported(conv_of(8, 64, 8, 8, 64, 3, 1)));
+  EXPECT_FALSE(direct_supported(conv_of(8, 512, 8, 8, 64, 3, 1)));  // 4,608 taps an output channel
+  // 256 channels of 224 x 224: the input rows of one band alone exceed the 96 KB of shared memory.
+  EXPECT_FALSE(direct_supported(conv_of(1, 256, 224, 224, 64, 3, 1)));
+  EXPECT_TRUE(direct_supported(conv_of(8, 64, 8, 8, 64, 3, 1)));  // ResNet's last stage: in splits
   DirectConv wrong = conv_of(2, 3, 8, 8, 4, 3, 1);
   wrong.OH += 1;  // an output size that is not the stride-1 one
   EXPECT_FALSE(direct_supported(wrong));
@@ -96,11 +102,12 @@ void upload(DeviceBuffer& b, const std::vector<float>& v) {
 
 TEST(DirectConv, EveryConfigurationMatchesAPlainLoop) {
   CBT_SKIP_WITHOUT_GPU();
-  // LeNet-5's three at a batch of 3, a 3x3 one with channels that no `mt` divides, and its
-  // backward data; each with and without bias and Relu.
+  // LeNet-5's three at a batch of 3, a 3x3 one with channels that no `mt` divides and widths
+  // that no `pt` divides, its backward data, and ResNet's last stage (in channel splits);
+  // each with and without bias and Relu.
   const std::vector<DirectConv> convs = {conv_of(3, 1, 28, 28, 6, 5, 2), conv_of(3, 6, 14, 14, 16, 5, 0),
-                                         conv_of(3, 16, 10, 10, 6, 5, 4, true), conv_of(2, 3, 7, 6, 5, 3, 1),
-                                         conv_of(2, 5, 7, 6, 3, 3, 1, true)};
+                                         conv_of(3, 16, 10, 10, 6, 5, 4, true), conv_of(2, 3, 7, 5, 5, 3, 1),
+                                         conv_of(2, 5, 7, 5, 3, 3, 1, true), conv_of(2, 64, 8, 8, 64, 3, 1)};
   int checked = 0;
   uint64_t seed = 7;
   for (const DirectConv& d : convs) {
@@ -130,14 +137,14 @@ TEST(DirectConv, EveryConfigurationMatchesAPlainLoop) {
           const double err = std::abs(got[i] - want[i]);
           worst = std::isnan(err) ? INFINITY : std::max(worst, err);
         }
-        // float32 sums of at most 400 products of unit-variance values
+        // float32 sums of at most 576 products of unit-variance values
         EXPECT_LE(worst / scale, 1e-5) << "C=" << d.C << " M=" << d.M << " K=" << d.K << " turned=" << d.turned
                                        << " bias/relu=" << with_bias << " " << cfg.str();
         ++checked;
       }
     }
   }
-  EXPECT_GE(checked, 40);
+  EXPECT_GE(checked, 200);
 }
 
 }  // namespace
