@@ -28,10 +28,11 @@ struct Split {
   int bands = 1;    // blocks along the rows
   int mb = 1;       // output channels a block computes, a multiple of mt
   int splits = 1;   // blocks along the channels
-  int chunks = 1;   // column chunks of pt outputs in a row
-  int cols_in = 1;  // input columns held: chunks * pt + K - 1 (zeros beyond the image)
-  int rows_in = 1;  // input rows held: rows + K - 1
-  int64_t items(int mt) const { return static_cast<int64_t>(mb / mt) * rows * chunks; }  // threads' work
+  int chunks = 1;   // chunks of pt rows in a band
+  int cols = 1;     // output columns
+  int cols_in = 1;  // input columns held: cols + K - 1
+  int rows_in = 1;  // input rows held: chunks * pt + K - 1 (zeros beyond the image)
+  int64_t items(int mt) const { return static_cast<int64_t>(mb / mt) * chunks * cols; }  // threads' work
 };
 
 Split split_of(const DirectConv& d, const DirectConfig& c) {
@@ -40,9 +41,10 @@ Split split_of(const DirectConv& d, const DirectConfig& c) {
   s.bands = static_cast<int>(ceil_div(d.OH, s.rows));
   s.mb = static_cast<int>(ceil_div(ceil_div(d.M, c.splits), c.mt) * c.mt);
   s.splits = static_cast<int>(ceil_div(d.M, s.mb));
-  s.chunks = static_cast<int>(ceil_div(d.OW, c.pt));
-  s.cols_in = s.chunks * c.pt + static_cast<int>(d.K) - 1;
-  s.rows_in = s.rows + static_cast<int>(d.K) - 1;
+  s.chunks = static_cast<int>(ceil_div(s.rows, c.pt));
+  s.cols = static_cast<int>(d.OW);
+  s.cols_in = s.cols + static_cast<int>(d.K) - 1;
+  s.rows_in = s.chunks * c.pt + static_cast<int>(d.K) - 1;
   return s;
 }
 
@@ -76,8 +78,9 @@ __device__ __forceinline__ void load_taps(const float* t, float (&v)[MT]) {
 // Block (band, n, split) computes output rows [band * rows, +rows) of channels
 // [split * mb, +mb) of image n. Shared memory: the block's taps as [(c, kh, kw)][m] (zeros
 // beyond M), then its input rows as [c][row][col] (zeros in the padding). Each thread sums
-// MT channels at PT adjacent outputs of a row: per (c, kh) it reads PT + K - 1 inputs and
-// K * MT taps for K * PT * MT products. Every output sums over (c, kh, kw) in that order.
+// MT channels at PT outputs of a column: per (c, kw) it reads PT + K - 1 inputs and K * MT
+// taps for K * PT * MT products; the threads of a warp read adjacent columns (no bank
+// conflicts). Every output sums over (c, kw, kh) in that order.
 template <int K, int MT, int PT>
 __global__ void __launch_bounds__(256) direct_conv_kernel(const float* __restrict__ in, const float* __restrict__ w,
                                                           const float* __restrict__ bias, float* __restrict__ out,
@@ -100,31 +103,31 @@ __global__ void __launch_bounds__(256) direct_conv_kernel(const float* __restric
     xs[i] = h >= 0 && h < H && x >= 0 && x < W ? image[(static_cast<int64_t>(c) * H + h) * W + x] : 0.0f;
   }
   __syncthreads();
-  const int per_group = rows * s.chunks, groups = mb / MT;
+  const int per_group = s.chunks * OW, groups = mb / MT;
   float* plane0 = out + (static_cast<int64_t>(blockIdx.y) * M + m0) * d.OH * OW + static_cast<int64_t>(oh0) * OW;
   for (int item = threadIdx.x; item < groups * per_group; item += blockDim.x) {
-    const int g = item / per_group, rem = item % per_group, row = rem / s.chunks, col0 = (rem % s.chunks) * PT;
+    const int g = item / per_group, rem = item % per_group, row0 = (rem / OW) * PT, col = rem % OW;
     float acc[PT][MT];
 #pragma unroll
     for (int p = 0; p < PT; ++p)
 #pragma unroll
       for (int j = 0; j < MT; ++j) acc[p][j] = 0.0f;
     for (int c = 0; c < C; ++c) {
-      const float* x = xs + (c * s.rows_in + row) * s.cols_in + col0;
+      const float* x = xs + (c * s.rows_in + row0) * s.cols_in + col;
       const float* t = taps + c * K * K * mb + g * MT;
 #pragma unroll
-      for (int kh = 0; kh < K; ++kh) {
+      for (int kw = 0; kw < K; ++kw) {
         float xv[PT + K - 1];
 #pragma unroll
-        for (int q = 0; q < PT + K - 1; ++q) xv[q] = x[kh * s.cols_in + q];
+        for (int q = 0; q < PT + K - 1; ++q) xv[q] = x[q * s.cols_in + kw];
 #pragma unroll
-        for (int kw = 0; kw < K; ++kw) {
+        for (int kh = 0; kh < K; ++kh) {
           float tv[MT];
           load_taps<MT>(t + (kh * K + kw) * mb, tv);
 #pragma unroll
           for (int p = 0; p < PT; ++p)
 #pragma unroll
-            for (int j = 0; j < MT; ++j) acc[p][j] = fmaf(xv[p + kw], tv[j], acc[p][j]);
+            for (int j = 0; j < MT; ++j) acc[p][j] = fmaf(xv[p + kh], tv[j], acc[p][j]);
         }
       }
     }
@@ -135,9 +138,9 @@ __global__ void __launch_bounds__(256) direct_conv_kernel(const float* __restric
       const float b = bias ? bias[m0 + m] : 0.0f;
 #pragma unroll
       for (int p = 0; p < PT; ++p) {
-        if (col0 + p >= OW) break;
+        if (row0 + p >= rows) break;
         const float v = bias ? acc[p][j] + b : acc[p][j];
-        plane0[static_cast<int64_t>(m) * d.OH * OW + row * OW + col0 + p] = relu ? relu_of(v) : v;
+        plane0[static_cast<int64_t>(m) * d.OH * OW + (row0 + p) * OW + col] = relu ? relu_of(v) : v;
       }
     }
   }
@@ -175,6 +178,7 @@ bool launch_k(cudaStream_t st, const DirectConv& d, const DirectConfig& c, const
     case 2: return launch_pt<K, 2>(st, d, c, in, w, bias, relu, out);
     case 4: return launch_pt<K, 4>(st, d, c, in, w, bias, relu, out);
     case 8: return launch_pt<K, 8>(st, d, c, in, w, bias, relu, out);
+    case 16: return launch_pt<K, 16>(st, d, c, in, w, bias, relu, out);
     default: return false;
   }
 }
@@ -206,10 +210,10 @@ bool direct_supported(const DirectConv& d) {
 std::vector<DirectConfig> direct_configs(const DirectConv& d) {
   std::vector<DirectConfig> out;
   if (!direct_supported(d)) return out;
-  for (int mt : {1, 2, 4, 8}) {
+  for (int mt : {1, 2, 4, 8, 16}) {
     if (mt > 1 && mt / 2 >= d.M) continue;  // half or more of its sums would be padding
     for (int pt : {1, 2, 4}) {
-      if (pt > 1 && pt / 2 >= d.OW) continue;
+      if (pt > 1 && pt / 2 >= d.OH) continue;
       for (int splits : {1, 2, 4, 8}) {
         for (int bands : {1, 2, 4, 8}) {
           DirectConfig c{mt, pt, bands, splits, 256};

@@ -26,7 +26,7 @@ struct DirectConv {
 };
 
 // How one launch splits the work: each thread sums `mt` output channels at `pt` adjacent
-// outputs of a row; an image's output rows are cut into `bands` and its channels into
+// outputs of a column; an image's output rows are cut into `bands` and its channels into
 // `splits`, one block of `threads` each.
 struct DirectConfig {
   int mt = 1, pt = 1, bands = 1, splits = 1, threads = 256;
