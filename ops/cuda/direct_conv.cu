@@ -52,11 +52,23 @@ size_t shared_bytes(const DirectConv& d, const Split& s) {
   return static_cast<size_t>(d.C * d.K * d.K * s.mb + d.C * s.rows_in * s.cols_in) * sizeof(float);
 }
 
-// The filter tap of output channel m, input channel c at (kh, kw), as the convolution reads it.
-__device__ __forceinline__ float tap(const float* w, const DirectConv& d, int m, int c, int kh, int kw) {
-  const int K = static_cast<int>(d.K);
-  if (d.turned) return w[((static_cast<int64_t>(c) * d.M + m) * K + (K - 1 - kh)) * K + (K - 1 - kw)];
-  return w[((static_cast<int64_t>(m) * d.C + c) * K + kh) * K + kw];
+// taps[(c * K * K + k) * mb + m - m0] = the tap of output channel m in [m0, m0 + mb) and input
+// channel c at k = kh * K + kw, zero for m >= M. The filters are read in their own order
+// (coalesced): forward w (M, C, K, K); turned w (C, M, K, K) at the flipped k.
+template <int K>
+__device__ void load_block_taps(const float* __restrict__ w, const DirectConv& d, int m0, int mb, float* taps) {
+  constexpr int KK = K * K;
+  const int C = static_cast<int>(d.C), M = static_cast<int>(d.M), n = C * mb * KK;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const int k = i % KK;
+    if (d.turned) {  // i = (c, m, k')
+      const int m = (i / KK) % mb, c = i / (KK * mb);
+      taps[(c * KK + KK - 1 - k) * mb + m] = m0 + m < M ? w[(static_cast<int64_t>(c) * M + m0 + m) * KK + k] : 0.0f;
+    } else {  // i = (m, c, k)
+      const int c = (i / KK) % C, m = i / (KK * C);
+      taps[(c * KK + k) * mb + m] = m0 + m < M ? w[(static_cast<int64_t>(m0 + m) * C + c) * KK + k] : 0.0f;
+    }
+  }
 }
 
 // MT taps from shared memory (16-byte aligned when MT is a multiple of 4).
@@ -92,10 +104,7 @@ __global__ void __launch_bounds__(256) direct_conv_kernel(const float* __restric
   const int rows = min(s.rows, static_cast<int>(d.OH) - oh0);
   float* taps = smem;
   float* xs = smem + C * K * K * mb;
-  for (int i = threadIdx.x; i < C * K * K * mb; i += blockDim.x) {
-    const int m = m0 + i % mb, r = i / mb, kw = r % K, kh = (r / K) % K, c = r / (K * K);
-    taps[i] = m < M ? tap(w, d, m, c, kh, kw) : 0.0f;
-  }
+  load_block_taps<K>(w, d, m0, mb, taps);
   const float* image = in + static_cast<int64_t>(blockIdx.y) * C * H * W;
   for (int i = threadIdx.x; i < C * s.rows_in * s.cols_in; i += blockDim.x) {
     const int col = i % s.cols_in, row = (i / s.cols_in) % s.rows_in, c = i / (s.cols_in * s.rows_in);
