@@ -49,22 +49,45 @@ int64_t window_argmax_inside(const PoolGeom& g, const T* x, int64_t oh, int64_t 
   return best;
 }
 
+// The usual 2x2 window with stride 2, inside the plane: window_argmax_inside unrolled (the same
+// scan order and comparisons, so the same maximum).
+bool two_by_two(const PoolGeom& g) {
+  return windows_inside(g) && g.KH == 2 && g.KW == 2 && g.SH == 2 && g.SW == 2 && g.DH == 1 && g.DW == 1;
+}
+// Branch-free: the maximum of random data is unpredictable, and mispredicted branches made the
+// two pooling scans 29% of a LeNet-5 training step on the CPU.
+template <class T>
+int64_t argmax_2x2(const T* x, int64_t i, int64_t W) {
+  int64_t best = i;
+  T v = x[i];
+  const int64_t next[3] = {i + 1, i + W, i + W + 1};
+  for (int64_t j : next) {
+    const int64_t more = x[j] > v;  // 0 or 1: selected by arithmetic, not by a branch
+    best += more * (j - best);
+    v = std::max(v, x[j]);          // x[j] exactly when x[j] > v
+  }
+  return best;
+}
+
 // Calls f(nc, o, i) with the flat NCHW output index o of every window and the flat in-plane
 // index i of its (first) maximum, -1 if the window is empty; planes spread over threads when
 // it pays. The one scan that forward and backward share.
 template <class T, class F>
 void for_each_argmax(const PoolGeom& g, const T* x, F&& f) {
   const int64_t plane = g.H * g.W, oplane = g.OH * g.OW;
-  const bool inside = windows_inside(g);
+  const bool inside = windows_inside(g), fast = two_by_two(g);
 #pragma omp parallel for if (g.NC * oplane * g.KH * g.KW > (int64_t{1} << 16))
   for (int64_t nc = 0; nc < g.NC; ++nc) {
     const T* xp = x + nc * plane;
-    for (int64_t oh = 0; oh < g.OH; ++oh)
-      for (int64_t ow = 0; ow < g.OW; ++ow) {
-        const int64_t i =
-            inside ? window_argmax_inside(g, xp, oh, ow) : window_argmax(g, xp, oh, ow);
-        f(nc, nc * oplane + oh * g.OW + ow, i);
+    for (int64_t oh = 0; oh < g.OH; ++oh) {
+      const int64_t o = nc * oplane + oh * g.OW;
+      if (fast) {
+        for (int64_t ow = 0; ow < g.OW; ++ow) f(nc, o + ow, argmax_2x2(xp, 2 * oh * g.W + 2 * ow, g.W));
+        continue;
       }
+      for (int64_t ow = 0; ow < g.OW; ++ow)
+        f(nc, o + ow, inside ? window_argmax_inside(g, xp, oh, ow) : window_argmax(g, xp, oh, ow));
+    }
   }
 }
 

@@ -132,9 +132,9 @@ TEST(PoolTest, GradCheck) {
   EXPECT_TRUE(res.ok) << res.report;
 }
 
-// Ties (values from {0, 1, 2}): the bounds-check-free scan (2x2 and 3x3 windows inside the
-// plane) and the generic one (padding) both pick a window's first maximum in row-major
-// order, for the value, the index and the gradient.
+// Ties (values from {0, 1, 2}): the unrolled 2x2 stride-2 scan, the bounds-check-free one (3x3
+// windows inside the plane) and the generic one (padding) all pick a window's first maximum
+// in row-major order, for the value, the index and the gradient.
 TEST(PoolTest, MaxPoolTiesGoToTheFirstMaximumOnEveryPath) {
   struct Path {
     Ints k, s, p;
