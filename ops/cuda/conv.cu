@@ -83,12 +83,19 @@ struct DirectPlan {
   DirectConv conv;
   DirectConfig cfg;
 };
+struct DirectWgradPlan {
+  DirectConv conv;
+  WgradConfig cfg;
+  size_t partial_bytes = 0;  // taken from the op's workspace
+};
 struct AlgoChoice {
   int algo = 0;
   cudnnMathType_t math = CUDNN_FMA_MATH;
   size_t ws = 0;
   std::optional<EngineId> engine;
-  std::optional<DirectPlan> direct;
+  std::optional<DirectPlan> direct;              // forward or backward data
+  std::optional<DirectWgradPlan> direct_wgrad;  // backward filter
+  bool runs_direct() const { return direct || direct_wgrad; }
 };
 
 // Per-node cuDNN state: descriptors and one algorithm per convolution op the node runs (with
@@ -266,14 +273,14 @@ EngineConv engine_conv(const ConvGeom& g) {
 }
 
 // The convolution op as a direct kernel runs it, when the kernels can: 2-D, one group, stride
-// and dilation 1, a square filter, cuDNN's symmetric pads; forward or backward data.
+// and dilation 1, a square filter, cuDNN's symmetric pads. The backward filter's form is the
+// forward convolution's.
 std::optional<DirectConv> direct_form(const ConvGeom& g, ConvOp op) {
-  if (g.G != 1 || g.SH != 1 || g.SW != 1 || g.DH != 1 || g.DW != 1 || g.KH != g.KW || g.explicit_pad ||
-      op == ConvOp::BackwardFilter)
+  if (g.G != 1 || g.SH != 1 || g.SW != 1 || g.DH != 1 || g.DW != 1 || g.KH != g.KW || g.explicit_pad)
     return std::nullopt;
   DirectConv d;
   d.N = g.N, d.K = g.KH;
-  if (op == ConvOp::Forward) {
+  if (op != ConvOp::BackwardData) {
     d.C = g.Ci, d.H = g.H, d.W = g.W, d.M = g.Cg, d.OH = g.OH, d.OW = g.OW, d.PH = g.PH, d.PW = g.PW;
   } else {  // dX = the convolution of dY with the filters transposed and turned
     d.C = g.Cg, d.H = g.OH, d.W = g.OW, d.M = g.Ci, d.OH = g.H, d.OW = g.W;
@@ -303,6 +310,23 @@ std::optional<DirectPlan> choose_direct_plan(const CudaContext& cc, const ConvGe
   return DirectPlan{*d, best->cfg};
 }
 
+// The same for the backward filter, whose partial sums must fit `budget` bytes of workspace.
+std::optional<DirectWgradPlan> choose_direct_wgrad_plan(const CudaContext& cc, const ConvGeom& g, float engine_ms,
+                                                        int copies, size_t budget, bool log) {
+  const DirectMode mode = direct_mode();
+  const std::optional<DirectConv> d = mode == DirectMode::Off ? std::nullopt : direct_form(g, ConvOp::BackwardFilter);
+  if (!d) return std::nullopt;
+  const std::optional<WgradChoice> best = choose_direct_wgrad(cc.stream, *d, copies, budget);
+  const bool take = best && (mode == DirectMode::Always || (engine_ms >= 0 && best->ms < engine_ms));
+  if (log)
+    std::fprintf(stderr, "cbtrain conv direct: backward-filter x%d in=(%lld,%lld,%lld,%lld) M=%lld k=%lld: best %s %.4fms, engine %.4fms: %s\n",
+                 copies, static_cast<long long>(d->N), static_cast<long long>(d->C), static_cast<long long>(d->H),
+                 static_cast<long long>(d->W), static_cast<long long>(d->M), static_cast<long long>(d->K),
+                 best ? best->cfg.str().c_str() : "none", best ? best->ms : -1.0f, engine_ms, take ? "direct" : "cuDNN");
+  if (!take) return std::nullopt;
+  return DirectWgradPlan{*d, best->cfg, direct_wgrad_partial_bytes(*d, best->cfg)};
+}
+
 // By default the engines of cuDNN's backend API are timed on buffers of their own (the first
 // run of a step program, never inside a CUDA-graph capture); when none can run, or with
 // --cudnn-algos find, Find runs every legacy algorithm once on cuDNN's own buffers; with
@@ -317,7 +341,12 @@ AlgoChoice choose_algo(const CudaContext& cc, const ConvPlan& p, size_t budget) 
     if (auto id = choose_engine(cc.cudnn, cc.stream, engine_conv(p.g), op, search)) {
       AlgoChoice c = fallback_choice(p, budget, ws, Calls::kFallback, Calls::kName);
       c.ws = std::max(c.ws, id->workspace);
-      c.direct = choose_direct_plan(cc, p.g, op, id->ms, search.concurrency, search.log);
+      if constexpr (op == ConvOp::BackwardFilter) {
+        c.direct_wgrad = choose_direct_wgrad_plan(cc, p.g, id->ms, search.concurrency, budget, search.log);
+        if (c.direct_wgrad) c.ws = std::max(c.ws, c.direct_wgrad->partial_bytes);
+      } else {
+        c.direct = choose_direct_plan(cc, p.g, op, id->ms, search.concurrency, search.log);
+      }
       c.engine = std::move(id);
       return c;
     }
@@ -401,7 +430,7 @@ std::shared_ptr<ConvPlan> make_plan(const CudaContext& cc, const ConvGeom& geom,
                                                      : choose_algo<ConvOp::BackwardFilter>(cc, p, budget);
     algo_cache().emplace(key, choice);
     p.algo[static_cast<int>(op)] = choice;
-    if (choice.engine && !choice.direct) p.engine[static_cast<int>(op)] = engine_plan(cc, g, op, choice);
+    if (choice.engine && !choice.runs_direct()) p.engine[static_cast<int>(op)] = engine_plan(cc, g, op, choice);
   }
   return plan;
 }
@@ -571,6 +600,13 @@ struct ConvRunner {
   }
   // dw = correlation of image and grid
   void backward_filter(const float* image, const void* grid, void* dw) {
+    if (const std::optional<DirectWgradPlan>& d = p.of(ConvOp::BackwardFilter).direct_wgrad) {
+      const bool ok = direct_wgrad(cc.stream, d->conv, d->cfg, image, static_cast<const float*>(grid),
+                                   static_cast<float*>(ws), static_cast<float*>(dw));
+      CBT_CUDA_CHECK_LAUNCH();
+      CBT_CHECK(ok, "direct backward-filter convolution ", d->cfg.str(), " could not be launched");
+      return;
+    }
     if (EnginePlan* e = engine(ConvOp::BackwardFilter, image, dw, grid)) return e->run(h, image, dw, grid, ws);
     const AlgoChoice& c = use(ConvOp::BackwardFilter);
     CBT_CUDNN_CHECK(cudnnConvolutionBackwardFilter(

@@ -1,7 +1,8 @@
 // Direct stride-1 convolutions: one block per image, band of output rows and split of the output
 // channels, holding the band's input rows (zero-padded) and the split's filters in shared memory;
-// each thread sums MT output channels at PT outputs of a column, in a fixed order. The search
-// that times every configuration against cuDNN's choice is here too.
+// each thread sums MT output channels at PT outputs of a column, in a fixed order. The
+// backward filter sums per image group and output-row split, then adds those sums in a fixed
+// order. The searches that time every configuration are here too.
 #include "ops/cuda/direct_conv.h"
 
 #include <algorithm>
@@ -200,6 +201,118 @@ bool launch(cudaStream_t stream, const DirectConv& d, const DirectConfig& cfg, c
                     : false;
 }
 
+// Backward filter. Block (y, g) sums, for rows [y * rb, (y + 1) * rb) of the list of (m, c, kh)
+// and images [g * ipb, +ipb), its share of dW[m][c][kh][kw] over every kw: thread (row, z) takes
+// the output rows oh = z, z + Z, ... and slides a window of K inputs along each. Its sums go to
+// partial[(g * Z + z) * M*C*K*K + dW index]; wgrad_sum_kernel adds them in that order.
+struct WgradSplit {
+  int rb = 1;      // (m, c, kh) rows a block takes
+  int blocks = 1;  // blocks along those rows
+  int groups = 1;  // blocks along the images
+  int m_span = 1;  // output channels whose dY planes a block holds
+  int rows_in = 1, cols_in = 1;  // input rows and columns held: OH + K - 1, OW + K - 1
+};
+
+WgradSplit wgrad_split_of(const DirectConv& d, const WgradConfig& c) {
+  WgradSplit s;
+  const int64_t rows = d.M * d.C * d.K;
+  s.rb = c.threads / c.z;
+  s.blocks = static_cast<int>(ceil_div(rows, s.rb));
+  s.groups = static_cast<int>(ceil_div(d.N, c.ipb));
+  // The rows of a block span at most this many output channels.
+  s.m_span = static_cast<int>(std::min<int64_t>(d.M, ceil_div(s.rb - 1, d.C * d.K) + 1));
+  s.rows_in = static_cast<int>(d.OH + d.K - 1);
+  s.cols_in = static_cast<int>(d.OW + d.K - 1);
+  return s;
+}
+
+size_t wgrad_shared_bytes(const DirectConv& d, const WgradSplit& s) {
+  return static_cast<size_t>(d.C * s.rows_in * s.cols_in + s.m_span * d.OH * d.OW) * sizeof(float);
+}
+
+// x: (N, C, H, W), dy: (N, M, OH, OW) -> partial (see above).
+template <int K>
+__global__ void __launch_bounds__(256) wgrad_partial_kernel(const float* __restrict__ x, const float* __restrict__ dy,
+                                                            float* __restrict__ partial, DirectConv d, WgradSplit s,
+                                                            int z_count, int ipb) {
+  extern __shared__ __align__(16) float smem[];
+  const int C = static_cast<int>(d.C), M = static_cast<int>(d.M), H = static_cast<int>(d.H), W = static_cast<int>(d.W);
+  const int OH = static_cast<int>(d.OH), OW = static_cast<int>(d.OW);
+  const int row0 = blockIdx.x * s.rb, rows = M * C * K, m0 = row0 / (C * K);
+  const int m_end = min(M, m0 + s.m_span);
+  float* xs = smem;                              // [c][row][col], zeros in the padding
+  float* ys = smem + C * s.rows_in * s.cols_in;  // [m - m0][oh][ow]
+  const int local = threadIdx.x % s.rb, z = threadIdx.x / s.rb, row = row0 + local;
+  const bool active = row < rows && z < z_count;
+  const int m = active ? row / (C * K) : m0, c = active ? (row / K) % C : 0, kh = active ? row % K : 0;
+  float acc[K];
+#pragma unroll
+  for (int kw = 0; kw < K; ++kw) acc[kw] = 0.0f;
+  const int n_end = min(static_cast<int>(d.N), (static_cast<int>(blockIdx.y) + 1) * ipb);
+  for (int n = blockIdx.y * ipb; n < n_end; ++n) {
+    __syncthreads();  // the previous image's values are no longer read
+    const float* image = x + static_cast<int64_t>(n) * C * H * W;
+    for (int i = threadIdx.x; i < C * s.rows_in * s.cols_in; i += blockDim.x) {
+      const int col = i % s.cols_in, r = (i / s.cols_in) % s.rows_in, ch = i / (s.cols_in * s.rows_in);
+      const int h = r - static_cast<int>(d.PH), w = col - static_cast<int>(d.PW);
+      xs[i] = h >= 0 && h < H && w >= 0 && w < W ? image[(static_cast<int64_t>(ch) * H + h) * W + w] : 0.0f;
+    }
+    const float* grad = dy + (static_cast<int64_t>(n) * M + m0) * OH * OW;
+    for (int i = threadIdx.x; i < (m_end - m0) * OH * OW; i += blockDim.x) ys[i] = grad[i];
+    __syncthreads();
+    if (!active) continue;
+    for (int oh = z; oh < OH; oh += z_count) {
+      const float* yr = ys + ((m - m0) * OH + oh) * OW;
+      const float* xr = xs + (c * s.rows_in + oh + kh) * s.cols_in;
+      float win[K];
+#pragma unroll
+      for (int kw = 0; kw < K - 1; ++kw) win[kw + 1] = xr[kw];
+      for (int ow = 0; ow < OW; ++ow) {
+#pragma unroll
+        for (int kw = 0; kw < K - 1; ++kw) win[kw] = win[kw + 1];
+        win[K - 1] = xr[ow + K - 1];
+        const float g = yr[ow];
+#pragma unroll
+        for (int kw = 0; kw < K; ++kw) acc[kw] = fmaf(g, win[kw], acc[kw]);
+      }
+    }
+  }
+  if (!active) return;
+  float* out = partial + (static_cast<int64_t>(blockIdx.y) * z_count + z) * rows * K + static_cast<int64_t>(row) * K;
+#pragma unroll
+  for (int kw = 0; kw < K; ++kw) out[kw] = acc[kw];
+}
+
+// dw[p] = the sum of partial[i * count + p] over i = 0, 1, ..., parts - 1, in that order.
+__global__ void wgrad_sum_kernel(const float* __restrict__ partial, float* __restrict__ dw, int count, int parts) {
+  const int p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= count) return;
+  float sum = 0.0f;
+  for (int i = 0; i < parts; ++i) sum += partial[static_cast<int64_t>(i) * count + p];
+  dw[p] = sum;
+}
+
+template <int K>
+bool launch_wgrad_k(cudaStream_t st, const DirectConv& d, const WgradConfig& c, const float* x, const float* dy,
+                    float* partial, float* dw) {
+  static const bool opted_in = cudaFuncSetAttribute(wgrad_partial_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                    static_cast<int>(kMaxSharedBytes)) == cudaSuccess;
+  if (!opted_in) return false;
+  const WgradSplit s = wgrad_split_of(d, c);
+  wgrad_partial_kernel<K><<<dim3(static_cast<unsigned>(s.blocks), static_cast<unsigned>(s.groups)), c.threads,
+                            wgrad_shared_bytes(d, s), st>>>(x, dy, partial, d, s, c.z, c.ipb);
+  const int count = static_cast<int>(d.M * d.C * d.K * d.K);
+  wgrad_sum_kernel<<<static_cast<unsigned>(ceil_div(count, 128)), 128, 0, st>>>(partial, dw, count, s.groups * c.z);
+  return cudaPeekAtLastError() == cudaSuccess;
+}
+
+bool launch_wgrad(cudaStream_t st, const DirectConv& d, const WgradConfig& c, const float* x, const float* dy,
+                  float* partial, float* dw) {
+  return d.K == 3   ? launch_wgrad_k<3>(st, d, c, x, dy, partial, dw)
+         : d.K == 5 ? launch_wgrad_k<5>(st, d, c, x, dy, partial, dw)
+                    : false;
+}
+
 }  // namespace
 
 std::string DirectConfig::str() const {
@@ -276,6 +389,74 @@ std::optional<DirectChoice> choose_direct(cudaStream_t stream, const DirectConv&
     }
     const float ms = time_side_by_side(stream, side, 3, run);
     if (ms >= 0 && (!best || ms < best->ms)) best = DirectChoice{cfg, ms};
+  }
+  return best;
+}
+
+std::string WgradConfig::str() const {
+  return "t" + std::to_string(threads) + "/z" + std::to_string(z) + "/ipb" + std::to_string(ipb);
+}
+
+size_t direct_wgrad_partial_bytes(const DirectConv& d, const WgradConfig& c) {
+  return static_cast<size_t>(wgrad_split_of(d, c).groups * c.z * d.M * d.C * d.K * d.K) * sizeof(float);
+}
+
+std::vector<WgradConfig> direct_wgrad_configs(const DirectConv& d, size_t workspace_budget) {
+  std::vector<WgradConfig> out;
+  if (d.turned || !direct_supported(d)) return out;
+  for (int threads : {64, 128, 256})
+    for (int z : {1, 2, 4, 8}) {
+      if (z > d.OH || threads / z > 2 * d.M * d.C * d.K) continue;  // no split row without work
+      for (int ipb : {1, 2, 4, 8}) {
+        const WgradConfig c{threads, z, ipb};
+        if (ipb > d.N || wgrad_shared_bytes(d, wgrad_split_of(d, c)) > kMaxSharedBytes ||
+            direct_wgrad_partial_bytes(d, c) > workspace_budget)
+          continue;
+        out.push_back(c);
+      }
+    }
+  return out;
+}
+
+bool direct_wgrad(cudaStream_t stream, const DirectConv& d, const WgradConfig& cfg, const float* x, const float* dy,
+                  float* partial, float* dw) {
+  const bool ok = launch_wgrad(stream, d, cfg, x, dy, partial, dw);
+  if (ok) g_direct_runs.fetch_add(1, std::memory_order_relaxed);
+  return ok;
+}
+
+std::optional<WgradChoice> choose_direct_wgrad(cudaStream_t stream, const DirectConv& d, int copies,
+                                               size_t workspace_budget) {
+  const std::vector<WgradConfig> configs = direct_wgrad_configs(d, workspace_budget);
+  if (configs.empty()) return std::nullopt;
+  const size_t n = static_cast<size_t>(std::clamp(copies, 1, 16));
+  const size_t x_count = static_cast<size_t>(d.N * d.C * d.H * d.W), dy_count = static_cast<size_t>(d.N * d.M * d.OH * d.OW);
+  const size_t dw_count = static_cast<size_t>(d.M * d.C * d.K * d.K);
+  size_t partial_bytes = 0;
+  for (const WgradConfig& c : configs) partial_bytes = std::max(partial_bytes, direct_wgrad_partial_bytes(d, c));
+  DeviceBuffer x(x_count * sizeof(float)), dy(dy_count * sizeof(float));
+  if (!x.p || !dy.p) return std::nullopt;
+  x.fill_random(x_count, 1);
+  dy.fill_random(dy_count, 3);
+  std::vector<std::unique_ptr<DeviceBuffer>> outs, partials;
+  for (size_t c = 0; c < n; ++c) {
+    outs.push_back(std::make_unique<DeviceBuffer>(dw_count * sizeof(float)));
+    partials.push_back(std::make_unique<DeviceBuffer>(partial_bytes));
+    if (!outs.back()->p || !partials.back()->p) return std::nullopt;
+  }
+  Streams side(n);
+  std::optional<WgradChoice> best;
+  for (const WgradConfig& cfg : configs) {
+    auto run = [&](size_t copy, cudaStream_t s) {
+      return launch_wgrad(s, d, cfg, static_cast<const float*>(x.p), static_cast<const float*>(dy.p),
+                          static_cast<float*>(partials[copy]->p), static_cast<float*>(outs[copy]->p));
+    };
+    if (!run(0, stream) || cudaStreamSynchronize(stream) != cudaSuccess) {  // once outside the graph
+      (void)cudaGetLastError();
+      continue;
+    }
+    const float ms = time_side_by_side(stream, side, 3, run);
+    if (ms >= 0 && (!best || ms < best->ms)) best = WgradChoice{cfg, ms};
   }
   return best;
 }

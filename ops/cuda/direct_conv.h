@@ -1,6 +1,7 @@
-// Direct convolution kernels of cbtrain's own for small stride-1 convolutions, where cuDNN's
-// kernels cost a learner more than their arithmetic (LeNet-5's convolutions take 15 of a
-// 24.5 µs step in cuDNN's kernels at batch 32 with 16 learners). Each is timed against the
+// Direct convolution kernels of cbtrain's own for small stride-1 convolutions (forward, backward
+// data and backward filter), where cuDNN's kernels cost a learner more than their arithmetic
+// (LeNet-5's convolutions took 15 of a 24.5 µs step in cuDNN's kernels at batch 32 with 16
+// learners). Each is timed against the
 // cuDNN engine chosen for the same convolution, as many copies at once as the GPU has
 // learners, and runs only where it is faster. They sum in a fixed order (deterministic) in
 // float32 FMA arithmetic.
@@ -52,6 +53,27 @@ struct DirectChoice {
   float ms = -1;
 };
 std::optional<DirectChoice> choose_direct(cudaStream_t stream, const DirectConv& d, int copies);
+
+// Backward filter: dW (M, C, K, K) of the forward convolution `d` (not turned) from its input x
+// (N, C, H, W) and dY (N, M, OH, OW). Each block of `threads` sums the products of `ipb` images
+// for threads / z of the (m, c, kh) rows, a row's output rows split `z` ways; a second launch
+// adds those partial sums in a fixed order (deterministic), from a buffer of
+// direct_wgrad_partial_bytes().
+struct WgradConfig {
+  int threads = 128, z = 1, ipb = 1;
+  std::string str() const;
+};
+size_t direct_wgrad_partial_bytes(const DirectConv& d, const WgradConfig& c);
+// The configurations worth timing for `d` whose partial sums fit `workspace_budget` bytes.
+std::vector<WgradConfig> direct_wgrad_configs(const DirectConv& d, size_t workspace_budget);
+bool direct_wgrad(cudaStream_t stream, const DirectConv& d, const WgradConfig& cfg, const float* x, const float* dy,
+                  float* partial, float* dw);
+struct WgradChoice {
+  WgradConfig cfg;
+  float ms = -1;
+};
+std::optional<WgradChoice> choose_direct_wgrad(cudaStream_t stream, const DirectConv& d, int copies,
+                                               size_t workspace_budget);
 
 // Whether the direct kernels take part (CBT_CONV_DIRECT in the environment, read at each
 // choice): Timed (unset; run where faster than cuDNN's choice), Off, or Always (wherever

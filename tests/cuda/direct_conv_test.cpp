@@ -148,5 +148,85 @@ TEST(DirectConv, EveryConfigurationMatchesAPlainLoop) {
   EXPECT_GE(checked, 200);
 }
 
+TEST(DirectWgrad, TakesLeNet5sConvolutionsWithinTheWorkspace) {
+  for (const DirectConv& d : {kLenet1, kLenet2}) {
+    const std::vector<WgradConfig> configs = direct_wgrad_configs(d, size_t{32} << 20);
+    ASSERT_FALSE(configs.empty());
+    for (const WgradConfig& c : configs) {
+      EXPECT_LE(direct_wgrad_partial_bytes(d, c), size_t{32} << 20) << c.str();
+      EXPECT_LE(c.z, d.OH);
+      EXPECT_LE(c.ipb, d.N);
+    }
+    // A budget below every configuration's partial sums leaves none.
+    EXPECT_TRUE(direct_wgrad_configs(d, 16).empty());
+  }
+  EXPECT_TRUE(direct_wgrad_configs(kLenet2Data, size_t{32} << 20).empty());  // a turned form is not a filter gradient
+}
+
+// dW (M, C, K, K) of the forward convolution d from x and dy, in double.
+std::vector<double> wgrad_reference(const DirectConv& d, const std::vector<float>& x, const std::vector<float>& dy) {
+  std::vector<double> dw(static_cast<size_t>(d.M * d.C * d.K * d.K), 0.0);
+  for (int64_t n = 0; n < d.N; ++n)
+    for (int64_t m = 0; m < d.M; ++m)
+      for (int64_t c = 0; c < d.C; ++c)
+        for (int64_t kh = 0; kh < d.K; ++kh)
+          for (int64_t kw = 0; kw < d.K; ++kw) {
+            double s = 0;
+            for (int64_t oh = 0; oh < d.OH; ++oh)
+              for (int64_t ow = 0; ow < d.OW; ++ow) {
+                const int64_t h = oh + kh - d.PH, w = ow + kw - d.PW;
+                if (h < 0 || h >= d.H || w < 0 || w >= d.W) continue;
+                s += static_cast<double>(dy[((n * d.M + m) * d.OH + oh) * d.OW + ow]) * x[((n * d.C + c) * d.H + h) * d.W + w];
+              }
+            dw[((m * d.C + c) * d.K + kh) * d.K + kw] += s;
+          }
+  return dw;
+}
+
+TEST(DirectWgrad, EveryConfigurationMatchesAPlainLoop) {
+  CBT_SKIP_WITHOUT_GPU();
+  // LeNet-5's two at a batch of 3 (images that no `ipb` divides), a 3x3 one with odd sizes, and
+  // a 16-channel ResNet stage at a batch of 2.
+  const std::vector<DirectConv> convs = {conv_of(3, 1, 28, 28, 6, 5, 2), conv_of(3, 6, 14, 14, 16, 5, 0),
+                                         conv_of(2, 3, 7, 5, 5, 3, 1), conv_of(2, 16, 8, 8, 16, 3, 1)};
+  int checked = 0;
+  uint64_t seed = 70;
+  for (const DirectConv& d : convs) {
+    const size_t x_n = static_cast<size_t>(d.N * d.C * d.H * d.W), dy_n = static_cast<size_t>(d.N * d.M * d.OH * d.OW);
+    const size_t dw_n = static_cast<size_t>(d.M * d.C * d.K * d.K);
+    const std::vector<float> x = normal(x_n, ++seed), dy = normal(dy_n, ++seed);
+    const std::vector<double> want = wgrad_reference(d, x, dy);
+    double scale = 1e-30;
+    for (double v : want) scale = std::max(scale, std::abs(v));
+    const std::vector<WgradConfig> configs = direct_wgrad_configs(d, size_t{32} << 20);
+    ASSERT_FALSE(configs.empty());
+    size_t partial_bytes = 0;
+    for (const WgradConfig& c : configs) partial_bytes = std::max(partial_bytes, direct_wgrad_partial_bytes(d, c));
+    DeviceBuffer dx(x_n * 4), ddy(dy_n * 4), ddw(dw_n * 4), partial(partial_bytes);
+    upload(dx, x);
+    upload(ddy, dy);
+    for (const WgradConfig& cfg : configs) {
+      ASSERT_EQ(cudaMemset(ddw.p, 0xff, dw_n * 4), cudaSuccess);  // NaNs where nothing is written
+      ASSERT_EQ(cudaMemset(partial.p, 0xff, partial_bytes), cudaSuccess);
+      const uint64_t runs = direct_runs();
+      ASSERT_TRUE(direct_wgrad(nullptr, d, cfg, static_cast<const float*>(dx.p), static_cast<const float*>(ddy.p),
+                               static_cast<float*>(partial.p), static_cast<float*>(ddw.p)))
+          << cfg.str();
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      EXPECT_EQ(direct_runs(), runs + 1);
+      const std::vector<float> got = ddw.download(dw_n);
+      double worst = 0;
+      for (size_t i = 0; i < dw_n; ++i) {
+        const double err = std::abs(got[i] - want[i]);
+        worst = std::isnan(err) ? INFINITY : std::max(worst, err);
+      }
+      // float32 sums of up to 2,352 products of unit-variance values
+      EXPECT_LE(worst / scale, 5e-5) << "C=" << d.C << " M=" << d.M << " K=" << d.K << " " << cfg.str();
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 40);
+}
+
 }  // namespace
 }  // namespace cbt::cuda
