@@ -290,40 +290,40 @@ std::optional<DirectConv> direct_form(const ConvGeom& g, ConvOp op) {
   return d;
 }
 
-// A direct kernel for the op when one applies and, unless CBT_CONV_DIRECT=always, its fastest
-// configuration timed faster per copy than `engine_ms`, the chosen cuDNN engine's time with
-// as many copies at once.
-std::optional<DirectPlan> choose_direct_plan(const CudaContext& cc, const ConvGeom& g, ConvOp op, float engine_ms,
-                                             int copies, bool log) {
-  const DirectMode mode = direct_mode();
-  const std::optional<DirectConv> d = mode == DirectMode::Off ? std::nullopt : direct_form(g, op);
-  if (!d) return std::nullopt;
-  const std::optional<DirectChoice> best = choose_direct(cc.stream, *d, copies);
-  const bool take = best && (mode == DirectMode::Always || (engine_ms >= 0 && best->ms < engine_ms));
+// Whether the fastest direct configuration `best` runs: with CBT_CONV_DIRECT=always whenever
+// there is one, else when it timed faster per copy than `engine_ms`, the chosen cuDNN engine's
+// time with as many copies at once. Logged with CBT_LOG_CONV_ALGOS=1.
+template <class Choice>
+bool take_direct(const std::optional<Choice>& best, float engine_ms, const DirectConv& d, const char* what, int copies,
+                 bool log) {
+  const bool take = best && (direct_mode() == DirectMode::Always || (engine_ms >= 0 && best->ms < engine_ms));
   if (log)
     std::fprintf(stderr, "cbtrain conv direct: %s x%d in=(%lld,%lld,%lld,%lld) M=%lld k=%lld: best %s %.4fms, engine %.4fms: %s\n",
-                 op == ConvOp::Forward ? "forward" : "backward-data", copies, static_cast<long long>(d->N),
-                 static_cast<long long>(d->C), static_cast<long long>(d->H), static_cast<long long>(d->W),
-                 static_cast<long long>(d->M), static_cast<long long>(d->K), best ? best->cfg.str().c_str() : "none",
-                 best ? best->ms : -1.0f, engine_ms, take ? "direct" : "cuDNN");
-  if (!take) return std::nullopt;
+                 what, copies, static_cast<long long>(d.N), static_cast<long long>(d.C), static_cast<long long>(d.H),
+                 static_cast<long long>(d.W), static_cast<long long>(d.M), static_cast<long long>(d.K),
+                 best ? best->cfg.str().c_str() : "none", best ? best->ms : -1.0f, engine_ms, take ? "direct" : "cuDNN");
+  return take;
+}
+
+// The direct kernel for a forward or backward-data op, when one applies and take_direct says so.
+std::optional<DirectPlan> choose_direct_plan(const CudaContext& cc, const ConvGeom& g, ConvOp op, float engine_ms,
+                                             int copies, bool log) {
+  const std::optional<DirectConv> d = direct_mode() == DirectMode::Off ? std::nullopt : direct_form(g, op);
+  if (!d) return std::nullopt;
+  const std::optional<DirectChoice> best = choose_direct(cc.stream, *d, copies);
+  if (!take_direct(best, engine_ms, *d, op == ConvOp::Forward ? "forward" : "backward-data", copies, log))
+    return std::nullopt;
   return DirectPlan{*d, best->cfg};
 }
 
 // The same for the backward filter, whose partial sums must fit `budget` bytes of workspace.
 std::optional<DirectWgradPlan> choose_direct_wgrad_plan(const CudaContext& cc, const ConvGeom& g, float engine_ms,
                                                         int copies, size_t budget, bool log) {
-  const DirectMode mode = direct_mode();
-  const std::optional<DirectConv> d = mode == DirectMode::Off ? std::nullopt : direct_form(g, ConvOp::BackwardFilter);
+  const std::optional<DirectConv> d =
+      direct_mode() == DirectMode::Off ? std::nullopt : direct_form(g, ConvOp::BackwardFilter);
   if (!d) return std::nullopt;
   const std::optional<WgradChoice> best = choose_direct_wgrad(cc.stream, *d, copies, budget);
-  const bool take = best && (mode == DirectMode::Always || (engine_ms >= 0 && best->ms < engine_ms));
-  if (log)
-    std::fprintf(stderr, "cbtrain conv direct: backward-filter x%d in=(%lld,%lld,%lld,%lld) M=%lld k=%lld: best %s %.4fms, engine %.4fms: %s\n",
-                 copies, static_cast<long long>(d->N), static_cast<long long>(d->C), static_cast<long long>(d->H),
-                 static_cast<long long>(d->W), static_cast<long long>(d->M), static_cast<long long>(d->K),
-                 best ? best->cfg.str().c_str() : "none", best ? best->ms : -1.0f, engine_ms, take ? "direct" : "cuDNN");
-  if (!take) return std::nullopt;
+  if (!take_direct(best, engine_ms, *d, "backward-filter", copies, log)) return std::nullopt;
   return DirectWgradPlan{*d, best->cfg, direct_wgrad_partial_bytes(*d, best->cfg)};
 }
 
