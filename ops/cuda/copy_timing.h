@@ -39,6 +39,11 @@ struct Streams {
 float time_side_by_side(cudaStream_t stream, const Streams& side, int reps,
                         const std::function<bool(size_t copy, cudaStream_t s)>& launch);
 
+// time_side_by_side after one run of copy 0 on `stream` outside the graph (a kernel's first
+// launch may set itself up); negative when that run fails.
+float time_after_a_first_run(cudaStream_t stream, const Streams& side, int reps,
+                             const std::function<bool(size_t copy, cudaStream_t s)>& launch);
+
 // The largest difference from `ref`, relative to ref's largest magnitude.
 double relative_error(const std::vector<float>& got, const std::vector<float>& ref);
 
