@@ -1,10 +1,9 @@
 // Direct convolution kernels of cbtrain's own for small stride-1 convolutions (forward, backward
 // data and backward filter), where cuDNN's kernels cost a learner more than their arithmetic
 // (LeNet-5's convolutions took 15 of a 24.5 µs step in cuDNN's kernels at batch 32 with 16
-// learners). Each is timed against the
-// cuDNN engine chosen for the same convolution, as many copies at once as the GPU has
-// learners, and runs only where it is faster. They sum in a fixed order (deterministic) in
-// float32 FMA arithmetic.
+// learners). Each is timed against the cuDNN engine chosen for the same convolution, as many
+// copies at once as the GPU has learners, and runs only where it is faster. They sum in a
+// fixed order (deterministic) in float32 FMA arithmetic.
 #pragma once
 #include <cuda_runtime.h>
 
