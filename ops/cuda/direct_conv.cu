@@ -73,6 +73,18 @@ __device__ void load_block_taps(const float* __restrict__ w, const DirectConv& d
   }
 }
 
+// xs[c][row][col] = image[c][h0 + row][col - PW] for rows_in rows and cols_in columns, zero
+// outside the image (the padding): the input rows a block convolves. image: (C, H, W).
+__device__ void load_padded_rows(const float* __restrict__ image, const DirectConv& d, int h0, int rows_in, int cols_in,
+                                 float* xs) {
+  const int C = static_cast<int>(d.C), H = static_cast<int>(d.H), W = static_cast<int>(d.W);
+  for (int i = threadIdx.x; i < C * rows_in * cols_in; i += blockDim.x) {
+    const int col = i % cols_in, row = (i / cols_in) % rows_in, c = i / (cols_in * rows_in);
+    const int h = h0 + row, x = col - static_cast<int>(d.PW);
+    xs[i] = h >= 0 && h < H && x >= 0 && x < W ? image[(static_cast<int64_t>(c) * H + h) * W + x] : 0.0f;
+  }
+}
+
 // MT taps from shared memory (16-byte aligned when MT is a multiple of 4).
 template <int MT>
 __device__ __forceinline__ void load_taps(const float* t, float (&v)[MT]) {
@@ -107,12 +119,8 @@ __global__ void __launch_bounds__(256) direct_conv_kernel(const float* __restric
   float* taps = smem;
   float* xs = smem + C * K * K * mb;
   load_block_taps<K>(w, d, m0, mb, taps);
-  const float* image = in + static_cast<int64_t>(blockIdx.y) * C * H * W;
-  for (int i = threadIdx.x; i < C * s.rows_in * s.cols_in; i += blockDim.x) {
-    const int col = i % s.cols_in, row = (i / s.cols_in) % s.rows_in, c = i / (s.cols_in * s.rows_in);
-    const int h = oh0 - static_cast<int>(d.PH) + row, x = col - static_cast<int>(d.PW);
-    xs[i] = h >= 0 && h < H && x >= 0 && x < W ? image[(static_cast<int64_t>(c) * H + h) * W + x] : 0.0f;
-  }
+  load_padded_rows(in + static_cast<int64_t>(blockIdx.y) * C * H * W, d, oh0 - static_cast<int>(d.PH), s.rows_in,
+                   s.cols_in, xs);
   __syncthreads();
   const int per_group = s.chunks * OW, groups = mb / MT;
   float* plane0 = out + (static_cast<int64_t>(blockIdx.y) * M + m0) * d.OH * OW + static_cast<int64_t>(oh0) * OW;
@@ -251,12 +259,7 @@ __global__ void __launch_bounds__(256) wgrad_partial_kernel(const float* __restr
   const int n_end = min(static_cast<int>(d.N), (static_cast<int>(blockIdx.y) + 1) * ipb);
   for (int n = blockIdx.y * ipb; n < n_end; ++n) {
     __syncthreads();  // the previous image's values are no longer read
-    const float* image = x + static_cast<int64_t>(n) * C * H * W;
-    for (int i = threadIdx.x; i < C * s.rows_in * s.cols_in; i += blockDim.x) {
-      const int col = i % s.cols_in, r = (i / s.cols_in) % s.rows_in, ch = i / (s.cols_in * s.rows_in);
-      const int h = r - static_cast<int>(d.PH), w = col - static_cast<int>(d.PW);
-      xs[i] = h >= 0 && h < H && w >= 0 && w < W ? image[(static_cast<int64_t>(ch) * H + h) * W + w] : 0.0f;
-    }
+    load_padded_rows(x + static_cast<int64_t>(n) * C * H * W, d, -static_cast<int>(d.PH), s.rows_in, s.cols_in, xs);
     const float* grad = dy + (static_cast<int64_t>(n) * M + m0) * OH * OW;
     for (int i = threadIdx.x; i < (m_end - m0) * OH * OW; i += blockDim.x) ys[i] = grad[i];
     __syncthreads();
@@ -311,6 +314,30 @@ bool launch_wgrad(cudaStream_t st, const DirectConv& d, const WgradConfig& c, co
   return d.K == 3   ? launch_wgrad_k<3>(st, d, c, x, dy, partial, dw)
          : d.K == 5 ? launch_wgrad_k<5>(st, d, c, x, dy, partial, dw)
                     : false;
+}
+
+// `n` device buffers of `bytes` each; empty when one cannot be allocated.
+std::vector<std::unique_ptr<DeviceBuffer>> buffers(size_t n, size_t bytes) {
+  std::vector<std::unique_ptr<DeviceBuffer>> out;
+  for (size_t i = 0; i < n; ++i) {
+    out.push_back(std::make_unique<DeviceBuffer>(bytes));
+    if (!out.back()->p) return {};
+  }
+  return out;
+}
+
+// The fastest of `configs` per copy, launch(cfg, copy, stream) enqueuing one run of copy `copy`,
+// timed side.s.size() copies at once, 3 runs each (time_after_a_first_run); nullopt when none ran.
+template <class Config, class Launch>
+std::optional<TimedConfig<Config>> fastest(cudaStream_t stream, const Streams& side, const std::vector<Config>& configs,
+                                           Launch&& launch) {
+  std::optional<TimedConfig<Config>> best;
+  for (const Config& cfg : configs) {
+    const float ms =
+        time_after_a_first_run(stream, side, 3, [&](size_t copy, cudaStream_t s) { return launch(cfg, copy, s); });
+    if (ms >= 0 && (!best || ms < best->ms)) best = TimedConfig<Config>{cfg, ms};
+  }
+  return best;
 }
 
 }  // namespace
@@ -371,22 +398,13 @@ std::optional<DirectChoice> choose_direct(cudaStream_t stream, const DirectConv&
   in.fill_random(in_count, 1);
   w.fill_random(w_count, 2);
   bias.fill_random(static_cast<size_t>(d.M), 3);
-  std::vector<std::unique_ptr<DeviceBuffer>> outs;
-  for (size_t c = 0; c < n; ++c) {
-    outs.push_back(std::make_unique<DeviceBuffer>(out_count * sizeof(float)));
-    if (!outs.back()->p) return std::nullopt;
-  }
+  const auto outs = buffers(n, out_count * sizeof(float));
+  if (outs.empty()) return std::nullopt;
   Streams side(n);
-  std::optional<DirectChoice> best;
-  for (const DirectConfig& cfg : configs) {
-    auto run = [&](size_t copy, cudaStream_t s) {
-      return launch(s, d, cfg, static_cast<const float*>(in.p), static_cast<const float*>(w.p),
-                         static_cast<const float*>(bias.p), false, static_cast<float*>(outs[copy]->p));
-    };
-    const float ms = time_after_a_first_run(stream, side, 3, run);
-    if (ms >= 0 && (!best || ms < best->ms)) best = DirectChoice{cfg, ms};
-  }
-  return best;
+  return fastest(stream, side, configs, [&](const DirectConfig& cfg, size_t copy, cudaStream_t s) {
+    return launch(s, d, cfg, static_cast<const float*>(in.p), static_cast<const float*>(w.p),
+                  static_cast<const float*>(bias.p), false, static_cast<float*>(outs[copy]->p));
+  });
 }
 
 std::string WgradConfig::str() const {
@@ -434,23 +452,13 @@ std::optional<WgradChoice> choose_direct_wgrad(cudaStream_t stream, const Direct
   if (!x.p || !dy.p) return std::nullopt;
   x.fill_random(x_count, 1);
   dy.fill_random(dy_count, 3);
-  std::vector<std::unique_ptr<DeviceBuffer>> outs, partials;
-  for (size_t c = 0; c < n; ++c) {
-    outs.push_back(std::make_unique<DeviceBuffer>(dw_count * sizeof(float)));
-    partials.push_back(std::make_unique<DeviceBuffer>(partial_bytes));
-    if (!outs.back()->p || !partials.back()->p) return std::nullopt;
-  }
+  const auto outs = buffers(n, dw_count * sizeof(float)), partials = buffers(n, partial_bytes);
+  if (outs.empty() || partials.empty()) return std::nullopt;
   Streams side(n);
-  std::optional<WgradChoice> best;
-  for (const WgradConfig& cfg : configs) {
-    auto run = [&](size_t copy, cudaStream_t s) {
-      return launch_wgrad(s, d, cfg, static_cast<const float*>(x.p), static_cast<const float*>(dy.p),
-                          static_cast<float*>(partials[copy]->p), static_cast<float*>(outs[copy]->p));
-    };
-    const float ms = time_after_a_first_run(stream, side, 3, run);
-    if (ms >= 0 && (!best || ms < best->ms)) best = WgradChoice{cfg, ms};
-  }
-  return best;
+  return fastest(stream, side, configs, [&](const WgradConfig& cfg, size_t copy, cudaStream_t s) {
+    return launch_wgrad(s, d, cfg, static_cast<const float*>(x.p), static_cast<const float*>(dy.p),
+                        static_cast<float*>(partials[copy]->p), static_cast<float*>(outs[copy]->p));
+  });
 }
 
 DirectMode direct_mode() {

@@ -44,13 +44,16 @@ std::vector<DirectConfig> direct_configs(const DirectConv& d);
 bool direct_conv(cudaStream_t stream, const DirectConv& d, const DirectConfig& cfg, const float* in,
                  const float* w, const float* bias, bool relu, float* out);
 
-// The fastest configuration for `d` timed `copies` at a time (time_side_by_side) on buffers
-// of its own, with its milliseconds per copy; nullopt when none ran. Must not run inside a
-// CUDA-graph capture.
-struct DirectChoice {
-  DirectConfig cfg;
+// A configuration with its milliseconds per copy, as a search timed it.
+template <class Config>
+struct TimedConfig {
+  Config cfg;
   float ms = -1;
 };
+using DirectChoice = TimedConfig<DirectConfig>;
+
+// The fastest configuration for `d` timed `copies` at a time (time_side_by_side) on buffers
+// of its own; nullopt when none ran. Must not run inside a CUDA-graph capture.
 std::optional<DirectChoice> choose_direct(cudaStream_t stream, const DirectConv& d, int copies);
 
 // Backward filter: dW (M, C, K, K) of the forward convolution `d` (not turned) from its input x
@@ -67,10 +70,7 @@ size_t direct_wgrad_partial_bytes(const DirectConv& d, const WgradConfig& c);
 std::vector<WgradConfig> direct_wgrad_configs(const DirectConv& d, size_t workspace_budget);
 bool direct_wgrad(cudaStream_t stream, const DirectConv& d, const WgradConfig& cfg, const float* x, const float* dy,
                   float* partial, float* dw);
-struct WgradChoice {
-  WgradConfig cfg;
-  float ms = -1;
-};
+using WgradChoice = TimedConfig<WgradConfig>;
 std::optional<WgradChoice> choose_direct_wgrad(cudaStream_t stream, const DirectConv& d, int copies,
                                                size_t workspace_budget);
 
