@@ -96,6 +96,22 @@ std::vector<float> normal(size_t n, uint64_t seed) {
   return v;
 }
 
+// The largest |got - want|; infinite where got is NaN (a value the kernel never wrote).
+double worst_error(const std::vector<float>& got, const std::vector<double>& want) {
+  double worst = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double err = std::abs(got[i] - want[i]);
+    worst = std::isnan(err) ? INFINITY : std::max(worst, err);
+  }
+  return worst;
+}
+
+double largest_magnitude(const std::vector<double>& v) {
+  double scale = 1e-30;
+  for (double x : v) scale = std::max(scale, std::abs(x));
+  return scale;
+}
+
 void upload(DeviceBuffer& b, const std::vector<float>& v) {
   ASSERT_EQ(cudaMemcpy(b.p, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
 }
@@ -121,8 +137,7 @@ TEST(DirectConv, EveryConfigurationMatchesAPlainLoop) {
     upload(dbias, bias);
     for (bool with_bias : {false, true}) {
       const std::vector<double> want = reference(d, in, w, with_bias ? bias : std::vector<float>{}, with_bias);
-      double scale = 1e-30;
-      for (double v : want) scale = std::max(scale, std::abs(v));
+      const double scale = largest_magnitude(want);
       for (const DirectConfig& cfg : direct_configs(d)) {
         ASSERT_EQ(cudaMemset(dout.p, 0xff, out_n * 4), cudaSuccess);  // NaNs where nothing is written
         const uint64_t runs = direct_runs();
@@ -133,11 +148,7 @@ TEST(DirectConv, EveryConfigurationMatchesAPlainLoop) {
         ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
         EXPECT_EQ(direct_runs(), runs + 1);
         const std::vector<float> got = dout.download(out_n);
-        double worst = 0;
-        for (size_t i = 0; i < out_n; ++i) {
-          const double err = std::abs(got[i] - want[i]);
-          worst = std::isnan(err) ? INFINITY : std::max(worst, err);
-        }
+        const double worst = worst_error(got, want);
         // float32 sums of at most 576 products of unit-variance values
         EXPECT_LE(worst / scale, 1e-5) << "C=" << d.C << " M=" << d.M << " K=" << d.K << " turned=" << d.turned
                                        << " bias/relu=" << with_bias << " " << cfg.str();
@@ -196,8 +207,7 @@ TEST(DirectWgrad, EveryConfigurationMatchesAPlainLoop) {
     const size_t dw_n = static_cast<size_t>(d.M * d.C * d.K * d.K);
     const std::vector<float> x = normal(x_n, ++seed), dy = normal(dy_n, ++seed);
     const std::vector<double> want = wgrad_reference(d, x, dy);
-    double scale = 1e-30;
-    for (double v : want) scale = std::max(scale, std::abs(v));
+    const double scale = largest_magnitude(want);
     const std::vector<WgradConfig> configs = direct_wgrad_configs(d, size_t{32} << 20);
     ASSERT_FALSE(configs.empty());
     size_t partial_bytes = 0;
@@ -215,11 +225,7 @@ TEST(DirectWgrad, EveryConfigurationMatchesAPlainLoop) {
       ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
       EXPECT_EQ(direct_runs(), runs + 1);
       const std::vector<float> got = ddw.download(dw_n);
-      double worst = 0;
-      for (size_t i = 0; i < dw_n; ++i) {
-        const double err = std::abs(got[i] - want[i]);
-        worst = std::isnan(err) ? INFINITY : std::max(worst, err);
-      }
+      const double worst = worst_error(got, want);
       // float32 sums of up to 2,352 products of unit-variance values
       EXPECT_LE(worst / scale, 5e-5) << "C=" << d.C << " M=" << d.M << " K=" << d.K << " " << cfg.str();
       ++checked;
