@@ -15,6 +15,7 @@ std::unique_ptr<ResidentDataset> make_cuda_resident_dataset(const Dataset& d, Ba
 std::unique_ptr<AllReduce> make_cuda_all_reduce(const std::vector<Backend*>& backends,
                                                 const std::shared_ptr<ProcessGroup>& processes);
 int cuda_device_count();
+void cuda_profiled_span(bool open);
 #endif
 
 Tensor Backend::empty(DType dtype, const Shape& shape) {
@@ -101,6 +102,14 @@ int device_count(DeviceKind kind) {
   return cuda_device_count();
 #else
   return 0;
+#endif
+}
+
+void profiled_span(bool open) {
+#ifdef CBT_WITH_CUDA
+  cuda_profiled_span(open);
+#else
+  (void)open;
 #endif
 }
 

@@ -77,6 +77,12 @@ class CpuBackend final : public Backend {
 // Creates the backend for `device` (CUDA only when built with it; else a UserError).
 std::unique_ptr<Backend> make_backend(Device device);
 
+// Opens (true) or closes (false) the span a profiler records when told to wait for it
+// (`ncu --profile-from-start off`, `nsys profile --capture-range=cudaProfilerApi`): CUDA's
+// profiler start and stop, for runs on CUDA devices (callers skip it for the CPU, where it
+// would start CUDA for nothing). Without CUDA it does nothing.
+void profiled_span(bool open);
+
 // "cpu", "cuda" or "cuda:N" (--device); UserError otherwise.
 Device parse_device(const std::string& s);
 
