@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <memory>
+#include <utility>
 
 #include "ops/cuda/copy_timing.h"
 #include "ops/cuda/cuda_context.h"
@@ -73,15 +74,19 @@ __device__ void load_block_taps(const float* __restrict__ w, const DirectConv& d
   }
 }
 
-// xs[c][row][col] = image[c][h0 + row][col - PW] for rows_in rows and cols_in columns, zero
-// outside the image (the padding): the input rows a block convolves. image: (C, H, W).
+// xs[c * plane + row * cols_in + col] = image[c][h0 + row][col - PW] for rows_in rows and cols_in
+// columns, zero outside the image (the padding): the input rows a block convolves. image:
+// (C, H, W); plane: at least rows_in * cols_in (more keeps channels off each other's banks).
 __device__ void load_padded_rows(const float* __restrict__ image, const DirectConv& d, int h0, int rows_in, int cols_in,
-                                 float* xs) {
+                                 float* xs, int plane = 0) {
   const int C = static_cast<int>(d.C), H = static_cast<int>(d.H), W = static_cast<int>(d.W);
-  for (int i = threadIdx.x; i < C * rows_in * cols_in; i += blockDim.x) {
-    const int col = i % cols_in, row = (i / cols_in) % rows_in, c = i / (cols_in * rows_in);
+  const int area = rows_in * cols_in;
+  if (plane == 0) plane = area;
+  for (int i = threadIdx.x; i < C * area; i += blockDim.x) {
+    const int col = i % cols_in, row = (i / cols_in) % rows_in, c = i / area;
     const int h = h0 + row, x = col - static_cast<int>(d.PW);
-    xs[i] = h >= 0 && h < H && x >= 0 && x < W ? image[(static_cast<int64_t>(c) * H + h) * W + x] : 0.0f;
+    xs[c * plane + row * cols_in + col] =
+        h >= 0 && h < H && x >= 0 && x < W ? image[(static_cast<int64_t>(c) * H + h) * W + x] : 0.0f;
   }
 }
 
@@ -295,6 +300,177 @@ __global__ void wgrad_sum_kernel(const float* __restrict__ partial, float* __res
   dw[p] = sum;
 }
 
+// The tiled backward filter (WgradConfig::mt > 0). Thread task t = (m / MT) * (C / CT) + c / CT
+// sums dW of MT output channels and CT input channels (MT * CT * K * K sums in registers): along
+// each output row it slides a K x K window of every input channel one column a step, so that a
+// step reads CT * K inputs and MT gradients from shared memory for MT * CT * K * K products. A
+// block of `threads` takes tpb consecutive tasks; its threads / tpb thread groups z take the
+// rows z, z + Z, ... of its band of rb output rows of each of its `ipb` images, then add their
+// sums in the order of z. Block (x, y) writes partial[y * M*C*K*K + dW index], y = the image
+// group * bands + the band; wgrad_sum_kernel adds them in that order.
+struct TileSplit {
+  int tasks = 1, tpb = 1, z = 1, blocks = 1;  // thread tasks, tasks a block, thread groups, blocks of tasks
+  int bands = 1, groups = 1;                  // blocks along the rows and along the images
+  int m_span = 1;                             // output channels whose dY rows a block holds
+  int rows_in = 1, cols_in = 1;               // input rows and columns held: rb + K - 1, OW + K - 1
+  int x_plane = 1, y_plane = 1;               // floats between channels in shared memory (odd)
+  int64_t parts() const { return static_cast<int64_t>(bands) * groups; }
+};
+
+// The next number of floats from `n` that is 1 modulo 32: channels a thread apart fall on
+// different banks.
+int odd_plane(int n) { return n + ((33 - n % 32) % 32); }
+
+TileSplit tile_split_of(const DirectConv& d, const WgradConfig& c) {
+  TileSplit s;
+  const int cg = static_cast<int>(d.C / c.ct);
+  s.tasks = static_cast<int>(d.M / c.mt) * cg;
+  s.tpb = std::min(s.tasks, c.threads);
+  s.z = c.threads / s.tpb;
+  s.blocks = static_cast<int>(ceil_div(s.tasks, s.tpb));
+  s.bands = static_cast<int>(ceil_div(d.OH, c.rb));
+  s.groups = static_cast<int>(ceil_div(d.N, c.ipb));
+  s.m_span = static_cast<int>(std::min<int64_t>(d.M, (ceil_div(s.tpb - 1, cg) + 1) * c.mt));
+  s.rows_in = c.rb + static_cast<int>(d.K) - 1;
+  s.cols_in = static_cast<int>(d.OW + d.K - 1);
+  s.x_plane = odd_plane(s.rows_in * s.cols_in);
+  s.y_plane = odd_plane(c.rb * static_cast<int>(d.OW));
+  return s;
+}
+
+size_t tile_shared_bytes(const DirectConv& d, const WgradConfig& c, const TileSplit& s) {
+  const size_t rows = static_cast<size_t>(d.C * s.x_plane + s.m_span * s.y_plane);
+  const size_t sums = s.z > 1 ? static_cast<size_t>(c.threads * c.mt * c.ct * d.K * d.K) : 0;  // adding the groups
+  return std::max(rows, sums) * sizeof(float);
+}
+
+template <int K, int MT, int CT>
+__global__ void __launch_bounds__(256) wgrad_tile_kernel(const float* __restrict__ x, const float* __restrict__ dy,
+                                                         float* __restrict__ partial, DirectConv d, TileSplit s, int rb,
+                                                         int ipb) {
+  constexpr int A = MT * CT * K * K;  // sums a thread holds
+  extern __shared__ __align__(16) float smem[];
+  const int C = static_cast<int>(d.C), M = static_cast<int>(d.M), H = static_cast<int>(d.H), W = static_cast<int>(d.W);
+  const int OH = static_cast<int>(d.OH), OW = static_cast<int>(d.OW), cg = C / CT;
+  const int local = threadIdx.x % s.tpb, zi = threadIdx.x / s.tpb, task = blockIdx.x * s.tpb + local;
+  const bool active = task < s.tasks && zi < s.z;
+  const int m = active ? (task / cg) * MT : 0, c = active ? (task % cg) * CT : 0;
+  const int m0 = (blockIdx.x * s.tpb / cg) * MT, m_end = min(M, m0 + s.m_span);
+  const int band = blockIdx.y % s.bands, group = blockIdx.y / s.bands;
+  const int oh0 = band * rb, rows = min(rb, OH - oh0);
+  float* xs = smem;                  // [c][row][col] at x_plane per channel, zeros in the padding
+  float* ys = smem + C * s.x_plane;  // [m - m0][row][ow] at y_plane per channel
+  float acc[MT][CT][K][K];
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < CT; ++j)
+#pragma unroll
+      for (int kh = 0; kh < K; ++kh)
+#pragma unroll
+        for (int kw = 0; kw < K; ++kw) acc[i][j][kh][kw] = 0.0f;
+  const int n_end = min(static_cast<int>(d.N), (group + 1) * ipb);
+  for (int n = group * ipb; n < n_end; ++n) {
+    __syncthreads();  // the previous image's rows are no longer read
+    load_padded_rows(x + static_cast<int64_t>(n) * C * H * W, d, oh0 - static_cast<int>(d.PH), s.rows_in, s.cols_in,
+                     xs, s.x_plane);
+    for (int i = threadIdx.x; i < (m_end - m0) * rows * OW; i += blockDim.x) {
+      const int ch = i / (rows * OW), rem = i % (rows * OW);
+      ys[ch * s.y_plane + rem] = dy[((static_cast<int64_t>(n) * M + m0 + ch) * OH + oh0) * OW + rem];
+    }
+    __syncthreads();
+    if (!active) continue;
+    for (int r = zi; r < rows; r += s.z) {
+      const float* xr = xs + c * s.x_plane + r * s.cols_in;
+      const float* yr = ys + (m - m0) * s.y_plane + r * OW;
+      float win[CT][K][K];
+#pragma unroll
+      for (int j = 0; j < CT; ++j)
+#pragma unroll
+        for (int kh = 0; kh < K; ++kh)
+#pragma unroll
+          for (int kw = 0; kw < K - 1; ++kw) win[j][kh][kw + 1] = xr[j * s.x_plane + kh * s.cols_in + kw];
+#pragma unroll 3
+      for (int ow = 0; ow < OW; ++ow) {
+#pragma unroll
+        for (int j = 0; j < CT; ++j)
+#pragma unroll
+          for (int kh = 0; kh < K; ++kh) {
+#pragma unroll
+            for (int kw = 0; kw < K - 1; ++kw) win[j][kh][kw] = win[j][kh][kw + 1];
+            win[j][kh][K - 1] = xr[j * s.x_plane + kh * s.cols_in + ow + K - 1];
+          }
+        float g[MT];
+#pragma unroll
+        for (int i = 0; i < MT; ++i) g[i] = yr[i * s.y_plane + ow];
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+          for (int j = 0; j < CT; ++j)
+#pragma unroll
+            for (int kh = 0; kh < K; ++kh)
+#pragma unroll
+              for (int kw = 0; kw < K; ++kw) acc[i][j][kh][kw] = fmaf(g[i], win[j][kh][kw], acc[i][j][kh][kw]);
+      }
+    }
+  }
+  float* flat = &acc[0][0][0][0];
+  if (s.z > 1) {  // group z's sums go to smem[(z * tpb + local) * A + a]; group 0 adds them in order
+    __syncthreads();
+    if (active && zi > 0)
+#pragma unroll
+      for (int a = 0; a < A; ++a) smem[(zi * s.tpb + local) * A + a] = flat[a];
+    __syncthreads();
+    if (active && zi == 0)
+      for (int z = 1; z < s.z; ++z)
+#pragma unroll
+        for (int a = 0; a < A; ++a) flat[a] += smem[(z * s.tpb + local) * A + a];
+  }
+  if (!active || zi > 0) return;
+  float* out = partial + static_cast<int64_t>(blockIdx.y) * M * C * K * K;
+#pragma unroll
+  for (int i = 0; i < MT; ++i)
+#pragma unroll
+    for (int j = 0; j < CT; ++j)
+#pragma unroll
+      for (int k = 0; k < K * K; ++k)
+        out[((static_cast<int64_t>(m + i) * C + c + j) * K * K) + k] = flat[((i * CT + j) * K * K) + k];
+}
+
+template <int K, int MT, int CT>
+bool launch_wgrad_tile(cudaStream_t st, const DirectConv& d, const WgradConfig& c, const float* x, const float* dy,
+                       float* partial, float* dw) {
+  static const bool opted_in = cudaFuncSetAttribute(wgrad_tile_kernel<K, MT, CT>,
+                                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                    static_cast<int>(kMaxSharedBytes)) == cudaSuccess;
+  if (!opted_in) return false;
+  const TileSplit s = tile_split_of(d, c);
+  wgrad_tile_kernel<K, MT, CT><<<dim3(static_cast<unsigned>(s.blocks), static_cast<unsigned>(s.parts())), c.threads,
+                                 tile_shared_bytes(d, c, s), st>>>(x, dy, partial, d, s, c.rb, c.ipb);
+  const int count = static_cast<int>(d.M * d.C * d.K * d.K);
+  wgrad_sum_kernel<<<static_cast<unsigned>(ceil_div(count, 128)), 128, 0, st>>>(partial, dw, count,
+                                                                               static_cast<int>(s.parts()));
+  return cudaPeekAtLastError() == cudaSuccess;
+}
+
+// The tiles compiled: (MT, CT) = (1, 1), (2, 1), (2, 2) and (4, 2) for 3 x 3 filters; (1, 1) and
+// (2, 1) for 5 x 5 ones.
+bool tile_compiled(int K, int mt, int ct) {
+  if (K == 3) return (mt == 1 && ct == 1) || (mt == 2 && ct <= 2) || (mt == 4 && ct == 2);
+  return K == 5 && ct == 1 && (mt == 1 || mt == 2);
+}
+
+bool launch_tile(cudaStream_t st, const DirectConv& d, const WgradConfig& c, const float* x, const float* dy,
+                 float* partial, float* dw) {
+  if (!tile_compiled(static_cast<int>(d.K), c.mt, c.ct)) return false;
+  if (d.K == 5) return c.mt == 1 ? launch_wgrad_tile<5, 1, 1>(st, d, c, x, dy, partial, dw)
+                                 : launch_wgrad_tile<5, 2, 1>(st, d, c, x, dy, partial, dw);
+  if (c.mt == 1) return launch_wgrad_tile<3, 1, 1>(st, d, c, x, dy, partial, dw);
+  if (c.mt == 4) return launch_wgrad_tile<3, 4, 2>(st, d, c, x, dy, partial, dw);
+  return c.ct == 1 ? launch_wgrad_tile<3, 2, 1>(st, d, c, x, dy, partial, dw)
+                   : launch_wgrad_tile<3, 2, 2>(st, d, c, x, dy, partial, dw);
+}
+
 template <int K>
 bool launch_wgrad_k(cudaStream_t st, const DirectConv& d, const WgradConfig& c, const float* x, const float* dy,
                     float* partial, float* dw) {
@@ -311,6 +487,7 @@ bool launch_wgrad_k(cudaStream_t st, const DirectConv& d, const WgradConfig& c, 
 
 bool launch_wgrad(cudaStream_t st, const DirectConv& d, const WgradConfig& c, const float* x, const float* dy,
                   float* partial, float* dw) {
+  if (c.mt > 0) return launch_tile(st, d, c, x, dy, partial, dw);
   return d.K == 3   ? launch_wgrad_k<3>(st, d, c, x, dy, partial, dw)
          : d.K == 5 ? launch_wgrad_k<5>(st, d, c, x, dy, partial, dw)
                     : false;
@@ -408,11 +585,15 @@ std::optional<DirectChoice> choose_direct(cudaStream_t stream, const DirectConv&
 }
 
 std::string WgradConfig::str() const {
+  if (mt > 0)
+    return "tile/m" + std::to_string(mt) + "c" + std::to_string(ct) + "/rb" + std::to_string(rb) + "/ipb" +
+           std::to_string(ipb) + "/t" + std::to_string(threads);
   return "t" + std::to_string(threads) + "/z" + std::to_string(z) + "/ipb" + std::to_string(ipb);
 }
 
 size_t direct_wgrad_partial_bytes(const DirectConv& d, const WgradConfig& c) {
-  return static_cast<size_t>(wgrad_split_of(d, c).groups * c.z * d.M * d.C * d.K * d.K) * sizeof(float);
+  const int64_t parts = c.mt > 0 ? tile_split_of(d, c).parts() : wgrad_split_of(d, c).groups * c.z;
+  return static_cast<size_t>(parts * d.M * d.C * d.K * d.K) * sizeof(float);
 }
 
 std::vector<WgradConfig> direct_wgrad_configs(const DirectConv& d, size_t workspace_budget) {
@@ -429,6 +610,27 @@ std::vector<WgradConfig> direct_wgrad_configs(const DirectConv& d, size_t worksp
         out.push_back(c);
       }
     }
+  // The tiled kernel: every compiled tile that divides the channels, bands of 4, 8, 16 rows
+  // or the whole image, 1, 2 or 4 images a block.
+  constexpr std::pair<int, int> kTiles[] = {{1, 1}, {2, 1}, {2, 2}, {4, 2}};
+  for (const auto& [mt, ct] : kTiles) {
+    if (!tile_compiled(static_cast<int>(d.K), mt, ct) || d.M % mt != 0 || d.C % ct != 0) continue;
+    for (int threads : {128, 256})
+      for (int rb : {4, 8, 16, 0}) {
+        if (rb == 0) rb = static_cast<int>(d.OH);
+        else if (rb >= d.OH) continue;  // the whole image, which rb = 0 stands for
+        for (int ipb : {1, 2, 4}) {
+          WgradConfig c{threads, 1, ipb};
+          c.mt = mt, c.ct = ct, c.rb = rb;
+          if (ipb > d.N) continue;
+          const TileSplit s = tile_split_of(d, c);
+          if (s.tpb < 32 && threads > 128) continue;  // more groups than rows to share
+          if (tile_shared_bytes(d, c, s) > kMaxSharedBytes || direct_wgrad_partial_bytes(d, c) > workspace_budget)
+            continue;
+          out.push_back(c);
+        }
+      }
+  }
   return out;
 }
 

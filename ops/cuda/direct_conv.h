@@ -61,8 +61,11 @@ std::optional<DirectChoice> choose_direct(cudaStream_t stream, const DirectConv&
 // for threads / z of the (m, c, kh) rows, a row's output rows split `z` ways; a second launch
 // adds those partial sums in a fixed order (deterministic), from a buffer of
 // direct_wgrad_partial_bytes().
+// With mt > 0 the tiled kernel runs instead: each thread sums mt output channels by ct input
+// channels over bands of rb output rows of ipb images (see wgrad_tile_kernel); z is unused.
 struct WgradConfig {
   int threads = 128, z = 1, ipb = 1;
+  int mt = 0, ct = 0, rb = 0;
   std::string str() const;
 };
 size_t direct_wgrad_partial_bytes(const DirectConv& d, const WgradConfig& c);

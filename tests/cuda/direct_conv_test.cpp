@@ -174,6 +174,31 @@ TEST(DirectWgrad, TakesLeNet5sConvolutionsWithinTheWorkspace) {
   EXPECT_TRUE(direct_wgrad_configs(kLenet2Data, size_t{32} << 20).empty());  // a turned form is not a filter gradient
 }
 
+TEST(DirectWgrad, OffersTiledConfigurationsThatDivideResNetsStages) {
+  // ResNet-32's three stages at batch 32: 16, 32 and 64 channels of 32, 16 and 8 pixels a side.
+  for (const DirectConv& d : {conv_of(32, 16, 32, 32, 16, 3, 1), conv_of(32, 32, 16, 16, 32, 3, 1),
+                              conv_of(32, 64, 8, 8, 64, 3, 1)}) {
+    int tiled = 0, wide = 0;
+    for (const WgradConfig& c : direct_wgrad_configs(d, size_t{32} << 20)) {
+      if (c.mt == 0) continue;
+      ++tiled;
+      wide += c.mt * c.ct >= 4;
+      EXPECT_EQ(d.M % c.mt, 0) << c.str();
+      EXPECT_EQ(d.C % c.ct, 0) << c.str();
+      EXPECT_GE(c.rb, 1) << c.str();
+      EXPECT_LE(c.rb, d.OH) << c.str();
+      EXPECT_LE(c.ipb, 4) << c.str();
+      EXPECT_LE(direct_wgrad_partial_bytes(d, c), size_t{32} << 20) << c.str();
+    }
+    EXPECT_GE(tiled, 12) << "C=" << d.C;
+    EXPECT_GE(wide, 6) << "C=" << d.C;
+  }
+  // 5x5 filters have only the narrow tiles; 7 input channels take no two-channel tile.
+  for (const WgradConfig& c : direct_wgrad_configs(kLenet2, size_t{32} << 20)) EXPECT_LE(c.mt * c.ct, 2) << c.str();
+  for (const WgradConfig& c : direct_wgrad_configs(conv_of(4, 7, 8, 8, 8, 3, 1), size_t{32} << 20))
+    EXPECT_LE(c.ct, 1) << c.str();
+}
+
 // dW (M, C, K, K) of the forward convolution d from x and dy, in double.
 std::vector<double> wgrad_reference(const DirectConv& d, const std::vector<float>& x, const std::vector<float>& dy) {
   std::vector<double> dw(static_cast<size_t>(d.M * d.C * d.K * d.K), 0.0);
@@ -196,10 +221,12 @@ std::vector<double> wgrad_reference(const DirectConv& d, const std::vector<float
 
 TEST(DirectWgrad, EveryConfigurationMatchesAPlainLoop) {
   CBT_SKIP_WITHOUT_GPU();
-  // LeNet-5's two at a batch of 3 (images that no `ipb` divides), a 3x3 one with odd sizes, and
-  // a 16-channel ResNet stage at a batch of 2.
+  // LeNet-5's two at a batch of 3 (images that no `ipb` divides), a 3x3 one with odd sizes, a
+  // 16-channel ResNet stage at a batch of 2, and a 32-channel one whose 6 rows no band of 4
+  // divides (the tiled kernel's blocks of fewer rows).
   const std::vector<DirectConv> convs = {conv_of(3, 1, 28, 28, 6, 5, 2), conv_of(3, 6, 14, 14, 16, 5, 0),
-                                         conv_of(2, 3, 7, 5, 5, 3, 1), conv_of(2, 16, 8, 8, 16, 3, 1)};
+                                         conv_of(2, 3, 7, 5, 5, 3, 1), conv_of(2, 16, 8, 8, 16, 3, 1),
+                                         conv_of(3, 32, 6, 6, 32, 3, 1)};
   int checked = 0;
   uint64_t seed = 70;
   for (const DirectConv& d : convs) {
@@ -231,7 +258,7 @@ TEST(DirectWgrad, EveryConfigurationMatchesAPlainLoop) {
       ++checked;
     }
   }
-  EXPECT_GE(checked, 40);
+  EXPECT_GE(checked, 100);
 }
 
 }  // namespace
