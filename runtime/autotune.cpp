@@ -101,7 +101,10 @@ int autotune_learners(const Graph& model, const TrainerOptions& base, const Auto
     log << "autotune: at most " << limit << " learner(s) per device (" << opt.max_learners
         << " in all, --autotune-max-learners)\n";
   LearnerSearch search(opt.threshold, opt.patience);
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
   for (int k = 1; k <= limit; ++k) {
+    const auto trial = Clock::now();
     TrainerOptions to = base;
     to.learners = k;
     if (k > 1 && base.algorithm == Algorithm::Ssgd) to.algorithm = Algorithm::Sma;
@@ -116,8 +119,9 @@ int autotune_learners(const Graph& model, const TrainerOptions& base, const Auto
       break;
     }
     char buf[200];
-    std::snprintf(buf, sizeof buf, "autotune: %d learner(s): %.0f images/s (%.1f MiB per learner)", k,
-                  tp.images_per_sec, tp.bytes_per_learner / 1048576.0);
+    std::snprintf(buf, sizeof buf, "autotune: %d learner(s): %.0f images/s (%.1f MiB per learner; %.2f s)", k,
+                  tp.images_per_sec, tp.bytes_per_learner / 1048576.0,
+                  std::chrono::duration<double>(Clock::now() - trial).count());
     log << buf;
     std::string verdict;
     const bool more = search.add(k, tp.images_per_sec, &verdict);
@@ -128,7 +132,10 @@ int autotune_learners(const Graph& model, const TrainerOptions& base, const Auto
     log << verdict << "\n";
     if (!more) break;
   }
-  log << "autotune: chose " << search.best_learners() << " learner(s) per device\n";
+  char done[120];
+  std::snprintf(done, sizeof done, "autotune: chose %d learner(s) per device in %.1f s\n", search.best_learners(),
+                std::chrono::duration<double>(Clock::now() - start).count());
+  log << done;
   return search.best_learners();
 }
 

@@ -64,7 +64,9 @@ Throughput measure_throughput(Trainer& trainer, int warmup_rounds, int measure_r
 // processes (at least one each).
 int autotune_limit_per_device(const TrainerOptions& base, const AutotuneOptions& opt);
 
-// Returns the chosen number of learners per device; logs "autotune: ..." lines to `log`.
+// Returns the chosen number of learners per device; logs "autotune: ..." lines to `log`: each
+// count's throughput, memory and seconds (building its trainer, whose convolution searches
+// run for each new count of learners up to 8, and timing it), and the search's seconds.
 int autotune_learners(const Graph& model, const TrainerOptions& base, const AutotuneOptions& opt,
                       std::ostream& log);
 

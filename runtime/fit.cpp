@@ -244,7 +244,7 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     res.final_eval = trainer.evaluate(data.test);
     double train_loss = loss_count ? loss_sum / loss_count : NAN;
     double ips = epoch_rounds ? static_cast<double>(epoch_rounds * batch * k_all) / epoch_s : 0;
-    char buf[256];
+    char buf[320];
     std::snprintf(buf, sizeof buf,
                   "epoch %lld: train loss %.4f, test loss %.4f, test accuracy %.2f%%, %.1f s, %.0f img/s",
                   static_cast<long long>(epoch), train_loss, res.final_eval.loss,
@@ -266,10 +266,10 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
       std::snprintf(buf, sizeof buf,
                     "{\"epoch\": %lld, \"step\": %lld, \"train_loss\": %.6f, \"test_loss\": %.6f, "
                     "\"test_accuracy\": %.6f, \"images_per_sec\": %.1f, \"elapsed_s\": %.3f, "
-                    "\"lr\": %g}",
+                    "\"lr\": %g, \"autotune_s\": %.3f}",
                     static_cast<long long>(epoch), static_cast<long long>(trainer.rounds()),
                     train_loss, res.final_eval.loss, res.final_eval.accuracy, ips,
-                    res.train_seconds, trainer.learning_rate());
+                    res.train_seconds, trainer.learning_rate(), opt.autotune_seconds);
       metrics << buf << "\n" << std::flush;
     }
     if (co.every_epochs > 0 && epoch % co.every_epochs == 0)

@@ -21,6 +21,8 @@ struct FitOptions {
   int64_t loss_every = 0;          // rounds between loss reads; 0: every round on the CPU, 10 on GPUs
   uint64_t seed = 42;
   LrSchedule schedule;             // total_steps is filled in by fit() when left at 1
+  double autotune_seconds = 0;     // the learner search before training (--learners auto), reported
+                                   // in every metrics line as autotune_s
   CheckpointOptions checkpoint;    // where and how often to checkpoint; --resume
 };
 

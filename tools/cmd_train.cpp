@@ -182,7 +182,10 @@ int run_train(const TrainArgs& a) {
   TrainTestData data = load_data(data_options(a.data_dir, a.data, model.graph, a.seed));
 
   const ProgressStyle style = parse_progress_style(a.progress, isatty(STDOUT_FILENO) == 1);
-  TrainerOptions to = trainer_options(a, model.graph, device, out);
+  const auto tuning = std::chrono::steady_clock::now();
+  TrainerOptions to = trainer_options(a, model.graph, device, out);  // runs the learner search with --learners auto
+  const double autotune_seconds =
+      a.learners == "auto" ? std::chrono::duration<double>(std::chrono::steady_clock::now() - tuning).count() : 0.0;
   if (pg->size() > 1 && a.learners == "auto") {
     // Each rank tuned on its own device; all train with rank 0's choice.
     int learners = to.learners;
@@ -241,6 +244,7 @@ int run_train(const TrainArgs& a) {
   fo.epochs = a.epochs;
   fo.max_steps = a.max_steps;
   fo.metrics_path = a.metrics;
+  fo.autotune_seconds = autotune_seconds;
   fo.log_every = a.log_every;
   fo.progress = style;
   fo.tensorboard_dir = a.tensorboard;

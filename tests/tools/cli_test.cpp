@@ -166,6 +166,7 @@ TEST(Cli, TrainWritesModelAndMetrics) {
     for (const char* key : {"\"epoch\"", "\"step\"", "\"train_loss\"", "\"test_accuracy\"",
                             "\"images_per_sec\"", "\"elapsed_s\""})
       EXPECT_NE(line.find(key), std::string::npos) << key << " in " << line;
+    EXPECT_NE(line.find("\"autotune_s\": 0.000}"), std::string::npos) << "no learner search: " << line;
   }
   EXPECT_EQ(lines, 2);
 
@@ -178,6 +179,27 @@ TEST(Cli, TrainWritesModelAndMetrics) {
   EXPECT_GT(diff, 1e-3) << "training must change the exported weights";
   EXPECT_EQ(before.graph.nodes.size(), after.graph.nodes.size());
   EXPECT_EQ(before.graph.opset, after.graph.opset);
+}
+
+TEST(Cli, TheLearnerSearchsSecondsAreLoggedAndInTheMetrics) {
+  fs::path data = test::make_tiny_dataset("autotune_s");
+  fs::path d = test::temp_dir("autotune_s_out");
+  RunResult r = run(kLenet + " --data " + data.string() + " --epochs 1 --max-steps 2 --batch-size 8 --learners auto" +
+                    " --autotune-max-learners 2 --metrics " + (d / "m.jsonl").string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::smatch chose;
+  ASSERT_TRUE(std::regex_search(r.output, chose, std::regex(R"(autotune: chose [12] learner\(s\) per device in ([0-9.]+) s)")))
+      << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(autotune: 1 learner\(s\): [0-9]+ images/s \([0-9.]+ MiB per learner; [0-9.]+ s\))")))
+      << r.output;
+  std::ifstream m(d / "m.jsonl");
+  std::string line;
+  ASSERT_TRUE(std::getline(m, line));
+  std::smatch field;
+  ASSERT_TRUE(std::regex_search(line, field, std::regex(R"("autotune_s": ([0-9.]+)\})"))) << line;
+  // The metrics count the whole search, of which the log's figure is a part.
+  EXPECT_GT(std::stod(field[1].str()), 0.0) << line;
+  EXPECT_GE(std::stod(field[1].str()) + 0.05, std::stod(chose[1].str())) << line;
 }
 
 TEST(Cli, UnwritableOutputFailsWithoutPartialFile) {
