@@ -12,7 +12,8 @@ throughput runs `BIN bench MODEL --device cuda --batch-size B --learners K --ste
 --warmup W --json` once per (model, batch, K) and keeps the last JSON object of its output
 that has "images_per_sec". tta runs `BIN MODEL --device cuda ... --metrics M.jsonl` and turns
 the metrics lines (epoch, test_accuracy, elapsed_s) into the schema of
-torch_time_to_accuracy.py. A failure (exit code, timeout, no JSON) is recorded with its
+torch_time_to_accuracy.py, plus autotune_seconds: the learner search's seconds before training
+(autotune_s of the metrics), which the report adds to the training seconds. A failure (exit code, timeout, no JSON) is recorded with its
 reason instead of a result; the script itself exits 0 so that the benchmark goes on.
 
 Several GPUs: `--gpus 0,1,2,3` is passed on to cbtrain (K learners on each GPU; "learners"
@@ -246,6 +247,8 @@ def cmd_tta(a):
                reached=reached is not None,
                epochs_to_target=reached.get("epoch") if reached else None,
                seconds_to_target=reached.get("elapsed_s") if reached else None,
+               # the learner search before training (--learners auto), off the training clock
+               autotune_seconds=history[0].get("autotune_s", 0.0) if history else None,
                history=history, wall_seconds=dt, cmd=" ".join(cmd), stopped=stopped,
                budget_s=a.budget or None,
                error=None if rc == 0 or stopped_by_us else failure_reason(rc, out, a.timeout),

@@ -90,6 +90,33 @@ class Sweep(unittest.TestCase):
             self.assertEqual(report.sweep_section(report.load(root), report.Notes()), [])
 
 
+class TimeToAccuracy(unittest.TestCase):
+    def test_cbtrains_learner_search_is_shown_and_added_to_its_seconds(self):
+        rng = random.Random(5)
+        with tempfile.TemporaryDirectory() as root:
+            os.makedirs(os.path.join(root, "results"))
+            train, search = [rng.uniform(5, 9) for _ in range(3)], [rng.uniform(10, 20) for _ in range(3)]
+            for seed in (1, 2, 3):
+                run = sweep_run("cbtrain", "resnet20", 32, 0.05, "cosine", train[seed - 1])
+                run.update(seed=seed, autotune_seconds=search[seed - 1])
+                dump(run, os.path.join(root, "results", f"tta_cbtrain_resnet20_b32_kauto_s{seed}.json"))
+            torch_s = rng.uniform(8, 12)
+            dump(sweep_run("torch", "resnet20", 256, 0.05, "cosine", torch_s),
+                 os.path.join(root, "results", "tta_torch_resnet20_b256_s1.json"))
+            lines = report.tta_section(report.load(root), report.Notes())
+            header = [c.strip() for c in lines[0].strip("|").split("|")]
+            rows = {r[0]: r for r in ([c.strip() for c in line.strip("|").split("|")] for line in lines[2:])}
+            col = header.index("learner search seconds")
+            both = header.index("seconds to target with the search")
+            cbt, torch = rows["cbtrain"], rows["PyTorch eager"]
+            with_search = sorted(a + b for a, b in zip(train, search))
+            self.assertEqual(cbt[col].split()[0], f"{sorted(search)[1]:.1f}")
+            self.assertEqual(cbt[both], f"{with_search[1]:.1f} [{with_search[0]:.1f}–{with_search[2]:.1f}]")
+            self.assertEqual(cbt[both - 2].split()[0], f"{sorted(train)[1]:.1f}")
+            self.assertEqual(torch[col], report.DASH)
+            self.assertEqual(torch[both], f"{torch_s:.1f}")
+
+
 class Memory(unittest.TestCase):
     def test_pytorch_peak_and_its_cublas_share_are_shown_with_cbtrain_per_learner(self):
         rng = random.Random(3)

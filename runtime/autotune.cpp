@@ -107,6 +107,7 @@ int autotune_learners(const Graph& model, const TrainerOptions& base, const Auto
     const auto trial = Clock::now();
     TrainerOptions to = base;
     to.learners = k;
+    to.conv_timing_learners = limit;  // one convolution search for every count (see TrainerOptions)
     if (k > 1 && base.algorithm == Algorithm::Ssgd) to.algorithm = Algorithm::Sma;
     Throughput tp;
     size_t free_bytes = SIZE_MAX;

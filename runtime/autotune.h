@@ -65,8 +65,10 @@ Throughput measure_throughput(Trainer& trainer, int warmup_rounds, int measure_r
 int autotune_limit_per_device(const TrainerOptions& base, const AutotuneOptions& opt);
 
 // Returns the chosen number of learners per device; logs "autotune: ..." lines to `log`: each
-// count's throughput, memory and seconds (building its trainer, whose convolution searches
-// run for each new count of learners up to 8, and timing it), and the search's seconds.
+// count's throughput, memory and seconds (building its trainer and timing it), and the search's
+// seconds. Every count's trainer uses convolution algorithms chosen for the largest count the
+// search may reach (TrainerOptions::conv_timing_learners), so that the searches run once, at
+// the first count; a chosen count below 8 searches again for its own concurrency when training.
 int autotune_learners(const Graph& model, const TrainerOptions& base, const AutotuneOptions& opt,
                       std::ostream& log);
 

@@ -64,7 +64,7 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
     std::unique_ptr<Backend> b = make_backend(d);
     if (opt.tf32) b->allow_tf32(true);
     b->set_deterministic(opt.deterministic);
-    b->set_conv_algos(opt.conv_algos, opt.learners);
+    b->set_conv_algos(opt.conv_algos, opt.conv_timing_learners > 0 ? opt.conv_timing_learners : opt.learners);
     return b;
   };
   for (size_t g = 0; g < devices.size(); ++g) {

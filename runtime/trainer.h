@@ -54,6 +54,10 @@ struct TrainerOptions {
   bool cuda_graphs = true;    // replay each learner's iteration as a CUDA graph on GPUs
   bool tf32 = false;          // --precision tf32
   ConvAlgos conv_algos = ConvAlgos::Engines;  // --cudnn-algos
+  // Learners of a device its convolution searches assume run side by side (they time that
+  // many copies at once, up to 8); 0: `learners`. The auto-tuner sets its largest count, so
+  // that one search serves every count it tries instead of one search per count up to 8.
+  int conv_timing_learners = 0;
   // One thread per CPU kernel in every learner thread, so that reductions run in a fixed
   // order and a run (and a resumed run) gives the same weights bit for bit; on GPUs only
   // deterministic cuDNN algorithms and no atomic sums (Backend::set_deterministic).
