@@ -360,15 +360,7 @@ __global__ void __launch_bounds__(256) wgrad_tile_kernel(const float* __restrict
   const int oh0 = band * rb, rows = min(rb, OH - oh0);
   float* xs = smem;                  // [c][row][col] at x_plane per channel, zeros in the padding
   float* ys = smem + C * s.x_plane;  // [m - m0][row][ow] at y_plane per channel
-  float acc[MT][CT][K][K];
-#pragma unroll
-  for (int i = 0; i < MT; ++i)
-#pragma unroll
-    for (int j = 0; j < CT; ++j)
-#pragma unroll
-      for (int kh = 0; kh < K; ++kh)
-#pragma unroll
-        for (int kw = 0; kw < K; ++kw) acc[i][j][kh][kw] = 0.0f;
+  float acc[MT][CT][K][K] = {};
   const int n_end = min(static_cast<int>(d.N), (group + 1) * ipb);
   for (int n = group * ipb; n < n_end; ++n) {
     __syncthreads();  // the previous image's rows are no longer read
