@@ -23,6 +23,8 @@ from collections import defaultdict
 # First matching group wins; patterns are searched in the lower-cased kernel name.
 GROUPS = [
     ("batch norm", r"batch_?norm|bn_|channel_affine|channel_partials|channel_reduce|welford"),
+    # cbtrain's own direct kernel runs both (backward data as the forward of turned filters)
+    ("conv forward / backward data (direct)", r"direct_conv_kernel"),
     ("conv backward filter", r"wgrad|bwd_filter|backward_filter|dgrad_engine.*filter|convolve_sgemm.*wgrad"),
     ("conv backward data", r"dgrad|bwd_data|backward_data"),
     ("conv forward", r"fprop|implicit_gemm|implicit_convolve|conv2d|xmma_fprop|sm90_xmma|cudnn|winograd|convolve"),
