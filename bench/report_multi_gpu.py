@@ -191,11 +191,14 @@ def throughput_rows(res, notes):
 
 
 def tta_cell(runs, system, m, n, notes):
-    """(seconds cell, epochs cell, median seconds or None, extra dict)."""
+    """(seconds cell, epochs cell, median seconds or None, extra dict). cbtrain's seconds
+    include its learner search (autotune_seconds: --learners auto searched before its training
+    clock started), which the cell names."""
     if not runs:
         return DASH, DASH, None, {}
     reached = [r for r in runs if r.get("reached") and num(r.get("seconds_to_target"))]
-    secs = [r["seconds_to_target"] for r in reached]
+    search = [r.get("autotune_seconds") or 0.0 for r in reached]
+    secs = [r["seconds_to_target"] + s for r, s in zip(reached, search)]
     eps = [r.get("epochs_to_target") for r in reached]
     best = [max(a for a in r.get("accuracy", []) if num(a)) for r in runs
             if any(num(a) for a in r.get("accuracy", []))]
@@ -206,12 +209,15 @@ def tta_cell(runs, system, m, n, notes):
     if secs:
         med = statistics.median(secs)
         cell = f"{med:.1f}" + (f" [{min(secs):.1f}–{max(secs):.1f}]" if len(secs) > 1 else "")
+        if any(search):
+            cell += f" (search {statistics.median(search):.1f})"
         if len(reached) < len(runs):
             cell += f" ({len(reached)}/{len(runs)} seeds)"
         errs = sorted({first_line(r["error"]) for r in runs if r.get("error")})
         if errs:
             cell += " " + notes.mark(f"{system} {m} on {gpus(n)}", "; ".join(errs))
-        info.update(seconds_to_target=med, epochs_to_target=statistics.median(eps))
+        info.update(seconds_to_target=med, epochs_to_target=statistics.median(eps),
+                    search_seconds=statistics.median(search))
         return cell, f"{statistics.median(eps):g}", med, info
     r = runs[0]
     errs = sorted({first_line(x["error"]) for x in runs if x.get("error")})
