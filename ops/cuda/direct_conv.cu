@@ -617,6 +617,7 @@ std::vector<WgradConfig> direct_wgrad_configs(const DirectConv& d, size_t worksp
           if (ipb > d.N) continue;
           const TileSplit s = tile_split_of(d, c);
           if (s.tpb < 32 && threads > 128) continue;  // more groups than rows to share
+          if (s.parts() > 65535) continue;            // more blocks along y than a grid takes
           if (tile_shared_bytes(d, c, s) > kMaxSharedBytes || direct_wgrad_partial_bytes(d, c) > workspace_budget)
             continue;
           out.push_back(c);

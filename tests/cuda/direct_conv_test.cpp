@@ -193,6 +193,16 @@ TEST(DirectWgrad, OffersTiledConfigurationsThatDivideResNetsStages) {
     EXPECT_GE(tiled, 12) << "C=" << d.C;
     EXPECT_GE(wide, 6) << "C=" << d.C;
   }
+  // A grid takes at most 65,535 blocks along y (bands x image groups): 4,000 images of 224 rows
+  // in bands of 4 would need 224,000 with one image a block, yet their sums fit the workspace.
+  const DirectConv tall = conv_of(4000, 1, 224, 224, 2, 3, 1);
+  int tall_tiled = 0;
+  for (const WgradConfig& c : direct_wgrad_configs(tall, size_t{32} << 20)) {
+    if (c.mt == 0) continue;
+    ++tall_tiled;
+    EXPECT_LE(direct_wgrad_partial_bytes(tall, c) / (tall.M * tall.C * 9 * sizeof(float)), 65535u) << c.str();
+  }
+  EXPECT_GT(tall_tiled, 0);
   // 5x5 filters have only the narrow tiles; 7 input channels take no two-channel tile.
   for (const WgradConfig& c : direct_wgrad_configs(kLenet2, size_t{32} << 20)) EXPECT_LE(c.mt * c.ct, 2) << c.str();
   for (const WgradConfig& c : direct_wgrad_configs(conv_of(4, 7, 8, 8, 8, 3, 1), size_t{32} << 20))
