@@ -21,7 +21,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report import DASH, MODEL_TITLE, Notes, fmt_ips, read_text, table  # noqa: E402
+from report import DASH, MODEL_TITLE, Notes, fmt_ips, median_range, read_text, table  # noqa: E402
 
 TPUT_MODELS = ["lenet5", "resnet32"]
 TTA_MODELS = ["lenet5", "resnet20"]
@@ -208,7 +208,7 @@ def tta_cell(runs, system, m, n, notes):
                 train_seconds_max=max(trained) if trained else None)
     if secs:
         med = statistics.median(secs)
-        cell = f"{med:.1f}" + (f" [{min(secs):.1f}–{max(secs):.1f}]" if len(secs) > 1 else "")
+        cell = median_range(secs)
         if any(search):
             cell += f" (search {statistics.median(search):.1f})"
         if len(reached) < len(runs):
