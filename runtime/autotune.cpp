@@ -95,7 +95,7 @@ int autotune_limit_per_device(const TrainerOptions& base, const AutotuneOptions&
 }
 
 int autotune_learners(const Graph& model, const TrainerOptions& base, const AutotuneOptions& opt,
-                      std::ostream& log) {
+                      std::ostream& log, double* seconds) {
   const int limit = autotune_limit_per_device(base, opt);
   if (limit < opt.max_learners)
     log << "autotune: at most " << limit << " learner(s) per device (" << opt.max_learners
@@ -133,9 +133,10 @@ int autotune_learners(const Graph& model, const TrainerOptions& base, const Auto
     log << verdict << "\n";
     if (!more) break;
   }
+  const double took = std::chrono::duration<double>(Clock::now() - start).count();
+  if (seconds) *seconds = took;
   char done[120];
-  std::snprintf(done, sizeof done, "autotune: chose %d learner(s) per device in %.1f s\n", search.best_learners(),
-                std::chrono::duration<double>(Clock::now() - start).count());
+  std::snprintf(done, sizeof done, "autotune: chose %d learner(s) per device in %.1f s\n", search.best_learners(), took);
   log << done;
   return search.best_learners();
 }

@@ -69,7 +69,8 @@ int autotune_limit_per_device(const TrainerOptions& base, const AutotuneOptions&
 // seconds. Every count's trainer uses convolution algorithms chosen for the largest count the
 // search may reach (TrainerOptions::conv_timing_learners), so that the searches run once, at
 // the first count; a chosen count below 8 searches again for its own concurrency when training.
+// `seconds`, when given, receives the search's seconds (the figure of its last log line).
 int autotune_learners(const Graph& model, const TrainerOptions& base, const AutotuneOptions& opt,
-                      std::ostream& log);
+                      std::ostream& log, double* seconds = nullptr);
 
 }  // namespace cbt

@@ -100,7 +100,9 @@ int parse_threads(const std::string& s) {
 }
 }  // namespace
 
-TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device device, std::ostream& log) {
+TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device device, std::ostream& log,
+                               double* autotune_seconds) {
+  if (autotune_seconds) *autotune_seconds = 0;
   TrainerOptions to;
   to.batch_size = a.batch_size;
   to.seed = a.seed;
@@ -136,7 +138,7 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
     if (a.autotune_max_learners < 1)
       throw UserError("--autotune-max-learners must be at least 1, not " + std::to_string(a.autotune_max_learners));
     ao.max_learners = a.autotune_max_learners;
-    to.learners = autotune_learners(model, to, ao, log);
+    to.learners = autotune_learners(model, to, ao, log, autotune_seconds);
   } else {
     to.learners = parse_count("--learners", a.learners, 64);
   }
@@ -182,10 +184,8 @@ int run_train(const TrainArgs& a) {
   TrainTestData data = load_data(data_options(a.data_dir, a.data, model.graph, a.seed));
 
   const ProgressStyle style = parse_progress_style(a.progress, isatty(STDOUT_FILENO) == 1);
-  const auto tuning = std::chrono::steady_clock::now();
-  TrainerOptions to = trainer_options(a, model.graph, device, out);  // runs the learner search with --learners auto
-  const double autotune_seconds =
-      a.learners == "auto" ? std::chrono::duration<double>(std::chrono::steady_clock::now() - tuning).count() : 0.0;
+  double autotune_seconds = 0;
+  TrainerOptions to = trainer_options(a, model.graph, device, out, &autotune_seconds);
   if (pg->size() > 1 && a.learners == "auto") {
     // Each rank tuned on its own device; all train with rank 0's choice.
     int learners = to.learners;
