@@ -25,6 +25,15 @@ constexpr size_t kMaxSharedBytes = 96 * 1024;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Whether `kernel` may take kMaxSharedBytes of dynamic shared memory: it opts in once, at its
+// first launch (one static per kernel instantiation).
+template <auto kernel>
+bool opted_in_to_max_shared() {
+  static const bool ok = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              static_cast<int>(kMaxSharedBytes)) == cudaSuccess;
+  return ok;
+}
+
 // A configuration's launch geometry.
 struct Split {
   int rows = 1;     // output rows a block computes (the last band may have fewer)
@@ -173,10 +182,7 @@ __global__ void __launch_bounds__(256) direct_conv_kernel(const float* __restric
 template <int K, int MT, int PT>
 bool launch_kernel(cudaStream_t st, const DirectConv& d, const DirectConfig& c, const float* in, const float* w,
                    const float* bias, bool relu, float* out) {
-  static const bool opted_in = cudaFuncSetAttribute(direct_conv_kernel<K, MT, PT>,
-                                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                    static_cast<int>(kMaxSharedBytes)) == cudaSuccess;
-  if (!opted_in) return false;
+  if (!opted_in_to_max_shared<direct_conv_kernel<K, MT, PT>>()) return false;
   const Split s = split_of(d, c);
   const dim3 grid(static_cast<unsigned>(s.bands), static_cast<unsigned>(d.N), static_cast<unsigned>(s.splits));
   direct_conv_kernel<K, MT, PT><<<grid, c.threads, shared_bytes(d, s), st>>>(in, w, bias, out, d, s, relu);
@@ -298,6 +304,15 @@ __global__ void wgrad_sum_kernel(const float* __restrict__ partial, float* __res
   float sum = 0.0f;
   for (int i = 0; i < parts; ++i) sum += partial[static_cast<int64_t>(i) * count + p];
   dw[p] = sum;
+}
+
+// Enqueues wgrad_sum_kernel over dW of `d` from `parts` partial sums; whether the launches so
+// far succeeded.
+bool sum_partials(cudaStream_t st, const DirectConv& d, const float* partial, float* dw, int64_t parts) {
+  const int count = static_cast<int>(d.M * d.C * d.K * d.K);
+  wgrad_sum_kernel<<<static_cast<unsigned>(ceil_div(count, 128)), 128, 0, st>>>(partial, dw, count,
+                                                                               static_cast<int>(parts));
+  return cudaPeekAtLastError() == cudaSuccess;
 }
 
 // The tiled backward filter (WgradConfig::mt > 0). Thread task t = (m / MT) * (C / CT) + c / CT
@@ -432,17 +447,11 @@ __global__ void __launch_bounds__(256) wgrad_tile_kernel(const float* __restrict
 template <int K, int MT, int CT>
 bool launch_wgrad_tile(cudaStream_t st, const DirectConv& d, const WgradConfig& c, const float* x, const float* dy,
                        float* partial, float* dw) {
-  static const bool opted_in = cudaFuncSetAttribute(wgrad_tile_kernel<K, MT, CT>,
-                                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                    static_cast<int>(kMaxSharedBytes)) == cudaSuccess;
-  if (!opted_in) return false;
+  if (!opted_in_to_max_shared<wgrad_tile_kernel<K, MT, CT>>()) return false;
   const TileSplit s = tile_split_of(d, c);
   wgrad_tile_kernel<K, MT, CT><<<dim3(static_cast<unsigned>(s.blocks), static_cast<unsigned>(s.parts())), c.threads,
                                  tile_shared_bytes(d, c, s), st>>>(x, dy, partial, d, s, c.rb, c.ipb);
-  const int count = static_cast<int>(d.M * d.C * d.K * d.K);
-  wgrad_sum_kernel<<<static_cast<unsigned>(ceil_div(count, 128)), 128, 0, st>>>(partial, dw, count,
-                                                                               static_cast<int>(s.parts()));
-  return cudaPeekAtLastError() == cudaSuccess;
+  return sum_partials(st, d, partial, dw, s.parts());
 }
 
 // The tiles compiled: (MT, CT) = (1, 1), (2, 1), (2, 2) and (4, 2) for 3 x 3 filters; (1, 1) and
@@ -466,15 +475,11 @@ bool launch_tile(cudaStream_t st, const DirectConv& d, const WgradConfig& c, con
 template <int K>
 bool launch_wgrad_k(cudaStream_t st, const DirectConv& d, const WgradConfig& c, const float* x, const float* dy,
                     float* partial, float* dw) {
-  static const bool opted_in = cudaFuncSetAttribute(wgrad_partial_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                    static_cast<int>(kMaxSharedBytes)) == cudaSuccess;
-  if (!opted_in) return false;
+  if (!opted_in_to_max_shared<wgrad_partial_kernel<K>>()) return false;
   const WgradSplit s = wgrad_split_of(d, c);
   wgrad_partial_kernel<K><<<dim3(static_cast<unsigned>(s.blocks), static_cast<unsigned>(s.groups)), c.threads,
                             wgrad_shared_bytes(d, s), st>>>(x, dy, partial, d, s, c.z, c.ipb);
-  const int count = static_cast<int>(d.M * d.C * d.K * d.K);
-  wgrad_sum_kernel<<<static_cast<unsigned>(ceil_div(count, 128)), 128, 0, st>>>(partial, dw, count, s.groups * c.z);
-  return cudaPeekAtLastError() == cudaSuccess;
+  return sum_partials(st, d, partial, dw, static_cast<int64_t>(s.groups) * c.z);
 }
 
 bool launch_wgrad(cudaStream_t st, const DirectConv& d, const WgradConfig& c, const float* x, const float* dy,
