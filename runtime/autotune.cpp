@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <ostream>
 #include <random>
 #include <string>
@@ -96,25 +97,53 @@ int autotune_limit_per_device(const TrainerOptions& base, const AutotuneOptions&
 
 int autotune_learners(const Graph& model, const TrainerOptions& base, const AutotuneOptions& opt,
                       std::ostream& log, double* seconds) {
-  const int limit = autotune_limit_per_device(base, opt);
+  int limit = autotune_limit_per_device(base, opt);
   if (limit < opt.max_learners)
     log << "autotune: at most " << limit << " learner(s) per device (" << opt.max_learners
         << " in all, --autotune-max-learners)\n";
   LearnerSearch search(opt.threshold, opt.patience);
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  for (int k = 1; k <= limit; ++k) {
-    const auto trial = Clock::now();
+  auto options_for = [&](int k) {
     TrainerOptions to = base;
     to.learners = k;
     to.conv_timing_learners = limit;  // one convolution search for every count (see TrainerOptions)
     if (k > 1 && base.algorithm == Algorithm::Ssgd) to.algorithm = Algorithm::Sma;
+    return to;
+  };
+  // On GPUs one trainer of `limit` learners serves every count (Trainer::set_active_learners):
+  // a trainer builds and captures each of its learners, and a build per count cost more than
+  // the timing (ResNet-20: 0.4-1.5 s a count). CPU learners take their threads by the count
+  // (--threads auto), so there each count builds its own.
+  std::unique_ptr<Trainer> shared;
+  if (!base.device.is_cpu()) {
+    while (!shared) {
+      try {
+        shared = std::make_unique<Trainer>(model, options_for(limit));
+      } catch (const std::bad_alloc&) {
+        if (limit == 1) throw;
+        log << "autotune: " << limit << " learner(s) do not fit in memory; at most " << limit / 2 << "\n";
+        limit /= 2;
+      }
+    }
+    char buf[120];
+    std::snprintf(buf, sizeof buf, "autotune: built %d learner(s) to time 1 to %d of them (%.2f s)\n", limit, limit,
+                  std::chrono::duration<double>(Clock::now() - start).count());
+    log << buf;
+  }
+  for (int k = 1; k <= limit; ++k) {
+    const auto trial = Clock::now();
     Throughput tp;
     size_t free_bytes = SIZE_MAX;
     try {
-      Trainer t(model, to);
-      tp = measure_throughput(t, opt.warmup_rounds, opt.measure_rounds, opt.min_window_seconds);
-      free_bytes = make_backend(base.device)->free_memory();
+      if (shared) {
+        shared->set_active_learners(k);
+        tp = measure_throughput(*shared, opt.warmup_rounds, opt.measure_rounds, opt.min_window_seconds);
+      } else {
+        Trainer t(model, options_for(k));
+        tp = measure_throughput(t, opt.warmup_rounds, opt.measure_rounds, opt.min_window_seconds);
+        free_bytes = make_backend(base.device)->free_memory();
+      }
     } catch (const std::bad_alloc&) {
       log << "autotune: " << k << " learner(s) do not fit in memory; stop\n";
       break;
@@ -133,6 +162,7 @@ int autotune_learners(const Graph& model, const TrainerOptions& base, const Auto
     log << verdict << "\n";
     if (!more) break;
   }
+  shared.reset();  // its memory goes back before the chosen count's trainer is built
   const double took = std::chrono::duration<double>(Clock::now() - start).count();
   if (seconds) *seconds = took;
   char done[120];

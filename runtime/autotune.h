@@ -20,8 +20,8 @@ struct AutotuneOptions {
   // accuracy at epoch 19 with 16 learners, 31 with 24, not in 40 epochs with 30), which the
   // throughput the tuner measures cannot see; the devices share this limit.
   int max_learners = 16;
-  int warmup_rounds = 5;
-  int measure_rounds = 30;         // rounds of a timed window at least, and
+  int warmup_rounds = 3;
+  int measure_rounds = 10;         // rounds of a timed window at least, and
   double min_window_seconds = 0.05;  // more rounds when that many take less time
   int patience = 1;                // counts that may fall short in a row before the search ends
 };
@@ -65,10 +65,12 @@ Throughput measure_throughput(Trainer& trainer, int warmup_rounds, int measure_r
 int autotune_limit_per_device(const TrainerOptions& base, const AutotuneOptions& opt);
 
 // Returns the chosen number of learners per device; logs "autotune: ..." lines to `log`: each
-// count's throughput, memory and seconds (building its trainer and timing it), and the search's
-// seconds. Every count's trainer uses convolution algorithms chosen for the largest count the
-// search may reach (TrainerOptions::conv_timing_learners), so that the searches run once, at
-// the first count; a chosen count below 8 searches again for its own concurrency when training.
+// count's throughput, memory and seconds, and the search's seconds. On GPUs one trainer of the
+// largest count is built (fewer, halving, when it does not fit in memory) and every count is
+// timed on its first learners (Trainer::set_active_learners); on CPUs each count builds its own
+// trainer (its learners' threads depend on the count). Every count uses convolution algorithms
+// chosen for the largest count (TrainerOptions::conv_timing_learners), so that the searches run
+// once; a chosen count below 8 searches again for its own concurrency when training.
 // `seconds`, when given, receives the search's seconds (the figure of its last log line).
 int autotune_learners(const Graph& model, const TrainerOptions& base, const AutotuneOptions& opt,
                       std::ostream& log, double* seconds = nullptr);

@@ -45,7 +45,8 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
   first_learner_ = local_k * pg.rank();
   // alpha = 1/k over all learners of all devices and processes, so that the corrections move
   // z to their mean.
-  if (opt_.alpha < 0) opt_.alpha = 1.0f / static_cast<float>(total_learners_);
+  auto_alpha_ = opt_.alpha < 0;
+  if (auto_alpha_) opt_.alpha = 1.0f / static_cast<float>(total_learners_);
 
   BindOptions bo;
   bo.batch = opt.batch_size;
@@ -70,12 +71,14 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
   for (size_t g = 0; g < devices.size(); ++g) {
     DeviceGroup grp;
     for (int j = 0; j < opt.learners; ++j) {
-      grp.learners.push_back(learners_.size());
+      grp.built.push_back(learners_.size());
+      active_.push_back(learners_.size());
       group_of_.push_back(g);
       learners_.push_back(std::make_unique<Learner>(tg_, param_layout_, buffer_layout_, adam,
                                                     backend_for(devices[g]), opt.cuda_graphs));
       learner_hyper_.push_back(learners_.back()->backend().empty(DType::Float32, {8}));
     }
+    grp.learners = grp.built;
     grp.sync = backend_for(devices[g]);
     Backend& sb = *grp.sync;
     grp.z = FlatBuffer(param_layout_, sb);
@@ -159,31 +162,75 @@ void Trainer::set_learning_rate(float lr) {
 
 // CPU learners run on threads of their own (kept from round to round); GPU learners only
 // enqueue work on their streams, which one host thread does fastest.
+// f(i, learner index) for the i-th learner that trains.
 template <class F>
 void Trainer::for_each_learner(F&& f) {
-  if (learners_.size() == 1 || !opt_.device.is_cpu()) {
-    for (size_t j = 0; j < learners_.size(); ++j) f(j, *learners_[j]);
+  if (active_.size() == 1 || !opt_.device.is_cpu()) {
+    for (size_t i = 0; i < active_.size(); ++i) f(i, active_[i]);
     return;
   }
-  if (!learner_threads_)
-    learner_threads_ = std::make_unique<LearnerThreads>(learners_.size(), opt_.cpu_threads);
-  learner_threads_->run([&](size_t j) { f(j, *learners_[j]); });
+  if (!learner_threads_ || learner_threads_->size() != active_.size())
+    learner_threads_ = std::make_unique<LearnerThreads>(active_.size(), opt_.cpu_threads);
+  learner_threads_->run([&](size_t i) { f(i, active_[i]); });
+}
+
+void Trainer::set_active_learners(int per_device) {
+  const int built = static_cast<int>(groups_.at(0).built.size());
+  if (per_device < 1 || per_device > built)
+    throw UserError("set_active_learners: " + std::to_string(per_device) + " learner(s) per device, " +
+                    std::to_string(built) + " built");
+  // The joining learners start from what the trained ones hold now.
+  refresh_central_buffers();
+  std::vector<size_t> active;
+  for (auto& g : groups_) {
+    const auto ready = g.sync->record();
+    const size_t first = g.built[0];
+    const auto first_done = learners_[first]->backend().record();
+    for (size_t i = g.learners.size(); i < static_cast<size_t>(per_device); ++i) {
+      Learner& l = *learners_[g.built[i]];
+      Backend& b = l.backend();
+      b.wait(ready);
+      if (opt_.algorithm == Algorithm::Sma) {
+        b.copy(l.params().flat(), g.z.flat());
+        if (l.buffers().flat().defined()) b.copy(l.buffers().flat(), g.z_buffers.flat());
+        for (const FlatBuffer* m : {&l.moment1(), &l.moment2()})
+          if (m->flat().defined()) b.copy_from_host(m->flat(), Tensor(m->flat().dtype(), m->flat().shape()));
+      } else {
+        // Every replica of synchronous SGD holds the same state.
+        Learner& src = *learners_[first];
+        b.wait(first_done);
+        for (auto [dst, from] : {std::pair{&l.params(), &src.params()}, {&l.moment1(), &src.moment1()},
+                                 {&l.moment2(), &src.moment2()}, {&l.buffers(), &src.buffers()}})
+          if (dst->flat().defined()) b.copy(dst->flat(), from->flat());
+      }
+    }
+    g.learners.assign(g.built.begin(), g.built.begin() + per_device);
+    active.insert(active.end(), g.learners.begin(), g.learners.end());
+  }
+  active_ = std::move(active);
+  const int local_k = static_cast<int>(active_.size());
+  total_learners_ = local_k * opt_.processes->size();
+  first_learner_ = local_k * opt_.processes->rank();
+  opt_.learners = per_device;
+  if (auto_alpha_) opt_.alpha = 1.0f / static_cast<float>(total_learners_);
+  upload_hyper();
+  synchronize();  // the host tensors of the zero momenta are freed on return
 }
 
 float Trainer::round(const std::vector<Tensor>& xs, const std::vector<Tensor>& ys, bool read_loss) {
-  CBT_CHECK(xs.size() == ys.size() && (xs.empty() || xs.size() == learners_.size()), "round: ",
-            xs.size(), " batches for ", learners_.size(), " learners");
+  CBT_CHECK(xs.size() == ys.size() && (xs.empty() || xs.size() == active_.size()), "round: ",
+            xs.size(), " batches for ", active_.size(), " learners");
   if (opt_.optimizer.kind == OptimizerKind::AdamW) upload_hyper();  // the step count
   const uint64_t round_seed = rng_hash(opt_.seed, static_cast<uint64_t>(rounds_));
-  const size_t k = learners_.size();
-  std::vector<float> losses(k);
+  const size_t k = active_.size();
 
   // 1. Every learner: forward, loss, backward on its own batch, then (SMA, or one learner)
   // its local update. Under SMA the update reads z, which the last round's synchronisation
   // is still computing: only the update waits for it, the gradient does not (DESIGN.md).
-  for_each_learner([&](size_t j, Learner& l) {
-    if (!xs.empty()) l.set_batch(xs[j], ys[j]);  // else: the batch already on the device
-    l.run_gradient(rng_hash(round_seed, static_cast<uint64_t>(first_learner_) + j));
+  for_each_learner([&](size_t i, size_t j) {
+    Learner& l = *learners_[j];
+    if (!xs.empty()) l.set_batch(xs[i], ys[i]);  // else: the batch already on the device
+    l.run_gradient(rng_hash(round_seed, static_cast<uint64_t>(first_learner_) + i));
     if (const auto& ready = groups_[group_of_[j]].central_ready) l.backend().wait(ready);
     l.run_update();
   });
@@ -191,7 +238,8 @@ float Trainer::round(const std::vector<Tensor>& xs, const std::vector<Tensor>& y
   // 2. Synchronisation: each device reduces its own learners in one kernel, the devices of
   // all processes sum their reductions (NCCL; MPI for CPU processes), and each device applies
   // the same update to its own z.
-  if (opt_.algorithm == Algorithm::Sma || total_learners_ > 1) {
+  // (Synchronous SGD on one learner built updates itself in its program.)
+  if (opt_.algorithm == Algorithm::Sma || learners_.size() > 1 || opt_.processes->size() > 1) {
     std::vector<Tensor> sums;
     for (auto& g : groups_) {
       std::vector<Tensor> parts;
@@ -235,7 +283,7 @@ float Trainer::round(const std::vector<Tensor>& xs, const std::vector<Tensor>& y
   ++rounds_;
   if (!read_loss) return NAN;
   double mean = 0;
-  for (size_t j = 0; j < k; ++j) mean += learners_[j]->loss();
+  for (size_t j : active_) mean += learners_[j]->loss();
   return static_cast<float>(mean / static_cast<double>(k));
 }
 
@@ -257,10 +305,10 @@ void Trainer::set_resident_order(const std::vector<int64_t>& order, const std::v
   // learners have gathered their last batches; they gather from it after it has arrived.
   for (size_t d = 0; d < groups_.size(); ++d) {
     Backend& q = *groups_[d].sync;
-    for (size_t j : groups_[d].learners) q.wait(learners_[j]->backend().record());
+    for (size_t j : groups_[d].built) q.wait(learners_[j]->backend().record());
     resident_.at(d)->set_order(order, augment);
     auto ready = q.record();
-    for (size_t j : groups_[d].learners) learners_[j]->backend().wait(ready);
+    for (size_t j : groups_[d].built) learners_[j]->backend().wait(ready);
   }
 }
 
@@ -269,9 +317,9 @@ float Trainer::round_resident(int64_t start, bool read_loss) {
   const int64_t b = opt_.batch_size;
   // Each learner gathers its batch on its own queue, after its last step read the previous
   // one: no learner waits for another (or for the synchronisation) to start its round.
-  for (size_t j = 0; j < learners_.size(); ++j) {
-    Learner& l = *learners_[j];
-    resident_[group_of_[j]]->gather(start + static_cast<int64_t>(j) * b, b, l.input(), l.labels(), l.backend());
+  for (size_t i = 0; i < active_.size(); ++i) {
+    Learner& l = *learners_[active_[i]];
+    resident_[group_of_[active_[i]]]->gather(start + static_cast<int64_t>(i) * b, b, l.input(), l.labels(), l.backend());
   }
   return round({}, {}, read_loss);
 }
@@ -337,7 +385,7 @@ double Trainer::replica_spread() {
   double zz = 0;
   for (int64_t i = 0; i < n; ++i) zz += static_cast<double>(zp[i]) * zp[i];
   double sum = 0;
-  for (size_t j = 0; j < learners_.size(); ++j) {
+  for (size_t j : active_) {
     Learner& l = *learners_[j];
     // Every device holds the same z; a learner's replica is compared with it.
     Tensor x = l.backend().download(l.params().flat());
@@ -347,15 +395,15 @@ double Trainer::replica_spread() {
     sum += d;
   }
   if (zz == 0) return 0;
-  return std::sqrt(sum / static_cast<double>(learners_.size()) / zz);
+  return std::sqrt(sum / static_cast<double>(active_.size()) / zz);
 }
 
 std::optional<cpu::ScopedKernelThreads> Trainer::all_cpu_threads() const {
   // Between rounds the learners' cores are idle: the forward passes on z use all of them
   // (not with --deterministic, whose reductions keep one thread).
-  if (!opt_.device.is_cpu() || opt_.deterministic || learners_.size() < 2) return std::nullopt;
+  if (!opt_.device.is_cpu() || opt_.deterministic || active_.size() < 2) return std::nullopt;
   return std::optional<cpu::ScopedKernelThreads>(std::in_place,
-                                                 opt_.cpu_threads * static_cast<int>(learners_.size()));
+                                                 opt_.cpu_threads * static_cast<int>(active_.size()));
 }
 
 std::vector<Tensor> Trainer::infer(const Tensor& x_host) {

@@ -91,9 +91,19 @@ class Trainer {
   Trainer(const Graph& model, const TrainerOptions& opt);
   ~Trainer();
 
-  int learners() const { return static_cast<int>(learners_.size()); }  // of this process
+  int learners() const { return static_cast<int>(active_.size()); }   // training, of this process
   int total_learners() const { return total_learners_; }                // of all processes
   int first_learner() const { return first_learner_; }  // global index of learner 0 here
+  // Learners built, of this process (TrainerOptions::learners per device); learners() of them
+  // train, the first per device (all unless set_active_learners chose fewer).
+  int built_learners() const { return static_cast<int>(learners_.size()); }
+  // Trains with the first `per_device` built learners of each device; the others keep their
+  // memory and sit idle. The auto-tuner times every count on one trainer this way. A learner
+  // that joins starts from the model: under SMA from z (its BatchNorm statistics from the mean
+  // of the learners that trained) with a zero momentum, under synchronous SGD as a copy of its
+  // device's first learner. alpha = 1/k follows the count unless TrainerOptions gave alpha.
+  // Every process must choose the same count. CPU learners keep the thread count of their build.
+  void set_active_learners(int per_device);
   ProcessGroup& processes() { return *opt_.processes; }
   // One round: learner j trains on (xs[j], ys[j]) (empty xs/ys: on the batches already on
   // the devices); returns the mean loss over learners, or NaN without waiting for the
@@ -171,12 +181,15 @@ class Trainer {
     std::unique_ptr<Backend> sync;
     FlatBuffer z, z_prev, sum, z_buffers;
     Tensor hyper;                   // [mu_z]
-    std::vector<size_t> learners;   // indices into learners_
+    std::vector<size_t> built;      // indices into learners_
+    std::vector<size_t> learners;   // those of them that train (the first few of `built`)
     // SMA: done when the last round's z is; the learners' next local updates wait for it.
     std::shared_ptr<void> central_ready;
   };
   std::vector<DeviceGroup> groups_;
   std::vector<size_t> group_of_;            // learner -> group
+  std::vector<size_t> active_;              // the learners that train, group by group
+  bool auto_alpha_ = false;                 // alpha = 1/k follows the count of learners
   std::unique_ptr<AllReduce> all_reduce_;   // across devices and processes; null with one
   int total_learners_ = 1, first_learner_ = 0;
   std::vector<Tensor> learner_hyper_;       // per learner, on its backend

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <random>
+#include <sstream>
 #include <string>
 #include <sys/wait.h>
 
@@ -19,6 +20,7 @@
 #include "ops/cuda/workspace.h"
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/cuda_raii.h"
+#include "runtime/autotune.h"
 #include "runtime/cuda/device_dataset.h"
 #include "runtime/npy.h"
 #include "runtime/trainer.h"
@@ -138,9 +140,11 @@ struct TrajectoryCase {
 };
 
 // Losses of `rounds` rounds on the recorded batches of models/<folder>/trajectory.*.npy
-// (learner j of round r takes batch r * learners + j).
+// (learner j of round r takes batch r * learners + j). With `built` > learners the trainer
+// builds that many learners a device and trains the first `learners` (set_active_learners).
 std::vector<float> train_losses(const TrajectoryCase& c, Device device, int learners = 1,
-                                Algorithm algorithm = Algorithm::Ssgd, std::vector<int> gpus = {}) {
+                                Algorithm algorithm = Algorithm::Ssgd, std::vector<int> gpus = {},
+                                int built = 0) {
   std::string dir = test::source_path(std::string("models/") + c.folder + "/");
   ImportedModel m = load_model(dir + c.onnx);
   Tensor xs = load_npy(dir + "trajectory.x.npy");  // (steps, batch, ...)
@@ -156,7 +160,10 @@ std::vector<float> train_losses(const TrajectoryCase& c, Device device, int lear
   to.device = device;
   to.gpus = gpus;
   to.learners = learners / std::max<int>(1, static_cast<int>(gpus.size()));  // per device
+  const int active = to.learners;
+  if (built > 0) to.learners = built;
   Trainer trainer(m.graph, to);
+  if (built > 0) trainer.set_active_learners(active);
   std::vector<float> losses;
   for (int64_t r = 0; r < c.steps && (r + 1) * learners <= xs.dim(0); ++r) {
     std::vector<Tensor> x, y;
@@ -206,6 +213,37 @@ TEST(GpuRuntime, TwoLearnersMatchTheCpuForSmaAndSsgd) {
     std::string what = a == Algorithm::Sma ? "sma" : "ssgd";
     expect_close(train_losses(c, kGpu, 2, a), train_losses(c, Device{}, 2, a), what);
   }
+}
+
+// Two of four learners built on the GPU train as two CPU learners: the auto-tuner times its
+// counts this way, on one trainer.
+TEST(GpuRuntime, TwoOfFourLearnersBuiltMatchTwoCpuLearnersForSmaAndSsgd) {
+  CBT_SKIP_WITHOUT_GPU();
+  const TrajectoryCase c{"lenet5", "lenet5.ts17.onnx", 10};
+  for (Algorithm a : {Algorithm::Sma, Algorithm::Ssgd}) {
+    std::string what = a == Algorithm::Sma ? "sma" : "ssgd";
+    expect_close(train_losses(c, kGpu, 2, a, {}, 4), train_losses(c, Device{}, 2, a), what);
+  }
+}
+
+// The tuner on a GPU builds one trainer of its largest count and times every count on it.
+TEST(GpuRuntime, TheTunerTimesEveryCountOnOneTrainer) {
+  CBT_SKIP_WITHOUT_GPU();
+  ImportedModel m = load_model(test::source_path("models/lenet5/lenet5.ts17.onnx"));
+  TrainerOptions to;
+  to.batch_size = 16;
+  to.device = kGpu;
+  AutotuneOptions ao;
+  ao.max_learners = 3;
+  ao.threshold = -100;  // every count is kept: all three are timed
+  std::ostringstream log;
+  double seconds = -1;
+  EXPECT_EQ(autotune_learners(m.graph, to, ao, log, &seconds), 3);
+  const std::string s = log.str();
+  EXPECT_NE(s.find("autotune: built 3 learner(s) to time 1 to 3 of them"), std::string::npos) << s;
+  for (int k = 1; k <= 3; ++k)
+    EXPECT_NE(s.find("autotune: " + std::to_string(k) + " learner(s): "), std::string::npos) << s;
+  EXPECT_GT(seconds, 0);
 }
 
 // `cbtrain MODEL --device cuda` end to end: trains, evaluates and writes the model.

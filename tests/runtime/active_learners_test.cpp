@@ -1,0 +1,146 @@
+// Trainer::set_active_learners: the first k of more built learners train exactly as a trainer
+// built with k learners, and a learner that joins starts from the model.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "common/paths.h"
+#include "onnx_import/model_io.h"
+#include "runtime/npy.h"
+#include "runtime/trainer.h"
+
+namespace cbt {
+namespace {
+
+std::string data(const std::string& f) { return test::source_path("tests/runtime/data/" + f); }
+
+struct Batches {
+  Tensor xs = load_npy(data("sma_batches_x.npy"));  // (rounds, 3, B, D), random
+  Tensor ys = load_npy(data("sma_batches_y.npy"));  // (rounds, 3, B)
+  int64_t rounds() const { return xs.dim(0); }
+  int64_t batch() const { return xs.dim(2); }
+  // Round r's batches of learners 0..k-1.
+  void of(int64_t r, int k, std::vector<Tensor>& bx, std::vector<Tensor>& by) const {
+    const int64_t n = xs.dim(1), b = xs.dim(2), d = xs.dim(3);
+    bx.clear(), by.clear();
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t at = r % xs.dim(0) * n + j % n;
+      bx.push_back(Tensor::view(DType::Float32, {b, d}, xs.ptr<float>() + at * b * d, Device{}, xs.storage()));
+      by.push_back(Tensor::view(DType::Int64, {b}, ys.ptr<int64_t>() + at * b, Device{}, ys.storage()));
+    }
+  }
+};
+
+TrainerOptions options(Algorithm algo, int learners, int64_t batch) {
+  TrainerOptions to;
+  to.batch_size = batch;
+  to.learners = learners;
+  to.algorithm = algo;
+  to.optimizer.lr = 0.1f;
+  to.deterministic = true;  // fixed reduction orders: equal runs give equal bits
+  return to;
+}
+
+void train(Trainer& t, const Batches& b, int64_t first_round, int64_t rounds) {
+  std::vector<Tensor> bx, by;
+  for (int64_t r = first_round; r < first_round + rounds; ++r) {
+    b.of(r, t.learners(), bx, by);
+    t.round(bx, by);
+  }
+}
+
+void expect_equal(const std::map<std::string, Tensor>& got, const std::map<std::string, Tensor>& want,
+                  const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (const auto& [name, w] : want) {
+    const Tensor& g = got.at(name);
+    ASSERT_EQ(g.numel(), w.numel()) << what << " " << name;
+    int64_t differ = 0;
+    for (int64_t i = 0; i < w.numel(); ++i) differ += g.ptr<float>()[i] != w.ptr<float>()[i];
+    EXPECT_EQ(differ, 0) << what << " " << name << ": values that differ";
+  }
+}
+
+class ActiveLearners : public ::testing::TestWithParam<Algorithm> {};
+
+TEST_P(ActiveLearners, TwoOfFourBuiltTrainAsATrainerOfTwo) {
+  ImportedModel m = load_model(data("sma_model.onnx"));
+  Batches b;
+  Trainer two(m.graph, options(GetParam(), 2, b.batch()));
+  Trainer four(m.graph, options(GetParam(), 4, b.batch()));
+  EXPECT_EQ(four.learners(), 4);
+  four.set_active_learners(2);
+  EXPECT_EQ(four.learners(), 2);
+  EXPECT_EQ(four.built_learners(), 4);
+  EXPECT_EQ(four.total_learners(), 2);
+  EXPECT_FLOAT_EQ(four.options().alpha, two.options().alpha);
+  train(two, b, 0, 20);
+  train(four, b, 0, 20);
+  expect_equal(four.central_parameters(), two.central_parameters(), "z");
+  for (int j = 0; j < 2; ++j)
+    expect_equal(four.replica_parameters(j), two.replica_parameters(j), "replica " + std::to_string(j));
+  // The idle learners did not move: they still hold the model's initial parameters.
+  for (const auto& [name, w] : four.replica_parameters(3)) {
+    const Tensor& init = m.graph.initializers.at(name);
+    for (int64_t i = 0; i < w.numel(); ++i) ASSERT_EQ(w.ptr<float>()[i], init.ptr<float>()[i]) << name;
+  }
+}
+
+TEST_P(ActiveLearners, AJoiningLearnerStartsFromTheModel) {
+  ImportedModel m = load_model(data("sma_model.onnx"));
+  Batches b;
+  Trainer t(m.graph, options(GetParam(), 3, b.batch()));
+  t.set_active_learners(1);
+  train(t, b, 0, 10);
+  t.set_active_learners(3);
+  EXPECT_EQ(t.learners(), 3);
+  EXPECT_FLOAT_EQ(t.options().alpha, 1.0f / 3);
+  // SMA: from z; synchronous SGD: a copy of the replica that trained (which z mirrors).
+  const auto z = t.central_parameters();
+  for (int j = 1; j < 3; ++j) expect_equal(t.replica_parameters(j), z, "replica " + std::to_string(j));
+  train(t, b, 10, 10);
+  // Every replica trained: none still equals the model it started from.
+  const auto z2 = t.central_parameters();
+  for (int j = 0; j < 3; ++j) {
+    const Tensor& w = t.replica_parameters(j).at("W");
+    double moved = 0;
+    for (int64_t i = 0; i < w.numel(); ++i) moved += std::fabs(w.ptr<float>()[i] - z.at("W").ptr<float>()[i]);
+    EXPECT_GT(moved, 0) << "replica " << j;
+  }
+  if (GetParam() == Algorithm::Ssgd)  // one model: the replicas stay equal
+    for (int j = 1; j < 3; ++j) expect_equal(t.replica_parameters(j), t.replica_parameters(0), "replica " + std::to_string(j));
+  double zmoved = 0;
+  for (int64_t i = 0; i < z2.at("W").numel(); ++i)
+    zmoved += std::fabs(z2.at("W").ptr<float>()[i] - z.at("W").ptr<float>()[i]);
+  EXPECT_GT(zmoved, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Trainer, ActiveLearners, ::testing::Values(Algorithm::Sma, Algorithm::Ssgd),
+                         [](const auto& info) { return info.param == Algorithm::Sma ? "Sma" : "Ssgd"; });
+
+TEST(ActiveLearnersCount, MustBeBetweenOneAndTheLearnersBuilt) {
+  ImportedModel m = load_model(data("sma_model.onnx"));
+  Trainer t(m.graph, options(Algorithm::Sma, 2, Batches().batch()));
+  for (int bad : {0, 3, -1}) {
+    try {
+      t.set_active_learners(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("2 built"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(t.learners(), 2);
+}
+
+// An alpha given in the options stays when the count changes.
+TEST(ActiveLearnersCount, AGivenAlphaIsKept) {
+  ImportedModel m = load_model(data("sma_model.onnx"));
+  TrainerOptions to = options(Algorithm::Sma, 4, Batches().batch());
+  to.alpha = 0.2f;
+  Trainer t(m.graph, to);
+  t.set_active_learners(2);
+  EXPECT_FLOAT_EQ(t.options().alpha, 0.2f);
+}
+
+}  // namespace
+}  // namespace cbt
