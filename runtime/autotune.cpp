@@ -90,8 +90,8 @@ bool LearnerSearch::add(int k, double rate, std::string* verdict) {
 }
 
 int autotune_limit_per_device(const TrainerOptions& base, const AutotuneOptions& opt) {
-  const int devices = std::max<int>(1, static_cast<int>(base.gpus.size())) *
-                      (base.processes ? std::max(1, base.processes->size()) : 1);
+  const int processes = std::max({1, opt.processes, base.processes ? base.processes->size() : 1});
+  const int devices = std::max<int>(1, static_cast<int>(base.gpus.size())) * processes;
   return std::max(1, opt.max_learners / devices);
 }
 
@@ -106,6 +106,7 @@ int autotune_learners(const Graph& model, const TrainerOptions& base, const Auto
   const auto start = Clock::now();
   auto options_for = [&](int k) {
     TrainerOptions to = base;
+    to.processes = nullptr;  // each process searches alone (see AutotuneOptions::processes)
     to.learners = k;
     to.conv_timing_learners = limit;  // one convolution search for every count (see TrainerOptions)
     if (k > 1 && base.algorithm == Algorithm::Ssgd) to.algorithm = Algorithm::Sma;

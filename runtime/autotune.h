@@ -24,6 +24,9 @@ struct AutotuneOptions {
   int measure_rounds = 10;         // rounds of a timed window at least, and
   double min_window_seconds = 0.05;  // more rounds when that many take less time
   int patience = 1;                // counts that may fall short in a row before the search ends
+  // Processes that each run this search alone on their own devices (mpirun ranks, which then
+  // agree on one count): they share max_learners with the devices of TrainerOptions::processes.
+  int processes = 1;
 };
 
 // The tuner's rule, apart from the measuring: fed the throughput of 1, 2, ... learners in

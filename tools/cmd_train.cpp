@@ -101,7 +101,7 @@ int parse_threads(const std::string& s) {
 }  // namespace
 
 TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device device, std::ostream& log,
-                               double* autotune_seconds) {
+                               double* autotune_seconds, int processes) {
   if (autotune_seconds) *autotune_seconds = 0;
   TrainerOptions to;
   to.batch_size = a.batch_size;
@@ -138,6 +138,7 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
     if (a.autotune_max_learners < 1)
       throw UserError("--autotune-max-learners must be at least 1, not " + std::to_string(a.autotune_max_learners));
     ao.max_learners = a.autotune_max_learners;
+    ao.processes = processes;
     to.learners = autotune_learners(model, to, ao, log, autotune_seconds);
   } else {
     to.learners = parse_count("--learners", a.learners, 64);
@@ -185,7 +186,7 @@ int run_train(const TrainArgs& a) {
 
   const ProgressStyle style = parse_progress_style(a.progress, isatty(STDOUT_FILENO) == 1);
   double autotune_seconds = 0;
-  TrainerOptions to = trainer_options(a, model.graph, device, out, &autotune_seconds);
+  TrainerOptions to = trainer_options(a, model.graph, device, out, &autotune_seconds, pg->size());
   if (pg->size() > 1 && a.learners == "auto") {
     // Each rank tuned on its own device; all train with rank 0's choice.
     int learners = to.learners;

@@ -103,8 +103,9 @@ int run_ops();
 // Trainer options from the training flags; resolves --learners auto with the auto-tuner
 // (its decisions go to `log`).
 // `autotune_seconds`, when given, receives the learner search's seconds (0 without --learners auto).
+// `processes`: the mpirun ranks that each search alone and share --autotune-max-learners.
 TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device device, std::ostream& log,
-                               double* autotune_seconds = nullptr);
+                               double* autotune_seconds = nullptr, int processes = 1);
 // The line saying which initializers load_model gave each layer a copy of (none: nothing).
 void report_untied(const ImportedModel& model, std::ostream& out);
 

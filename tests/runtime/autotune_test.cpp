@@ -131,6 +131,13 @@ TEST(Autotune, TheLearnersLimitIsSharedByEveryDeviceOfEveryProcess) {
   EXPECT_EQ(autotune_limit_per_device(to, ao), 1);
   ao.max_learners = 100;
   EXPECT_EQ(autotune_limit_per_device(to, ao), 2);
+  // Ranks that each search alone (mpirun) name their number in the tuner's options.
+  to.processes.reset();
+  ao.max_learners = 16;
+  ao.processes = 2;
+  EXPECT_EQ(autotune_limit_per_device(to, ao), 8);
+  to.gpus = {0, 1};
+  EXPECT_EQ(autotune_limit_per_device(to, ao), 4);
 }
 
 }  // namespace

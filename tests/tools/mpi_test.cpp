@@ -200,6 +200,31 @@ TEST(Mpi, TwoRanksOfTwoLearnersOfSynchronousSgdTrainAsOneProcessOfFour) {
   expect_ranks_train_as_one_process(kOpzoo, 2, 2, "ssgd");
 }
 
+// --learners auto under mpirun: every rank searches on its own device, the ranks share
+// --autotune-max-learners, and all train with rank 0's choice.
+TEST(Mpi, TwoRanksShareTheTunersLimitAndTrainWithOneCount) {
+  CBT_SKIP_WITHOUT_MPI();
+  fs::path data = test::make_tiny_dataset("mpi_autotune", 64, 32);
+  std::vector<std::string> args =
+      train_args(kLenet, data, 1, {"--epochs", "1", "--max-steps", "2", "--autotune-max-learners", "4"});
+  *(std::find(args.begin(), args.end(), "-k") + 1) = "auto";
+  auto run = mpirun(2, args);
+  ASSERT_EQ(run->finish(), 0) << run->output();
+  const std::string out = run->output();
+  EXPECT_NE(out.find("autotune: at most 2 learner(s) per device (4 in all, --autotune-max-learners)"),
+            std::string::npos)
+      << out;
+  std::smatch chose, total;
+  ASSERT_TRUE(std::regex_search(out, chose, std::regex(R"(autotune: chose ([0-9]+) learner\(s\))"))) << out;
+  ASSERT_TRUE(std::regex_search(out, total, std::regex(R"(([0-9]+) learner\(s\) x batch 8 \(sma\) in 2 processes)")))
+      << out;
+  const int k = std::stoi(chose[1]);
+  EXPECT_GE(k, 1);
+  EXPECT_LE(k, 2);
+  EXPECT_EQ(std::stoi(total[1]), 2 * k) << out;
+  fs::remove_all(data);
+}
+
 // No such process, or only its exit status is left (a zombie whose new parent does not reap,
 // as PID 1 of some containers).
 bool process_gone(pid_t pid) {
