@@ -246,7 +246,6 @@ TEST(GpuRuntime, TheTunerTimesEveryCountOnOneTrainer) {
   EXPECT_GT(seconds, 0);
 }
 
-// `cbtrain MODEL --device cuda` end to end: trains, evaluates and writes the model.
 // Two GPUs x 2 learners train exactly as 4 CPU learners (up to reduction order): the
 // corrections or gradients of each GPU are reduced there, then summed across GPUs by NCCL.
 TEST(GpuRuntime, TwoGpusMatchFourCpuLearnersForSmaAndSsgd) {

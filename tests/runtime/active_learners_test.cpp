@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 
+#include "common/op_harness.h"
 #include "common/paths.h"
 #include "onnx_import/model_io.h"
 #include "runtime/npy.h"
@@ -113,6 +115,51 @@ TEST_P(ActiveLearners, AJoiningLearnerStartsFromTheModel) {
   for (int64_t i = 0; i < z2.at("W").numel(); ++i)
     zmoved += std::fabs(z2.at("W").ptr<float>()[i] - z.at("W").ptr<float>()[i]);
   EXPECT_GT(zmoved, 0);
+}
+
+// A model with BatchNorm under SMA: a learner that joins takes z, the mean BatchNorm statistics
+// of the learners that trained and a zero momentum.
+TEST(ActiveLearnersBatchNorm, AJoiningLearnerTakesTheMeanStatisticsAndAZeroMomentum) {
+  ImportedModel m = load_model(test::source_path("models/opzoo/opzoo.ts17.onnx"));
+  TrainerOptions to = options(Algorithm::Sma, 3, 8);
+  to.optimizer.lr = 0.05f;
+  Trainer t(m.graph, to);
+  t.set_active_learners(2);
+  std::mt19937_64 rng(5);
+  for (int r = 0; r < 4; ++r) {
+    std::vector<Tensor> x, y;
+    for (int j = 0; j < 2; ++j) {
+      x.push_back(test::random_tensor(DType::Float32, t.input_type().shape, rng()));
+      Tensor labels(DType::Int64, {8});
+      for (int64_t i = 0; i < 8; ++i) labels.ptr<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
+      y.push_back(labels);
+    }
+    t.round(x, y);
+  }
+  t.set_active_learners(3);
+  std::map<std::string, Tensor> s;
+  for (auto& [name, tensor] : t.state().tensors) s.emplace(name, tensor);
+  const Tensor &b0 = s.at("learner0/buffers"), &b1 = s.at("learner1/buffers"), &b2 = s.at("learner2/buffers");
+  const Tensor &z = s.at("central/z"), &x2 = s.at("learner2/params"), &v2 = s.at("learner2/moment1");
+  ASSERT_GT(b2.numel(), 0);
+  int64_t stats_off = 0, params_off = 0, momentum_nonzero = 0;
+  double spread = 0;
+  for (int64_t i = 0; i < b2.numel(); ++i) {
+    const double mean = 0.5 * (static_cast<double>(b0.ptr<float>()[i]) + b1.ptr<float>()[i]);
+    stats_off += std::fabs(b2.ptr<float>()[i] - mean) > 1e-6 * (1 + std::fabs(mean));
+    spread += std::fabs(b0.ptr<float>()[i] - b1.ptr<float>()[i]);
+  }
+  for (int64_t i = 0; i < z.numel(); ++i) params_off += x2.ptr<float>()[i] != z.ptr<float>()[i];
+  for (int64_t i = 0; i < v2.numel(); ++i) momentum_nonzero += v2.ptr<float>()[i] != 0;
+  EXPECT_GT(spread, 0) << "the two learners' statistics should differ (different batches)";
+  EXPECT_EQ(stats_off, 0) << "BatchNorm statistics of the joining learner vs the mean of the two";
+  EXPECT_EQ(params_off, 0) << "parameters of the joining learner vs z";
+  EXPECT_EQ(momentum_nonzero, 0);
+  // Learner 1 trained: its momentum is not zero (the state is of the trained learners, kept).
+  const Tensor& v1 = s.at("learner1/moment1");
+  int64_t v1_nonzero = 0;
+  for (int64_t i = 0; i < v1.numel(); ++i) v1_nonzero += v1.ptr<float>()[i] != 0;
+  EXPECT_GT(v1_nonzero, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Trainer, ActiveLearners, ::testing::Values(Algorithm::Sma, Algorithm::Ssgd),
