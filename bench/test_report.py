@@ -117,6 +117,22 @@ class TimeToAccuracy(unittest.TestCase):
             self.assertEqual(torch[both], f"{torch_s:.1f}")
 
 
+class AccuracyCurve(unittest.TestCase):
+    def test_cbtrains_curve_starts_after_its_search_and_pytorchs_is_as_measured(self):
+        rng = random.Random(11)
+        elapsed = sorted(rng.uniform(0.1, 9) for _ in range(6))
+        acc = [rng.uniform(0.5, 0.95) for _ in elapsed]
+        search = rng.uniform(3, 20)
+        cbt = dict(tool="cbtrain", elapsed_s=elapsed + [None], accuracy=acc + [0.9], autotune_seconds=search)
+        curve = report.accuracy_curve(cbt)
+        self.assertEqual(len(curve), len(elapsed))  # the epoch without a time is left out
+        for (x, y), e, a in zip(curve, elapsed, acc):
+            self.assertAlmostEqual(x, e + search)
+            self.assertEqual(y, a)
+        torch = dict(tool="torch", elapsed_s=elapsed, accuracy=acc)
+        self.assertEqual(report.accuracy_curve(torch), list(zip(elapsed, acc)))
+
+
 class Memory(unittest.TestCase):
     def test_pytorch_peak_and_its_cublas_share_are_shown_with_cbtrain_per_learner(self):
         rng = random.Random(3)
