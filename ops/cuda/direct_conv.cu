@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <utility>
 
 #include "ops/cuda/copy_timing.h"
@@ -25,13 +27,22 @@ constexpr size_t kMaxSharedBytes = 96 * 1024;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Whether `kernel` may take kMaxSharedBytes of dynamic shared memory: it opts in once, at its
-// first launch (one static per kernel instantiation).
+// Whether `kernel` may take kMaxSharedBytes of dynamic shared memory on the current device. The
+// attribute belongs to the device's context, so the kernel opts in once per device, at its first
+// launch there (a single opt-in left every other GPU of the process at 48 KB, where launches
+// that need more fail and their configurations lose every timing).
 template <auto kernel>
 bool opted_in_to_max_shared() {
-  static const bool ok = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              static_cast<int>(kMaxSharedBytes)) == cudaSuccess;
-  return ok;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return false;
+  static std::mutex m;
+  static std::map<int, bool> opted;  // per device
+  std::lock_guard lock(m);
+  auto it = opted.find(device);
+  if (it == opted.end())
+    it = opted.emplace(device, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                    static_cast<int>(kMaxSharedBytes)) == cudaSuccess).first;
+  return it->second;
 }
 
 // A configuration's launch geometry.
@@ -520,6 +531,8 @@ std::string DirectConfig::str() const {
   return "mt" + std::to_string(mt) + "/pt" + std::to_string(pt) + "/bands" + std::to_string(bands) + "/splits" +
          std::to_string(splits) + "/t" + std::to_string(threads);
 }
+
+size_t direct_shared_bytes(const DirectConv& d, const DirectConfig& c) { return shared_bytes(d, split_of(d, c)); }
 
 bool direct_supported(const DirectConv& d) {
   const bool shapes = (d.K == 3 || d.K == 5) && d.N >= 1 && d.N <= 65535 && d.C >= 1 && d.M >= 1 && d.H >= 1 &&

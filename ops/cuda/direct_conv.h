@@ -38,6 +38,8 @@ bool direct_supported(const DirectConv& d);
 
 // The configurations worth timing for `d` (empty when unsupported).
 std::vector<DirectConfig> direct_configs(const DirectConv& d);
+// The dynamic shared memory a launch of `cfg` takes (beyond 48 KB the kernel opts in, per device).
+size_t direct_shared_bytes(const DirectConv& d, const DirectConfig& cfg);
 
 // out = conv(in, w) (+ bias[m], then max(., 0) with `relu`) on `stream`; bias may be null.
 // Returns false when the launch failed (the CUDA error is left to the caller).

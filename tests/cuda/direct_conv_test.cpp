@@ -116,17 +116,9 @@ void upload(DeviceBuffer& b, const std::vector<float>& v) {
   ASSERT_EQ(cudaMemcpy(b.p, v.data(), v.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
 }
 
-TEST(DirectConv, EveryConfigurationMatchesAPlainLoop) {
-  CBT_SKIP_WITHOUT_GPU();
-  // LeNet-5's three at a batch of 3; 3x3 ones with channels that no `mt` divides and heights
-  // that no `pt` divides, and one's backward data; ResNet's last stage (in channel splits);
-  // each with and without bias and Relu.
-  const std::vector<DirectConv> convs = {conv_of(3, 1, 28, 28, 6, 5, 2),        conv_of(3, 6, 14, 14, 16, 5, 0),
-                                         conv_of(3, 16, 10, 10, 6, 5, 4, true), conv_of(2, 3, 7, 5, 5, 3, 1),
-                                         conv_of(2, 4, 7, 6, 20, 3, 1),         conv_of(2, 5, 7, 5, 3, 3, 1, true),
-                                         conv_of(2, 64, 8, 8, 64, 3, 1)};
-  int checked = 0;
-  uint64_t seed = 7;
+// Every configuration of each of `convs` on the current device against the plain loop, with
+// and without bias and Relu; `checked` counts the runs compared.
+void check_every_configuration(const std::vector<DirectConv>& convs, uint64_t seed, int& checked) {
   for (const DirectConv& d : convs) {
     const size_t in_n = static_cast<size_t>(d.N * d.C * d.H * d.W), w_n = static_cast<size_t>(d.M * d.C * d.K * d.K);
     const size_t out_n = static_cast<size_t>(d.N * d.M * d.OH * d.OW);
@@ -144,7 +136,7 @@ TEST(DirectConv, EveryConfigurationMatchesAPlainLoop) {
         ASSERT_TRUE(direct_conv(nullptr, d, cfg, static_cast<const float*>(din.p), static_cast<const float*>(dw.p),
                                 with_bias ? static_cast<const float*>(dbias.p) : nullptr, with_bias,
                                 static_cast<float*>(dout.p)))
-            << cfg.str();
+            << cfg.str() << " (" << direct_shared_bytes(d, cfg) << " bytes of shared memory)";
         ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
         EXPECT_EQ(direct_runs(), runs + 1);
         const std::vector<float> got = dout.download(out_n);
@@ -156,6 +148,34 @@ TEST(DirectConv, EveryConfigurationMatchesAPlainLoop) {
       }
     }
   }
+}
+
+// ResNet's 64-channel stage at 16 x 16: configurations whose band of input rows takes more than
+// the 48 KB a kernel gets without opting in.
+const DirectConv kWide = conv_of(2, 64, 16, 16, 64, 3, 1);
+
+// Host code: kWide's list holds configurations beyond 48 KB (the multi-GPU test's premise) and
+// none beyond the 96 KB the kernels opt in to.
+TEST(DirectConv, OffersConfigurationsBeyond48KBOfSharedMemoryUpTo96) {
+  int beyond = 0;
+  for (const DirectConfig& c : direct_configs(kWide)) {
+    beyond += direct_shared_bytes(kWide, c) > 48 * 1024;
+    EXPECT_LE(direct_shared_bytes(kWide, c), 96u * 1024) << c.str();
+  }
+  EXPECT_GT(beyond, 0);
+}
+
+TEST(DirectConv, EveryConfigurationMatchesAPlainLoop) {
+  CBT_SKIP_WITHOUT_GPU();
+  // LeNet-5's three at a batch of 3; 3x3 ones with channels that no `mt` divides and heights
+  // that no `pt` divides, and one's backward data; ResNet's last stage (in channel splits), and
+  // kWide; each with and without bias and Relu.
+  int checked = 0;
+  check_every_configuration({conv_of(3, 1, 28, 28, 6, 5, 2), conv_of(3, 6, 14, 14, 16, 5, 0),
+                             conv_of(3, 16, 10, 10, 6, 5, 4, true), conv_of(2, 3, 7, 5, 5, 3, 1),
+                             conv_of(2, 4, 7, 6, 20, 3, 1), conv_of(2, 5, 7, 5, 3, 3, 1, true),
+                             conv_of(2, 64, 8, 8, 64, 3, 1), kWide},
+                            7, checked);
   EXPECT_GE(checked, 200);
 }
 
@@ -229,16 +249,9 @@ std::vector<double> wgrad_reference(const DirectConv& d, const std::vector<float
   return dw;
 }
 
-TEST(DirectWgrad, EveryConfigurationMatchesAPlainLoop) {
-  CBT_SKIP_WITHOUT_GPU();
-  // LeNet-5's two at a batch of 3 (images that no `ipb` divides), a 3x3 one with odd sizes, a
-  // 16-channel ResNet stage at a batch of 2, and a 32-channel one whose 6 rows no band of 4
-  // divides (the tiled kernel's blocks of fewer rows).
-  const std::vector<DirectConv> convs = {conv_of(3, 1, 28, 28, 6, 5, 2), conv_of(3, 6, 14, 14, 16, 5, 0),
-                                         conv_of(2, 3, 7, 5, 5, 3, 1), conv_of(2, 16, 8, 8, 16, 3, 1),
-                                         conv_of(3, 32, 6, 6, 32, 3, 1)};
-  int checked = 0;
-  uint64_t seed = 70;
+// Every backward-filter configuration of each of `convs` on the current device against the
+// plain loop; `checked` counts the runs compared.
+void check_every_wgrad_configuration(const std::vector<DirectConv>& convs, uint64_t seed, int& checked) {
   for (const DirectConv& d : convs) {
     const size_t x_n = static_cast<size_t>(d.N * d.C * d.H * d.W), dy_n = static_cast<size_t>(d.N * d.M * d.OH * d.OW);
     const size_t dw_n = static_cast<size_t>(d.M * d.C * d.K * d.K);
@@ -268,7 +281,37 @@ TEST(DirectWgrad, EveryConfigurationMatchesAPlainLoop) {
       ++checked;
     }
   }
+}
+
+// LeNet-5's two at a batch of 3 (images that no `ipb` divides), a 3x3 one with odd sizes, a
+// 16-channel ResNet stage at a batch of 2, and a 32-channel one whose 6 rows no band of 4
+// divides (the tiled kernel's blocks of fewer rows).
+const std::vector<DirectConv> kWgradConvs = {conv_of(3, 1, 28, 28, 6, 5, 2), conv_of(3, 6, 14, 14, 16, 5, 0),
+                                             conv_of(2, 3, 7, 5, 5, 3, 1), conv_of(2, 16, 8, 8, 16, 3, 1),
+                                             conv_of(3, 32, 6, 6, 32, 3, 1)};
+
+TEST(DirectWgrad, EveryConfigurationMatchesAPlainLoop) {
+  CBT_SKIP_WITHOUT_GPU();
+  int checked = 0;
+  check_every_wgrad_configuration(kWgradConvs, 70, checked);
   EXPECT_GE(checked, 100);
+}
+
+// Each GPU of the process runs the configurations that take more than 48 KB of shared memory:
+// a kernel's opt-in belongs to one device's context (it was made once, on the first GPU).
+TEST(DirectKernels, ConfigurationsBeyond48KBOfSharedMemoryRunOnEveryGpu) {
+  CBT_SKIP_WITHOUT_GPU();
+  int devices = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);
+  if (devices < 2) GTEST_SKIP() << "fewer than 2 CUDA devices: skipped";
+  for (int dev = 0; dev < devices; ++dev) {
+    ASSERT_EQ(cudaSetDevice(dev), cudaSuccess);
+    int checked = 0;
+    check_every_configuration({kWide}, 7, checked);
+    check_every_wgrad_configuration(kWgradConvs, 70, checked);
+    EXPECT_GE(checked, 100) << "GPU " << dev;
+  }
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
 }
 
 }  // namespace
