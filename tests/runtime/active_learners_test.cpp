@@ -104,7 +104,7 @@ TEST_P(ActiveLearners, AJoiningLearnerStartsFromTheModel) {
   // Every replica trained: none still equals the model it started from.
   const auto z2 = t.central_parameters();
   for (int j = 0; j < 3; ++j) {
-    const Tensor& w = t.replica_parameters(j).at("W");
+    const Tensor w = t.replica_parameters(j).at("W");  // a copy: the map is a temporary
     double moved = 0;
     for (int64_t i = 0; i < w.numel(); ++i) moved += std::fabs(w.ptr<float>()[i] - z.at("W").ptr<float>()[i]);
     EXPECT_GT(moved, 0) << "replica " << j;
