@@ -5,6 +5,7 @@
 #include <cstring>
 #include <mutex>
 #include <sstream>
+#include <utility>
 
 namespace cbt {
 
@@ -82,9 +83,9 @@ std::array<Allocator, 2>& allocators() {
 }
 }  // namespace
 
-void set_allocator(DeviceKind kind, Allocator alloc) {
+Allocator set_allocator(DeviceKind kind, Allocator alloc) {
   std::lock_guard lock(g_alloc_mutex);
-  allocators()[static_cast<size_t>(kind)] = std::move(alloc);
+  return std::exchange(allocators()[static_cast<size_t>(kind)], std::move(alloc));
 }
 
 std::shared_ptr<std::byte> allocate_bytes(size_t bytes, Device dev) {

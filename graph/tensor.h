@@ -43,9 +43,10 @@ struct Device {
 };
 
 // Allocates zero-initialised bytes on a device. The CPU allocator is built in; the CUDA
-// backend registers its own (graph/ must not depend on CUDA).
+// backend registers its own (graph/ must not depend on CUDA). set_allocator returns the one
+// it replaces (tests wrap the CPU allocator and put it back).
 using Allocator = std::function<std::shared_ptr<std::byte>(size_t bytes, Device)>;
-void set_allocator(DeviceKind kind, Allocator alloc);
+Allocator set_allocator(DeviceKind kind, Allocator alloc);
 std::shared_ptr<std::byte> allocate_bytes(size_t bytes, Device dev);
 
 class Tensor {

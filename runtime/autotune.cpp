@@ -112,12 +112,12 @@ int autotune_learners(const Graph& model, const TrainerOptions& base, const Auto
     if (k > 1 && base.algorithm == Algorithm::Ssgd) to.algorithm = Algorithm::Sma;
     return to;
   };
-  // On GPUs one trainer of `limit` learners serves every count (Trainer::set_active_learners):
-  // a trainer builds and captures each of its learners, and a build per count cost more than
-  // the timing (ResNet-20: 0.4-1.5 s a count). CPU learners take their threads by the count
-  // (--threads auto), so there each count builds its own.
+  // One trainer of `limit` learners serves every count (Trainer::set_active_learners): a trainer
+  // builds and captures each of its learners, and a build per count cost more than the timing
+  // (ResNet-20 on a GPU: 0.4-1.5 s a count). CPU learners with --threads auto take their threads
+  // by the count, so then each count builds its own.
   std::unique_ptr<Trainer> shared;
-  if (!base.device.is_cpu()) {
+  if (!(base.device.is_cpu() && base.cpu_threads == TrainerOptions::kAutoThreads)) {
     while (!shared) {
       try {
         shared = std::make_unique<Trainer>(model, options_for(limit));

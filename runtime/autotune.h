@@ -68,10 +68,11 @@ Throughput measure_throughput(Trainer& trainer, int warmup_rounds, int measure_r
 int autotune_limit_per_device(const TrainerOptions& base, const AutotuneOptions& opt);
 
 // Returns the chosen number of learners per device; logs "autotune: ..." lines to `log`: each
-// count's throughput, memory and seconds, and the search's seconds. On GPUs one trainer of the
-// largest count is built (fewer, halving, when it does not fit in memory) and every count is
-// timed on its first learners (Trainer::set_active_learners); on CPUs each count builds its own
-// trainer (its learners' threads depend on the count). Every count uses convolution algorithms
+// count's throughput, memory and seconds, and the search's seconds. One trainer of the largest
+// count is built (fewer, halving, when it does not fit in memory) and every count is timed on its
+// first learners (Trainer::set_active_learners); CPU learners with --threads auto
+// (TrainerOptions::kAutoThreads) take their threads by the count, so then each count builds its
+// own trainer. Every count uses convolution algorithms
 // chosen for the largest count (TrainerOptions::conv_timing_learners), so that the searches run
 // once; a chosen count below 8 searches again for its own concurrency when training.
 // `seconds`, when given, receives the search's seconds (the figure of its last log line).

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <new>
 #include <sstream>
 #include <vector>
 
@@ -90,6 +94,72 @@ TEST(Autotune, ChoosesWithinTheLimitAndLogsEveryCount) {
   EXPECT_NE(s.find("autotune: 1 learner(s): "), std::string::npos) << s;
   EXPECT_NE(s.find("images/s"), std::string::npos) << s;
   EXPECT_NE(s.find("autotune: chose " + std::to_string(k)), std::string::npos) << s;
+}
+
+// The CPU allocator wrapped: it counts the bytes held and refuses (std::bad_alloc) what would
+// take them beyond `limit`; the wrapped one is put back when this goes.
+class BudgetAllocator {
+ public:
+  BudgetAllocator() {
+    auto st = state_;
+    prev_ = set_allocator(DeviceKind::CPU, [st](size_t bytes, Device d) -> std::shared_ptr<std::byte> {
+      const auto n = static_cast<int64_t>(bytes);
+      if (st->held + n > st->limit) throw std::bad_alloc();
+      std::shared_ptr<std::byte> p = st->inner(bytes, d);
+      st->held += n;
+      return std::shared_ptr<std::byte>(p.get(), [p, st, n](std::byte*) mutable {
+        p.reset();
+        st->held -= n;
+      });
+    });
+    state_->inner = prev_;
+  }
+  ~BudgetAllocator() { set_allocator(DeviceKind::CPU, prev_); }
+  int64_t held() const { return state_->held; }
+  void limit(int64_t bytes) { state_->limit = bytes; }
+
+ private:
+  struct State {
+    std::atomic<int64_t> held{0}, limit{INT64_MAX};
+    Allocator inner;
+  };
+  std::shared_ptr<State> state_ = std::make_shared<State>();
+  Allocator prev_;
+};
+
+// When the trainer of the largest count does not fit in memory, the tuner builds one of half
+// as many learners, and searches up to that count.
+TEST(Autotune, BuildsHalfAsManyLearnersWhenTheirTrainerDoesNotFit) {
+  ImportedModel m = load_model(test::source_path("models/lenet5/lenet5.ts17.onnx"));
+  TrainerOptions to;
+  to.batch_size = 16;
+  to.cpu_threads = 1;
+  BudgetAllocator budget;
+  auto bytes_of = [&](int learners) {
+    TrainerOptions o = to;
+    o.learners = learners;
+    o.algorithm = Algorithm::Sma;
+    const int64_t before = budget.held();
+    Trainer t(m.graph, o);
+    return budget.held() - before;
+  };
+  const int64_t two = bytes_of(2), four = bytes_of(4);
+  ASSERT_GT(four, two);
+  budget.limit(budget.held() + (two + four) / 2);  // two learners fit, four do not
+  EXPECT_THROW(bytes_of(4), std::bad_alloc);
+  AutotuneOptions ao;
+  ao.max_learners = 4;
+  ao.warmup_rounds = 1;
+  ao.measure_rounds = 2;
+  ao.min_window_seconds = 0.01;
+  std::ostringstream log;
+  const int k = autotune_learners(m.graph, to, ao, log);
+  const std::string s = log.str();
+  EXPECT_NE(s.find("autotune: 4 learner(s) do not fit in memory; at most 2"), std::string::npos) << s;
+  EXPECT_NE(s.find("autotune: built 2 learner(s) to time 1 to 2 of them"), std::string::npos) << s;
+  EXPECT_GE(k, 1);
+  EXPECT_LE(k, 2);
+  EXPECT_EQ(s.find("autotune: 3 learner(s)"), std::string::npos) << s;
 }
 
 // A group of `n` processes whose collectives are never called: the limit reads only its size.
