@@ -160,9 +160,9 @@ void Trainer::set_learning_rate(float lr) {
   upload_hyper();
 }
 
-// CPU learners run on threads of their own (kept from round to round); GPU learners only
-// enqueue work on their streams, which one host thread does fastest.
-// f(i, learner index) for the i-th learner that trains.
+// f(i, j) for the i-th learner that trains, learners_[j]. CPU learners run on threads of their
+// own (kept from round to round); GPU learners only enqueue work on their streams, which one
+// host thread does fastest.
 template <class F>
 void Trainer::for_each_learner(F&& f) {
   if (active_.size() == 1 || !opt_.device.is_cpu()) {

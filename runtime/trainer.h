@@ -103,6 +103,7 @@ class Trainer {
   // of the learners that trained) with a zero momentum, under synchronous SGD as a copy of its
   // device's first learner. alpha = 1/k follows the count unless TrainerOptions gave alpha.
   // Every process must choose the same count. CPU learners keep the thread count of their build.
+  // state() and restore() hold every built learner.
   void set_active_learners(int per_device);
   ProcessGroup& processes() { return *opt_.processes; }
   // One round: learner j trains on (xs[j], ys[j]) (empty xs/ys: on the batches already on
