@@ -74,6 +74,16 @@ TEST(LearnerSearch, TheVerdictNamesTheDecision) {
   EXPECT_DOUBLE_EQ(s.best_rate(), 195);
 }
 
+// A search of short timings (one warm-up round, windows of 2 rounds and 20 ms) up to `max_learners`.
+AutotuneOptions quick_search(int max_learners) {
+  AutotuneOptions ao;
+  ao.max_learners = max_learners;
+  ao.warmup_rounds = 1;
+  ao.measure_rounds = 2;
+  ao.min_window_seconds = 0.02;
+  return ao;
+}
+
 // On the CPU with LeNet-5 and at most 2 learners: a count within the limit, each measured
 // count logged with its throughput, and the choice logged.
 TEST(Autotune, ChoosesWithinTheLimitAndLogsEveryCount) {
@@ -81,11 +91,7 @@ TEST(Autotune, ChoosesWithinTheLimitAndLogsEveryCount) {
   TrainerOptions to;
   to.batch_size = 16;
   to.cpu_threads = 1;
-  AutotuneOptions ao;
-  ao.max_learners = 2;
-  ao.warmup_rounds = 1;
-  ao.measure_rounds = 2;
-  ao.min_window_seconds = 0.02;
+  AutotuneOptions ao = quick_search(2);
   std::ostringstream log;
   const int k = autotune_learners(m.graph, to, ao, log);
   EXPECT_GE(k, 1);
@@ -147,11 +153,7 @@ TEST(Autotune, BuildsHalfAsManyLearnersWhenTheirTrainerDoesNotFit) {
   ASSERT_GT(four, two);
   budget.limit(budget.held() + (two + four) / 2);  // two learners fit, four do not
   EXPECT_THROW(bytes_of(4), std::bad_alloc);
-  AutotuneOptions ao;
-  ao.max_learners = 4;
-  ao.warmup_rounds = 1;
-  ao.measure_rounds = 2;
-  ao.min_window_seconds = 0.01;
+  AutotuneOptions ao = quick_search(4);
   std::ostringstream log;
   const int k = autotune_learners(m.graph, to, ao, log);
   const std::string s = log.str();
