@@ -72,9 +72,9 @@ int autotune_limit_per_device(const TrainerOptions& base, const AutotuneOptions&
 // count is built (fewer, halving, when it does not fit in memory) and every count is timed on its
 // first learners (Trainer::set_active_learners); CPU learners with --threads auto
 // (TrainerOptions::kAutoThreads) take their threads by the count, so then each count builds its
-// own trainer. Every count uses convolution algorithms
-// chosen for the largest count (TrainerOptions::conv_timing_learners), so that the searches run
-// once; a chosen count below 8 searches again for its own concurrency when training.
+// own trainer. Every count uses convolution algorithms chosen for the largest count
+// (TrainerOptions::conv_timing_learners), so that the searches run once; a chosen count below 8
+// searches again for its own concurrency when training.
 // `seconds`, when given, receives the search's seconds (the figure of its last log line).
 int autotune_learners(const Graph& model, const TrainerOptions& base, const AutotuneOptions& opt,
                       std::ostream& log, double* seconds = nullptr);

@@ -1,7 +1,6 @@
 // `cbtrain MODEL.onnx`: import, train on the data set, evaluate, export.
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
