@@ -12,8 +12,9 @@ throughput runs `BIN bench MODEL --device cuda --batch-size B --learners K --ste
 --warmup W --json` once per (model, batch, K) and keeps the last JSON object of its output
 that has "images_per_sec". tta runs `BIN MODEL --device cuda ... --metrics M.jsonl` and turns
 the metrics lines (epoch, test_accuracy, elapsed_s) into the schema of
-torch_time_to_accuracy.py, plus autotune_seconds: the learner search's seconds before training
-(autotune_s of the metrics), which the report adds to the training seconds. A failure (exit code, timeout, no JSON) is recorded with its
+torch_time_to_accuracy.py, plus autotune_seconds: what the learner search spent before training
+(autotune_s of the metrics: the build of its trainer when it tunes while training, the whole
+search with --autotune-when before), which the report adds to the training seconds. A failure (exit code, timeout, no JSON) is recorded with its
 reason instead of a result; the script itself exits 0 so that the benchmark goes on.
 
 Several GPUs: `--gpus 0,1,2,3` is passed on to cbtrain (K learners on each GPU; "learners"
@@ -257,9 +258,11 @@ def cmd_tta(a):
         doc["gpus"] = ngpus
     # The learner count chosen by --learners auto: from the metrics if they carry it,
     # else the log line that names it.
-    chosen = sorted({h["learners"] for h in history if isinstance(h.get("learners"), int)})
-    if chosen:
-        doc["learners_chosen"] = chosen[-1] if len(chosen) == 1 else "/".join(map(str, chosen))
+    # (tuning while training: the count of each epoch; the one that reached the target, or the last)
+    by_epoch = [h["learners"] for h in history if isinstance(h.get("learners"), int)]
+    if by_epoch:
+        doc["learners_by_epoch"] = by_epoch
+        doc["learners_chosen"] = (reached or history[-1]).get("learners", by_epoch[-1])
     for line in out.splitlines():
         if "learner" in line.lower() and ("auto" in line.lower() or "chose" in line.lower()):
             doc["learners_log_line"] = line.strip()[:200]

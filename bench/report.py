@@ -242,8 +242,9 @@ def tta_section(res, notes):
         errs = [r for r in runs if r.get("error")]
         ep = [r["epochs_to_target"] for r in reached]
         secs = [r["seconds_to_target"] for r in reached]
-        # cbtrain's learner search runs before its training clock starts; PyTorch has none
-        # (its cuDNN benchmark searches run inside its first epoch).
+        # What cbtrain's learner search spends before its training clock starts (tuning while
+        # training: the build of its trainer; --autotune-when before: the whole search); PyTorch
+        # has none (its cuDNN benchmark searches run inside its first epoch).
         search = [r.get("autotune_seconds") or 0.0 for r in reached]
         with_search = [a + b for a, b in zip(secs, search)]
         best = [max(a for a in r.get("accuracy", []) if a is not None)
@@ -330,9 +331,9 @@ def sweep_section(res, notes):
 
 def accuracy_curve(run):
     """(seconds, test accuracy) after each epoch of a time-to-accuracy run. cbtrain's seconds
-    start after its learner search (--learners auto), so its curve is shifted by the search's
-    seconds: the x axis is the time from the start of training, search included, on both sides
-    (PyTorch's cuDNN searches are inside its first epoch)."""
+    start after the part of its learner search (--learners auto) that runs before training, so
+    its curve is shifted by those seconds: the x axis is the time from the start of training,
+    search included, on both sides (PyTorch's cuDNN searches are inside its first epoch)."""
     shift = run.get("autotune_seconds") or 0.0
     return [(x + shift, y) for x, y in zip(run.get("elapsed_s", []), run.get("accuracy", []))
             if x is not None and y is not None]
@@ -508,8 +509,10 @@ def main():
               "included.",
               "- Time to accuracy: Fashion-MNIST, whole data set on the GPU, test accuracy after "
               "every epoch; the training clock counts training only. cbtrain's learner search "
-              "(--learners auto) runs before its clock starts: its seconds have a column of "
-              "their own and are added in the next one (PyTorch's cuDNN benchmark searches run "
+              "(--learners auto) times its counts on its first training rounds, on the clock; "
+              "what it spends before the clock starts (building the trainer of the largest "
+              "count; with --autotune-when before, the whole search) has a column of "
+              "its own and is added in the next one (PyTorch's cuDNN benchmark searches run "
               "inside its first epoch, on its clock). Both systems start from the same "
               "exported ONNX weights; seeds change the data order. PyTorch stops at the first "
               "epoch reaching the target, cbtrain runs all its epochs and the first epoch at "

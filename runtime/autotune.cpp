@@ -95,6 +95,31 @@ int autotune_limit_per_device(const TrainerOptions& base, const AutotuneOptions&
   return std::max(1, opt.max_learners / devices);
 }
 
+std::unique_ptr<Trainer> build_search_trainer(const Graph& model, TrainerOptions options, std::ostream& log,
+                                              double* seconds) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  std::unique_ptr<Trainer> trainer;
+  while (!trainer) {
+    options.conv_timing_learners = options.learners;  // one convolution search for every count
+    try {
+      trainer = std::make_unique<Trainer>(model, options);
+    } catch (const std::bad_alloc&) {
+      if (options.learners == 1) throw;
+      log << "autotune: " << options.learners << " learner(s) do not fit in memory; at most " << options.learners / 2
+          << "\n";
+      options.learners /= 2;
+    }
+  }
+  const double took = std::chrono::duration<double>(Clock::now() - start).count();
+  if (seconds) *seconds = took;
+  char buf[120];
+  std::snprintf(buf, sizeof buf, "autotune: built %d learner(s) to time 1 to %d of them (%.2f s)\n", options.learners,
+                options.learners, took);
+  log << buf;
+  return trainer;
+}
+
 int autotune_learners(const Graph& model, const TrainerOptions& base, const AutotuneOptions& opt,
                       std::ostream& log, double* seconds) {
   int limit = autotune_limit_per_device(base, opt);
@@ -118,19 +143,8 @@ int autotune_learners(const Graph& model, const TrainerOptions& base, const Auto
   // by the count, so then each count builds its own.
   std::unique_ptr<Trainer> shared;
   if (!(base.device.is_cpu() && base.cpu_threads == TrainerOptions::kAutoThreads)) {
-    while (!shared) {
-      try {
-        shared = std::make_unique<Trainer>(model, options_for(limit));
-      } catch (const std::bad_alloc&) {
-        if (limit == 1) throw;
-        log << "autotune: " << limit << " learner(s) do not fit in memory; at most " << limit / 2 << "\n";
-        limit /= 2;
-      }
-    }
-    char buf[120];
-    std::snprintf(buf, sizeof buf, "autotune: built %d learner(s) to time 1 to %d of them (%.2f s)\n", limit, limit,
-                  std::chrono::duration<double>(Clock::now() - start).count());
-    log << buf;
+    shared = build_search_trainer(model, options_for(limit), log);
+    limit = shared->options().learners;
   }
   for (int k = 1; k <= limit; ++k) {
     const auto trial = Clock::now();

@@ -7,6 +7,7 @@
 // throughput it saw.
 #pragma once
 #include <iosfwd>
+#include <memory>
 #include <string>
 
 #include "runtime/trainer.h"
@@ -66,6 +67,13 @@ Throughput measure_throughput(Trainer& trainer, int warmup_rounds, int measure_r
 // The most learners per device the tuner tries: max_learners shared by the devices of all
 // processes (at least one each).
 int autotune_limit_per_device(const TrainerOptions& base, const AutotuneOptions& opt);
+
+// Builds the trainer a search times: `options.learners` per device (and convolution searches for
+// that many, TrainerOptions::conv_timing_learners), halving the count while it does not fit in
+// memory. Logs the build ("autotune: built N learner(s) ..."); `seconds`, when given, receives
+// its seconds.
+std::unique_ptr<Trainer> build_search_trainer(const Graph& model, TrainerOptions options, std::ostream& log,
+                                              double* seconds = nullptr);
 
 // Returns the chosen number of learners per device; logs "autotune: ..." lines to `log`: each
 // count's throughput, memory and seconds, and the search's seconds. One trainer of the largest

@@ -15,6 +15,7 @@
 #include "runtime/atomic_file.h"
 #include "runtime/augment.h"
 #include "runtime/checkpoint_ranks.h"
+#include "runtime/training_tuner.h"
 #include "tensorboard/event_file.h"
 
 namespace cbt {
@@ -54,22 +55,44 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
   // Several processes (mpirun): rank r's learners are learners first..first+k-1 of k_all; each
   // rank takes their batches of the same shuffled epoch, and only rank 0 writes files.
   ProcessGroup& pg = trainer.processes();
-  const int64_t k = trainer.learners(), k_all = trainer.total_learners(), first = trainer.first_learner();
-  // Rounds per epoch: every learner gets its own batch, no sample twice within an epoch.
-  const int64_t steps_per_epoch = data.train.size() / (batch * k_all);
-  if (steps_per_epoch == 0)
-    throw UserError("a round of " + std::to_string(k_all) + " learner(s) x batch " + std::to_string(batch) +
-                    " exceeds the training set (" + std::to_string(data.train.size()) + " samples)");
-
-  LrSchedule schedule = opt.schedule;
-  if (schedule.total_steps <= 1)
-    schedule.total_steps = opt.max_steps >= 0 ? std::min(opt.max_steps, opt.epochs * steps_per_epoch)
-                                              : opt.epochs * steps_per_epoch;
-  std::vector<Tensor> xs, ys;
-  for (int64_t j = 0; j < k; ++j) {
-    xs.emplace_back(DType::Float32, in.shape);
-    ys.emplace_back(DType::Int64, Shape{batch});
+  const int64_t samples = data.train.size();
+  // The largest round: every built learner (the tuner's largest count) or the learners given.
+  const int64_t widest = opt.tune_learners ? trainer.built_learners() : trainer.total_learners();
+  if (samples / (batch * widest) == 0)
+    throw UserError("a round of " + std::to_string(widest) + " learner(s) x batch " + std::to_string(batch) +
+                    " exceeds the training set (" + std::to_string(samples) + " samples)");
+  std::unique_ptr<TrainingTuner> tuner;
+  if (opt.tune_learners) {
+    if (pg.size() > 1 || !opt.checkpoint.dir.empty())
+      throw UserError("tuning the learners while training needs one process and no checkpoints");
+    tuner = std::make_unique<TrainingTuner>(trainer, *opt.tune_learners, log);
   }
+  const int64_t first = trainer.first_learner();
+  // What depends on the count of learners (the tuner changes it): rounds per epoch (every
+  // learner gets its own batch, no sample twice within an epoch), the schedule's length and
+  // milestones in rounds, and a batch buffer per learner.
+  int64_t k = 0, k_all = 0, round_samples = 0, steps_per_epoch = 0;
+  LrSchedule schedule = opt.schedule;
+  std::vector<Tensor> xs, ys;
+  auto count_changed = [&] {
+    k = trainer.learners(), k_all = trainer.total_learners();
+    round_samples = batch * k_all;
+    steps_per_epoch = samples / round_samples;
+    if (opt.schedule.total_steps <= 1)
+      schedule.total_steps = opt.max_steps >= 0 ? std::min(opt.max_steps, opt.epochs * steps_per_epoch)
+                                                : opt.epochs * steps_per_epoch;
+    if (!opt.milestone_epochs.empty()) {
+      schedule.milestones.clear();
+      for (int64_t e : opt.milestone_epochs) schedule.milestones.push_back(e * steps_per_epoch);
+    }
+    for (size_t j = xs.size(); j < static_cast<size_t>(k); ++j) {
+      xs.emplace_back(DType::Float32, in.shape);
+      ys.emplace_back(DType::Int64, Shape{batch});
+    }
+    xs.resize(static_cast<size_t>(k));
+    ys.resize(static_cast<size_t>(k));
+  };
+  count_changed();
 
   // Checkpoints: what this run is, to compare with a checkpoint's own record on resume.
   const CheckpointOptions& co = opt.checkpoint;
@@ -157,6 +180,7 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
   int agreed_stop = 0;
   const int64_t loss_every = opt.loss_every > 0 ? opt.loss_every : (trainer.options().device.is_cpu() ? 1 : 10);
   for (int64_t epoch = start_epoch; epoch <= opt.epochs; ++epoch) {
+    if (tuner) tuner->resume();
     auto order = epoch_order(data.train.size(), opt.seed, epoch);
     auto augment = epoch_augmentation(data.train, opt.seed, epoch);  // empty without --augment
     if (resident) trainer.set_resident_order(order, augment);
@@ -164,14 +188,17 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     double loss_sum = 0;
     int64_t loss_count = 0, epoch_rounds = 0;
     int64_t s = epoch == start_epoch ? start_round : 0;
+    int64_t pos = s * round_samples;  // the epoch order's next sample
+    int64_t epoch_images = 0;
     progress.begin_epoch(epoch, opt.epochs, steps_per_epoch, s,
                          opt.max_steps >= 0 ? s + std::max<int64_t>(0, opt.max_steps - res.steps) : -1);
     double interval_loss = 0;  // TensorBoard: the mean loss of each log interval
     int64_t interval_count = 0;
-    for (; s < steps_per_epoch; ++s) {
+    for (; pos + round_samples <= samples; ++s) {
       // Several processes stop at the round they agreed on (see below), one at once.
       if (pg.size() > 1 ? agreed_stop : g_stop_signal) {
         res.stopped_by_signal = pg.size() > 1 ? agreed_stop : g_stop_signal;
+        res.learners = trainer.options().learners;
         progress.end_epoch();
         save(epoch, s);
         log << "interrupted at round " << res.steps << "; "
@@ -182,11 +209,12 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
       if (opt.max_steps >= 0 && res.steps >= opt.max_steps) break;
       if (!resident)
         for (int64_t j = 0; j < k; ++j) {
-          const int64_t pos = (s * k_all + first + j) * batch;  // this learner's place in the epoch order
-          gather_batch(data.train, order.data() + pos, batch, xs[j], ys[j],
-                       augment.empty() ? nullptr : augment.data() + 3 * pos);
+          const int64_t at = pos + (first + j) * batch;  // this learner's place in the epoch order
+          gather_batch(data.train, order.data() + at, batch, xs[j], ys[j],
+                       augment.empty() ? nullptr : augment.data() + 3 * at);
         }
-      float lr = schedule.at(res.steps);
+      // Tuning: the rounds the images so far make at the current count (res.steps otherwise).
+      float lr = schedule.at(tuner ? res.images / round_samples : res.steps);
       if (lr != trainer.learning_rate()) {
         // A drop of a step schedule restarts every replica from the central model.
         bool drop = schedule.kind == LrSchedule::Kind::Step && lr < trainer.learning_rate();
@@ -195,8 +223,9 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
       }
       // Reading the loss waits for the device: on GPUs it is read every loss_every rounds
       // (and at the end of an epoch) so that rounds queue up behind each other.
-      const bool read = (s + 1) % loss_every == 0 || s + 1 == steps_per_epoch;
-      float loss = resident ? trainer.round_resident((s * k_all + first) * batch, read) : trainer.round(xs, ys, read);
+      const bool last = pos + 2 * round_samples > samples;  // of the epoch
+      const bool read = (s + 1) % loss_every == 0 || last;
+      float loss = resident ? trainer.round_resident(pos + first * batch, read) : trainer.round(xs, ys, read);
       if (read && pg.size() > 1) {
         // The mean loss over all learners, and whether a rank was asked to stop (by SIGINT or
         // SIGTERM): every rank then stops before the same round.
@@ -208,7 +237,13 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
       }
       ++res.steps;
       ++epoch_rounds;
-      res.images += batch * k_all;  // all processes' images
+      res.images += round_samples;  // all processes' images
+      epoch_images += round_samples;
+      pos += round_samples;
+      if (tuner && tuner->after_round()) {
+        count_changed();
+        progress.set_rounds(s + 1 + (samples - pos) / round_samples);
+      }
       if (!read) {
         if (co.every_rounds > 0 && res.steps % co.every_rounds == 0) save(epoch, s + 1);
         continue;
@@ -223,7 +258,7 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
       ++interval_count;
       if (co.every_rounds > 0 && res.steps % co.every_rounds == 0) save(epoch, s + 1);
       const double el = seconds_since(t0);
-      const double images = static_cast<double>(epoch_rounds * batch * k_all);
+      const double images = static_cast<double>(epoch_images);
       progress.update(s + 1, loss_sum / static_cast<double>(loss_count), images, el);
       if (tb && opt.log_every > 0 && (s + 1) % opt.log_every == 0) {
         std::vector<std::pair<std::string, double>> v = {
@@ -237,13 +272,14 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
       }
     }
     progress.end_epoch();
+    if (tuner) tuner->pause();  // evaluation is not training
     check_weights(epoch);
     double epoch_s = seconds_since(t0);
     res.train_seconds += epoch_s;
     res.last_epoch_seconds = epoch_s;
     res.final_eval = trainer.evaluate(data.test);
     double train_loss = loss_count ? loss_sum / loss_count : NAN;
-    double ips = epoch_rounds ? static_cast<double>(epoch_rounds * batch * k_all) / epoch_s : 0;
+    double ips = epoch_rounds ? static_cast<double>(epoch_images) / epoch_s : 0;
     char buf[320];
     std::snprintf(buf, sizeof buf,
                   "epoch %lld: train loss %.4f, test loss %.4f, test accuracy %.2f%%, %.1f s, %.0f img/s",
@@ -266,16 +302,22 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
       std::snprintf(buf, sizeof buf,
                     "{\"epoch\": %lld, \"step\": %lld, \"train_loss\": %.6f, \"test_loss\": %.6f, "
                     "\"test_accuracy\": %.6f, \"images_per_sec\": %.1f, \"elapsed_s\": %.3f, "
-                    "\"lr\": %g, \"autotune_s\": %.3f}",
+                    "\"lr\": %g, \"autotune_s\": %.3f, \"learners\": %lld}",
                     static_cast<long long>(epoch), static_cast<long long>(trainer.rounds()),
                     train_loss, res.final_eval.loss, res.final_eval.accuracy, ips,
-                    res.train_seconds, trainer.learning_rate(), opt.autotune_seconds);
+                    res.train_seconds, trainer.learning_rate(), opt.autotune_seconds,
+                    static_cast<long long>(k_all));
       metrics << buf << "\n" << std::flush;
     }
     if (co.every_epochs > 0 && epoch % co.every_epochs == 0)
       s == steps_per_epoch ? save(epoch + 1, 0) : save(epoch, s);
     if (opt.max_steps >= 0 && res.steps >= opt.max_steps) break;
   }
+  if (tuner) {
+    tuner->finish();
+    res.search_seconds = tuner->seconds();
+  }
+  res.learners = trainer.options().learners;
   return res;
 }
 

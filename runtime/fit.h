@@ -2,8 +2,11 @@
 #pragma once
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "runtime/autotune.h"
 #include "runtime/checkpoint.h"
 #include "runtime/lr_schedule.h"
 #include "runtime/progress.h"
@@ -21,8 +24,14 @@ struct FitOptions {
   int64_t loss_every = 0;          // rounds between loss reads; 0: every round on the CPU, 10 on GPUs
   uint64_t seed = 42;
   LrSchedule schedule;             // total_steps is filled in by fit() when left at 1
-  double autotune_seconds = 0;     // the learner search before training (--learners auto), reported
-                                   // in every metrics line as autotune_s
+  std::vector<int64_t> milestone_epochs;  // step schedule: fit() puts them in schedule.milestones
+  // --learners auto, tuned while training (training_tuner.h): the trainer's built learners are
+  // the counts to search. One process, no checkpoints. While the count changes, a schedule
+  // position is the rounds the images trained so far make at the current count.
+  std::optional<AutotuneOptions> tune_learners;
+  double autotune_seconds = 0;     // the learner search before training (--learners auto; tuned
+                                   // while training: its trainer's build), reported in every metrics
+                                   // line as autotune_s
   CheckpointOptions checkpoint;    // where and how often to checkpoint; --resume
 };
 
@@ -31,7 +40,9 @@ struct FitResult {
   double train_seconds = 0;        // training time, evaluation excluded
   double last_epoch_seconds = 0;
   int64_t steps = 0;
-  int64_t images = 0;              // training samples seen by this process (all learners)
+  int64_t images = 0;              // training samples seen by every process (all learners)
+  int learners = 0;                // learners per device at the end (tune_learners: the choice)
+  double search_seconds = 0;       // tune_learners: the training seconds the search took
   double best_accuracy = 0;        // the best test accuracy after an epoch, and that epoch
   int64_t best_epoch = 0;
   std::string tensorboard_file;    // the event file written ("" when none)

@@ -40,6 +40,12 @@ void Progress::begin_epoch(int64_t epoch, int64_t epochs, int64_t rounds, int64_
   last_draw_ = -1;
 }
 
+void Progress::set_rounds(int64_t rounds) {
+  if (last_ == rounds_) last_ = rounds;  // not cut short by a step limit
+  rounds_ = rounds;
+  last_ = std::min(last_, rounds_);
+}
+
 std::string Progress::bar_line(int64_t done, double loss, double ips, double eta) const {
   const int w = opt_.bar_width;
   const int filled = rounds_ > 0 ? static_cast<int>(w * done / rounds_) : w;

@@ -31,6 +31,8 @@ class Progress {
   // An epoch of `rounds` rounds starts at round `first` (not 0 after a resume) and will stop
   // after round `last` (< rounds when a step limit ends it early; -1: rounds).
   void begin_epoch(int64_t epoch, int64_t epochs, int64_t rounds, int64_t first, int64_t last = -1);
+  // The epoch's rounds changed (the learners tuned while training): `rounds` in all.
+  void set_rounds(int64_t rounds);
   // After round `done` of the epoch (1-based): the epoch's mean loss so far, the images
   // trained since begin_epoch and the seconds they took.
   void update(int64_t done, double loss, double images, double seconds);

@@ -100,7 +100,8 @@ int parse_threads(const std::string& s) {
 }  // namespace
 
 TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device device, std::ostream& log,
-                               double* autotune_seconds, int processes) {
+                               double* autotune_seconds, int processes,
+                               std::optional<AutotuneOptions>* tune_while_training) {
   if (autotune_seconds) *autotune_seconds = 0;
   TrainerOptions to;
   to.batch_size = a.batch_size;
@@ -138,7 +139,12 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
       throw UserError("--autotune-max-learners must be at least 1, not " + std::to_string(a.autotune_max_learners));
     ao.max_learners = a.autotune_max_learners;
     ao.processes = processes;
-    to.learners = autotune_learners(model, to, ao, log, autotune_seconds);
+    if (tune_while_training) {
+      to.learners = autotune_limit_per_device(to, ao);  // fit() times 1 to this many
+      *tune_while_training = ao;
+    } else {
+      to.learners = autotune_learners(model, to, ao, log, autotune_seconds);
+    }
   } else {
     to.learners = parse_count("--learners", a.learners, 64);
   }
@@ -185,7 +191,19 @@ int run_train(const TrainArgs& a) {
 
   const ProgressStyle style = parse_progress_style(a.progress, isatty(STDOUT_FILENO) == 1);
   double autotune_seconds = 0;
-  TrainerOptions to = trainer_options(a, model.graph, device, out, &autotune_seconds, pg->size());
+  // --learners auto searches on the training rounds, unless the count must be known before
+  // training: several processes agree on it, a checkpoint records it, and --threads auto divides
+  // the cores by it.
+  std::optional<AutotuneOptions> tune;
+  const bool tune_while_training = a.learners == "auto" && a.autotune_when == "training" && pg->size() == 1 &&
+                                   ckpt.dir.empty() && !(device.is_cpu() && a.threads == "auto");
+  if (a.learners == "auto" && a.autotune_when == "training" && !tune_while_training)
+    out << "autotune: searching before training (" << (pg->size() > 1 ? "several processes"
+                                                       : !ckpt.dir.empty() ? "checkpoints"
+                                                                           : "--threads auto")
+        << " need the count from the start)\n";
+  TrainerOptions to = trainer_options(a, model.graph, device, out, &autotune_seconds, pg->size(),
+                                      tune_while_training ? &tune : nullptr);
   if (pg->size() > 1 && a.learners == "auto") {
     // Each rank tuned on its own device; all train with rank 0's choice.
     int learners = to.learners;
@@ -195,7 +213,11 @@ int run_train(const TrainArgs& a) {
   // Several processes hold several learners in all: model averaging unless asked otherwise.
   if (pg->size() > 1 && a.algorithm.empty()) to.algorithm = Algorithm::Sma;
   to.processes = pg;
-  Trainer trainer(model.graph, to);
+  // Tuning while training: the trainer of the largest count (fewer when it does not fit); its
+  // build is the search's cost outside the training clock.
+  std::unique_ptr<Trainer> built =
+      tune ? build_search_trainer(model.graph, to, out, &autotune_seconds) : std::make_unique<Trainer>(model.graph, to);
+  Trainer& trainer = *built;
   const int threads = trainer.options().cpu_threads;
   if (device.is_cpu() && threads > 1 && trainer.learners() * threads > cpu::available_cores())
     out << "cbtrain: warning: " << trainer.learners() << " learner(s) x " << threads << " thread(s) on "
@@ -209,11 +231,13 @@ int run_train(const TrainArgs& a) {
   }
 
   // The resolved configuration: printed, and saved next to the outputs so that
-  // `cbtrain --config FILE` repeats the run (with --learners auto resolved to its choice).
+  // `cbtrain --config FILE` repeats the run (with --learners auto resolved to its choice; when
+  // tuned while training, "auto" until training has chosen, then rewritten).
   std::vector<std::string> config_files;
   std::string cfg;
+  auto resolved = [&](int learners) { return a.resolved_config({{"learners", "\"" + std::to_string(learners) + "\""}}); };
   if (a.resolved_config && pg->is_root()) {
-    cfg = a.resolved_config({{"learners", "\"" + std::to_string(to.learners) + "\""}});
+    cfg = tune ? a.resolved_config({}) : resolved(to.learners);
     if (style != ProgressStyle::Off) out << "configuration:\n" << cfg;
     if (!a.save_config.empty()) config_files.push_back(a.save_config);
     if (!a.tensorboard.empty()) {
@@ -225,7 +249,8 @@ int run_train(const TrainArgs& a) {
   }
 
   out << "cbtrain: " << a.model << " on " << device.str() << ", "
-            << trainer.num_parameters() << " parameters, " << trainer.total_learners() << " learner(s) x batch "
+            << trainer.num_parameters() << " parameters, " << (tune ? "up to " : "") << trainer.total_learners()
+            << " learner(s)" << (tune ? " (tuned while training)" : "") << " x batch "
             << a.batch_size << (trainer.total_learners() > 1 ? (trainer.algorithm() == Algorithm::Sma ? " (sma)" : " (ssgd)") : "")
             << (pg->size() > 1 ? " in " + std::to_string(pg->size()) + " processes" : std::string())
             << (device.is_cpu() ? ", " + std::to_string(trainer.options().cpu_threads) + " thread(s) each" : std::string())
@@ -253,11 +278,14 @@ int run_train(const TrainArgs& a) {
   fo.schedule.base_lr = a.lr;
   fo.schedule.warmup_steps = a.warmup_steps;
   fo.schedule.gamma = a.lr_gamma;
-  // Milestones are in epochs; the schedule counts rounds (all learners of all processes each).
-  const int64_t steps_per_epoch = data.train.size() / (a.batch_size * trainer.total_learners());
-  for (int64_t e : a.milestones) fo.schedule.milestones.push_back(e * steps_per_epoch);
+  fo.milestone_epochs = a.milestones;  // fit() counts them in rounds of its learners
   fo.checkpoint = ckpt;
+  fo.tune_learners = tune;
   FitResult r = fit(trainer, data, fo, out);
+  if (tune && !cfg.empty() && !r.stopped_by_signal) {
+    cfg = resolved(r.learners);
+    for (const auto& f : config_files) write_file_atomically(f, cfg);
+  }
   if (r.stopped_by_signal) return 128 + r.stopped_by_signal;  // the shell's convention: 130, 143
 
   char buf[256];
@@ -284,6 +312,11 @@ int run_train(const TrainArgs& a) {
                 format_duration(r.train_seconds).c_str(), static_cast<long long>(r.steps),
                 static_cast<long long>(r.images), r.train_seconds > 0 ? static_cast<double>(r.images) / r.train_seconds : 0.0);
   out << buf;
+  if (tune) {
+    std::snprintf(buf, sizeof buf, "  learners        %d per device, chosen in the first %.1f s of training (and %.1f s of building)\n",
+                  r.learners, r.search_seconds, autotune_seconds);
+    out << buf;
+  }
   if (!a.output.empty()) out << "  model           " << a.output << "\n";
   if (!a.metrics.empty()) out << "  metrics         " << a.metrics << "\n";
   if (!r.tensorboard_file.empty()) out << "  tensorboard     " << r.tensorboard_file << "\n";

@@ -3,11 +3,13 @@
 #include <functional>
 #include <iosfwd>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "onnx_import/model_io.h"
+#include "runtime/autotune.h"
 #include "runtime/trainer.h"
 #include "tools/data_flags.h"
 
@@ -39,6 +41,7 @@ struct TrainArgs {
   std::string gpus;  // "0,1", "all" or "" (one device: --device)
   double autotune_threshold = 0.10;
   int autotune_max_learners = 16;  // in all: every GPU of every process
+  std::string autotune_when = "training";  // "training": searched on the training rounds; "before"
   std::string algorithm;  // "" = sma with several learners, plain SGD with one
   float alpha = -1.0f;
   float sma_momentum = 0.9f;
@@ -104,8 +107,11 @@ int run_ops();
 // (its decisions go to `log`).
 // `autotune_seconds`, when given, receives the learner search's seconds (0 without --learners auto).
 // `processes`: the mpirun ranks that each search alone and share --autotune-max-learners.
+// `tune_while_training`, when given, takes --learners auto's search instead: the options get
+// the largest count, and it receives the search's options for FitOptions::tune_learners.
 TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device device, std::ostream& log,
-                               double* autotune_seconds = nullptr, int processes = 1);
+                               double* autotune_seconds = nullptr, int processes = 1,
+                               std::optional<AutotuneOptions>* tune_while_training = nullptr);
 // The line saying which initializers load_model gave each layer a copy of (none: nothing).
 void report_untied(const ImportedModel& model, std::ostream& out);
 

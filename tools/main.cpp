@@ -74,6 +74,11 @@ static int run(int argc, char** argv) {
                  "--learners auto chooses at most this many learners in all, shared by every GPU\n"
                  "and process (more learners average into z more slowly)")
       ->capture_default_str();
+  app.add_option("--autotune-when", t.autotune_when,
+                 "--learners auto: training (time the counts on the first rounds of training, which\n"
+                 "train the model) or before (on random data before training; always with several\n"
+                 "processes or checkpoints)")
+      ->capture_default_str()->check(CLI::IsMember({"training", "before"}));
   app.add_option("--algorithm", t.algorithm, "sma (model averaging, default with several learners) or ssgd")
       ->check(CLI::IsMember({"sma", "ssgd"}));
   app.add_option("--alpha", t.alpha, "SMA correction factor (default 1/k)");

@@ -166,7 +166,7 @@ TEST(Cli, TrainWritesModelAndMetrics) {
     for (const char* key : {"\"epoch\"", "\"step\"", "\"train_loss\"", "\"test_accuracy\"",
                             "\"images_per_sec\"", "\"elapsed_s\""})
       EXPECT_NE(line.find(key), std::string::npos) << key << " in " << line;
-    EXPECT_NE(line.find("\"autotune_s\": 0.000}"), std::string::npos) << "no learner search: " << line;
+    EXPECT_NE(line.find("\"autotune_s\": 0.000, \"learners\": 1}"), std::string::npos) << "no learner search: " << line;
   }
   EXPECT_EQ(lines, 2);
 
@@ -185,7 +185,7 @@ TEST(Cli, TheLearnerSearchsSecondsAreLoggedAndInTheMetrics) {
   fs::path data = test::make_tiny_dataset("autotune_s");
   fs::path d = test::temp_dir("autotune_s_out");
   RunResult r = run(kLenet + " --data " + data.string() + " --epochs 1 --max-steps 2 --batch-size 8 --learners auto" +
-                    " --autotune-max-learners 2 --metrics " + (d / "m.jsonl").string());
+                    " --autotune-when before --autotune-max-learners 2 --metrics " + (d / "m.jsonl").string());
   ASSERT_EQ(r.code, 0) << r.output;
   std::smatch chose;
   ASSERT_TRUE(std::regex_search(r.output, chose, std::regex(R"(autotune: chose [12] learner\(s\) per device in ([0-9.]+) s)")))
@@ -196,10 +196,40 @@ TEST(Cli, TheLearnerSearchsSecondsAreLoggedAndInTheMetrics) {
   std::string line;
   ASSERT_TRUE(std::getline(m, line));
   std::smatch field;
-  ASSERT_TRUE(std::regex_search(line, field, std::regex(R"("autotune_s": ([0-9.]+)\})"))) << line;
+  ASSERT_TRUE(std::regex_search(line, field, std::regex(R"("autotune_s": ([0-9.]+),)"))) << line;
   // The metrics count the whole search, of which the log's figure is a part.
   EXPECT_GT(std::stod(field[1].str()), 0.0) << line;
   EXPECT_GE(std::stod(field[1].str()) + 0.05, std::stod(chose[1].str())) << line;
+}
+
+// --learners auto by default times the counts on the first rounds of training: the header
+// says so, the search ends within the run, the summary and the metrics give the choice, and
+// the saved configuration is rewritten with it.
+TEST(Cli, LearnersAutoIsTunedWhileTraining) {
+  fs::path data = test::make_tiny_dataset("tune_while_training");
+  fs::path d = test::temp_dir("tune_while_training_out");
+  RunResult r = run(kLenet + " --data " + data.string() + " --epochs 12 --batch-size 8 --learners auto" +
+                    " --autotune-max-learners 2 --metrics " + (d / "m.jsonl").string() + " --save-config " +
+                    (d / "run.toml").string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("up to 2 learner(s) (tuned while training)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("autotune: timing 1 to 2 learner(s) per device while training"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("autotune: 2 learner(s): "), std::string::npos) << r.output;
+  std::smatch chose;
+  ASSERT_TRUE(std::regex_search(r.output, chose, std::regex(R"(autotune: chose ([12]) learner\(s\) per device after)")))
+      << r.output;
+  const std::string k = chose[1].str();
+  EXPECT_NE(r.output.find("learners        " + k + " per device, chosen in the first"), std::string::npos) << r.output;
+  std::ifstream m(d / "m.jsonl");
+  std::string line, last;
+  while (std::getline(m, line)) last = line;
+  EXPECT_NE(last.find("\"learners\": " + k + "}"), std::string::npos) << last;
+  std::smatch field;
+  ASSERT_TRUE(std::regex_search(last, field, std::regex(R"("autotune_s": ([0-9.]+),)"))) << last;
+  EXPECT_GT(std::stod(field[1].str()), 0.0) << "the build of the search's trainer: " << last;
+  std::ifstream cfg(d / "run.toml");
+  const std::string saved((std::istreambuf_iterator<char>(cfg)), {});
+  EXPECT_NE(saved.find("learners = \"" + k + "\""), std::string::npos) << saved;
 }
 
 TEST(Cli, UnwritableOutputFailsWithoutPartialFile) {

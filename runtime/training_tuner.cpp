@@ -1,0 +1,117 @@
+// The learner search timed on training rounds (TrainingTuner).
+#include "runtime/training_tuner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ostream>
+#include <string>
+
+namespace cbt {
+
+namespace {
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+}  // namespace
+
+TrainingTuner::TrainingTuner(Trainer& trainer, const AutotuneOptions& options, std::ostream& log, Clock clock)
+    : trainer_(trainer),
+      opt_(options),
+      log_(log),
+      clock_(clock ? std::move(clock) : Clock(steady_seconds)),
+      search_(options.threshold, options.patience) {
+  const size_t devices = std::max<size_t>(1, trainer.options().gpus.size());
+  limit_ = static_cast<int>(static_cast<size_t>(trainer.built_learners()) / devices);
+  resumed_ = clock_();
+  log_ << "autotune: timing 1 to " << limit_ << " learner(s) per device while training\n";
+  start_count(1);
+}
+
+void TrainingTuner::start_count(int k) {
+  if (trainer_.options().learners != k) trainer_.set_active_learners(k);
+  k_ = k;
+  phase_ = Phase::Warmup;
+  rounds_ = 0;
+  rates_.clear();
+  count_start_ = training_clock();
+}
+
+bool TrainingTuner::after_round() {
+  if (!searching_) return false;
+  ++rounds_;
+  switch (phase_) {
+    case Phase::Warmup:
+      if (rounds_ < opt_.warmup_rounds) return false;
+      trainer_.synchronize();
+      phase_ = Phase::Sizing;
+      window_rounds_ = opt_.measure_rounds;
+      break;
+    case Phase::Sizing:
+    case Phase::Window: {
+      if (rounds_ < window_rounds_) return false;
+      trainer_.synchronize();
+      const double s = std::max(training_clock() - window_start_, 1e-9);
+      if (phase_ == Phase::Sizing) {
+        // The first window says how many rounds make min_window_seconds: short windows measure jitter.
+        if (s < opt_.min_window_seconds)
+          window_rounds_ = static_cast<int64_t>(
+              std::min(100000.0, static_cast<double>(window_rounds_) * opt_.min_window_seconds / s) + 1);
+        phase_ = Phase::Window;
+        break;
+      }
+      const int64_t batch = trainer_.input_type().shape.at(0);
+      rates_.push_back(static_cast<double>(window_rounds_ * trainer_.learners() * batch) / s);
+      if (rates_.size() < 3) break;
+      std::sort(rates_.begin(), rates_.end());
+      const double rate = rates_[1];
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "autotune: %d learner(s): %.0f images/s (%.1f MiB per learner; %.2f s)", k_, rate,
+                    static_cast<double>(trainer_.bytes_per_learner()) / 1048576.0, training_clock() - count_start_);
+      log_ << buf;
+      std::string verdict;
+      const bool more = search_.add(k_, rate, &verdict);
+      log_ << verdict << "\n";
+      if (!more) {
+        end("");
+      } else if (k_ == limit_) {
+        end(", every built learner timed");
+      } else {
+        start_count(k_ + 1);
+      }
+      return true;
+    }
+  }
+  rounds_ = 0;
+  window_start_ = training_clock();
+  return false;
+}
+
+void TrainingTuner::end(const char* why) {
+  searching_ = false;
+  searched_seconds_ = training_clock();
+  if (trainer_.options().learners != best()) trainer_.set_active_learners(best());
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "autotune: chose %d learner(s) per device after %.1f s of training%s\n", best(),
+                searched_seconds_, why);
+  log_ << buf;
+}
+
+void TrainingTuner::finish() {
+  if (searching_) end(", when training ended");
+}
+
+void TrainingTuner::pause() {
+  if (!searching_ || paused_) return;
+  trainer_.synchronize();  // the rounds queued so far belong to the window
+  banked_ = training_clock();
+  paused_ = true;
+}
+
+void TrainingTuner::resume() {
+  if (!paused_) return;
+  resumed_ = clock_();
+  paused_ = false;
+}
+
+}  // namespace cbt
