@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -283,6 +284,7 @@ float time_plan(const Parts& p, cudnnHandle_t handle, cudaStream_t stream, const
 std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream, const EngineConv& conv,
                                       ConvOp op, const EngineSearch& search) {
   CBT_CUDNN_CHECK(cudnnSetStream(handle, stream));
+  const auto start = std::chrono::steady_clock::now();
   Parts p;
   build_graph(p, handle, conv, op);
   // The heuristics' first few allowed engines, then the fallback list (the plain implicit-GEMM
@@ -302,6 +304,7 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
   struct Timed {
     size_t index;
     float ms;
+    double build_ms;  // of the plan, for the log
   };
   std::vector<Timed> timed;
   // Inputs shared by the copies; an output and a workspace each.
@@ -322,7 +325,9 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
   std::vector<std::vector<float>> results(cands.size());
   for (size_t i = 0; i < cands.size(); ++i) {
     size_t ws = 0;
+    const auto built = std::chrono::steady_clock::now();
     if (build_plan(p, handle, cands[i].config, &ws) != CUDNN_STATUS_SUCCESS || ws > search.workspace_budget) continue;
+    const double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - built).count();
     std::vector<std::unique_ptr<DeviceBuffer>> workspaces;
     std::vector<Desc> packs;
     for (size_t c = 0; c < copies; ++c) {
@@ -336,7 +341,7 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
     float ms = time_plan(p, handle, stream, packs, side, 3);
     if (ms < 0) continue;
     cands[i].id.workspace = ws;
-    timed.push_back({i, ms});
+    timed.push_back({i, ms, build_ms});
     results[i] = outs[0]->download(numel_of(out_dims));
   }
   // Engines whose notes do not say so may still compute in a way far from FMA rounding (a
@@ -354,9 +359,9 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
     const double err = ref ? relative_error(results[t.index], results[ref->index]) : 0.0;
     if (err <= kMaxRelativeError) accurate.push_back(t);
     if (search.log) {
-      char buf[96];
-      std::snprintf(buf, sizeof buf, " e%lld/%zuk/%.4fms/%zuB/%s/err%.1e%s", static_cast<long long>(c.id.global_index),
-                    c.id.knobs.size(), t.ms, c.id.workspace, c.id.deterministic ? "det" : "nondet", err,
+      char buf[112];
+      std::snprintf(buf, sizeof buf, " e%lld/%zuk/%.4fms/%zuB/%s/err%.1e/plan%.1fms%s", static_cast<long long>(c.id.global_index),
+                    c.id.knobs.size(), t.ms, c.id.workspace, c.id.deterministic ? "det" : "nondet", err, t.build_ms,
                     err <= kMaxRelativeError ? "" : "(rejected)");
       log += buf;
     }
@@ -373,13 +378,13 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
   if (search.log)
     std::fprintf(stderr,
                  "cbtrain conv engines: %s x%zu image=(%lld,%lld,%lld,%lld) filter=(%lld,%lld,%lld,%lld) s=%lld "
-                 "candidates:%s chosen: e%lld (%zu B)\n",
+                 "candidates:%s chosen: e%lld (%zu B; searched in %.1f ms)\n",
                  op_name(op), copies, static_cast<long long>(conv.image[0]), static_cast<long long>(conv.image[1]),
                  static_cast<long long>(conv.image[2]), static_cast<long long>(conv.image[3]),
                  static_cast<long long>(conv.filter[0]), static_cast<long long>(conv.filter[1]),
                  static_cast<long long>(conv.filter[2]), static_cast<long long>(conv.filter[3]),
                  static_cast<long long>(conv.stride[0]), log.c_str(), static_cast<long long>(id.global_index),
-                 id.workspace);
+                 id.workspace, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   return id;
 }
 
