@@ -92,25 +92,11 @@ float time_side_by_side(cudaStream_t stream, const Streams& side, int reps,
   return ms;
 }
 
-float time_unless_slower(cudaStream_t stream, const Streams& side, int reps, float beat_ms,
-                         const std::function<bool(size_t copy, cudaStream_t s)>& launch) {
-  if (!launch(0, stream) || cudaStreamSynchronize(stream) != cudaSuccess) {  // loads the kernel, sets it up
+float time_after_a_first_run(cudaStream_t stream, const Streams& side, int reps,
+                             const std::function<bool(size_t copy, cudaStream_t s)>& launch) {
+  if (!launch(0, stream) || cudaStreamSynchronize(stream) != cudaSuccess) {
     (void)cudaGetLastError();
     return -1;
-  }
-  if (beat_ms > 0) {
-    constexpr float kLaunchLatencyMs = 0.01f;  // the GPU waits for the launch after the first event
-    Events alone(2, true);
-    float ms = -1;
-    if (cudaEventRecord(alone.e[0], stream) == cudaSuccess && launch(0, stream) &&
-        cudaEventRecord(alone.e[1], stream) == cudaSuccess && cudaEventSynchronize(alone.e[1]) == cudaSuccess &&
-        cudaEventElapsedTime(&ms, alone.e[0], alone.e[1]) == cudaSuccess) {
-      const float bound = (ms - kLaunchLatencyMs) / static_cast<float>(side.s.size());
-      if (bound > kSlowerMargin * beat_ms) return bound;
-    } else {
-      (void)cudaGetLastError();
-      return -1;
-    }
   }
   return time_side_by_side(stream, side, reps, launch);
 }

@@ -40,15 +40,9 @@ float time_side_by_side(cudaStream_t stream, const Streams& side, int reps,
                         const std::function<bool(size_t copy, cudaStream_t s)>& launch);
 
 // time_side_by_side after one run of copy 0 on `stream` outside the graph (a kernel's first
-// launch may set itself up; negative when that run fails), unless a second run of copy 0 alone shows that the copies cannot
-// beat `beat_ms` per copy (beat_ms <= 0: always timed). Side by side, each copy still takes at
-// least its time alone, so n copies of a run that takes t ms alone cost at least t / n ms per
-// copy (t less a launch's latency). When that bound exceeds beat_ms by kSlowerMargin it is
-// returned instead of a timing: a configuration search skips most of the graph captures of
-// configurations far slower than its best so far.
-constexpr float kSlowerMargin = 1.25f;
-float time_unless_slower(cudaStream_t stream, const Streams& side, int reps, float beat_ms,
-                         const std::function<bool(size_t copy, cudaStream_t s)>& launch);
+// launch may set itself up); negative when that run fails.
+float time_after_a_first_run(cudaStream_t stream, const Streams& side, int reps,
+                             const std::function<bool(size_t copy, cudaStream_t s)>& launch);
 
 // The largest difference from `ref`, relative to ref's largest magnitude.
 double relative_error(const std::vector<float>& got, const std::vector<float>& ref);

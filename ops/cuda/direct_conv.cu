@@ -512,15 +512,14 @@ std::vector<std::unique_ptr<DeviceBuffer>> buffers(size_t n, size_t bytes) {
 }
 
 // The fastest of `configs` per copy, launch(cfg, copy, stream) enqueuing one run of copy `copy`,
-// timed side.s.size() copies at once, 3 runs each; configurations whose run alone shows they
-// cannot beat the best so far are not timed (time_unless_slower); nullopt when none ran.
+// timed side.s.size() copies at once, 3 runs each (time_after_a_first_run); nullopt when none ran.
 template <class Config, class Launch>
 std::optional<TimedConfig<Config>> fastest(cudaStream_t stream, const Streams& side, const std::vector<Config>& configs,
                                            Launch&& launch) {
   std::optional<TimedConfig<Config>> best;
   for (const Config& cfg : configs) {
-    const float ms = time_unless_slower(stream, side, 3, best ? best->ms : 0.0f,
-                                        [&](size_t copy, cudaStream_t s) { return launch(cfg, copy, s); });
+    const float ms =
+        time_after_a_first_run(stream, side, 3, [&](size_t copy, cudaStream_t s) { return launch(cfg, copy, s); });
     if (ms >= 0 && (!best || ms < best->ms)) best = TimedConfig<Config>{cfg, ms};
   }
   return best;
