@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/paths.h"
+#include "common/random_dataset.h"
 #include "common/tiny_dataset.h"
 #include "onnx_import/model_io.h"
 #include "runtime/checkpoint.h"
@@ -286,18 +287,6 @@ TEST(Checkpoint, NonFiniteStateIsFound) {
   EXPECT_EQ(first_non_finite(s), "b");
 }
 
-Dataset random_dataset(int64_t n) {
-  std::mt19937 rng(5);
-  std::normal_distribution<float> nd;
-  Dataset d;
-  d.images = Tensor(DType::Float32, {n, 1, 28, 28});
-  d.labels = Tensor(DType::Int64, {n});
-  d.num_classes = 10;
-  for (int64_t i = 0; i < d.images.numel(); ++i) d.images.ptr<float>()[i] = nd(rng);
-  for (int64_t i = 0; i < n; ++i) d.labels.ptr<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
-  return d;
-}
-
 void poison_z(TrainerState& s) {
   for (auto& [name, t] : s.tensors)
     if (name == "central/z") t.ptr<float>()[0] = NAN;
@@ -305,7 +294,7 @@ void poison_z(TrainerState& s) {
 
 TEST(Checkpoint, DivergedStateIsNeverWrittenAndTheLastGoodOneStays) {
   fs::path dir = temp_dir("diverged");
-  TrainTestData data{random_dataset(64), random_dataset(8)};
+  TrainTestData data{test::random_dataset(64), test::random_dataset(8)};
   FitOptions fo;
   fo.epochs = 1;
   fo.log_every = 0;
@@ -347,7 +336,7 @@ TEST(Checkpoint, DivergedStateIsNeverWrittenAndTheLastGoodOneStays) {
 }
 
 TEST(Checkpoint, NonFiniteWeightsStopTrainingAtTheEndOfAnEpoch) {
-  TrainTestData data{random_dataset(64), random_dataset(8)};
+  TrainTestData data{test::random_dataset(64), test::random_dataset(8)};
   Trainer t(lenet(), sma_options());
   TrainerState s = t.state();
   poison_z(s);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/paths.h"
+#include "common/random_dataset.h"
 #include "common/tiny_dataset.h"
 #include "onnx_import/model_io.h"
 #include "runtime/fit.h"
@@ -145,23 +146,11 @@ TEST(TrainingTuner, TrainingThatEndsFirstKeepsTheBestCountSoFar) {
       << log.str();
 }
 
-Dataset random_dataset(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd;
-  Dataset d;
-  d.images = Tensor(DType::Float32, {n, 1, 28, 28});
-  d.labels = Tensor(DType::Int64, {n});
-  d.num_classes = 10;
-  for (int64_t i = 0; i < d.images.numel(); ++i) d.images.ptr<float>()[i] = nd(rng);
-  for (int64_t i = 0; i < n; ++i) d.labels.ptr<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
-  return d;
-}
-
 // fit() with the tuner: the count changes within the first epochs; every epoch still trains
 // each sample at most once and leaves fewer than a round's samples; the cosine schedule ends
 // near zero at the final count's last round; each metrics line says how many learners trained.
 TEST(FitTuning, EveryEpochTrainsItsSamplesOnceWhileTheCountChanges) {
-  TrainTestData data{random_dataset(240, 5), random_dataset(40, 6)};
+  TrainTestData data{test::random_dataset(240, 5), test::random_dataset(40, 6)};
   std::ostringstream log;
   std::unique_ptr<Trainer> t = build_search_trainer(lenet(), options(4), log);
   ASSERT_EQ(t->built_learners(), 4);
@@ -199,7 +188,7 @@ TEST(FitTuning, EveryEpochTrainsItsSamplesOnceWhileTheCountChanges) {
 
 // Tuning while training needs a count that does not change under a checkpoint.
 TEST(FitTuning, CheckpointsNeedTheCountBeforeTraining) {
-  TrainTestData data{random_dataset(64, 7), random_dataset(8, 8)};
+  TrainTestData data{test::random_dataset(64, 7), test::random_dataset(8, 8)};
   std::ostringstream log;
   Trainer t(lenet(), options(2));
   FitOptions fo;
