@@ -92,13 +92,48 @@ float time_side_by_side(cudaStream_t stream, const Streams& side, int reps,
   return ms;
 }
 
-float time_after_a_first_run(cudaStream_t stream, const Streams& side, int reps,
-                             const std::function<bool(size_t copy, cudaStream_t s)>& launch) {
-  if (!launch(0, stream) || cudaStreamSynchronize(stream) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return -1;
+std::vector<float> time_each_side_by_side(cudaStream_t stream, const Streams& side, int reps, size_t count,
+                                          const std::function<bool(size_t index, size_t copy, cudaStream_t s)>& launch) {
+  std::vector<float> ms(count, -1.0f);
+  std::vector<size_t> runs;  // the configurations whose first run succeeded
+  for (size_t i = 0; i < count; ++i) {
+    if (launch(i, 0, stream) && cudaStreamSynchronize(stream) == cudaSuccess)
+      runs.push_back(i);
+    else
+      (void)cudaGetLastError();
   }
-  return time_side_by_side(stream, side, reps, launch);
+  if (runs.empty()) return ms;
+  const size_t n = side.s.size();
+  Events fork(runs.size(), false), joins(runs.size() * n, false), marks(runs.size() + 1, true);
+  Graph graph;
+  // External event nodes mark where each configuration's runs begin and end in the replay.
+  bool ok = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess &&
+            cudaEventRecordWithFlags(marks.e[0], stream, cudaEventRecordExternal) == cudaSuccess;
+  for (size_t k = 0; ok && k < runs.size(); ++k) {
+    ok = cudaEventRecord(fork.e[k], stream) == cudaSuccess;
+    for (size_t c = 0; ok && c < n; ++c) {
+      ok = cudaStreamWaitEvent(side.s[c], fork.e[k], 0) == cudaSuccess;
+      for (int r = 0; ok && r < reps; ++r) ok = launch(runs[k], c, side.s[c]);
+      ok = ok && cudaEventRecord(joins.e[k * n + c], side.s[c]) == cudaSuccess &&
+           cudaStreamWaitEvent(stream, joins.e[k * n + c], 0) == cudaSuccess;
+    }
+    ok = ok && cudaEventRecordWithFlags(marks.e[k + 1], stream, cudaEventRecordExternal) == cudaSuccess;
+  }
+  const bool ended = cudaStreamEndCapture(stream, &graph.g) == cudaSuccess;  // always end the capture
+  // Replayed twice; the events hold the second replay's times.
+  ok = ok && ended && cudaGraphInstantiate(&graph.exec, graph.g, 0) == cudaSuccess &&
+       cudaGraphLaunch(graph.exec, stream) == cudaSuccess && cudaGraphLaunch(graph.exec, stream) == cudaSuccess &&
+       cudaStreamSynchronize(stream) == cudaSuccess;
+  for (size_t k = 0; ok && k < runs.size(); ++k) {
+    float t = -1;
+    ok = cudaEventElapsedTime(&t, marks.e[k], marks.e[k + 1]) == cudaSuccess;
+    ms[runs[k]] = t / (static_cast<float>(reps) * static_cast<float>(n));
+  }
+  (void)cudaGetLastError();
+  if (!ok)
+    for (size_t i : runs)
+      ms[i] = time_side_by_side(stream, side, reps, [&](size_t copy, cudaStream_t s) { return launch(i, copy, s); });
+  return ms;
 }
 
 double relative_error(const std::vector<float>& got, const std::vector<float>& ref) {

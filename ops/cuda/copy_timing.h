@@ -39,10 +39,15 @@ struct Streams {
 float time_side_by_side(cudaStream_t stream, const Streams& side, int reps,
                         const std::function<bool(size_t copy, cudaStream_t s)>& launch);
 
-// time_side_by_side after one run of copy 0 on `stream` outside the graph (a kernel's first
-// launch may set itself up); negative when that run fails.
-float time_after_a_first_run(cudaStream_t stream, const Streams& side, int reps,
-                             const std::function<bool(size_t copy, cudaStream_t s)>& launch);
+// Milliseconds per run of each of `count` configurations, each timed as time_side_by_side times
+// one (side.s.size() copies side by side, `reps` runs each), but all captured into one CUDA graph,
+// one configuration after another with a timing event between them: a search instantiates one
+// graph instead of one per configuration. `launch(index, copy, stream)` enqueues one run of
+// configuration `index`. Before the capture each configuration runs once alone on `stream` (a
+// kernel's first launch may set itself up); an entry is negative when that run failed. When
+// the one graph cannot be captured or run, each configuration is timed by time_side_by_side.
+std::vector<float> time_each_side_by_side(cudaStream_t stream, const Streams& side, int reps, size_t count,
+                                          const std::function<bool(size_t index, size_t copy, cudaStream_t s)>& launch);
 
 // The largest difference from `ref`, relative to ref's largest magnitude.
 double relative_error(const std::vector<float>& got, const std::vector<float>& ref);
