@@ -418,7 +418,7 @@ def plots(res, out_dir):
                           if isinstance(r.get("target"), (int, float))})
         for t in targets:
             ax.axhline(t, color="gray", linestyle=":", linewidth=1)
-        ax.set_xlabel("seconds: training, and cbtrain's learner search before it (evaluation excluded)")
+        ax.set_xlabel("seconds: training, and what cbtrain's learner search spends before it (evaluation excluded)")
         ax.set_ylabel("test accuracy")
         ax.set_title(f"{MODEL_TITLE.get(m, m)} on Fashion-MNIST: accuracy vs time")
         ax.grid(True, alpha=0.3)

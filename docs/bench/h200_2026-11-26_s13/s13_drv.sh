@@ -5,7 +5,7 @@ set -uo pipefail
 OUT=${OUT:?}
 R=$OUT/r; mkdir -p $R
 echo "commit $(cat .device/session/commit.txt)" > $R/commit.txt
-T0=$SECONDS; rm -rf build-gpu/bench_out
+T0=$SECONDS; [ -n "${FRESH:-}" ] && rm -rf build-gpu/bench_out  # FRESH=1: an empty output folder
 bash scripts/gpu_check.sh $R/check build > $R/build.txt 2>&1; echo "build rc $? after $((SECONDS-T0)) s"
 ONNX=$PWD/.device/onnx/usr
 export CBT_DATA=$PWD/.device/data
