@@ -2,12 +2,17 @@
 // SMA or synchronous SGD with the update kernels of ops/ over flat buffers.
 #include "runtime/trainer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <tuple>
 
 #include "ops/cpu/threads.h"
 
 namespace cbt {
+
+float default_sma_alpha(int k, float sma_momentum) {
+  return std::min(1.0f, (1.0f + sma_momentum) / static_cast<float>(std::max(k, 1)));
+}
 
 Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model), opt_(opt) {
   check_supported(model_, opt.device);
@@ -43,10 +48,10 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
   }
   total_learners_ = local_k * pg.size();
   first_learner_ = local_k * pg.rank();
-  // alpha = 1/k over all learners of all devices and processes, so that the corrections move
-  // z to their mean.
+  // alpha follows k, the count of all learners of all devices and processes
+  // (default_sma_alpha).
   auto_alpha_ = opt_.alpha < 0;
-  if (auto_alpha_) opt_.alpha = 1.0f / static_cast<float>(total_learners_);
+  if (auto_alpha_) opt_.alpha = default_sma_alpha(total_learners_, opt_.sma_momentum);
 
   BindOptions bo;
   bo.batch = opt.batch_size;
@@ -212,7 +217,7 @@ void Trainer::set_active_learners(int per_device) {
   total_learners_ = local_k * opt_.processes->size();
   first_learner_ = local_k * opt_.processes->rank();
   opt_.learners = per_device;
-  if (auto_alpha_) opt_.alpha = 1.0f / static_cast<float>(total_learners_);
+  if (auto_alpha_) opt_.alpha = default_sma_alpha(total_learners_, opt_.sma_momentum);
   upload_hyper();
   synchronize();  // the host tensors of the zero momenta are freed on return
 }

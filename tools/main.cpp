@@ -81,8 +81,11 @@ static int run(int argc, char** argv) {
       ->capture_default_str()->check(CLI::IsMember({"training", "before"}));
   app.add_option("--algorithm", t.algorithm, "sma (model averaging, default with several learners) or ssgd")
       ->check(CLI::IsMember({"sma", "ssgd"}));
-  app.add_option("--alpha", t.alpha, "SMA correction factor (default 1/k)");
-  app.add_option("--sma-momentum", t.sma_momentum, "momentum of the central model")->capture_default_str();
+  app.add_option("--alpha", t.alpha,
+                 "SMA correction factor (default: min(1, (1 + sma-momentum) / k) for k learners in all)")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--sma-momentum", t.sma_momentum, "momentum of the central model")
+      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
   app.add_option("--output,-o", t.output, "write the trained model to this .onnx file");
   app.add_option("--metrics", t.metrics, "write one JSON object per epoch to this file");
   app.add_option("--log-every", t.log_every, "steps between progress lines and TensorBoard scalars (0: none)")

@@ -96,7 +96,7 @@ TEST_P(ActiveLearners, AJoiningLearnerStartsFromTheModel) {
   train(t, b, 0, 10);
   t.set_active_learners(3);
   EXPECT_EQ(t.learners(), 3);
-  EXPECT_FLOAT_EQ(t.options().alpha, 1.0f / 3);
+  EXPECT_FLOAT_EQ(t.options().alpha, (1.0f + 0.9f) / 3);  // the default alpha follows the count
   // SMA: from z; synchronous SGD: a copy of the replica that trained (which z mirrors).
   const auto z = t.central_parameters();
   for (int j = 1; j < 3; ++j) expect_equal(t.replica_parameters(j), z, "replica " + std::to_string(j));
@@ -177,6 +177,23 @@ TEST(ActiveLearnersCount, MustBeBetweenOneAndTheLearnersBuilt) {
     }
   }
   EXPECT_EQ(t.learners(), 2);
+}
+
+// The default alpha is min(1, (1 + mu_z) / k) for the learners that train, and follows the
+// count and the central momentum.
+TEST(ActiveLearnersCount, TheDefaultAlphaFollowsTheCountAndTheCentralMomentum) {
+  ImportedModel m = load_model(data("sma_model.onnx"));
+  TrainerOptions to = options(Algorithm::Sma, 4, Batches().batch());
+  to.sma_momentum = 0.5f;
+  Trainer t(m.graph, to);
+  EXPECT_FLOAT_EQ(t.options().alpha, 1.5f / 4);
+  t.set_active_learners(3);
+  EXPECT_FLOAT_EQ(t.options().alpha, 0.5f);
+  t.set_active_learners(1);
+  EXPECT_FLOAT_EQ(t.options().alpha, 1.0f);  // one learner: not beyond z
+  EXPECT_FLOAT_EQ(default_sma_alpha(14, 0.9f), 1.9f / 14);
+  EXPECT_FLOAT_EQ(default_sma_alpha(2, 0.9f), 0.95f);
+  EXPECT_FLOAT_EQ(default_sma_alpha(4, 0.0f), 0.25f);
 }
 
 // An alpha given in the options stays when the count changes.

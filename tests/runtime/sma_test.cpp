@@ -43,6 +43,7 @@ void run_against_reference(Algorithm algo, const std::string& name) {
   to.learners = static_cast<int>(k);
   to.algorithm = algo;
   to.sma_momentum = 0.9f;
+  to.alpha = 1.0f / static_cast<float>(k);  // the reference's (make_sma_reference.py)
   to.optimizer.lr = 0.1f;
   to.optimizer.momentum = 0.9f;
   to.optimizer.weight_decay = 1e-3f;
