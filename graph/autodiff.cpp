@@ -271,6 +271,7 @@ TrainingGraph build_training_graph(const BoundGraph& bound, const TrainingGraphO
     std::set<std::string> exposed{tg.loss, tg.prediction};
     for (const auto& o : g.outputs) exposed.insert(o.name);
     fuse_loss_gradient(g, tg.types, exposed);
+    fuse_gradient_sum_relu(g, tg.types, exposed);
   }
 
   std::set<std::string> taken;  // each parameter's gradient must be a value of its own

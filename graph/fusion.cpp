@@ -1,4 +1,5 @@
-// fuse_relu: a BatchNormTraining, Gemm or Conv and the Relu after it as one node;
+// fuse_relu: a BatchNormTraining, Gemm, Conv or Add and the Relu after it as one node;
+// fuse_gradient_sum_relu: a sum of two gradients and the ReluGrad after it as one node;
 // fuse_loss_gradient: the softmax cross-entropy and its gradient as one node.
 #include "graph/fusion.h"
 
@@ -7,9 +8,27 @@
 
 namespace cbt {
 
-bool takes_fused_relu(const Node& n) {
+namespace {
+
+// An Add of two float tensors of its output's type: no broadcasting.
+bool is_plain_float_add(const Node& n, const std::map<std::string, ValueType>& types) {
+  if (!n.domain.empty() || n.op_type != "Add" || n.inputs.size() != 2 || n.outputs.size() != 1)
+    return false;
+  auto y = types.find(n.outputs[0]);
+  if (y == types.end() || (y->second.dtype != DType::Float32 && y->second.dtype != DType::Float64))
+    return false;
+  for (const auto& in : n.inputs) {
+    auto t = types.find(in);
+    if (in.empty() || t == types.end() || t->second != y->second) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool takes_fused_relu(const Node& n, const std::map<std::string, ValueType>& types) {
   if (n.domain == kCbtDomain) return n.op_type == "BatchNormTraining";
-  return n.domain.empty() && (n.op_type == "Gemm" || n.op_type == "Conv");
+  return n.domain.empty() && (n.op_type == "Gemm" || n.op_type == "Conv" || is_plain_float_add(n, types));
 }
 
 namespace {
@@ -65,7 +84,7 @@ int fuse_relu(Graph& g, std::map<std::string, ValueType>& types,
   std::vector<bool> drop(g.nodes.size(), false);
   int fused = 0;
   for (Node& n : g.nodes) {
-    if (!takes_fused_relu(n) || n.attrs.get_int("relu", 0)) continue;
+    if (!takes_fused_relu(n, types) || n.attrs.get_int("relu", 0)) continue;
     const std::string y = n.outputs[0];
     auto it = readers.find(y);
     if (exposed.count(y) || it == readers.end() || it->second.size() != 1) continue;
@@ -75,6 +94,34 @@ int fuse_relu(Graph& g, std::map<std::string, ValueType>& types,
     n.attrs.set("relu", int64_t{1});
     drop[it->second[0]] = true;
     types.erase(y);
+    ++fused;
+  }
+  if (fused) drop_nodes(g, drop);
+  return fused;
+}
+
+int fuse_gradient_sum_relu(Graph& g, std::map<std::string, ValueType>& types,
+                           const std::set<std::string>& exposed) {
+  const auto readers = readers_of(g);
+  std::map<std::string, size_t> producer;  // value -> the node that writes it
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const auto& out : g.nodes[i].outputs)
+      if (!out.empty()) producer[out] = i;
+  std::vector<bool> drop(g.nodes.size(), false);
+  int fused = 0;
+  for (Node& rg : g.nodes) {
+    if (rg.domain != kCbtDomain || rg.op_type != "ReluGrad" || rg.inputs.size() != 2) continue;
+    const std::string sum = rg.inputs[0];
+    auto p = producer.find(sum);
+    if (p == producer.end() || drop[p->second] || exposed.count(sum) || readers.at(sum).size() != 1)
+      continue;
+    const Node& add = g.nodes[p->second];
+    if (!is_plain_float_add(add, types) || add.attrs.get_int("relu", 0) ||
+        types.at(sum) != types.at(rg.inputs[1]))
+      continue;
+    rg.inputs = {add.inputs[0], rg.inputs[1], add.inputs[1]};
+    drop[p->second] = true;
+    types.erase(sum);
     ++fused;
   }
   if (fused) drop_nodes(g, drop);

@@ -15,12 +15,22 @@ namespace cbt {
 // its result feeds nothing but that Relu and is not in `exposed` (values the caller reads).
 // The nodes that take relu=1: BatchNormTraining (its gradient BatchNormGrad relu=1), Gemm and
 // Conv (GemmGrad / ConvGrad relu=1); every gradient of a fused node takes the fused output Y
-// as an extra input and counts dY where Y > 0, as ReluGrad does. Returns the pairs fused.
+// as an extra input and counts dY where Y > 0, as ReluGrad does. An Add of two float tensors
+// of its output's shape (a residual connection) takes relu=1 too; its gradient is the Relu's
+// ReluGrad on Y. Returns the pairs fused.
 int fuse_relu(Graph& g, std::map<std::string, ValueType>& types,
               const std::set<std::string>& exposed);
 
-// Whether `n` is an op that fuse_relu folds a following Relu into.
-bool takes_fused_relu(const Node& n);
+// Whether `n` is an op that fuse_relu folds a following Relu into (an Add only where its
+// operands have its output's type, which `types` tells).
+bool takes_fused_relu(const Node& n, const std::map<std::string, ValueType>& types);
+
+// A sum of two gradients (an Add of two float tensors of one shape) that feeds nothing but a
+// ReluGrad becomes that ReluGrad's third input: ReluGrad(a, Y, b) = (a + b) where Y > 0, one
+// pass instead of two. The sum of a residual block's two paths meets the Relu of the block
+// before it this way. Run after the backward nodes are emitted. Returns the pairs fused.
+int fuse_gradient_sum_relu(Graph& g, std::map<std::string, ValueType>& types,
+                           const std::set<std::string>& exposed);
 
 // The softmax cross-entropy and its gradient as one node, when the gradient's dLoss is a
 // constant (the loss's seed): SoftmaxCrossEntropy takes dLoss as a third input and writes

@@ -64,8 +64,9 @@ static int run(int argc, char** argv) {
   app.add_option("--cuda-graphs", t.cuda_graphs, "replay each learner's iteration as a CUDA graph")
       ->capture_default_str()->check(CLI::IsMember({"on", "off"}));
   app.add_option("--fusion", t.fusion,
-                 "fold each Relu into the BatchNorm, Gemm or Conv before it, and the loss's gradient into\n"
-                 "the loss (same results, fewer passes)")
+                 "fold each Relu into the BatchNorm, Gemm, Conv or residual Add before it, a sum of two\n"
+                 "gradients into the ReluGrad after it, and the loss's gradient into the loss (same\n"
+                 "results, fewer passes)")
       ->capture_default_str()->check(CLI::IsMember({"on", "off"}));
   app.add_option("--autotune-threshold", t.autotune_threshold,
                  "--learners auto adds learners while throughput rises by more than this")

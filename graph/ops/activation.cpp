@@ -21,6 +21,8 @@ std::vector<ValueType> infer_activation_grad(const InferContext& ctx) {
   const ValueType& dy = ctx.input(0);
   if (dy.dtype != DType::Float32 && dy.dtype != DType::Float64) ctx.fail("dY must be float");
   if (ctx.input(1) != dy) ctx.fail("dY and saved tensor differ in type or shape");
+  if (ctx.num_inputs() > 2 && (ctx.node.op_type != "ReluGrad" || ctx.input(2) != dy))
+    ctx.fail("only ReluGrad takes a third input, a second dY of dY's type and shape");
   return {dy};
 }
 
@@ -97,7 +99,7 @@ CBT_REGISTER_SCHEMA({"", "Gelu", infer_activation, activation_grad("GeluGrad", f
                      "Gaussian error linear unit (approximate none or tanh)"});
 
 CBT_REGISTER_SCHEMA({kCbtDomain, "ReluGrad", infer_activation_grad, {}, {}, {},
-                     "(dY, Y) -> dY where Y > 0"});
+                     "(dY, Y[, dY2]) -> dY (+ dY2) where Y > 0 (dY2: fuse_gradient_sum_relu)"});
 CBT_REGISTER_SCHEMA({kCbtDomain, "LeakyReluGrad", infer_activation_grad, {}, {}, {},
                      "(dY, X) -> dY or alpha dY"});
 CBT_REGISTER_SCHEMA({kCbtDomain, "SigmoidGrad", infer_activation_grad, {}, {}, {},

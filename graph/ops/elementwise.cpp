@@ -57,11 +57,15 @@ std::string neg(GradContext& c, const std::string& v) {
   return c.g.emit("Neg", "", {v}, 1, {}, "neg")[0];
 }
 
+// An Add with relu=1 (graph/fusion.h, fuse_relu) first counts dY where its output Y > 0, as
+// the Relu's ReluGrad would.
 std::vector<std::string> grad_add_sub(GradContext& c, bool sub) {
   std::vector<std::string> d(2);
   if (c.dY[0].empty()) return d;
-  if (c.wants[0]) d[0] = reduce_to(c, c.dY[0], 0);
-  if (c.wants[1]) d[1] = sub ? neg(c, reduce_to(c, c.dY[0], 1)) : reduce_to(c, c.dY[0], 1);
+  std::string dy = c.dY[0];
+  if (!sub && c.node.attrs.get_int("relu", 0)) dy = c.g.emit1("ReluGrad", {dy, c.node.outputs[0]}, {});
+  if (c.wants[0]) d[0] = reduce_to(c, dy, 0);
+  if (c.wants[1]) d[1] = sub ? neg(c, reduce_to(c, dy, 1)) : reduce_to(c, dy, 1);
   return d;
 }
 

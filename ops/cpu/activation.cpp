@@ -45,8 +45,22 @@ bool gelu_tanh(const KernelContext& ctx) {
 }
 
 void relu(KernelContext& ctx) { activation(ctx, [](auto x) { return x > 0 ? x : decltype(x)(0); }); }
+// A third input (graph/fusion.h, fuse_gradient_sum_relu) is a second dY, added first.
 void relu_grad(KernelContext& ctx) {
-  activation_grad(ctx, [](auto dy, auto y) { return y > 0 ? dy : decltype(dy)(0); });
+  if (!ctx.has_in(2)) {
+    activation_grad(ctx, [](auto dy, auto y) { return y > 0 ? dy : decltype(dy)(0); });
+    return;
+  }
+  dispatch_float(ctx.in(0).dtype(), [&]<class T>() {
+    const T *a = ctx.in(0).ptr<T>(), *y = ctx.in(1).ptr<T>(), *b = ctx.in(2).ptr<T>();
+    T* dx = ctx.out(0).ptr<T>();
+    int64_t n = ctx.out(0).numel();
+#pragma omp parallel for simd schedule(static) if (n >= kParallelMin)
+    for (int64_t i = 0; i < n; ++i) {
+      T s = a[i] + b[i];
+      dx[i] = y[i] > 0 ? s : T(0);
+    }
+  });
 }
 
 void leaky_relu(KernelContext& ctx) {

@@ -19,7 +19,17 @@ void binary_kernel(KernelContext& ctx, Op op) {
   });
 }
 
-void add(KernelContext& ctx) { binary_kernel(ctx, [](auto u, auto v) { return u + v; }); }
+// relu=1 (graph/fusion.h): max(a + b, 0), as a Relu after the Add computes it.
+void add(KernelContext& ctx) {
+  if (ctx.node.attrs.get_int("relu", 0)) {
+    binary_kernel(ctx, [](auto u, auto v) {
+      auto s = u + v;
+      return s > 0 ? s : decltype(s)(0);
+    });
+  } else {
+    binary_kernel(ctx, [](auto u, auto v) { return u + v; });
+  }
+}
 void sub(KernelContext& ctx) { binary_kernel(ctx, [](auto u, auto v) { return u - v; }); }
 void mul(KernelContext& ctx) { binary_kernel(ctx, [](auto u, auto v) { return u * v; }); }
 

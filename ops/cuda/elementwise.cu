@@ -13,6 +13,14 @@ struct AddOp {
   template <class T>
   __device__ T operator()(T u, T v) const { return u + v; }
 };
+// relu=1 (graph/fusion.h): max(a + b, 0), as a Relu after the Add computes it.
+struct AddReluOp {
+  template <class T>
+  __device__ T operator()(T u, T v) const {
+    T s = u + v;
+    return s > 0 ? s : T(0);
+  }
+};
 struct SubOp {
   template <class T>
   __device__ T operator()(T u, T v) const { return u - v; }
@@ -72,6 +80,11 @@ void binary(KernelContext& ctx) {
     binary_map(cc.stream, a.ptr<T>(), a.shape(), b.ptr<T>(), b.shape(), y.ptr<T>(), y.shape(),
                Op{});
   });
+}
+
+void add(KernelContext& ctx) {
+  if (ctx.node.attrs.get_int("relu", 0)) binary<AddReluOp>(ctx);
+  else binary<AddOp>(ctx);
 }
 
 // a: float; b: float or integer exponent; y: broadcast shape.
@@ -285,7 +298,7 @@ void erf_grad(KernelContext& ctx) {
 
 }  // namespace
 
-CBT_REGISTER_KERNEL("", "Add", DeviceKind::CUDA, binary<AddOp>);
+CBT_REGISTER_KERNEL("", "Add", DeviceKind::CUDA, add);
 CBT_REGISTER_KERNEL("", "Sub", DeviceKind::CUDA, binary<SubOp>);
 CBT_REGISTER_KERNEL("", "Mul", DeviceKind::CUDA, binary<MulOp>);
 CBT_REGISTER_KERNEL("", "Div", DeviceKind::CUDA, binary<DivOp>);

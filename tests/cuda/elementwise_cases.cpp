@@ -132,6 +132,12 @@ std::vector<CudaCase> arithmetic_cases() {
   v.push_back(forward_case("Add/int32", add,
                            {ints({5, 3}, -50, 50, 17, DType::Int32),
                             ints({5, 3}, -50, 50, 18, DType::Int32)}, kElem));
+  // Operands of one shape whose size is a multiple of 4: the float4 kernel.
+  v.push_back(make_case("Add/same_shape_vec4", add, {rnd({2, 16, 8, 8}, 21), rnd({2, 16, 8, 8}, 22)}, kElem));
+  // relu=1 (graph/fusion.h): max(a + b, 0); its gradient counts dY where the output > 0.
+  Node add_relu = make_node("Add", 2, 1, attr_i("relu", 1));
+  v.push_back(make_case("Add/relu_vec4", add_relu, {rnd({2, 16, 8, 8}, 23), rnd({2, 16, 8, 8}, 24)}, kElem));
+  v.push_back(make_case("Add/relu_odd", add_relu, {rnd({3, 5, 7}, 25), rnd({3, 5, 7}, 26)}, kElem));
   v.push_back(make_case("Sub/same_shape", sub, {rnd({6, 11}, 19), rnd({6, 11}, 20)}, kElem));
   v.push_back(make_case("Sub/broadcast_rank_differs", sub, {rnd({5, 1, 3}, 21), rnd({4, 3}, 22)}, kSum));
   v.push_back(make_case("Sub/scalar_first", sub, {rnd({1}, 23), rnd({3, 8}, 24)}, kSum));
@@ -222,6 +228,13 @@ std::vector<CudaCase> activation_cases() {
   std::vector<CudaCase> v;
   v.push_back(make_case("Relu/nchw_odd", make_node("Relu", 1, 1), {rnd({2, 3, 5, 7}, 100)}, kElem));
   v.push_back(make_case("Relu/batch1", make_node("Relu", 1, 1), {rnd({1, 13}, 101)}, kElem));
+  // ReluGrad with a second dY (graph/fusion.h, fuse_gradient_sum_relu): (dY + dY2) where Y > 0;
+  // float4 and scalar kernels.
+  Node relu_grad_sum = make_node("ReluGrad", 3, 1, {}, kCbtDomain);
+  v.push_back(forward_case("ReluGrad/second_dy_vec4", relu_grad_sum,
+                           {rnd({2, 16, 8, 8}, 109), rnd({2, 16, 8, 8}, 110), rnd({2, 16, 8, 8}, 111)}, kElem));
+  v.push_back(forward_case("ReluGrad/second_dy_odd", relu_grad_sum,
+                           {rnd({3, 5, 7}, 112), rnd({3, 5, 7}, 113), rnd({3, 5, 7}, 114)}, kElem));
   v.push_back(make_case("LeakyRelu/alpha_0.2", make_node("LeakyRelu", 1, 1, attr_f("alpha", 0.2f)),
                         {rnd({3, 11}, 102)}, kElem));
   v.push_back(make_case("LeakyRelu/default_alpha", make_node("LeakyRelu", 1, 1),

@@ -68,6 +68,25 @@ TEST(ActivationTest, Gradients) {
   EXPECT_TRUE(r.ok) << r.report;
 }
 
+// ReluGrad with a second dY (graph/fusion.h, fuse_gradient_sum_relu): (dY + dY2) where Y > 0,
+// bit for bit as the Add and the ReluGrad it replaces.
+TEST(ActivationTest, ReluGradWithASecondGradientAddsItWhereYIsPositive) {
+  for (const Shape& s : {Shape{2, 3, 4, 5}, Shape{100, 400}}) {  // serial and parallel paths
+    Tensor a = random_tensor(DType::Float32, s, 41), y = random_tensor(DType::Float32, s, 42),
+           b = random_tensor(DType::Float32, s, 43);
+    Tensor dx = run_node(make_node("ReluGrad", 3, 1, {}, kCbtDomain), {a, y, b})[0];
+    Tensor sum = run_node(make_node("Add", 2, 1), {a, b})[0];
+    Tensor plain = run_node(make_node("ReluGrad", 2, 1, {}, kCbtDomain), {sum, y})[0];
+    int64_t zeros = 0;
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      ASSERT_EQ(dx.ptr<float>()[i], plain.ptr<float>()[i]) << i;
+      zeros += y.ptr<float>()[i] <= 0;
+    }
+    EXPECT_GT(zeros, 0);
+    EXPECT_LT(zeros, a.numel());
+  }
+}
+
 TEST(ActivationTest, ShapeInferenceFailures) {
   Tensor i = Tensor::from_i64({1, 2}, {2});
   for (const Act& a : activations())
@@ -78,6 +97,12 @@ TEST(ActivationTest, ShapeInferenceFailures) {
   EXPECT_THROW(infer_node(make_node("ReluGrad", 2, 1, {}, kCbtDomain),
                           {random_tensor(DType::Float32, {2}, 1), random_tensor(DType::Float32, {3}, 1)}, 20),
                ModelError);
+  // A second dY must have dY's shape, and only ReluGrad takes one.
+  Tensor two = random_tensor(DType::Float32, {2}, 1);
+  EXPECT_THROW(infer_node(make_node("ReluGrad", 3, 1, {}, kCbtDomain), {two, two, random_tensor(DType::Float32, {3}, 1)}, 20),
+               ModelError);
+  EXPECT_THROW(infer_node(make_node("SigmoidGrad", 3, 1, {}, kCbtDomain), {two, two, two}, 20), ModelError);
+  EXPECT_EQ(infer_node(make_node("ReluGrad", 3, 1, {}, kCbtDomain), {two, two, two}, 20).at(0).shape, Shape{2});
 }
 
 TEST(DropoutTest, InferenceIsIdentity) {

@@ -115,6 +115,28 @@ TEST(ElementwiseTest, BinaryGradients) {
   check_binary_grads("Pow", true);
 }
 
+// relu=1 (graph/fusion.h, fuse_relu): max(a + b, 0) bit for bit as Add then Relu, and its
+// gradient (a ReluGrad on the output) against finite differences.
+TEST(ElementwiseTest, AddWithReluIsTheAddThenTheRelu) {
+  Attributes relu;
+  relu.set("relu", int64_t{1});
+  for (const Shape& s : {Shape{7}, Shape{100, 400}}) {  // serial and parallel paths
+    Tensor a = random_tensor(DType::Float32, s, 31), b = random_tensor(DType::Float32, s, 32);
+    Tensor fused = run_node(make_node("Add", 2, 1, relu), {a, b})[0];
+    Tensor plain = run_node(make_node("Relu", 1, 1), {run_node(make_node("Add", 2, 1), {a, b})[0]})[0];
+    int64_t positive = 0;
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      ASSERT_EQ(fused.ptr<float>()[i], plain.ptr<float>()[i]) << i;
+      positive += fused.ptr<float>()[i] > 0;
+    }
+    EXPECT_GT(positive, 0);
+    EXPECT_LT(positive, a.numel());
+  }
+  auto r = grad_check(make_node("Add", 2, 1, relu),
+                      {random_tensor(DType::Float64, {3, 5}, 33), random_tensor(DType::Float64, {3, 5}, 34)});
+  EXPECT_TRUE(r.ok) << r.report;
+}
+
 TEST(ElementwiseTest, PowForwardAndIntegerExponent) {
   Tensor a = Tensor::from_f32({1.5f, -2.0f, 3.0f}, {3});
   auto sq = run_node(make_node("Pow", 2, 1), {a, Tensor::scalar_f32(2.0f)})[0];

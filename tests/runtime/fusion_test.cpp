@@ -1,5 +1,6 @@
-// Fusion (graph/fusion.h): BatchNorm, Gemm or Conv with the Relu after it as one node, and the
-// softmax cross-entropy with its gradient. The fused training step computes exactly what the
+// Fusion (graph/fusion.h): BatchNorm, Gemm, Conv or a residual Add with the Relu after it as one
+// node, a sum of two gradients with the ReluGrad after it, and the softmax cross-entropy with
+// its gradient. The fused training step computes exactly what the
 // unfused one does, with fewer nodes.
 #include <gtest/gtest.h>
 
@@ -72,21 +73,30 @@ struct FusedAndPlain {
         plain(train(model.graph, false, &plain_step)) {}
 };
 
-TEST(Fusion, BatchNormReluTrainsResNet20BitForBitAsTheSeparateNodes) {
+TEST(Fusion, BatchNormAndResidualAddReluTrainResNet20BitForBitAsTheSeparateNodes) {
   FusedAndPlain r("models/resnet20/resnet20.ts17.onnx");
   const Graph &fused_step = r.fused_step, &plain_step = r.plain_step;
 
-  // ResNet-20: 19 Relus, 10 of them right after a BatchNorm (the other 9 follow the residual
-  // Add); each fused pair also drops its ReluGrad.
+  // ResNet-20: 19 Relus, 10 of them right after a BatchNorm (each fused pair also drops its
+  // ReluGrad), the other 9 after a block's residual Add (the Add's gradient keeps the ReluGrad).
   EXPECT_EQ(count(plain_step, "Relu", false), 19);
-  EXPECT_EQ(count(fused_step, "Relu", false), 9);
+  EXPECT_EQ(count(plain_step, "ReluGrad", false), 19);
+  EXPECT_EQ(count(fused_step, "Relu", false), 0);
   EXPECT_EQ(count(fused_step, "BatchNormTraining", true), 10);
   EXPECT_EQ(count(fused_step, "BatchNormGrad", true), 10);
-  EXPECT_EQ(count(fused_step, "ReluGrad", false), count(plain_step, "ReluGrad", false) - 10);
+  EXPECT_EQ(count(fused_step, "Add", true), 9);
+  EXPECT_EQ(count(fused_step, "ReluGrad", false), 9);
+  // A block's input feeds its first convolution and its shortcut, so its gradient is a sum of
+  // two, which the ReluGrad of the block before takes as its third input: 8 of the 9 (the last
+  // block's output feeds only the pooling).
+  int with_sum = 0;
+  for (const Node& n : fused_step.nodes)
+    if (n.op_type == "ReluGrad" && n.inputs.size() == 3) ++with_sum;
+  EXPECT_EQ(with_sum, 8);
   // The loss and its gradient: one node.
   EXPECT_EQ(count(plain_step, "SoftmaxCrossEntropyGrad", false), 1);
   EXPECT_EQ(count(fused_step, "SoftmaxCrossEntropyGrad", false), 0);
-  EXPECT_EQ(fused_step.nodes.size() + 21, plain_step.nodes.size());
+  EXPECT_EQ(fused_step.nodes.size() + 10 + 9 + 1 + 8 + 10, plain_step.nodes.size());
 
   expect_same_training(r.model.graph, r.fused, r.plain, 100000);
 }
@@ -148,6 +158,68 @@ TEST(Fusion, AReluWhoseInputIsReadElsewhereIsNotFused) {
   EXPECT_EQ(types.count("h2"), 0u);
   EXPECT_EQ(g.nodes[4].attrs.get_int("relu", 0), 0);
   EXPECT_EQ(g.nodes[5].op_type, "Relu");
+}
+
+Node node_of(const std::string& op, std::vector<std::string> in, std::string out,
+             const std::string& domain = "") {
+  Node n;
+  n.op_type = op;
+  n.domain = domain;
+  n.inputs = std::move(in);
+  n.outputs = {std::move(out)};
+  n.name = n.outputs[0];
+  return n;
+}
+
+// An Add takes the Relu after it only where both operands have its output's type (a residual
+// connection): a broadcast bias or integer data keep their Relu.
+TEST(Fusion, OnlyAnAddOfTwoFloatTensorsOfItsShapeTakesTheRelu) {
+  Graph g;
+  g.nodes.push_back(node_of("Add", {"a", "b"}, "s1"));
+  g.nodes.push_back(node_of("Relu", {"s1"}, "r1"));   // fused
+  g.nodes.push_back(node_of("Add", {"r1", "c"}, "s2"));
+  g.nodes.push_back(node_of("Relu", {"s2"}, "r2"));   // c is a broadcast bias: not fused
+  g.nodes.push_back(node_of("Add", {"i", "j"}, "s3"));
+  g.nodes.push_back(node_of("Relu", {"s3"}, "r3"));   // int64: not fused
+  const ValueType f{DType::Float32, {2, 3}}, i64{DType::Int64, {2, 3}};
+  std::map<std::string, ValueType> types{{"a", f}, {"b", f}, {"s1", f}, {"r1", f}, {"s2", f}, {"r2", f},
+                                         {"c", ValueType{DType::Float32, {3}}},
+                                         {"i", i64}, {"j", i64}, {"s3", i64}, {"r3", i64}};
+  EXPECT_EQ(fuse_relu(g, types, {}), 1);
+  ASSERT_EQ(g.nodes.size(), 5u);
+  EXPECT_EQ(g.nodes[0].attrs.get_int("relu", 0), 1);
+  EXPECT_EQ(g.nodes[0].outputs[0], "r1");
+  EXPECT_EQ(g.nodes[1].attrs.get_int("relu", 0), 0);
+  EXPECT_EQ(g.nodes[2].op_type, "Relu");
+  EXPECT_EQ(g.nodes[3].attrs.get_int("relu", 0), 0);
+  EXPECT_EQ(g.nodes[4].op_type, "Relu");
+}
+
+// A sum of two gradients becomes the ReluGrad's third input only where nothing else reads the
+// sum, nobody outside the step does, and its operands have its shape.
+TEST(Fusion, AGradientSumJoinsTheReluGradOnlyWhenItFeedsNothingElse) {
+  enum Case { kFused, kReadElsewhere, kExposed, kBroadcast };
+  auto make = [](Case c) {
+    Graph g;
+    g.nodes.push_back(node_of("Add", {"g1", c == kBroadcast ? "bias" : "g2"}, "sum"));
+    g.nodes.push_back(node_of("ReluGrad", {"sum", "y"}, "dx", kCbtDomain));
+    if (c == kReadElsewhere) g.nodes.push_back(node_of("Neg", {"sum"}, "other"));
+    const ValueType f{DType::Float32, {4, 5}};
+    std::map<std::string, ValueType> types{{"g1", f}, {"g2", f}, {"sum", f}, {"y", f}, {"dx", f},
+                                           {"bias", ValueType{DType::Float32, {5}}}};
+    const int fused = fuse_gradient_sum_relu(g, types, c == kExposed ? std::set<std::string>{"sum"}
+                                                                       : std::set<std::string>{});
+    return std::tuple{fused, g, types};
+  };
+  auto [fused, g, types] = make(kFused);
+  EXPECT_EQ(fused, 1);
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_EQ(g.nodes[0].op_type, "ReluGrad");
+  EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"g1", "y", "g2"}));
+  EXPECT_EQ(types.count("sum"), 0u);
+  EXPECT_EQ(std::get<0>(make(kReadElsewhere)), 0);
+  EXPECT_EQ(std::get<0>(make(kExposed)), 0);
+  EXPECT_EQ(std::get<0>(make(kBroadcast)), 0);
 }
 
 // The loss gradient is fused only where its dLoss is a constant (the seed) and nothing else
