@@ -197,9 +197,10 @@ TEST(Cli, TheLearnerSearchsSecondsAreLoggedAndInTheMetrics) {
   ASSERT_TRUE(std::getline(m, line));
   std::smatch field;
   ASSERT_TRUE(std::regex_search(line, field, std::regex(R"("autotune_s": ([0-9.]+),)"))) << line;
-  // The metrics count the whole search, of which the log's figure is a part.
+  // The metrics count the whole search, of which the log's figure is a part; the log rounds
+  // to a tenth of a second (up to 0.05 s up), the metrics to a thousandth.
   EXPECT_GT(std::stod(field[1].str()), 0.0) << line;
-  EXPECT_GE(std::stod(field[1].str()) + 0.05, std::stod(chose[1].str())) << line;
+  EXPECT_GE(std::stod(field[1].str()) + 0.0505, std::stod(chose[1].str())) << line;
 }
 
 // --learners auto by default times the counts on the first rounds of training: the header
