@@ -41,6 +41,14 @@ std::map<std::string, std::vector<size_t>> readers_of(const Graph& g) {
   return readers;
 }
 
+std::map<std::string, size_t> producers_of(const Graph& g) {
+  std::map<std::string, size_t> producer;  // value -> the node that writes it
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const auto& out : g.nodes[i].outputs)
+      if (!out.empty()) producer[out] = i;
+  return producer;
+}
+
 void drop_nodes(Graph& g, const std::vector<bool>& drop) {
   std::vector<Node> kept;
   kept.reserve(g.nodes.size());
@@ -103,10 +111,7 @@ int fuse_relu(Graph& g, std::map<std::string, ValueType>& types,
 int fuse_gradient_sum_relu(Graph& g, std::map<std::string, ValueType>& types,
                            const std::set<std::string>& exposed) {
   const auto readers = readers_of(g);
-  std::map<std::string, size_t> producer;  // value -> the node that writes it
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (const auto& out : g.nodes[i].outputs)
-      if (!out.empty()) producer[out] = i;
+  const auto producer = producers_of(g);
   std::vector<bool> drop(g.nodes.size(), false);
   int fused = 0;
   for (Node& rg : g.nodes) {
@@ -116,8 +121,9 @@ int fuse_gradient_sum_relu(Graph& g, std::map<std::string, ValueType>& types,
     if (p == producer.end() || drop[p->second] || exposed.count(sum) || readers.at(sum).size() != 1)
       continue;
     const Node& add = g.nodes[p->second];
-    if (!is_plain_float_add(add, types) || add.attrs.get_int("relu", 0) ||
-        types.at(sum) != types.at(rg.inputs[1]))
+    auto y = types.find(rg.inputs[1]);
+    if (!is_plain_float_add(add, types) || add.attrs.get_int("relu", 0) || y == types.end() ||
+        types.at(sum) != y->second)
       continue;
     rg.inputs = {add.inputs[0], rg.inputs[1], add.inputs[1]};
     drop[p->second] = true;
@@ -131,10 +137,7 @@ int fuse_gradient_sum_relu(Graph& g, std::map<std::string, ValueType>& types,
 int fuse_loss_gradient(Graph& g, std::map<std::string, ValueType>& types,
                        const std::set<std::string>& exposed) {
   const auto readers = readers_of(g);
-  std::map<std::string, size_t> producer;  // value -> the node that writes it
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (const auto& out : g.nodes[i].outputs)
-      if (!out.empty()) producer[out] = i;
+  const auto producer = producers_of(g);
   std::vector<bool> drop(g.nodes.size(), false);
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
