@@ -127,25 +127,28 @@ TEST(Fusion, ConvAndGemmReluTrainLeNet5BitForBitAsTheSeparateNodes) {
   expect_same_training(r.model.graph, r.fused, r.plain, 50000);
 }
 
+Node node_of(const std::string& op, std::vector<std::string> in, std::string out,
+             const std::string& domain = "") {
+  Node n;
+  n.op_type = op;
+  n.domain = domain;
+  n.inputs = std::move(in);
+  n.outputs = {std::move(out)};
+  n.name = n.outputs[0];
+  return n;
+}
+
 // A Relu whose input is also read elsewhere, or is the model's output, stays a node of its
 // own: the value before the Relu must exist.
 TEST(Fusion, AReluWhoseInputIsReadElsewhereIsNotFused) {
   Graph g;
-  auto node = [](std::string op, std::vector<std::string> in, std::string out) {
-    Node n;
-    n.op_type = std::move(op);
-    n.inputs = std::move(in);
-    n.outputs = {std::move(out)};
-    n.name = n.outputs[0];
-    return n;
-  };
-  g.nodes.push_back(node("Gemm", {"x", "w1", "b1"}, "h1"));
-  g.nodes.push_back(node("Relu", {"h1"}, "r1"));
-  g.nodes.push_back(node("Add", {"r1", "h1"}, "s"));  // h1 read twice: not fused
-  g.nodes.push_back(node("Conv", {"s", "w2"}, "h2"));
-  g.nodes.push_back(node("Relu", {"h2"}, "r2"));      // fused
-  g.nodes.push_back(node("Gemm", {"r2", "w3"}, "out"));
-  g.nodes.push_back(node("Relu", {"out"}, "r3"));     // `out` exposed: not fused
+  g.nodes.push_back(node_of("Gemm", {"x", "w1", "b1"}, "h1"));
+  g.nodes.push_back(node_of("Relu", {"h1"}, "r1"));
+  g.nodes.push_back(node_of("Add", {"r1", "h1"}, "s"));  // h1 read twice: not fused
+  g.nodes.push_back(node_of("Conv", {"s", "w2"}, "h2"));
+  g.nodes.push_back(node_of("Relu", {"h2"}, "r2"));      // fused
+  g.nodes.push_back(node_of("Gemm", {"r2", "w3"}, "out"));
+  g.nodes.push_back(node_of("Relu", {"out"}, "r3"));     // `out` exposed: not fused
   std::map<std::string, ValueType> types;
   for (const char* v : {"h1", "r1", "s", "h2", "r2", "out", "r3"})
     types[v] = ValueType{DType::Float32, {2, 3}};
@@ -158,17 +161,6 @@ TEST(Fusion, AReluWhoseInputIsReadElsewhereIsNotFused) {
   EXPECT_EQ(types.count("h2"), 0u);
   EXPECT_EQ(g.nodes[4].attrs.get_int("relu", 0), 0);
   EXPECT_EQ(g.nodes[5].op_type, "Relu");
-}
-
-Node node_of(const std::string& op, std::vector<std::string> in, std::string out,
-             const std::string& domain = "") {
-  Node n;
-  n.op_type = op;
-  n.domain = domain;
-  n.inputs = std::move(in);
-  n.outputs = {std::move(out)};
-  n.name = n.outputs[0];
-  return n;
 }
 
 // An Add takes the Relu after it only where both operands have its output's type (a residual
