@@ -180,9 +180,6 @@ void operand_grad(const CudaContext& cc, cublasHandle_t h, const MatDims& d,
   }
 }
 
-const float* fptr(const Tensor& t) { return static_cast<const float*>(t.data()); }
-float* fptr_out(Tensor& t) { return static_cast<float*>(t.data()); }
-
 void check_float(const Tensor& t, const Node& node) {
   CBT_MODEL_CHECK(t.dtype() == DType::Float32, "node ", node.describe(),
                   ": the CUDA backend runs matrix products in float32, got ",

@@ -194,13 +194,7 @@ __global__ void global_avg_pool_bwd_kernel(const float* dy, float* dx, int64_t p
   CBT_GRID_STRIDE_LOOP(t, total) dx[t] = dy[t / plane] / static_cast<float>(plane);
 }
 
-const float* fptr(const Tensor& t) { return static_cast<const float*>(t.data()); }
-float* fptr_out(const Tensor& t) { return static_cast<float*>(t.data()); }
-
-void check_float(const Tensor& t, const Node& node) {
-  CBT_MODEL_CHECK(t.dtype() == DType::Float32, "node ", node.describe(),
-                  ": the CUDA backend pools float32 tensors, got ", dtype_name(t.dtype()));
-}
+void check_float(const Tensor& t, const Node& node) { check_float32(t, node, "pools"); }
 
 void max_pool_fwd(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);

@@ -298,6 +298,10 @@ std::vector<CudaCase> norm_cases() {
   v.push_back(batch_norm("inference_frozen", {2, 3, 4, 4}, false, 860));
   v.push_back(batch_norm("inference_stat_outputs", {3, 4, 5}, false, 870, 3));
   v.push_back(batch_norm_relu("resnet_32x16x8x8", {32, 16, 8, 8}, 880));
+  // One-launch kernels (ops/cuda/batch_norm.cu): 8 blocks a channel of 16 values a thread,
+  // and ragged chunks.
+  v.push_back(batch_norm("train_resnet_stage1_32x16x32x32", {32, 16, 32, 32}, true, 890));
+  v.push_back(batch_norm_relu("ragged_5x3x17x13", {5, 3, 17, 13}, 900));
   v.push_back(batch_norm_relu("odd_3x5x7x3", {3, 5, 7, 3}, 890));
 
   v.push_back(layer_norm("last_axis_bias", {4, 10}, -1, true, 1, 900));

@@ -17,6 +17,7 @@
 #include "common/paths.h"
 #include "common/tiny_dataset.h"
 #include "onnx_import/model_io.h"
+#include "ops/cuda/batch_norm.h"
 #include "ops/cuda/workspace.h"
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/cuda_raii.h"
@@ -299,6 +300,30 @@ TEST(GpuRuntime, DeterministicRunsAreBitIdentical) {
       if (!same_bytes(t, b.at(name))) ++differing;
     EXPECT_EQ(differing, 0) << m.onnx << ": tensors that differ between two runs";
   }
+}
+
+// BatchNorm's one-launch kernels (ops/cuda/batch_norm.h), captured in the learners' CUDA
+// graphs: ResNet-20 trains to the same weights and statistics bit for bit as with the
+// two-launch path (CBT_BN_ONE_LAUNCH=off).
+TEST(GpuRuntime, OneLaunchBatchNormTrainsResNet20BitForBitAsTwoLaunches) {
+  CBT_SKIP_WITHOUT_GPU();
+  if (!cuda::batch_norm_one_launch_supported(0))
+    GTEST_SKIP() << "this GPU or build has no thread-block clusters: the one-launch path is off";
+  int64_t chw[3] = {1, 28, 28};
+  const uint64_t before = cuda::batch_norm_one_launch_runs();
+  auto one = deterministic_run("models/resnet20/resnet20.ts17.onnx", chw);
+  EXPECT_GE(cuda::batch_norm_one_launch_runs() - before, 2u * 19u) << "ResNet-20 has 19 BatchNorms";
+  setenv("CBT_BN_ONE_LAUNCH", "off", 1);
+  const uint64_t off_before = cuda::batch_norm_one_launch_runs();
+  auto two = deterministic_run("models/resnet20/resnet20.ts17.onnx", chw);
+  const uint64_t off_runs = cuda::batch_norm_one_launch_runs() - off_before;
+  unsetenv("CBT_BN_ONE_LAUNCH");
+  EXPECT_EQ(off_runs, 0u);
+  ASSERT_EQ(one.size(), two.size());
+  int differing = 0;
+  for (const auto& [name, t] : one)
+    if (!same_bytes(t, two.at(name))) ++differing;
+  EXPECT_EQ(differing, 0) << "tensors that differ between the two paths";
 }
 
 // The kernels' workspace: an address range backed only as far as it is asked for; the address

@@ -1,0 +1,170 @@
+// LayerNormalization CUDA kernels (forward and backward). Statistics are reduced in double,
+// in a fixed order (deterministic), with the CPU's formulas.
+#include <algorithm>
+#include <cmath>
+
+#include "graph/shape_utils.h"
+#include "ops/cuda/dense_util.cuh"
+
+namespace cbt::cuda {
+namespace {
+
+void check_float(const Tensor& t, const Node& node) { check_float32(t, node, "normalises"); }
+
+// X viewed as (rows, inner) around the normalisation axis.
+struct Rows {
+  int64_t rows, inner;
+  Rows(const Tensor& x, int64_t axis) {
+    if (axis < 0) axis += static_cast<int64_t>(x.rank());
+    inner = dims_product(x.shape(), axis, x.rank());
+    rows = x.numel() / std::max<int64_t>(inner, 1);
+  }
+  // One block per row (looping when rows exceed the grid); threads a multiple of 32.
+  int threads() const { return static_cast<int>(std::clamp<int64_t>((inner + 31) / 32 * 32, 32, 256)); }
+  unsigned blocks() const { return static_cast<unsigned>(std::clamp<int64_t>(rows, 1, 65535)); }
+};
+
+// Mean and 1/sqrt(var + eps) of row xr (length n), known to every thread of the block.
+__device__ double2 row_stats(const float* xr, int64_t n, double eps, double* shared) {
+  double sum = 0;
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sum += xr[j];
+  double mean = block_sum_all(sum, shared) / double(n);
+  double sq = 0;
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sq += (xr[j] - mean) * (xr[j] - mean);
+  double var = block_sum_all(sq, shared) / double(n);
+  return make_double2(mean, 1.0 / sqrt(var + eps));
+}
+
+// x: (rows, inner), scale, b: (inner) -> y, mean?, invstd?: (rows)
+__global__ void layer_norm_fwd_kernel(const float* x, const float* scale, const float* bias,
+                                      float* y, float* mean_out, float* invstd_out, Rows d,
+                                      double eps) {
+  __shared__ double shared[32];
+  for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
+    const float* xr = x + r * d.inner;
+    float* yr = y + r * d.inner;
+    double2 st = row_stats(xr, d.inner, eps, shared);
+    for (int64_t j = threadIdx.x; j < d.inner; j += blockDim.x)
+      yr[j] = static_cast<float>((xr[j] - st.x) * st.y * scale[j] + (bias ? bias[j] : 0.0f));
+    if (threadIdx.x == 0) {
+      if (mean_out) mean_out[r] = static_cast<float>(st.x);
+      if (invstd_out) invstd_out[r] = static_cast<float>(st.y);
+    }
+  }
+}
+
+void layer_norm_forward(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor& X = ctx.in(0);
+  check_float(X, ctx.node);
+  Rows d(X, ctx.node.attrs.get_int("axis", -1));
+  double eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
+  layer_norm_fwd_kernel<<<d.blocks(), d.threads(), 0, cc.stream>>>(
+      fptr(X), fptr(ctx.in(1)), ctx.has_in(2) ? fptr(ctx.in(2)) : nullptr, fptr_out(ctx.out(0)),
+      ctx.has_out(1) ? fptr_out(ctx.out(1)) : nullptr,
+      ctx.has_out(2) ? fptr_out(ctx.out(2)) : nullptr, d, eps);
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
+// stats[r] = (mean, invstd) of row r: the saved ones when given, else recomputed.
+__global__ void layer_norm_stats_kernel(const float* x, const float* saved_mean,
+                                        const float* saved_invstd, double2* stats, Rows d,
+                                        double eps) {
+  __shared__ double shared[32];
+  for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
+    double2 st = saved_mean ? make_double2(saved_mean[r], saved_invstd[r])
+                            : row_stats(x + r * d.inner, d.inner, eps, shared);
+    if (threadIdx.x == 0) stats[r] = st;
+  }
+}
+
+// partial[chunk * inner + j] = (sum dy * xhat, sum dy) of column j over the rows of chunk.
+__global__ void layer_norm_param_partials_kernel(const float* dy, const float* x,
+                                                 const double2* stats, Rows d, int64_t chunks,
+                                                 double2* partial) {
+  int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= d.inner) return;
+  int64_t chunk = blockIdx.y, lo = d.rows * chunk / chunks, hi = d.rows * (chunk + 1) / chunks;
+  double ds = 0, db = 0;
+  for (int64_t r = lo; r < hi; ++r) {
+    double g = dy[r * d.inner + j];
+    ds += g * (x[r * d.inner + j] - stats[r].x) * stats[r].y;
+    db += g;
+  }
+  partial[chunk * d.inner + j] = make_double2(ds, db);
+}
+
+__global__ void layer_norm_param_finalize_kernel(const double2* partial, int64_t inner,
+                                                 int64_t chunks, float* dscale, float* dbias) {
+  CBT_GRID_STRIDE_LOOP(j, inner) {
+    double ds = 0, db = 0;
+    for (int64_t k = 0; k < chunks; ++k) ds += partial[k * inner + j].x, db += partial[k * inner + j].y;
+    if (dscale) dscale[j] = static_cast<float>(ds);
+    if (dbias) dbias[j] = static_cast<float>(db);
+  }
+}
+
+// dX = invstd * (dy * scale - mean(g) - xhat * mean(g * xhat)), g = dy * scale, per row
+__global__ void layer_norm_dx_kernel(const float* dy, const float* x, const float* scale,
+                                     const double2* stats, float* dx, Rows d) {
+  __shared__ double shared[32];
+  for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
+    const float *xr = x + r * d.inner, *dyr = dy + r * d.inner;
+    double2 st = stats[r];
+    double sg = 0, sgx = 0;
+    for (int64_t j = threadIdx.x; j < d.inner; j += blockDim.x) {
+      double g = dyr[j] * scale[j];  // float product, as on the CPU
+      sg += g;
+      sgx += g * (xr[j] - st.x) * st.y;
+    }
+    double mean_g = block_sum_all(sg, shared) / double(d.inner);
+    double mean_gx = block_sum_all(sgx, shared) / double(d.inner);
+    for (int64_t j = threadIdx.x; j < d.inner; j += blockDim.x) {
+      double xhat = (xr[j] - st.x) * st.y;
+      dx[r * d.inner + j] =
+          static_cast<float>(st.y * (dyr[j] * scale[j] - mean_g - xhat * mean_gx));
+    }
+  }
+}
+
+// dy, x: (rows, inner), scale: (inner), mean?, invstd?: (rows) -> dX, dScale, dBias
+void layer_norm_backward(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor &dY = ctx.in(0), &X = ctx.in(1);
+  check_float(X, ctx.node);
+  Rows d(X, ctx.node.attrs.get_int("axis", -1));
+  double eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
+  bool saved = ctx.has_in(3) && ctx.has_in(4);
+  Scratch scratch(cc);
+  auto* stats = scratch.take<double2>(d.rows, "layer-norm statistics");
+  layer_norm_stats_kernel<<<d.blocks(), d.threads(), 0, cc.stream>>>(
+      fptr(X), saved ? fptr(ctx.in(3)) : nullptr, saved ? fptr(ctx.in(4)) : nullptr, stats, d,
+      eps);
+  CBT_CUDA_CHECK_LAUNCH();
+  bool want_ds = output_needed(ctx, 1), want_db = output_needed(ctx, 2);
+  if (want_ds || want_db) {
+    // Row chunks so that columns x chunks fill the GPU; each chunk sums its rows in order.
+    int64_t col_blocks = (d.inner + kThreads - 1) / kThreads;
+    int64_t chunks = std::clamp<int64_t>(std::min<int64_t>(d.rows / 16, 528 / col_blocks), 1, 1024);
+    auto* partial = scratch.take<double2>(chunks * d.inner, "layer-norm parameter gradients");
+    dim3 grid(static_cast<unsigned>(col_blocks), static_cast<unsigned>(chunks));
+    layer_norm_param_partials_kernel<<<grid, kThreads, 0, cc.stream>>>(fptr(dY), fptr(X), stats, d,
+                                                                       chunks, partial);
+    CBT_CUDA_CHECK_LAUNCH();
+    layer_norm_param_finalize_kernel<<<blocks_for(d.inner), kThreads, 0, cc.stream>>>(
+        partial, d.inner, chunks, want_ds ? fptr_out(ctx.out(1)) : nullptr,
+        want_db ? fptr_out(ctx.out(2)) : nullptr);
+    CBT_CUDA_CHECK_LAUNCH();
+  }
+  if (!output_needed(ctx, 0)) return;
+  layer_norm_dx_kernel<<<d.blocks(), d.threads(), 0, cc.stream>>>(
+      fptr(dY), fptr(X), fptr(ctx.in(2)), stats, fptr_out(ctx.out(0)), d);
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+CBT_REGISTER_KERNEL("", "LayerNormalization", DeviceKind::CUDA, layer_norm_forward);
+CBT_REGISTER_KERNEL(kCbtDomain, "LayerNormGrad", DeviceKind::CUDA, layer_norm_backward);
+
+}  // namespace cbt::cuda
