@@ -211,8 +211,11 @@ constexpr int64_t kMaxClusterBlocks = 8;    // the portable cluster size
 // index does not fit 32 bits.
 int64_t cluster_chunks(const ChannelSplit& d) {
   int64_t count = d.N * d.S;
-  int64_t chunks = std::clamp<int64_t>((count + 1023) / 1024, 1, kMaxClusterBlocks);
-  bool fits = (count + chunks - 1) / chunks <= kMaxValues * kThreads && fits_32(d.N * d.C * d.S);
+  const char* e = std::getenv("CBT_BN_BLOCK_ELEMENTS");
+  int64_t target = e ? std::atoll(e) : 1024;
+  int64_t chunks = std::clamp<int64_t>((count + target - 1) / target, 1, kMaxClusterBlocks);
+  chunks = std::max<int64_t>(chunks, (count + kMaxValues * kThreads - 1) / (kMaxValues * kThreads));
+  bool fits = chunks <= kMaxClusterBlocks && (count + chunks - 1) / chunks <= kMaxValues * kThreads && fits_32(d.N * d.C * d.S);
   return fits ? chunks : 0;
 }
 
