@@ -201,30 +201,36 @@ __global__ void bn_grad_dx_kernel(const float* dy, const float* y, const float* 
 // its elements in registers and sums them as chunk_sum does; thread 0 of every block then
 // adds the cluster's block sums in chunk order, read from their shared memory, as
 // channel_total does. The totals, and so every result, are bit for bit the two-launch
-// path's; the input is read once instead of twice, and no block waits on a global counter.
+// path's on the same split; the input is read once instead of twice, and no block waits on
+// a global counter.
+//
+// Which path, and how many blocks a channel, depends on the learners sharing the GPU
+// (CudaContext::conv_concurrency; ResNet-32 at batch 32 on an H200, docs/bench/
+// h200_2026-11-27_s15): with few, a launch has the GPU mostly to itself, and the one-launch
+// kernels over blocks of about 1024 elements were fastest (1 learner +11%, 4 learners +7%
+// against two launches); with 16 learners the GPU is full, and two launches over blocks of
+// about 4096 elements were (+3% against one launch, +3.5% against 1024 elements).
 
 constexpr int kMaxValues = 16;              // elements per thread
 constexpr int64_t kMaxClusterBlocks = 8;    // the portable cluster size
+constexpr int kFewLearners = 8;             // up to this many learners a GPU: one launch
 
-// Chunks per channel for the one-launch kernels over (N, C, S): about 1024 elements a block,
-// at most one cluster; 0 when a channel does not fit one cluster's registers or the flat
-// index does not fit 32 bits.
-int64_t cluster_chunks(const ChannelSplit& d) {
-  int64_t count = d.N * d.S;
-  const char* e = std::getenv("CBT_BN_BLOCK_ELEMENTS");
-  int64_t target = e ? std::atoll(e) : 1024;
-  int64_t chunks = std::clamp<int64_t>((count + target - 1) / target, 1, kMaxClusterBlocks);
-  chunks = std::max<int64_t>(chunks, (count + kMaxValues * kThreads - 1) / (kMaxValues * kThreads));
-  bool fits = chunks <= kMaxClusterBlocks && (count + chunks - 1) / chunks <= kMaxValues * kThreads && fits_32(d.N * d.C * d.S);
-  return fits ? chunks : 0;
+// X viewed as (N, C, S) and split into chunks of about 1024 elements (few learners) or 4096
+// (many), at most 8 a channel, wherever a channel fits one cluster's registers (at most
+// kMaxValues * kThreads elements a block) and the flat index 32 bits; elsewhere as
+// ChannelSplit has it.
+ChannelSplit bn_split(const Tensor& x, const CudaContext& cc) {
+  ChannelSplit d = ncs_split(x);
+  const int64_t count = d.N * d.S, block = cc.conv_concurrency > kFewLearners ? 4096 : 1024;
+  if (count <= kMaxClusterBlocks * kMaxValues * kThreads && fits_32(d.N * d.C * d.S))
+    d.chunks = std::clamp<int64_t>((count + block - 1) / block, 1, kMaxClusterBlocks);
+  return d;
 }
 
-// X viewed as (N, C, S), split as the one-launch kernels split it wherever they apply (so that
-// CBT_BN_ONE_LAUNCH=off gives the same results).
-ChannelSplit bn_split(const Tensor& x) {
-  ChannelSplit d = ncs_split(x);
-  if (int64_t k = cluster_chunks(d)) d.chunks = k;
-  return d;
+// Whether the one-launch kernels apply to split d: every chunk fits a block's registers.
+bool fits_one_launch(const ChannelSplit& d) {
+  return d.chunks <= kMaxClusterBlocks && fits_32(d.N * d.C * d.S) &&
+         (d.N * d.S + d.chunks - 1) / d.chunks <= kMaxValues * kThreads;
 }
 
 // Elements per thread of a one-launch kernel: a power of two covering the longest chunk.
@@ -358,11 +364,14 @@ __global__ void __launch_bounds__(kThreads)
 #endif
 }
 
-// Whether the one-launch kernels run on `device`: clusters supported, the kernels built for
-// compute capability 9.0 or later, and CBT_BN_ONE_LAUNCH not "off" (read at each call).
-bool one_launch_enabled(int device) {
+// Whether split d runs in one launch: it fits, the GPU and build have clusters, and
+// CBT_BN_ONE_LAUNCH (read at each call) is "on", or unset with at most kFewLearners learners
+// on the GPU; "off" keeps two launches.
+bool one_launch(const CudaContext& cc, const ChannelSplit& d) {
   const char* env = std::getenv("CBT_BN_ONE_LAUNCH");
-  return !(env && std::string(env) == "off") && batch_norm_one_launch_supported(device);
+  const std::string how = env ? env : "";
+  if (how == "off" || !fits_one_launch(d) || !batch_norm_one_launch_supported(cc.device)) return false;
+  return how == "on" || cc.conv_concurrency <= kFewLearners;
 }
 
 // Launches `kernel` with one cluster of d.chunks blocks per channel on the context's stream.
@@ -389,7 +398,7 @@ void batch_norm_training(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
   const Tensor& X = ctx.in(0);
   check_float(X, ctx.node);
-  ChannelSplit d = bn_split(X);
+  ChannelSplit d = bn_split(X, cc);
   BnTrainParams p;
   p.x = fptr(X), p.scale = fptr(ctx.in(1)), p.bias = fptr(ctx.in(2));
   p.run_mean = fptr_out(ctx.in(3)), p.run_var = fptr_out(ctx.in(4));
@@ -399,7 +408,7 @@ void batch_norm_training(KernelContext& ctx) {
   p.a = p.b = nullptr;
   float* y = fptr_out(ctx.out(0));
   const bool relu = ctx.node.attrs.get_int("relu", 0) != 0;
-  if (cluster_chunks(d) && one_launch_enabled(cc.device)) {
+  if (one_launch(cc, d)) {
     with_values(d, [&](auto v) {
       launch_clusters(cc, d, bn_train_one_launch_kernel<decltype(v)::value>, d, p, y, relu);
     });
@@ -420,7 +429,7 @@ void batch_norm_backward(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
   const Tensor &dY = ctx.in(0), &X = ctx.in(1);
   check_float(X, ctx.node);
-  ChannelSplit d = bn_split(X);
+  ChannelSplit d = bn_split(X, cc);
   BnGradParams p;
   p.scale = fptr(ctx.in(2)), p.mean = fptr(ctx.in(3)), p.stat = fptr(ctx.in(4));
   p.dscale = output_needed(ctx, 1) ? fptr_out(ctx.out(1)) : nullptr;
@@ -429,7 +438,7 @@ void batch_norm_backward(KernelContext& ctx) {
   p.eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
   p.frozen = ctx.node.attrs.get_int("frozen_stats", 0) != 0;
   const float* y = ctx.node.attrs.get_int("relu", 0) ? fptr(ctx.in(5)) : nullptr;
-  if (cluster_chunks(d) && one_launch_enabled(cc.device)) {
+  if (one_launch(cc, d)) {
     float* dx = output_needed(ctx, 0) ? fptr_out(ctx.out(0)) : nullptr;
     with_values(d, [&](auto v) {
       launch_clusters(cc, d, bn_grad_one_launch_kernel<decltype(v)::value>, d, p, fptr(dY), y,

@@ -1,12 +1,14 @@
 // BatchNorm's one-launch CUDA kernels (thread-block clusters) against its two-launch path
-// (CBT_BN_ONE_LAUNCH=off): the same statistics, outputs and gradients bit for bit, for
-// chunks of every size the kernels take, ragged chunks and the fused Relu included. The
+// (CBT_BN_ONE_LAUNCH): the same statistics, outputs and gradients bit for bit, for chunks of
+// every size the kernels take, ragged chunks and the fused Relu included, and the path each
+// learner count takes by default. The
 // CUDA-vs-CPU cases (dense_cases.cpp, BatchNormalization/* and BatchNormTraining/*) compare
 // the one-launch path with the CPU.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,27 +22,32 @@
 namespace cbt::test {
 namespace {
 
-Backend& gpu() {
-  static Backend* b = make_cuda_backend(0).release();
+// A GPU backend whose kernels know `learners` learners share the GPU (as a trainer's do).
+Backend& gpu(int learners) {
+  static std::map<int, Backend*> backends;
+  Backend*& b = backends[learners];
+  if (!b) {
+    b = make_cuda_backend(0).release();
+    b->set_conv_algos(ConvAlgos::Engines, learners);
+  }
   return *b;
 }
 
-// Sets CBT_BN_ONE_LAUNCH for the scope.
+// Sets CBT_BN_ONE_LAUNCH to `how` for the scope ("" unsets it).
 struct OneLaunch {
-  explicit OneLaunch(bool on) {
-    if (on)
+  explicit OneLaunch(const std::string& how) {
+    if (how.empty())
       unsetenv("CBT_BN_ONE_LAUNCH");
     else
-      setenv("CBT_BN_ONE_LAUNCH", "off", 1);
+      setenv("CBT_BN_ONE_LAUNCH", how.c_str(), 1);
   }
   ~OneLaunch() { unsetenv("CBT_BN_ONE_LAUNCH"); }
 };
 
 // Runs `node`'s CUDA kernel on device copies of `in` (updated in place as the op does);
 // returns the outputs and then the inputs, downloaded.
-std::vector<Tensor> run(const Node& node, const std::vector<Tensor>& in,
+std::vector<Tensor> run(Backend& b, const Node& node, const std::vector<Tensor>& in,
                         const std::vector<Shape>& out_shapes) {
-  Backend& b = gpu();
   std::vector<Tensor> dev_in, out;
   for (const Tensor& t : in) dev_in.push_back(b.upload(t));
   for (const Shape& s : out_shapes) out.push_back(b.empty(DType::Float32, s));
@@ -65,9 +72,10 @@ struct Results {
 };
 
 // BatchNormTraining on x (shifted by 2, as after a Relu), then BatchNormGrad with random dY,
-// on the path CBT_BN_ONE_LAUNCH selects.
-Results forward_and_backward(const Shape& x_shape, bool relu, uint64_t seed, bool one_launch) {
-  OneLaunch env(one_launch);
+// on the path that CBT_BN_ONE_LAUNCH = `how` and the learner count select.
+Results forward_and_backward(Backend& b, const Shape& x_shape, bool relu, uint64_t seed,
+                             const std::string& how) {
+  OneLaunch env(how);
   const int64_t c = x_shape[1];
   Tensor x = random_tensor(DType::Float32, x_shape, seed);
   for (int64_t i = 0; i < x.numel(); ++i) x.ptr<float>()[i] += 2.0f;
@@ -79,7 +87,7 @@ Results forward_and_backward(const Shape& x_shape, bool relu, uint64_t seed, boo
   a.set("relu", int64_t{relu});
   Node fwd = make_node("BatchNormTraining", 5, 3, a, kCbtDomain);
   Results r;
-  r.forward = run(fwd,
+  r.forward = run(b, fwd,
                   {x, random_tensor(DType::Float32, {c}, seed + 1),
                    random_tensor(DType::Float32, {c}, seed + 2),
                    random_tensor(DType::Float32, {c}, seed + 3), var},
@@ -92,7 +100,7 @@ Results forward_and_backward(const Shape& x_shape, bool relu, uint64_t seed, boo
   g.set("epsilon", 1e-5f);
   g.set("relu", int64_t{relu});
   Node bwd = make_node("BatchNormGrad", in.size(), 3, g, kCbtDomain);
-  r.backward = run(bwd, in, {x_shape, {c}, {c}});
+  r.backward = run(b, bwd, in, {x_shape, {c}, {c}});
   return r;
 }
 
@@ -100,6 +108,15 @@ const char* const kForward[] = {"Y", "saved mean", "saved 1/std", "X", "scale", 
                                 "running mean", "running variance"};
 const char* const kBackward[] = {"dX", "dScale", "dBias"};
 
+void expect_same(const Results& one, const Results& two, const std::string& what) {
+  for (size_t i = 0; i < one.forward.size(); ++i)
+    if (i != 3)  // X: read only
+      EXPECT_TRUE(same_bytes(one.forward[i], two.forward[i])) << what << ": " << kForward[i];
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_TRUE(same_bytes(one.backward[i], two.backward[i])) << what << ": " << kBackward[i];
+}
+
+// With one learner a GPU (blocks of about 1024 elements) the default path is one launch.
 TEST(CudaBatchNorm, OneLaunchKernelsGiveTheTwoLaunchResultsBitForBit) {
   CBT_SKIP_WITHOUT_GPU();
   if (!cuda::batch_norm_one_launch_supported(0))
@@ -118,16 +135,31 @@ TEST(CudaBatchNorm, OneLaunchKernelsGiveTheTwoLaunchResultsBitForBit) {
     for (bool relu : {false, true}) {
       const std::string what = shape_str(k.x) + (relu ? " relu" : "");
       const uint64_t before = cuda::batch_norm_one_launch_runs();
-      Results one = forward_and_backward(k.x, relu, seed, true);
+      Results one = forward_and_backward(gpu(1), k.x, relu, seed, "");
       EXPECT_EQ(cuda::batch_norm_one_launch_runs() - before, k.one_launch ? 2u : 0u) << what;
-      Results two = forward_and_backward(k.x, relu, seed, false);
+      expect_same(one, forward_and_backward(gpu(1), k.x, relu, seed, "off"), what);
       seed += 10;
-      for (size_t i = 0; i < one.forward.size(); ++i)
-        if (i != 3)  // X: read only
-          EXPECT_TRUE(same_bytes(one.forward[i], two.forward[i])) << what << ": " << kForward[i];
-      for (size_t i = 0; i < 3; ++i)
-        EXPECT_TRUE(same_bytes(one.backward[i], two.backward[i])) << what << ": " << kBackward[i];
     }
+}
+
+// With 16 learners a GPU (blocks of about 4096 elements) the default path is two launches;
+// CBT_BN_ONE_LAUNCH=on takes one, with the same results.
+TEST(CudaBatchNorm, ManyLearnersTakeTwoLaunchesUnlessToldOtherwise) {
+  CBT_SKIP_WITHOUT_GPU();
+  if (!cuda::batch_norm_one_launch_supported(0))
+    GTEST_SKIP() << "this GPU or build has no thread-block clusters: the one-launch path is off";
+  uint64_t seed = 500;
+  for (const Shape& x : {Shape{32, 16, 32, 32}, Shape{32, 32, 16, 16}, Shape{7, 3, 9, 11}}) {
+    const std::string what = shape_str(x);
+    uint64_t before = cuda::batch_norm_one_launch_runs();
+    Results two = forward_and_backward(gpu(16), x, true, seed, "");
+    EXPECT_EQ(cuda::batch_norm_one_launch_runs(), before) << what;
+    before = cuda::batch_norm_one_launch_runs();
+    Results one = forward_and_backward(gpu(16), x, true, seed, "on");
+    EXPECT_EQ(cuda::batch_norm_one_launch_runs() - before, 2u) << what;
+    expect_same(one, two, what);
+    seed += 10;
+  }
 }
 
 }  // namespace
