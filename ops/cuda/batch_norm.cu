@@ -209,7 +209,8 @@ __global__ void bn_grad_dx_kernel(const float* dy, const float* y, const float* 
 // h200_2026-11-27_s15): with few, a launch has the GPU mostly to itself, and the one-launch
 // kernels over blocks of about 1024 elements were fastest (1 learner +11%, 4 learners +7%
 // against two launches); with 16 learners the GPU is full, and two launches over blocks of
-// about 4096 elements were (+3% against one launch, +3.5% against 1024 elements).
+// about 4096 elements were (+2.5% against one launch over the same blocks, +3% against two
+// launches over blocks of 1024, +8.5% against one launch over blocks of 1024).
 
 constexpr int kMaxValues = 16;              // elements per thread
 constexpr int64_t kMaxClusterBlocks = 8;    // the portable cluster size
