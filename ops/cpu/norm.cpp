@@ -6,6 +6,7 @@
 
 #include "graph/shape_utils.h"
 #include "ops/kernel.h"
+#include "ops/norm_rows.h"
 
 namespace cbt::cpu {
 namespace {
@@ -131,15 +132,7 @@ void batch_norm_backward(KernelContext& ctx) {
   }
 }
 
-// X viewed as (rows, inner) around the normalisation axis.
-struct Rows {
-  int64_t rows, inner;
-  Rows(const Tensor& x, int64_t axis) {
-    if (axis < 0) axis += static_cast<int64_t>(x.rank());
-    inner = dims_product(x.shape(), axis, x.rank());
-    rows = x.numel() / std::max<int64_t>(inner, 1);
-  }
-};
+using Rows = NormRows;  // X viewed as (rows, inner) around the normalisation axis
 
 // Mean and 1/sqrt(var + eps) of one row of length n.
 template <class T>

@@ -257,37 +257,46 @@ void with_values(const ChannelSplit& d, F f) {
 
 constexpr uint32_t kPast = 0xffffffffu;  // an element past the block's chunk
 
-// The flat indices of this thread's elements of channel c in block `rank`'s chunk, in
-// chunk_sum's order (kPast past the chunk).
-template <int V>
-__device__ void chunk_indices(const ChannelSplit& d, uint32_t c, uint32_t rank, uint32_t* at) {
-  const uint32_t S = static_cast<uint32_t>(d.S), C = static_cast<uint32_t>(d.C);
-  const int64_t count = d.N * d.S;
-  const uint32_t lo = static_cast<uint32_t>(count * rank / d.chunks);
-  const uint32_t hi = static_cast<uint32_t>(count * (rank + 1) / d.chunks);
-#pragma unroll
-  for (int k = 0; k < V; ++k) {
-    uint32_t j = lo + threadIdx.x + static_cast<uint32_t>(k) * blockDim.x;
-    uint32_t n = j / S, s = j - n * S;
-    at[k] = j < hi ? (n * C + c) * S + s : kPast;
-  }
-}
-
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define CBT_BN_CLUSTERS 1
 #endif
 
 #ifdef CBT_BN_CLUSTERS
-// The channel's total of the block sums (s0, s1: valid in thread 0 of each block), added in
-// chunk order; valid in thread 0. `slot` is this block's shared double2.
-__device__ double2 cluster_total(double s0, double s1, double2* slot) {
+// This thread's part of a one-launch kernel: its channel c, its block's rank in the channel's
+// cluster, and the flat indices of its elements in chunk_sum's order (kPast past the chunk).
+template <int V>
+struct ClusterChunk {
+  uint32_t rank, c, at[V];
+  __device__ explicit ClusterChunk(const ChannelSplit& d)
+      : rank(cg::this_cluster().block_rank()), c(blockIdx.x / static_cast<uint32_t>(d.chunks)) {
+    const uint32_t S = static_cast<uint32_t>(d.S), C = static_cast<uint32_t>(d.C);
+    const int64_t count = d.N * d.S;
+    const uint32_t lo = static_cast<uint32_t>(count * rank / d.chunks);
+    const uint32_t hi = static_cast<uint32_t>(count * (rank + 1) / d.chunks);
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      uint32_t j = lo + threadIdx.x + static_cast<uint32_t>(k) * blockDim.x;
+      uint32_t n = j / S, s = j - n * S;
+      at[k] = j < hi ? (n * C + c) * S + s : kPast;
+    }
+  }
+};
+
+// The channel's totals of every thread's (s0, s1), valid in thread 0 of each block: the
+// block's sums (block_sum, as chunk_sum), then the cluster's block sums added in chunk order
+// (as channel_total), read from each block's shared memory.
+__device__ double2 channel_sums(double s0, double s1) {
+  __shared__ double shared[32];
+  __shared__ double2 slot;
+  s0 = block_sum(s0, shared);
+  s1 = block_sum(s1, shared);
   cg::cluster_group cluster = cg::this_cluster();
-  if (threadIdx.x == 0) *slot = make_double2(s0, s1);
+  if (threadIdx.x == 0) slot = make_double2(s0, s1);
   cluster.sync();
   double2 t = make_double2(0, 0);
   if (threadIdx.x == 0)
     for (unsigned r = 0; r < cluster.num_blocks(); ++r) {
-      const double2* q = cluster.map_shared_rank(slot, r);
+      const double2* q = cluster.map_shared_rank(&slot, r);
       t.x += q->x, t.y += q->y;
     }
   cluster.sync();  // no block leaves, freeing its shared memory, before every block read it
@@ -301,31 +310,24 @@ template <int V>
 __global__ void __launch_bounds__(kThreads)
     bn_train_one_launch_kernel(ChannelSplit d, BnTrainParams p, float* y, bool relu) {
 #ifdef CBT_BN_CLUSTERS
-  __shared__ double shared[32];
-  __shared__ double2 slot;
   __shared__ float2 ab;
-  const uint32_t rank = cg::this_cluster().block_rank();
-  const uint32_t c = blockIdx.x / static_cast<uint32_t>(d.chunks);
-  uint32_t at[V];
+  const ClusterChunk<V> my(d);
   float v[V];
-  chunk_indices<V>(d, c, rank, at);
-  const double shift = p.x[c * static_cast<uint32_t>(d.S)];
+  const double shift = p.x[my.c * static_cast<uint32_t>(d.S)];
   double s0 = 0, s1 = 0;
 #pragma unroll
   for (int k = 0; k < V; ++k)
-    if (at[k] != kPast) {
-      v[k] = p.x[at[k]];
+    if (my.at[k] != kPast) {
+      v[k] = p.x[my.at[k]];
       double t = double(v[k]) - shift;
       s0 += t, s1 += t * t;
     }
-  s0 = block_sum(s0, shared);
-  s1 = block_sum(s1, shared);
-  double2 t = cluster_total(s0, s1, &slot);
-  if (threadIdx.x == 0) ab = BnTrainFinish{d, p}(c, t, rank == 0);
+  double2 t = channel_sums(s0, s1);
+  if (threadIdx.x == 0) ab = BnTrainFinish{d, p}(my.c, t, my.rank == 0);
   __syncthreads();
 #pragma unroll
   for (int k = 0; k < V; ++k)
-    if (at[k] != kPast) y[at[k]] = affine(v[k], ab.x, ab.y, relu);
+    if (my.at[k] != kPast) y[my.at[k]] = affine(v[k], ab.x, ab.y, relu);
 #endif
 }
 
@@ -336,32 +338,25 @@ __global__ void __launch_bounds__(kThreads)
     bn_grad_one_launch_kernel(ChannelSplit d, BnGradParams p, const float* dy, const float* y,
                               const float* x, float* dx) {
 #ifdef CBT_BN_CLUSTERS
-  __shared__ double shared[32];
-  __shared__ double2 slot;
   __shared__ BnGradCoef coef;
-  const uint32_t rank = cg::this_cluster().block_rank();
-  const uint32_t c = blockIdx.x / static_cast<uint32_t>(d.chunks);
-  uint32_t at[V];
+  const ClusterChunk<V> my(d);
   float g[V], xv[V];
-  chunk_indices<V>(d, c, rank, at);
-  const float mean = p.mean[c];
+  const float mean = p.mean[my.c];
   double s0 = 0, s1 = 0;
 #pragma unroll
   for (int k = 0; k < V; ++k)
-    if (at[k] != kPast) {
-      g[k] = relu_masked(dy, y, at[k]);
-      xv[k] = x[at[k]];
+    if (my.at[k] != kPast) {
+      g[k] = relu_masked(dy, y, my.at[k]);
+      xv[k] = x[my.at[k]];
       s0 += g[k], s1 += g[k] * (double(xv[k]) - double(mean));
     }
-  s0 = block_sum(s0, shared);
-  s1 = block_sum(s1, shared);
-  double2 t = cluster_total(s0, s1, &slot);
-  if (threadIdx.x == 0) coef = BnGradFinish{d, p}(c, t, rank == 0);
+  double2 t = channel_sums(s0, s1);
+  if (threadIdx.x == 0) coef = BnGradFinish{d, p}(my.c, t, my.rank == 0);
   __syncthreads();
   if (!dx) return;
 #pragma unroll
   for (int k = 0; k < V; ++k)
-    if (at[k] != kPast) dx[at[k]] = bn_dx(coef, g[k], xv[k], mean);
+    if (my.at[k] != kPast) dx[my.at[k]] = bn_dx(coef, g[k], xv[k], mean);
 #endif
 }
 

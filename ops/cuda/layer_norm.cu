@@ -3,22 +3,17 @@
 #include <algorithm>
 #include <cmath>
 
-#include "graph/shape_utils.h"
 #include "ops/cuda/dense_util.cuh"
+#include "ops/norm_rows.h"
 
 namespace cbt::cuda {
 namespace {
 
 void check_float(const Tensor& t, const Node& node) { check_float32(t, node, "normalises"); }
 
-// X viewed as (rows, inner) around the normalisation axis.
-struct Rows {
-  int64_t rows, inner;
-  Rows(const Tensor& x, int64_t axis) {
-    if (axis < 0) axis += static_cast<int64_t>(x.rank());
-    inner = dims_product(x.shape(), axis, x.rank());
-    rows = x.numel() / std::max<int64_t>(inner, 1);
-  }
+// X viewed as (rows, inner) around the normalisation axis (ops/norm_rows.h).
+struct Rows : NormRows {
+  using NormRows::NormRows;
   // One block per row (looping when rows exceed the grid); threads a multiple of 32.
   int threads() const { return static_cast<int>(std::clamp<int64_t>((inner + 31) / 32 * 32, 32, 256)); }
   unsigned blocks() const { return static_cast<unsigned>(std::clamp<int64_t>(rows, 1, 65535)); }
