@@ -2,6 +2,7 @@
 #include "common/op_harness.h"
 
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <random>
 #include <sstream>
@@ -39,6 +40,11 @@ Node make_node(const std::string& op_type, size_t num_inputs, size_t num_outputs
   for (size_t i = 0; i < num_outputs; ++i) n.outputs.push_back("out" + std::to_string(i));
   n.attrs = std::move(attrs);
   return n;
+}
+
+bool same_bytes(const Tensor& a, const Tensor& b) {
+  return a.dtype() == b.dtype() && a.shape() == b.shape() &&
+         std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
 }
 
 std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol,

@@ -42,6 +42,9 @@ GradCheckResult grad_check(const Node& node, const std::vector<Tensor>& inputs,
 Node make_node(const std::string& op_type, size_t num_inputs, size_t num_outputs,
                Attributes attrs = {}, const std::string& domain = "");
 
+// Whether a and b (host tensors) have the same dtype, shape and bytes.
+bool same_bytes(const Tensor& a, const Tensor& b);
+
 // Max |a - b| / (atol + rtol * |b|) style comparison; returns "" when close, else a report.
 std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol,
                             double atol);

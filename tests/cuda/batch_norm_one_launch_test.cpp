@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -61,10 +60,6 @@ std::vector<Tensor> run(Backend& b, const Node& node, const std::vector<Tensor>&
   for (const Tensor& t : out) host.push_back(b.download(t));
   for (const Tensor& t : dev_in) host.push_back(b.download(t));
   return host;
-}
-
-bool same_bytes(const Tensor& a, const Tensor& b) {
-  return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
 }
 
 struct Results {

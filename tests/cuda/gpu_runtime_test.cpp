@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -30,11 +29,7 @@ namespace cbt {
 namespace {
 
 constexpr Device kGpu{DeviceKind::CUDA, 0};
-
-bool same_bytes(const Tensor& a, const Tensor& b) {
-  return a.dtype() == b.dtype() && a.shape() == b.shape() &&
-         std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
-}
+using test::same_bytes;
 
 bool all_zero(const Tensor& t) {
   const auto* p = static_cast<const unsigned char*>(t.data());

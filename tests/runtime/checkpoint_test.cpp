@@ -4,12 +4,12 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
 
+#include "common/op_harness.h"
 #include "common/paths.h"
 #include "common/random_dataset.h"
 #include "common/tiny_dataset.h"
@@ -54,17 +54,13 @@ void train_round(Trainer& t, int r) {
   t.round(xs, ys);
 }
 
-bool same_bits(const Tensor& a, const Tensor& b) {
-  return a.dtype() == b.dtype() && a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
-}
-
 void expect_same_state(const TrainerState& a, const TrainerState& b) {
   EXPECT_EQ(a.rounds, b.rounds);
   EXPECT_EQ(a.lr, b.lr);
   ASSERT_EQ(a.tensors.size(), b.tensors.size());
   for (size_t i = 0; i < a.tensors.size(); ++i) {
     EXPECT_EQ(a.tensors[i].first, b.tensors[i].first);
-    EXPECT_TRUE(same_bits(a.tensors[i].second, b.tensors[i].second)) << a.tensors[i].first;
+    EXPECT_TRUE(test::same_bytes(a.tensors[i].second, b.tensors[i].second)) << a.tensors[i].first;
   }
 }
 
