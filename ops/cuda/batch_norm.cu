@@ -23,7 +23,7 @@ namespace {
 
 std::atomic<uint64_t> g_one_launch_runs{0};
 
-void check_float(const Tensor& t, const Node& node) { check_float32(t, node, "normalises"); }
+void check_float(const Tensor& t, const Node& node) { check_float32(t, node, "normalises float32 tensors"); }
 
 // X viewed as (N, C, S).
 ChannelSplit ncs_split(const Tensor& x) {

@@ -626,8 +626,7 @@ struct ConvRunner {
 };
 
 void check_float(const Tensor& t, const Node& node) {
-  CBT_MODEL_CHECK(t.dtype() == DType::Float32, "node ", node.describe(),
-                  ": the CUDA backend runs convolutions in float32, got ", dtype_name(t.dtype()));
+  check_float32(t, node, "runs convolutions in float32");
 }
 
 // x: (N, C, spatial), w: (M, C/G, k...), b: (M) -> y: (N, M, out spatial); with relu=1

@@ -15,11 +15,11 @@ namespace cbt::cuda {
 inline const float* fptr(const Tensor& t) { return static_cast<const float*>(t.data()); }
 inline float* fptr_out(const Tensor& t) { return static_cast<float*>(t.data()); }
 
-// A model error naming the node unless `t` is float32: "the CUDA backend <does> float32
-// tensors", e.g. does = "pools".
+// A model error naming the node unless `t` is float32: "the CUDA backend <does>, got <dtype>",
+// e.g. does = "pools float32 tensors".
 inline void check_float32(const Tensor& t, const Node& node, const char* does) {
   CBT_MODEL_CHECK(t.dtype() == DType::Float32, "node ", node.describe(), ": the CUDA backend ",
-                  does, " float32 tensors, got ", dtype_name(t.dtype()));
+                  does, ", got ", dtype_name(t.dtype()));
 }
 
 // Whether backward output k is allocated and asked for (the gradient rules' mask).

@@ -9,7 +9,7 @@
 namespace cbt::cuda {
 namespace {
 
-void check_float(const Tensor& t, const Node& node) { check_float32(t, node, "normalises"); }
+void check_float(const Tensor& t, const Node& node) { check_float32(t, node, "normalises float32 tensors"); }
 
 // X viewed as (rows, inner) around the normalisation axis (ops/norm_rows.h).
 struct Rows : NormRows {

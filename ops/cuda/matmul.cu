@@ -181,9 +181,7 @@ void operand_grad(const CudaContext& cc, cublasHandle_t h, const MatDims& d,
 }
 
 void check_float(const Tensor& t, const Node& node) {
-  CBT_MODEL_CHECK(t.dtype() == DType::Float32, "node ", node.describe(),
-                  ": the CUDA backend runs matrix products in float32, got ",
-                  dtype_name(t.dtype()));
+  check_float32(t, node, "runs matrix products in float32");
 }
 
 // a: (..., M, K), b: (..., K, N) -> y: (batch, M, N)

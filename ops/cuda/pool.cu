@@ -194,7 +194,7 @@ __global__ void global_avg_pool_bwd_kernel(const float* dy, float* dx, int64_t p
   CBT_GRID_STRIDE_LOOP(t, total) dx[t] = dy[t / plane] / static_cast<float>(plane);
 }
 
-void check_float(const Tensor& t, const Node& node) { check_float32(t, node, "pools"); }
+void check_float(const Tensor& t, const Node& node) { check_float32(t, node, "pools float32 tensors"); }
 
 void max_pool_fwd(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
