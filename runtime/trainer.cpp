@@ -66,11 +66,14 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
   for (int g : opt.gpus) devices.push_back(Device{DeviceKind::CUDA, g});
   if (devices.empty()) devices.push_back(opt.device);
   // Every queue of the run, the learners' and the synchronisation ones, with its settings.
-  auto backend_for = [&opt](Device d) {
+  // A learner's convolutions are timed as many side by side as the GPU has learners; the
+  // synchronisation queue's, evaluation's forward passes, alone, as they run.
+  const int learner_copies = opt.conv_timing_learners > 0 ? opt.conv_timing_learners : opt.learners;
+  auto backend_for = [&opt](Device d, int conv_copies) {
     std::unique_ptr<Backend> b = make_backend(d);
     if (opt.tf32) b->allow_tf32(true);
     b->set_deterministic(opt.deterministic);
-    b->set_conv_algos(opt.conv_algos, opt.conv_timing_learners > 0 ? opt.conv_timing_learners : opt.learners);
+    b->set_conv_algos(opt.conv_algos, conv_copies);
     return b;
   };
   for (size_t g = 0; g < devices.size(); ++g) {
@@ -80,11 +83,11 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
       active_.push_back(learners_.size());
       group_of_.push_back(g);
       learners_.push_back(std::make_unique<Learner>(tg_, param_layout_, buffer_layout_, adam,
-                                                    backend_for(devices[g]), opt.cuda_graphs));
+                                                    backend_for(devices[g], learner_copies), opt.cuda_graphs));
       learner_hyper_.push_back(learners_.back()->backend().empty(DType::Float32, {8}));
     }
     grp.learners = grp.built;
-    grp.sync = backend_for(devices[g]);
+    grp.sync = backend_for(devices[g], 1);
     Backend& sb = *grp.sync;
     grp.z = FlatBuffer(param_layout_, sb);
     grp.z_prev = FlatBuffer(param_layout_, sb);

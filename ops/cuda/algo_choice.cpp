@@ -1,9 +1,14 @@
 // The rule that picks a cuDNN algorithm among the candidates.
 #include "ops/cuda/algo_choice.h"
 
+#include <cuda_runtime.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <string>
+#include <tuple>
 
 namespace cbt::cuda {
 
@@ -50,6 +55,34 @@ int timing_concurrency(int learners) {
     return *end == '\0' && x >= 1 && x <= 16 ? static_cast<int>(x) : 0;
   }();
   return fixed ? fixed : std::clamp(learners, 1, 8);
+}
+
+int first_device_alike(int device) {
+  using Model = std::tuple<std::string, int, int, int, size_t, size_t, int, size_t>;
+  auto model_of = [](int d, Model* m) {
+    cudaDeviceProp p{};
+    if (cudaGetDeviceProperties(&p, d) != cudaSuccess) {
+      (void)cudaGetLastError();  // not sticky; later checks must not see it
+      return false;
+    }
+    *m = {p.name, p.major, p.minor, p.multiProcessorCount, p.totalGlobalMem, p.sharedMemPerBlockOptin, p.l2CacheSize,
+          p.sharedMemPerMultiprocessor};
+    return true;
+  };
+  static std::mutex mutex;
+  static std::map<int, int> known;
+  std::lock_guard lock(mutex);
+  if (auto it = known.find(device); it != known.end()) return it->second;
+  int alike = device;
+  Model mine, other;
+  if (model_of(device, &mine))
+    for (int d = 0; d < device; ++d)
+      if (model_of(d, &other) && other == mine) {
+        alike = d;
+        break;
+      }
+  known.emplace(device, alike);
+  return alike;
 }
 
 }  // namespace cbt::cuda

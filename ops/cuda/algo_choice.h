@@ -40,4 +40,11 @@ double deterministic_slack();
 // on the GPU: min(learners, 8), or CBT_CONV_CONCURRENCY (1 to 16) when set, for experiments.
 int timing_concurrency(int learners);
 
+// The first device of the process (the lowest index) of the same model as `device`: name,
+// compute capability, multiprocessors, memory and caches alike. A convolution's choice is
+// cached under that device and serves every GPU alike, so that one search serves them all
+// (they searched in turn before, one after another). `device` itself when none is alike or
+// its properties cannot be read.
+int first_device_alike(int device);
+
 }  // namespace cbt::cuda

@@ -379,7 +379,8 @@ struct AlgoKey {
 AlgoKey algo_key(const CudaContext& cc, const ConvGeom& g, ConvOp op, size_t budget) {
   // Only the engines are timed with the learners' concurrency: a legacy choice holds for any.
   const int64_t concurrency = cc.conv_algos == ConvAlgos::Engines ? timing_concurrency(cc.conv_concurrency) : 1;
-  return {{cc.device, static_cast<int64_t>(op), cc.tf32, cc.deterministic, static_cast<int64_t>(cc.conv_algos), concurrency,
+  // One search serves every GPU of the same model (first_device_alike).
+  return {{first_device_alike(cc.device), static_cast<int64_t>(op), cc.tf32, cc.deterministic, static_cast<int64_t>(cc.conv_algos), concurrency,
            static_cast<int64_t>(budget), static_cast<int64_t>(direct_mode()), g.N, g.Ci, g.Cg, g.G, g.H, g.W, g.KH, g.KW, g.SH, g.SW,
            g.DH, g.DW, g.PH, g.PW, g.OH, g.OW, g.explicit_pad}};
 }

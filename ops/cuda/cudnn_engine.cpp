@@ -3,6 +3,7 @@
 #include "ops/cuda/cudnn_engine.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -53,6 +54,7 @@ class Desc {
 };
 
 std::atomic<uint64_t> g_engine_runs{0};
+std::array<std::atomic<uint64_t>, 17> g_engine_searches{};  // by copies timed at once (1 to 16)
 
 // Tensor unique ids by role.
 constexpr int64_t kImage = 1, kFilter = 2, kGrid = 3;
@@ -321,6 +323,7 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
     if (!outs.back()->p) return std::nullopt;
   }
   Streams side(copies);
+  g_engine_searches[copies].fetch_add(1, std::memory_order_relaxed);
   std::string log;
   std::vector<std::vector<float>> results(cands.size());
   for (size_t i = 0; i < cands.size(); ++i) {
@@ -426,5 +429,9 @@ void EnginePlan::run(cudnnHandle_t handle, const void* image, const void* filter
 }
 
 uint64_t engine_runs() { return g_engine_runs.load(std::memory_order_relaxed); }
+
+uint64_t engine_searches(int copies) {
+  return copies >= 1 && copies <= 16 ? g_engine_searches[static_cast<size_t>(copies)].load(std::memory_order_relaxed) : 0;
+}
 
 }  // namespace cbt::cuda

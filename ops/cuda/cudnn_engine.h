@@ -77,6 +77,9 @@ class EnginePlan {
 // How many times run() has run a plan in this process (tests check that the convolutions
 // take this path).
 uint64_t engine_runs();
+// How many engine searches (choose_engine) have timed `copies` copies side by side in this
+// process (tests check that evaluation times its convolutions alone).
+uint64_t engine_searches(int copies);
 
 // Alignment in bytes that the plans assume of every pointer run() is given.
 constexpr uintptr_t kEngineAlignment = 16;

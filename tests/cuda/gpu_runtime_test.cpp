@@ -16,7 +16,9 @@
 #include "common/paths.h"
 #include "common/tiny_dataset.h"
 #include "onnx_import/model_io.h"
+#include "ops/cuda/algo_choice.h"
 #include "ops/cuda/batch_norm.h"
+#include "ops/cuda/cudnn_engine.h"
 #include "ops/cuda/workspace.h"
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/cuda_raii.h"
@@ -36,6 +38,21 @@ bool all_zero(const Tensor& t) {
   for (size_t i = 0; i < t.nbytes(); ++i)
     if (p[i]) return false;
   return true;
+}
+
+// One round's input of `learners` learners: random images (batch, per) and labels of 10 classes.
+struct RoundInput {
+  std::vector<Tensor> x, y;
+};
+RoundInput random_round(int learners, int64_t batch, int64_t per, std::mt19937_64& rng) {
+  RoundInput in;
+  for (int j = 0; j < learners; ++j) {
+    in.x.push_back(test::random_tensor(DType::Float32, {batch, per}, rng()));
+    Tensor labels(DType::Int64, {batch});
+    for (int64_t i = 0; i < batch; ++i) labels.ptr<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
+    in.y.push_back(labels);
+  }
+  return in;
 }
 
 TEST(GpuRuntime, MemoryRoundTrip) {
@@ -242,6 +259,37 @@ TEST(GpuRuntime, TheTunerTimesEveryCountOnOneTrainer) {
   EXPECT_GT(seconds, 0);
 }
 
+// A learner's convolutions are timed as many side by side as the GPU has learners, but
+// evaluation runs its forward passes alone, so its searches time one copy (cuDNN's engines and
+// the direct kernels alike; with four copies, ResNet-20's evaluation searches took 3 s).
+TEST(GpuRuntime, EvaluationTimesItsConvolutionsAlone) {
+  CBT_SKIP_WITHOUT_GPU();
+  ImportedModel m = load_model(test::source_path("models/lenet5/lenet5.ts17.onnx"));
+  TrainerOptions to;
+  to.batch_size = 9;  // batch sizes no other test uses: the searches are not cached yet
+  to.learners = 4;
+  to.algorithm = Algorithm::Sma;
+  to.device = kGpu;
+  Trainer trainer(m.graph, to);
+  std::mt19937_64 rng(5);
+  const RoundInput in = random_round(4, 9, 28 * 28, rng);
+  const uint64_t alone_before = cuda::engine_searches(1), four_before = cuda::engine_searches(4);
+  trainer.round(in.x, in.y);
+  const uint64_t alone_trained = cuda::engine_searches(1), four_trained = cuda::engine_searches(4);
+  EXPECT_GE(four_trained - four_before, 3u) << "LeNet-5's first convolution: forward, backward filter; the second: three";
+  EXPECT_EQ(alone_trained, alone_before) << "the learners' searches time four copies";
+
+  Dataset test_set;
+  test_set.images = test::random_tensor(DType::Float32, {11, 28 * 28}, rng());
+  test_set.labels = Tensor(DType::Int64, {11});
+  for (int64_t i = 0; i < 11; ++i) test_set.labels.ptr<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
+  test_set.num_classes = 10;
+  const EvalResult r = trainer.evaluate(test_set);
+  EXPECT_GE(cuda::engine_searches(1) - alone_trained, 2u) << "evaluation's two forward convolutions";
+  EXPECT_EQ(cuda::engine_searches(4), four_trained) << "evaluation timed copies side by side";
+  EXPECT_EQ(r.samples, 11);
+}
+
 // Two GPUs x 2 learners train exactly as 4 CPU learners (up to reduction order): the
 // corrections or gradients of each GPU are reduced there, then summed across GPUs by NCCL.
 TEST(GpuRuntime, TwoGpusMatchFourCpuLearnersForSmaAndSsgd) {
@@ -252,6 +300,33 @@ TEST(GpuRuntime, TwoGpusMatchFourCpuLearnersForSmaAndSsgd) {
     std::string what = a == Algorithm::Sma ? "sma" : "ssgd";
     expect_close(train_losses(c, kGpu, 4, a, {0, 1}), train_losses(c, Device{}, 4, a), what);
   }
+}
+
+// Two GPUs of one model share their convolution searches (first_device_alike): two learners on
+// each of two GPUs search as many convolutions as two learners on one GPU. Before, each GPU
+// searched its own in turn, and the first round of two GPUs took twice as long.
+TEST(GpuRuntime, TwoAlikeGpusSearchEachConvolutionOnce) {
+  CBT_SKIP_WITHOUT_GPU();
+  if (cuda_device_count() < 2) GTEST_SKIP() << "fewer than 2 CUDA devices: skipped";
+  if (cuda::first_device_alike(1) != 0) GTEST_SKIP() << "GPUs 0 and 1 are of different models: each searches";
+  ImportedModel m = load_model(test::source_path("models/lenet5/lenet5.ts17.onnx"));
+  std::mt19937_64 rng(9);
+  auto searches = [&](std::vector<int> gpus, int64_t batch) {  // a batch size of its own: nothing cached
+    TrainerOptions to;
+    to.batch_size = batch;
+    to.learners = 2;
+    to.algorithm = Algorithm::Sma;
+    to.device = kGpu;
+    to.gpus = gpus;
+    Trainer trainer(m.graph, to);
+    const RoundInput in = random_round(2 * static_cast<int>(gpus.size()), batch, 28 * 28, rng);
+    const uint64_t before = cuda::engine_searches(2);
+    trainer.round(in.x, in.y);
+    return cuda::engine_searches(2) - before;
+  };
+  const uint64_t one_gpu = searches({0}, 13), two_gpus = searches({0, 1}, 15);
+  EXPECT_GE(one_gpu, 3u);
+  EXPECT_EQ(two_gpus, one_gpu);
 }
 
 // --deterministic on the GPU: two runs with the same seed (SMA over 3 learners, random data)
@@ -269,14 +344,8 @@ std::map<std::string, Tensor> deterministic_run(const std::string& onnx, int64_t
   std::mt19937_64 rng(77);
   const int64_t per = chw[0] * chw[1] * chw[2];
   for (int r = 0; r < 6; ++r) {
-    std::vector<Tensor> x, y;
-    for (int j = 0; j < 3; ++j) {
-      x.push_back(test::random_tensor(DType::Float32, {8, per}, rng()));
-      Tensor labels(DType::Int64, {8});
-      for (int64_t i = 0; i < 8; ++i) labels.ptr<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
-      y.push_back(labels);
-    }
-    trainer.round(x, y);
+    const RoundInput in = random_round(3, 8, per, rng);
+    trainer.round(in.x, in.y);
   }
   return trainer.trained_initializers();
 }
