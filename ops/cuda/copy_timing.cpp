@@ -19,15 +19,6 @@ DeviceBuffer::~DeviceBuffer() {
   if (p) cudaFree(p);
 }
 
-void DeviceBuffer::fill_random(size_t count, uint64_t seed) {
-  std::vector<float> host(count);
-  for (float& v : host) {
-    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-    v = static_cast<float>(seed >> 40) / 8388608.0f - 1.0f;
-  }
-  CBT_CUDA_CHECK(cudaMemcpy(p, host.data(), count * sizeof(float), cudaMemcpyHostToDevice));
-}
-
 std::vector<float> DeviceBuffer::download(size_t count) const {
   std::vector<float> host(count);
   CBT_CUDA_CHECK(cudaMemcpy(host.data(), p, count * sizeof(float), cudaMemcpyDeviceToHost));
@@ -134,15 +125,6 @@ std::vector<float> time_each_side_by_side(cudaStream_t stream, const Streams& si
     for (size_t i : runs)
       ms[i] = time_side_by_side(stream, side, reps, [&](size_t copy, cudaStream_t s) { return launch(i, copy, s); });
   return ms;
-}
-
-double relative_error(const std::vector<float>& got, const std::vector<float>& ref) {
-  double diff = 0, scale = 1e-30;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    diff = std::max(diff, std::abs(static_cast<double>(got[i]) - ref[i]));
-    scale = std::max(scale, std::abs(static_cast<double>(ref[i])));
-  }
-  return diff / scale;
 }
 
 }  // namespace cbt::cuda

@@ -17,7 +17,8 @@ struct DeviceBuffer {
   ~DeviceBuffer();
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  // Values in [-1, 1) from a fixed sequence of `seed`: inputs whose products tell kernels apart.
+  // `count` floats in [-1, 1), made on the device from `seed` (counter-based, so the same
+  // values every time): inputs whose products tell kernels apart. Waits for the device.
   void fill_random(size_t count, uint64_t seed);
   std::vector<float> download(size_t count) const;
 };
@@ -49,7 +50,8 @@ float time_side_by_side(cudaStream_t stream, const Streams& side, int reps,
 std::vector<float> time_each_side_by_side(cudaStream_t stream, const Streams& side, int reps, size_t count,
                                           const std::function<bool(size_t index, size_t copy, cudaStream_t s)>& launch);
 
-// The largest difference from `ref`, relative to ref's largest magnitude.
-double relative_error(const std::vector<float>& got, const std::vector<float>& ref);
+// The largest difference between the first `count` floats of `got` and of `ref`, relative to
+// ref's largest magnitude; computed on the device after the work queued on `stream`.
+double relative_error(const DeviceBuffer& got, const DeviceBuffer& ref, size_t count, cudaStream_t stream);
 
 }  // namespace cbt::cuda

@@ -1,8 +1,13 @@
-// Timing copies side by side: several configurations in one CUDA graph against one graph each.
+// Timing copies side by side: several configurations in one CUDA graph against one graph each;
+// the timing buffers' random inputs and their comparison on the device.
 #include "ops/cuda/copy_timing.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
 #include <vector>
 
 #include "common/gpu.h"
@@ -35,6 +40,61 @@ TEST(CopyTiming, ConfigurationsTimedInOneGraphTimeAsOneGraphEach) {
     const float alone = time_side_by_side(stream, side, 3, [&](size_t copy, cudaStream_t s) { return launch(i, copy, s); });
     EXPECT_GE(ms[i], 0.9f * static_cast<float>(ns[i]) * 1e-6f / 8) << i;
     EXPECT_NEAR(ms[i], alone, 0.25f * alone) << i;
+  }
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
+// fill_random: values in [-1, 1), spread over the range, the same for the same seed and
+// different for another.
+TEST(CopyTiming, RandomFillIsSpreadAndRepeatable) {
+  CBT_SKIP_WITHOUT_GPU();
+  const size_t n = 100'003;
+  DeviceBuffer a(n * sizeof(float)), b(n * sizeof(float)), c(n * sizeof(float));
+  ASSERT_TRUE(a.p && b.p && c.p);
+  a.fill_random(n, 7);
+  b.fill_random(n, 7);
+  c.fill_random(n, 8);
+  const std::vector<float> va = a.download(n), vb = b.download(n), vc = c.download(n);
+  EXPECT_EQ(std::memcmp(va.data(), vb.data(), n * sizeof(float)), 0);
+  size_t same = 0;
+  double sum = 0;
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_GE(va[i], -1.0f) << i;
+    ASSERT_LT(va[i], 1.0f) << i;
+    same += va[i] == vc[i];
+    sum += va[i];
+  }
+  EXPECT_LT(same, n / 1000);
+  EXPECT_NEAR(sum / n, 0.0, 0.01);
+  EXPECT_LT(*std::min_element(va.begin(), va.end()), -0.99f);
+  EXPECT_GT(*std::max_element(va.begin(), va.end()), 0.99f);
+}
+
+// relative_error on the device is the host's max |got - ref| / max |ref| in double, bit for
+// bit, for a result off in one place by a random amount (and 0 for the same bytes).
+TEST(CopyTiming, RelativeErrorOnTheDeviceIsTheHostsFormula) {
+  CBT_SKIP_WITHOUT_GPU();
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  std::mt19937_64 rng(11);
+  for (size_t n : {size_t{1}, size_t{31}, size_t{4096}, size_t{1'000'001}}) {
+    DeviceBuffer ref(n * sizeof(float)), got(n * sizeof(float));
+    ASSERT_TRUE(ref.p && got.p);
+    ref.fill_random(n, rng());
+    std::vector<float> r = ref.download(n), g = r;
+    EXPECT_EQ(relative_error(ref, ref, n, stream), 0.0) << n;
+    const size_t at = rng() % n;
+    const float off = std::uniform_real_distribution<float>(1e-4f, 1e-3f)(rng);
+    g[at] += (rng() & 1) ? off : -off;
+    ASSERT_EQ(cudaMemcpy(got.p, g.data(), n * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    double diff = 0, scale = 0;
+    for (size_t i = 0; i < n; ++i) {
+      diff = std::max(diff, std::abs(static_cast<double>(g[i]) - static_cast<double>(r[i])));
+      scale = std::max(scale, std::abs(static_cast<double>(r[i])));
+    }
+    const double want = diff / std::max(scale, 1e-30);
+    EXPECT_GT(want, 0.0) << n;
+    EXPECT_EQ(relative_error(got, ref, n, stream), want) << n;
   }
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }

@@ -1,0 +1,67 @@
+// The device work of the timing buffers (copy_timing.h): random inputs made on the GPU, and
+// a result compared with a reference there, so that a search at a large batch moves two
+// numbers to the host instead of every output (ResNet-20's evaluation at batch 500 spent
+// most of its searches' time in those copies and the host's comparison).
+#include "ops/cuda/copy_timing.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "ops/cuda/common.cuh"
+#include "ops/cuda/rng.cuh"
+
+namespace cbt::cuda {
+namespace {
+
+__global__ void fill_random_kernel(float* p, int64_t n, uint64_t seed) {
+  CBT_GRID_STRIDE_LOOP(i, n) p[i] = 2.0f * rng_uniform(seed, static_cast<uint64_t>(i)) - 1.0f;
+}
+
+// m[0] = max |got - ref|, m[1] = max |ref|, as the bits of non-negative doubles (which order
+// as their unsigned integers do, so atomicMax takes the larger).
+__global__ void max_difference_kernel(const float* got, const float* ref, int64_t n, unsigned long long* m) {
+  double diff = 0, scale = 0;
+  CBT_GRID_STRIDE_LOOP(i, n) {
+    diff = fmax(diff, fabs(static_cast<double>(got[i]) - static_cast<double>(ref[i])));
+    scale = fmax(scale, fabs(static_cast<double>(ref[i])));
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    diff = fmax(diff, __shfl_down_sync(0xffffffffu, diff, o));
+    scale = fmax(scale, __shfl_down_sync(0xffffffffu, scale, o));
+  }
+  if ((threadIdx.x & 31) == 0) {
+    atomicMax(&m[0], static_cast<unsigned long long>(__double_as_longlong(diff)));
+    atomicMax(&m[1], static_cast<unsigned long long>(__double_as_longlong(scale)));
+  }
+}
+
+}  // namespace
+
+void DeviceBuffer::fill_random(size_t count, uint64_t seed) {
+  if (!count) return;
+  const auto n = static_cast<int64_t>(count);
+  fill_random_kernel<<<blocks_for(n), kThreads>>>(static_cast<float*>(p), n, seed);  // the default stream
+  CBT_CUDA_CHECK_LAUNCH();
+  CBT_CUDA_CHECK(cudaStreamSynchronize(nullptr));
+}
+
+double relative_error(const DeviceBuffer& got, const DeviceBuffer& ref, size_t count, cudaStream_t stream) {
+  DeviceBuffer m(2 * sizeof(unsigned long long));
+  CBT_CHECK(m.p != nullptr, "no device memory for a comparison of two results");
+  auto* bits = static_cast<unsigned long long*>(m.p);
+  CBT_CUDA_CHECK(cudaMemsetAsync(bits, 0, 2 * sizeof(unsigned long long), stream));
+  const auto n = static_cast<int64_t>(count);
+  max_difference_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const float*>(got.p),
+                                                                  static_cast<const float*>(ref.p), n, bits);
+  CBT_CUDA_CHECK_LAUNCH();
+  unsigned long long host[2] = {0, 0};
+  CBT_CUDA_CHECK(cudaMemcpyAsync(host, bits, sizeof host, cudaMemcpyDeviceToHost, stream));
+  CBT_CUDA_CHECK(cudaStreamSynchronize(stream));
+  double diff = 0, scale = 0;
+  static_assert(sizeof(double) == sizeof(unsigned long long));
+  std::memcpy(&diff, &host[0], sizeof diff);
+  std::memcpy(&scale, &host[1], sizeof scale);
+  return diff / std::max(scale, 1e-30);
+}
+
+}  // namespace cbt::cuda
