@@ -138,6 +138,7 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
     if (a.autotune_max_learners < 1)
       throw UserError("--autotune-max-learners must be at least 1, not " + std::to_string(a.autotune_max_learners));
     ao.max_learners = a.autotune_max_learners;
+    ao.min_window_seconds = a.autotune_window;
     ao.processes = processes;
     if (tune_while_training) {
       to.learners = autotune_limit_per_device(to, ao);  // fit() times 1 to this many

@@ -75,6 +75,10 @@ static int run(int argc, char** argv) {
                  "--learners auto chooses at most this many learners in all, shared by every GPU\n"
                  "and process (more learners average into z more slowly)")
       ->capture_default_str();
+  app.add_option("--autotune-window", t.autotune_window,
+                 "--learners auto times each count over three windows of at least this many seconds\n"
+                 "(the median counts); longer windows see through noisier devices")
+      ->capture_default_str()->check(CLI::Range(0.001, 10.0));
   app.add_option("--autotune-when", t.autotune_when,
                  "--learners auto: training (time the counts on the first rounds of training, which\n"
                  "train the model) or before (on random data before training; always with several\n"

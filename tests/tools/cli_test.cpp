@@ -233,6 +233,25 @@ TEST(Cli, LearnersAutoIsTunedWhileTraining) {
   EXPECT_NE(saved.find("learners = \"" + k + "\""), std::string::npos) << saved;
 }
 
+// --autotune-window: out-of-range lengths are user errors that name the flag; a short window
+// tunes as the default does and is written to the saved configuration.
+TEST(Cli, AutotuneWindowIsCheckedAndSaved) {
+  for (const char* bad : {"0", "-1", "x", "11"}) {
+    RunResult r = run(kLenet + " --learners auto --autotune-window " + bad + " --max-steps 1");
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_NE(r.output.find("--autotune-window"), std::string::npos) << r.output;
+  }
+  fs::path data = test::make_tiny_dataset("autotune_window");
+  fs::path d = test::temp_dir("autotune_window_out");
+  RunResult r = run(kLenet + " --data " + data.string() + " --epochs 6 --batch-size 8 --learners auto" +
+                    " --autotune-max-learners 2 --autotune-window 0.02 --save-config " + (d / "run.toml").string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("autotune: 2 learner(s): "), std::string::npos) << r.output;
+  std::ifstream cfg(d / "run.toml");
+  const std::string saved((std::istreambuf_iterator<char>(cfg)), {});
+  EXPECT_NE(saved.find("autotune-window = 0.02"), std::string::npos) << saved;
+}
+
 TEST(Cli, UnwritableOutputFailsWithoutPartialFile) {
   fs::path data = test::make_tiny_dataset("unwritable");
   RunResult r = run(kLenet + " --data " + data.string() + " --max-steps 2 --epochs 1 --output /nonexistent/dir/out.onnx");
