@@ -11,7 +11,6 @@ namespace cbt {
 
 #ifdef CBT_WITH_CUDA
 std::unique_ptr<Backend> make_cuda_backend(int index);  // runtime/cuda/
-void create_cuda_contexts(const std::vector<int>& devices);
 std::unique_ptr<ResidentDataset> make_cuda_resident_dataset(const Dataset& d, Backend& backend);
 std::unique_ptr<AllReduce> make_cuda_all_reduce(const std::vector<Backend*>& backends,
                                                 const std::shared_ptr<ProcessGroup>& processes);
@@ -58,17 +57,6 @@ std::unique_ptr<Backend> make_backend(Device device) {
   return make_cuda_backend(device.index);
 #else
   throw UserError("this cbtrain was built without CUDA; use --device cpu");
-#endif
-}
-
-void prepare_devices(const std::vector<Device>& devices) {
-#ifdef CBT_WITH_CUDA
-  std::vector<int> gpus;
-  for (const Device& d : devices)
-    if (!d.is_cpu()) gpus.push_back(d.index);
-  if (gpus.size() > 1) create_cuda_contexts(gpus);
-#else
-  (void)devices;
 #endif
 }
 

@@ -2,7 +2,6 @@
 #pragma once
 #include <cstdint>
 #include <memory>
-#include <vector>
 
 #include "graph/tensor.h"
 #include "ops/kernel.h"
@@ -77,12 +76,6 @@ class CpuBackend final : public Backend {
 
 // Creates the backend for `device` (CUDA only when built with it; else a UserError).
 std::unique_ptr<Backend> make_backend(Device device);
-
-// Readies the CUDA devices among `devices` side by side before their backends are made: a
-// device's context takes about half a second to create, which several GPUs paid one after
-// another (ResNet-20's trainer on two H200s: 1.06 s of its 2.29 s). Failures are left to
-// make_backend to report. Does nothing for one device or the CPU.
-void prepare_devices(const std::vector<Device>& devices);
 
 // Opens (true) or closes (false) the span a profiler records when told to wait for it
 // (`ncu --profile-from-start off`, `nsys profile --capture-range=cudaProfilerApi`): CUDA's

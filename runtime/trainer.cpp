@@ -65,7 +65,6 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
   std::vector<Device> devices;
   for (int g : opt.gpus) devices.push_back(Device{DeviceKind::CUDA, g});
   if (devices.empty()) devices.push_back(opt.device);
-  prepare_devices(devices);  // several GPUs' contexts at once
   // Every queue of the run, the learners' and the synchronisation ones, with its settings.
   // A learner's convolutions are timed as many side by side as the GPU has learners; the
   // synchronisation queue's, evaluation's forward passes, alone, as they run.

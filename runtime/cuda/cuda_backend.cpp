@@ -7,8 +7,6 @@
 #include <cstring>
 #include <mutex>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include "runtime/cuda/device_pool.h"
 
@@ -82,18 +80,6 @@ void cuda_profiled_span(bool open) {
   // Without a profiler attached both calls do nothing; their status is of no use here.
   (void)(open ? cudaProfilerStart() : cudaProfilerStop());
   (void)cudaGetLastError();
-}
-
-void create_cuda_contexts(const std::vector<int>& devices) {
-  cuda::ask_for_work_queues();  // before the process's first CUDA call
-  std::vector<std::thread> threads;
-  for (int d : devices)
-    threads.emplace_back([d] {
-      // The runtime creates a device's primary context at its first use; errors are not
-      // sticky here, and make_backend reports them when it uses the device.
-      if (cudaSetDevice(d) != cudaSuccess || cudaFree(nullptr) != cudaSuccess) (void)cudaGetLastError();
-    });
-  for (auto& t : threads) t.join();
 }
 
 CudaBackend::CudaBackend(int index, const CudaBackendOptions& opt) : index_(index) {

@@ -107,9 +107,6 @@ int cuda_device_count();
 // The CUDA backend of GPU `index`; throws UserError when there is no such device.
 std::unique_ptr<Backend> make_cuda_backend(int index);
 
-// Creates the primary contexts of `devices`, one thread each, at once (prepare_devices).
-void create_cuda_contexts(const std::vector<int>& devices);
-
 // Switches TF32 tensor cores on or off (--precision tf32 / fp32). Throws UserError when
 // `backend` is not a CUDA backend.
 void set_tf32(Backend& backend, bool on);

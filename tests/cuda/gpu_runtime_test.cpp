@@ -112,27 +112,6 @@ TEST(GpuRuntime, MissingDeviceIsAUserError) {
   }
 }
 
-// prepare_devices creates every GPU's context at once and leaves failures to make_backend:
-// with a device that does not exist among them it does not throw, that device's backend is
-// still a UserError naming it, and the others' backends work.
-TEST(GpuRuntime, PreparingDevicesLeavesErrorsToTheirBackends) {
-  CBT_SKIP_WITHOUT_GPU();
-  const int n = cuda_device_count();
-  std::vector<Device> devices;
-  for (int g = 0; g < n; ++g) devices.push_back(Device{DeviceKind::CUDA, g});
-  devices.push_back(Device{DeviceKind::CUDA, n + 3});
-  EXPECT_NO_THROW(prepare_devices(devices));
-  EXPECT_THROW(make_backend(devices.back()), UserError);
-  std::mt19937_64 rng(3);
-  for (int g = 0; g < n; ++g) {
-    std::unique_ptr<Backend> b = make_backend(Device{DeviceKind::CUDA, g});
-    const Tensor host = test::random_tensor(DType::Float32, {257}, rng());
-    const Tensor back = b->download(b->upload(host));
-    EXPECT_TRUE(same_bytes(back, host)) << "cuda:" << g;
-  }
-  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
-}
-
 TEST(GpuRuntime, Tf32NeedsACudaBackend) {
   CpuBackend cpu;
   EXPECT_THROW(set_tf32(cpu, true), UserError);
