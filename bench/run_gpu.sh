@@ -9,7 +9,8 @@
 # (Fashion-MNIST IDX folder, default /usr/share/datasets/fashion-mnist), CBTRAIN (default
 # ./build-gpu/tools/cbtrain), PYTHON (default: python3 if it imports torch, else
 # /opt/torch/.venv/bin/python), CBT_LIB_DIR (extra folder for cbtrain's LD_LIBRARY_PATH,
-# e.g. the ONNX shared libraries),
+# e.g. the ONNX shared libraries), CBT_COMMIT (the commit the report names, for a tree
+# copied without its git history; default: git rev-parse HEAD and the files that differ),
 # TTA_SEEDS (default "1 2 3"; quick: "1"), TTA_SEEDS_SLOW (seeds of the slow PyTorch
 # ResNet-20 b=32 run, default "1"), CBT_EXTRA (extra flags for every cbtrain run), PRECISION
 # (fp32, the default: TF32 off on both sides; or tf32: both may use TF32 tensor cores),
@@ -121,8 +122,10 @@ env_info() {
     > "$OUT/env/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed" > "$OUT/env/nvidia-smi.txt"
   LD_LIBRARY_PATH="$CBT_LD" "$CBT" --version > "$OUT/env/cbtrain_version.txt" 2>&1 ||
     echo "cbtrain --version failed ($CBT)" >> "$OUT/env/cbtrain_version.txt"
-  { git rev-parse HEAD 2>/dev/null || echo unknown
-    echo "$(git status --porcelain 2>/dev/null | wc -l) files differ from HEAD"; } > "$OUT/env/git.txt"
+  # CBT_COMMIT names the code where the tree has no history of its own (a copy of a checkout).
+  if [ -n "${CBT_COMMIT:-}" ]; then echo "$CBT_COMMIT (CBT_COMMIT)" > "$OUT/env/git.txt"
+  else { git rev-parse HEAD 2>/dev/null || echo unknown
+         echo "$(git status --porcelain 2>/dev/null | wc -l) files differ from HEAD"; } > "$OUT/env/git.txt"; fi
   "$PYTHON" -c 'import sys, numpy, torch; print("python", sys.version.split()[0]); print("numpy", numpy.__version__); print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())' \
     > "$OUT/env/python.txt" 2>/dev/null || echo "$PYTHON cannot import torch" > "$OUT/env/python.txt"
   date -u +%Y-%m-%dT%H:%M:%SZ > "$OUT/env/date.txt"

@@ -167,8 +167,10 @@ env_info() {
   nvidia-smi topo -m 2>&1 | sed 's/\x1b\[[0-9;]*m//g' > "$OUT/env/mg_topology.txt" || true
   "$PYTHON" -c 'import sys, torch; print("python", sys.version.split()[0]); print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(), "nccl", ".".join(map(str, torch.cuda.nccl.version())))' \
     > "$OUT/env/mg_python.txt" 2>/dev/null || echo "$PYTHON cannot import torch" > "$OUT/env/mg_python.txt"
-  { git rev-parse HEAD 2>/dev/null || echo unknown
-    echo "$(git status --porcelain 2>/dev/null | wc -l) files differ from HEAD"; } > "$OUT/env/mg_git.txt"
+  # CBT_COMMIT names the code where the tree has no history of its own (a copy of a checkout).
+  if [ -n "${CBT_COMMIT:-}" ]; then echo "$CBT_COMMIT (CBT_COMMIT)" > "$OUT/env/mg_git.txt"
+  else { git rev-parse HEAD 2>/dev/null || echo unknown
+         echo "$(git status --porcelain 2>/dev/null | wc -l) files differ from HEAD"; } > "$OUT/env/mg_git.txt"; fi
   date -u +%Y-%m-%dT%H:%M:%SZ > "$OUT/env/mg_date.txt"
 }
 cbt_version() {
