@@ -1,9 +1,6 @@
 // Side-by-side timing of kernel copies in a CUDA graph, and its buffers.
 #include "ops/cuda/copy_timing.h"
 
-#include <algorithm>
-#include <cmath>
-
 #include "ops/cuda/cuda_context.h"
 
 namespace cbt::cuda {
