@@ -279,10 +279,10 @@ TEST(GpuRuntime, EvaluationTimesItsConvolutionsAlone) {
   EXPECT_GE(four_trained - four_before, 3u) << "LeNet-5's first convolution: forward, backward filter; the second: three";
   EXPECT_EQ(alone_trained, alone_before) << "the learners' searches time four copies";
 
+  const RoundInput samples = random_round(1, 11, 28 * 28, rng);  // a test set of 11
   Dataset test_set;
-  test_set.images = test::random_tensor(DType::Float32, {11, 28 * 28}, rng());
-  test_set.labels = Tensor(DType::Int64, {11});
-  for (int64_t i = 0; i < 11; ++i) test_set.labels.ptr<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
+  test_set.images = samples.x[0];
+  test_set.labels = samples.y[0];
   test_set.num_classes = 10;
   const EvalResult r = trainer.evaluate(test_set);
   EXPECT_GE(cuda::engine_searches(1) - alone_trained, 2u) << "evaluation's two forward convolutions";
