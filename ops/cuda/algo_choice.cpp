@@ -31,6 +31,10 @@ bool engine_allowed(const EngineNotes& n, bool tf32, bool deterministic) {
   return !(n.nondeterministic && deterministic);
 }
 
+double max_relative_error(bool tf32) { return tf32 ? 5e-3 : 1e-4; }
+
+bool accurate_enough(double relative_error, bool tf32) { return relative_error <= max_relative_error(tf32); }
+
 // Find times each algorithm alone, but learners run many convolutions at once, and there the
 // non-deterministic ones (atomic accumulation into the output) lose a margin of that size:
 // ResNet-32 at batch 32 with 16 learners ran 7% faster with the deterministic backward-data

@@ -32,6 +32,15 @@ struct EngineNotes {
 // with `tf32`; under `deterministic` only deterministic ones.
 bool engine_allowed(const EngineNotes& n, bool tf32, bool deterministic);
 
+// The largest relative error (max |got - ref| / max |ref| on random inputs, against a plain
+// FMA engine's result) an engine may show and still be taken. float32 engines differ from
+// the reference by the order of their sums: 1e-4. TF32 rounds every input to 10 bits of
+// mantissa (a unit roundoff of 2^-11, about 4.9e-4), so under --precision tf32 tensor-core
+// engines are off by a few times that: 5e-3, still below the Winograd engines' 1e-2 and
+// more. A NaN never passes.
+double max_relative_error(bool tf32);
+bool accurate_enough(double relative_error, bool tf32);
+
 // The slack the convolutions use: 0.25, or CBT_CONV_DET_SLACK from the environment (a
 // non-negative number; 0 takes the fastest always). Read once.
 double deterministic_slack();

@@ -51,7 +51,8 @@ std::vector<float> time_each_side_by_side(cudaStream_t stream, const Streams& si
                                           const std::function<bool(size_t index, size_t copy, cudaStream_t s)>& launch);
 
 // The largest difference between the first `count` floats of `got` and of `ref`, relative to
-// ref's largest magnitude; computed on the device after the work queued on `stream`.
+// ref's largest magnitude; computed on the device after the work queued on `stream`. A NaN
+// or an infinity in either makes it infinite or NaN, which no tolerance accepts.
 double relative_error(const DeviceBuffer& got, const DeviceBuffer& ref, size_t count, cudaStream_t stream);
 
 }  // namespace cbt::cuda

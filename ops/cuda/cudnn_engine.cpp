@@ -292,7 +292,6 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
   // The heuristics' first few allowed engines, then the fallback list (the plain implicit-GEMM
   // engines of the legacy algorithms), without repeats.
   constexpr size_t kMaxHeuristic = 8;
-  constexpr double kMaxRelativeError = 1e-4;
   std::vector<Candidate> cands;
   for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
     for (Candidate& c : heuristics(p, mode)) {
@@ -329,8 +328,9 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
   // Engines whose notes do not say so may still compute in a way far from FMA rounding (a
   // Winograd backward-filter engine was 1% off on LeNet-5's first convolution): each result is
   // compared, on the device, with that of the first plain implicit-GEMM engine of the fallback
-  // list that runs, the reference. So those engines are timed first, in their order.
-  auto is_plain = [&](size_t i) { return cands[i].fallback && cands[i].id.deterministic; };
+  // list that runs, the reference (never a tensor-core one, so that TF32 engines are measured
+  // against float32 sums). So those engines are timed first, in their order.
+  auto is_plain = [&](size_t i) { return cands[i].fallback && cands[i].id.deterministic && !cands[i].notes.tensor_core; };
   std::vector<size_t> order;
   for (size_t i = 0; i < cands.size(); ++i)
     if (is_plain(i)) order.push_back(i);
@@ -370,12 +370,13 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
   std::vector<Timed> accurate;
   for (const Timed& t : timed) {
     const Candidate& c = cands[t.index];
-    if (t.err <= kMaxRelativeError) accurate.push_back(t);
+    const bool accurate_ok = accurate_enough(t.err, search.tf32);
+    if (accurate_ok) accurate.push_back(t);
     if (search.log) {
       char buf[112];
       std::snprintf(buf, sizeof buf, " e%lld/%zuk/%.4fms/%zuB/%s/err%.1e/plan%.1fms%s", static_cast<long long>(c.id.global_index),
                     c.id.knobs.size(), t.ms, c.id.workspace, c.id.deterministic ? "det" : "nondet", t.err, t.build_ms,
-                    t.err <= kMaxRelativeError ? "" : "(rejected)");
+                    accurate_ok ? "" : "(rejected)");
       log += buf;
     }
   }
@@ -386,8 +387,10 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
   for (const Timed& t : timed) ranked.push_back({t.ms, cands[t.index].id.deterministic, true});
   const int chosen = choose_candidate(ranked, true, search.det_slack);
   if (chosen < 0) return std::nullopt;
-  EngineId& id = cands[timed[static_cast<size_t>(chosen)].index].id;
+  Candidate& taken = cands[timed[static_cast<size_t>(chosen)].index];
+  EngineId& id = taken.id;
   id.ms = timed[static_cast<size_t>(chosen)].ms;
+  id.tensor_core = taken.notes.tensor_core;
   if (search.log)
     std::fprintf(stderr,
                  "cbtrain conv engines: %s x%zu image=(%lld,%lld,%lld,%lld) filter=(%lld,%lld,%lld,%lld) s=%lld "

@@ -29,6 +29,7 @@ struct EngineId {
   std::vector<std::pair<int64_t, int64_t>> knobs;  // (cudnnBackendKnobType_t, value)
   size_t workspace = 0;
   bool deterministic = true;
+  bool tensor_core = false;  // cuDNN notes it runs on tensor cores (TF32: only with --precision tf32)
   float ms = -1;  // milliseconds per copy as the search timed it
   bool operator==(const EngineId& o) const {
     return global_index == o.global_index && knobs == o.knobs;

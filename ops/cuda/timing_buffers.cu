@@ -18,11 +18,14 @@ __global__ void fill_random_kernel(float* p, int64_t n, uint64_t seed) {
 }
 
 // m[0] = max |got - ref|, m[1] = max |ref|, as the bits of non-negative doubles (which order
-// as their unsigned integers do, so atomicMax takes the larger).
+// as their unsigned integers do, so atomicMax takes the larger). A NaN or an infinity in
+// either counts as an infinite difference (fmax would drop a NaN, and an engine that returns
+// NaN must not pass as accurate).
 __global__ void max_difference_kernel(const float* got, const float* ref, int64_t n, unsigned long long* m) {
   double diff = 0, scale = 0;
   CBT_GRID_STRIDE_LOOP(i, n) {
-    diff = fmax(diff, fabs(static_cast<double>(got[i]) - static_cast<double>(ref[i])));
+    const double d = fabs(static_cast<double>(got[i]) - static_cast<double>(ref[i]));
+    diff = fmax(diff, isfinite(d) ? d : HUGE_VAL);
     scale = fmax(scale, fabs(static_cast<double>(ref[i])));
   }
   for (int o = 16; o > 0; o >>= 1) {

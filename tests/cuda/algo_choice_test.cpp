@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <random>
 
@@ -63,6 +64,29 @@ TEST(AlgoChoice, EnginesThatChangeTheArithmeticAreNotAllowed) {
     n.*flag = true;
     for (bool tf32 : {false, true})
       for (bool det : {false, true}) EXPECT_FALSE(engine_allowed(n, tf32, det));
+  }
+}
+
+// float32 engines must agree with the reference to the order of their sums; TF32 ones (only
+// under --precision tf32) to a few of TF32's roundoffs, but not as far as a Winograd engine
+// (1e-2 on LeNet-5's first convolution). NaN and infinities never pass.
+TEST(AlgoChoice, Tf32WidensTheToleranceButNotToWinogradsErrors) {
+  std::mt19937 rng(5);
+  for (int i = 0; i < 100; ++i) {
+    const double fp32_ok = std::uniform_real_distribution<double>(0, 1e-4)(rng);
+    const double tf32_only = std::uniform_real_distribution<double>(1.01e-4, 5e-3)(rng);
+    const double never = std::uniform_real_distribution<double>(5.01e-3, 1.0)(rng);
+    EXPECT_TRUE(accurate_enough(fp32_ok, false));
+    EXPECT_TRUE(accurate_enough(fp32_ok, true));
+    EXPECT_FALSE(accurate_enough(tf32_only, false)) << tf32_only;
+    EXPECT_TRUE(accurate_enough(tf32_only, true)) << tf32_only;
+    EXPECT_FALSE(accurate_enough(never, true)) << never;
+  }
+  EXPECT_FALSE(accurate_enough(1e-2, true));
+  EXPECT_LT(max_relative_error(false), max_relative_error(true));
+  for (bool tf32 : {false, true}) {
+    EXPECT_FALSE(accurate_enough(std::nan(""), tf32));
+    EXPECT_FALSE(accurate_enough(HUGE_VAL, tf32));
   }
 }
 

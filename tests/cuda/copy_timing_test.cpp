@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/gpu.h"
+#include "ops/cuda/algo_choice.h"
 #include "spin_kernel.h"
 
 namespace cbt::cuda {
@@ -96,6 +97,30 @@ TEST(CopyTiming, RelativeErrorOnTheDeviceIsTheHostsFormula) {
     EXPECT_GT(want, 0.0) << n;
     EXPECT_EQ(relative_error(got, ref, n, stream), want) << n;
   }
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
+// A result with a NaN or an infinity in one random place is not close to the reference at
+// any tolerance, although every other value is the reference's own (fmax alone drops NaNs).
+TEST(CopyTiming, ANonFiniteResultIsNeverAccurate) {
+  CBT_SKIP_WITHOUT_GPU();
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  std::mt19937_64 rng(12);
+  const size_t n = 50'000;
+  DeviceBuffer ref(n * sizeof(float)), got(n * sizeof(float));
+  ASSERT_TRUE(ref.p && got.p);
+  ref.fill_random(n, rng());
+  const std::vector<float> r = ref.download(n);
+  for (float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+    std::vector<float> g = r;
+    g[rng() % n] = bad;
+    ASSERT_EQ(cudaMemcpy(got.p, g.data(), n * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    const double err = relative_error(got, ref, n, stream);
+    EXPECT_FALSE(std::isfinite(err)) << bad << ": " << err;
+    for (bool tf32 : {false, true}) EXPECT_FALSE(accurate_enough(err, tf32)) << bad;
+  }
+  EXPECT_EQ(relative_error(ref, ref, n, stream), 0.0);
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 

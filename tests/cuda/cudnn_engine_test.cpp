@@ -1,0 +1,49 @@
+// The engine search of cuDNN's backend API (choose_engine): which kinds of engine it takes
+// under each precision.
+#include "ops/cuda/cudnn_engine.h"
+
+#include <cudnn.h>
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "common/gpu.h"
+
+namespace cbt::cuda {
+namespace {
+
+// A 3x3 convolution of 128 channels at 32x32, batch 32: tensor cores run it several times
+// faster than FMA. Under --precision tf32 every op takes a tensor-core engine, which must pass
+// the accuracy check against a float32 engine (it rejected every TF32 engine while its
+// tolerance was float32's); in float32 none does.
+TEST(CudnnEngine, Tf32TakesTensorCoresAndFp32Never) {
+  CBT_SKIP_WITHOUT_GPU();
+  cudnnHandle_t handle = nullptr;
+  ASSERT_EQ(cudnnCreate(&handle), CUDNN_STATUS_SUCCESS);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  EngineConv conv;
+  const int64_t image[4] = {32, 128, 32, 32}, filter[4] = {128, 128, 3, 3};
+  for (int i = 0; i < 4; ++i) {
+    conv.image[i] = image[i];
+    conv.filter[i] = filter[i];
+    conv.grid[i] = image[i];
+  }
+  conv.pad[0] = conv.pad[1] = 1;
+  for (ConvOp op : {ConvOp::Forward, ConvOp::BackwardData, ConvOp::BackwardFilter}) {
+    for (bool tf32 : {false, true}) {
+      EngineSearch search;
+      search.tf32 = tf32;
+      search.workspace_budget = size_t{256} << 20;
+      const std::optional<EngineId> id = choose_engine(handle, stream, conv, op, search);
+      ASSERT_TRUE(id.has_value()) << static_cast<int>(op) << " tf32 " << tf32;
+      EXPECT_EQ(id->tensor_core, tf32) << "op " << static_cast<int>(op) << ": engine " << id->global_index;
+      EXPECT_GT(id->ms, 0.0f);
+    }
+  }
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+  EXPECT_EQ(cudnnDestroy(handle), CUDNN_STATUS_SUCCESS);
+}
+
+}  // namespace
+}  // namespace cbt::cuda
