@@ -374,8 +374,9 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
     if (accurate_ok) accurate.push_back(t);
     if (search.log) {
       char buf[112];
-      std::snprintf(buf, sizeof buf, " e%lld/%zuk/%.4fms/%zuB/%s/err%.1e/plan%.1fms%s", static_cast<long long>(c.id.global_index),
-                    c.id.knobs.size(), t.ms, c.id.workspace, c.id.deterministic ? "det" : "nondet", t.err, t.build_ms,
+      std::snprintf(buf, sizeof buf, " e%lld/%zuk/%.4fms/%zuB/%s%s/err%.1e/plan%.1fms%s", static_cast<long long>(c.id.global_index),
+                    c.id.knobs.size(), t.ms, c.id.workspace, c.id.deterministic ? "det" : "nondet",
+                    c.notes.tensor_core ? "/tc" : "", t.err, t.build_ms,
                     accurate_ok ? "" : "(rejected)");
       log += buf;
     }
