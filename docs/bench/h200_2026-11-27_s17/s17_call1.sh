@@ -13,7 +13,7 @@ for rep in 1 2; do
   for p in fp32 tf32; do
     timeout 90 ./build-gpu/tools/cbtrain bench $R/models/resnet32.onnx --device cuda --batch-size 32 --learners 16 \
       --steps 150 --warmup 20 --json --precision $p > $R/logs/r32_${p}_$rep.out 2> $R/logs/r32_${p}_$rep.err
-    echo "resnet32 k16 $p rep $rep rc $?: $(tail -1 $R/logs/r32_${p}_$rep.out | grep -o '"images_per_second":[^,]*')"
+    echo "resnet32 k16 $p rep $rep rc $?: $(tail -1 $R/logs/r32_${p}_$rep.out | grep -o '"images_per_sec":[^,]*')"
   done
 done
 CBT_LOG_CONV_ALGOS=1 timeout 60 ./build-gpu/tools/cbtrain bench $R/models/resnet32.onnx --device cuda --batch-size 32 \
