@@ -103,38 +103,16 @@ double alpha_of(const KernelContext& ctx) { return ctx.node.attrs.get_float("alp
 void relu(KernelContext& ctx) { activation(ctx, ReluOp{}); }
 // dX = (a + b) where Y > 0: a ReluGrad with a second dY (graph/fusion.h,
 // fuse_gradient_sum_relu).
-__global__ void relu_grad_sum_kernel(const float* a, const float* y, const float* b, float* dx,
-                                     int64_t n) {
-  CBT_GRID_STRIDE_LOOP(i, n) {
-    float s = a[i] + b[i];
-    dx[i] = y[i] > 0 ? s : 0.0f;
-  }
-}
-__global__ void relu_grad_sum_vec4_kernel(const float4* a, const float4* y, const float4* b,
-                                          float4* dx, int64_t n4) {
-  CBT_GRID_STRIDE_LOOP(i, n4) {
-    float4 u = a[i], v = b[i], w = y[i];
-    dx[i] = make_float4(w.x > 0 ? u.x + v.x : 0.0f, w.y > 0 ? u.y + v.y : 0.0f,
-                        w.z > 0 ? u.z + v.z : 0.0f, w.w > 0 ? u.w + v.w : 0.0f);
-  }
-}
+struct ReluGradSumOp {
+  __device__ float operator()(float a, float y, float b) const { return y > 0 ? a + b : 0.0f; }
+};
 
 void relu_grad(KernelContext& ctx) {
   if (!ctx.has_in(2)) return activation_grad(ctx, ReluGradOp{});
   auto& cc = context_of(ctx.device_ctx);
   for (size_t i = 0; i < 3; ++i) require_f32(ctx, ctx.in(i));
-  const float *a = ctx.in(0).ptr<float>(), *y = ctx.in(1).ptr<float>(), *b = ctx.in(2).ptr<float>();
-  float* dx = ctx.out(0).ptr<float>();
-  const int64_t n = ctx.out(0).numel();
-  if (n == 0) return;
-  if (n % 4 == 0 && aligned16(a) && aligned16(y) && aligned16(b) && aligned16(dx)) {
-    relu_grad_sum_vec4_kernel<<<blocks_for(n / 4), kThreads, 0, cc.stream>>>(
-        reinterpret_cast<const float4*>(a), reinterpret_cast<const float4*>(y),
-        reinterpret_cast<const float4*>(b), reinterpret_cast<float4*>(dx), n / 4);
-  } else {
-    relu_grad_sum_kernel<<<blocks_for(n), kThreads, 0, cc.stream>>>(a, y, b, dx, n);
-  }
-  CBT_CUDA_CHECK_LAUNCH();
+  ternary_flat_map(cc.stream, ctx.in(0).ptr<float>(), ctx.in(1).ptr<float>(), ctx.in(2).ptr<float>(),
+                   ctx.out(0).ptr<float>(), ctx.out(0).numel(), ReluGradSumOp{});
 }
 void leaky_relu(KernelContext& ctx) { activation(ctx, LeakyReluOp{alpha_of(ctx)}); }
 void leaky_relu_grad(KernelContext& ctx) { activation_grad(ctx, LeakyReluGradOp{alpha_of(ctx)}); }

@@ -52,7 +52,11 @@ std::vector<float> time_each_side_by_side(cudaStream_t stream, const Streams& si
 
 // The largest difference between the first `count` floats of `got` and of `ref`, relative to
 // ref's largest magnitude; computed on the device after the work queued on `stream`. A NaN
-// or an infinity in either makes it infinite or NaN, which no tolerance accepts.
-double relative_error(const DeviceBuffer& got, const DeviceBuffer& ref, size_t count, cudaStream_t stream);
+// or an infinity in either makes it infinite or NaN, which no tolerance accepts. `scratch`
+// (at least relative_error_scratch_bytes) holds the two maxima; a search comparing many
+// candidates passes one, otherwise one is allocated for the call.
+constexpr size_t relative_error_scratch_bytes = 2 * sizeof(unsigned long long);
+double relative_error(const DeviceBuffer& got, const DeviceBuffer& ref, size_t count, cudaStream_t stream,
+                      DeviceBuffer* scratch = nullptr);
 
 }  // namespace cbt::cuda

@@ -313,8 +313,8 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
   const size_t copies = static_cast<size_t>(std::clamp(search.concurrency, 1, 16));
   const size_t out_count = numel_of(op == ConvOp::Forward ? conv.grid : op == ConvOp::BackwardData ? conv.image : conv.filter);
   DeviceBuffer image(bytes_of(conv.image)), filter(bytes_of(conv.filter)), grid(bytes_of(conv.grid)),
-      reference(out_count * sizeof(float));
-  if (!image.p || !filter.p || !grid.p || !reference.p) return std::nullopt;
+      reference(out_count * sizeof(float)), error_scratch(relative_error_scratch_bytes);
+  if (!image.p || !filter.p || !grid.p || !reference.p || !error_scratch.p) return std::nullopt;
   image.fill_random(numel_of(conv.image), 1);
   filter.fill_random(numel_of(conv.filter), 2);
   grid.fill_random(numel_of(conv.grid), 3);
@@ -360,7 +360,7 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
       CBT_CUDA_CHECK(cudaMemcpyAsync(reference.p, outs[0]->p, out_count * sizeof(float), cudaMemcpyDeviceToDevice, stream));
       have_reference = true;
     } else if (have_reference) {
-      err = relative_error(*outs[0], reference, out_count, stream);
+      err = relative_error(*outs[0], reference, out_count, stream, &error_scratch);
     }
     timed.push_back({i, ms, build_ms, err});
   }

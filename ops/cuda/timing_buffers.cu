@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "ops/cuda/common.cuh"
 #include "ops/cuda/rng.cuh"
@@ -48,11 +49,13 @@ void DeviceBuffer::fill_random(size_t count, uint64_t seed) {
   CBT_CUDA_CHECK(cudaStreamSynchronize(nullptr));
 }
 
-double relative_error(const DeviceBuffer& got, const DeviceBuffer& ref, size_t count, cudaStream_t stream) {
-  DeviceBuffer m(2 * sizeof(unsigned long long));
-  CBT_CHECK(m.p != nullptr, "no device memory for a comparison of two results");
-  auto* bits = static_cast<unsigned long long*>(m.p);
-  CBT_CUDA_CHECK(cudaMemsetAsync(bits, 0, 2 * sizeof(unsigned long long), stream));
+double relative_error(const DeviceBuffer& got, const DeviceBuffer& ref, size_t count, cudaStream_t stream,
+                      DeviceBuffer* scratch) {
+  std::optional<DeviceBuffer> own;
+  if (!scratch) scratch = &own.emplace(relative_error_scratch_bytes);
+  CBT_CHECK(scratch->p != nullptr, "no device memory for a comparison of two results");
+  auto* bits = static_cast<unsigned long long*>(scratch->p);
+  CBT_CUDA_CHECK(cudaMemsetAsync(bits, 0, relative_error_scratch_bytes, stream));
   const auto n = static_cast<int64_t>(count);
   max_difference_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const float*>(got.p),
                                                                   static_cast<const float*>(ref.p), n, bits);

@@ -72,12 +72,15 @@ TEST(CopyTiming, RandomFillIsSpreadAndRepeatable) {
 }
 
 // relative_error on the device is the host's max |got - ref| / max |ref| in double, bit for
-// bit, for a result off in one place by a random amount (and 0 for the same bytes).
+// bit, for a result off in one place by a random amount (and 0 for the same bytes), with a
+// scratch buffer of its own or one passed in and reused.
 TEST(CopyTiming, RelativeErrorOnTheDeviceIsTheHostsFormula) {
   CBT_SKIP_WITHOUT_GPU();
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   std::mt19937_64 rng(11);
+  DeviceBuffer scratch(relative_error_scratch_bytes);
+  ASSERT_TRUE(scratch.p);
   for (size_t n : {size_t{1}, size_t{31}, size_t{4096}, size_t{1'000'001}}) {
     DeviceBuffer ref(n * sizeof(float)), got(n * sizeof(float));
     ASSERT_TRUE(ref.p && got.p);
@@ -96,6 +99,9 @@ TEST(CopyTiming, RelativeErrorOnTheDeviceIsTheHostsFormula) {
     const double want = diff / std::max(scale, 1e-30);
     EXPECT_GT(want, 0.0) << n;
     EXPECT_EQ(relative_error(got, ref, n, stream), want) << n;
+    // With one scratch buffer for every comparison (as a search passes): reset each time.
+    EXPECT_EQ(relative_error(got, ref, n, stream, &scratch), want) << n;
+    EXPECT_EQ(relative_error(ref, ref, n, stream, &scratch), 0.0) << n;
   }
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
