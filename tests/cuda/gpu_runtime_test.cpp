@@ -48,9 +48,7 @@ RoundInput random_round(int learners, int64_t batch, int64_t per, std::mt19937_6
   RoundInput in;
   for (int j = 0; j < learners; ++j) {
     in.x.push_back(test::random_tensor(DType::Float32, {batch, per}, rng()));
-    Tensor labels(DType::Int64, {batch});
-    for (int64_t i = 0; i < batch; ++i) labels.ptr<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
-    in.y.push_back(labels);
+    in.y.push_back(test::random_int_tensor({batch}, 0, 10, rng()));
   }
   return in;
 }

@@ -130,9 +130,7 @@ TEST(ActiveLearnersBatchNorm, AJoiningLearnerTakesTheMeanStatisticsAndAZeroMomen
     std::vector<Tensor> x, y;
     for (int j = 0; j < 2; ++j) {
       x.push_back(test::random_tensor(DType::Float32, t.input_type().shape, rng()));
-      Tensor labels(DType::Int64, {8});
-      for (int64_t i = 0; i < 8; ++i) labels.ptr<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
-      y.push_back(labels);
+      y.push_back(test::random_int_tensor({8}, 0, 10, rng()));
     }
     t.round(x, y);
   }

@@ -45,11 +45,10 @@ void train_round(Trainer& t, int r) {
   std::normal_distribution<float> nd;
   std::vector<Tensor> xs, ys;
   for (int j = 0; j < t.learners(); ++j) {
-    Tensor x(DType::Float32, t.input_type().shape), y(DType::Int64, {t.input_type().shape[0]});
+    Tensor x(DType::Float32, t.input_type().shape);
     for (int64_t i = 0; i < x.numel(); ++i) x.ptr<float>()[i] = nd(rng);
-    for (int64_t i = 0; i < y.numel(); ++i) y.ptr<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
     xs.push_back(x);
-    ys.push_back(y);
+    ys.push_back(test::random_int_tensor({t.input_type().shape[0]}, 0, 10, rng()));
   }
   t.round(xs, ys);
 }

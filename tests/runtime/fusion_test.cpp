@@ -33,8 +33,7 @@ std::map<std::string, Tensor> train(const Graph& model, bool fuse, Graph* step) 
   std::mt19937_64 rng(23);
   for (int s = 0; s < 4; ++s) {
     Tensor x = test::random_tensor(DType::Float32, {4, 1, 28, 28}, rng());
-    Tensor y(DType::Int64, {4});
-    for (int64_t i = 0; i < 4; ++i) y.ptr<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
+    Tensor y = test::random_int_tensor({4}, 0, 10, rng());
     trainer.step(x, y);
   }
   return trainer.trained_initializers();

@@ -122,8 +122,7 @@ TEST(Planner, LeNet5TrainsWithItsViewsAsAliases) {
   EXPECT_EQ(trainer.training_program().plan().alias.size(), 2u);
   std::mt19937_64 rng(5);
   Tensor x = test::random_tensor(DType::Float32, {8, 1, 28, 28}, rng());
-  Tensor y(DType::Int64, {8});
-  for (int64_t i = 0; i < 8; ++i) y.ptr<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
+  Tensor y = test::random_int_tensor({8}, 0, 10, rng());
   float first = trainer.step(x, y), last = first;
   for (int s = 0; s < 30; ++s) last = trainer.step(x, y);
   EXPECT_LT(last, 0.5f * first);

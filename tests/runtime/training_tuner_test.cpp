@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/op_harness.h"
 #include "common/paths.h"
 #include "common/random_dataset.h"
 #include "common/tiny_dataset.h"
@@ -53,9 +54,8 @@ void random_batches(int k, std::vector<Tensor>& xs, std::vector<Tensor>& ys, std
   xs.clear(), ys.clear();
   for (int j = 0; j < k; ++j) {
     xs.emplace_back(DType::Float32, Shape{8, 1, 28, 28});
-    ys.emplace_back(DType::Int64, Shape{8});
     for (int64_t i = 0; i < xs.back().numel(); ++i) xs.back().ptr<float>()[i] = normal(rng);
-    for (int64_t i = 0; i < 8; ++i) ys.back().ptr<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
+    ys.push_back(test::random_int_tensor({8}, 0, 10, rng()));
   }
 }
 
