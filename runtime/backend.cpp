@@ -16,6 +16,8 @@ std::unique_ptr<AllReduce> make_cuda_all_reduce(const std::vector<Backend*>& bac
                                                 const std::shared_ptr<ProcessGroup>& processes);
 int cuda_device_count();
 void cuda_profiled_span(bool open);
+size_t cuda_load_conv_choices(const std::string& path, std::string* why);  // runtime/cuda/conv_choices_file.cpp
+size_t cuda_save_conv_choices(const std::string& path);
 #endif
 
 Tensor Backend::empty(DType dtype, const Shape& shape) {
@@ -110,6 +112,24 @@ void profiled_span(bool open) {
   cuda_profiled_span(open);
 #else
   (void)open;
+#endif
+}
+
+size_t load_conv_choices(const std::string& path, std::string* why) {
+#ifdef CBT_WITH_CUDA
+  return cuda_load_conv_choices(path, why);
+#else
+  (void)path, (void)why;
+  return 0;
+#endif
+}
+
+size_t save_conv_choices(const std::string& path) {
+#ifdef CBT_WITH_CUDA
+  return cuda_save_conv_choices(path);
+#else
+  (void)path;
+  return 0;
 #endif
 }
 

@@ -1,7 +1,9 @@
 // A device as the runtime sees it: memory, copies, the context kernels receive.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "graph/tensor.h"
 #include "ops/kernel.h"
@@ -82,6 +84,15 @@ std::unique_ptr<Backend> make_backend(Device device);
 // profiler start and stop, for runs on CUDA devices (callers skip it for the CPU, where it
 // would start CUDA for nothing). Without CUDA it does nothing.
 void profiled_span(bool open);
+
+// The GPUs' convolution choices kept across runs (--conv-choices FILE, ops/cuda/conv_choices.h):
+// read before the first search, written after training. load returns how many it read: 0 for
+// a missing file, 0 with *why set for one that cannot be read or was made with another GPU
+// model, cuDNN, CUDA or format (a search remakes them). save returns how many it wrote,
+// replacing the file atomically; UserError naming the file when it cannot. Without CUDA both
+// do nothing.
+size_t load_conv_choices(const std::string& path, std::string* why);
+size_t save_conv_choices(const std::string& path);
 
 // "cpu", "cuda" or "cuda:N" (--device); UserError otherwise.
 Device parse_device(const std::string& s);

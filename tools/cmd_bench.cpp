@@ -17,9 +17,11 @@ int run_bench(const BenchArgs& a) {
   ImportedModel model = load_model(a.train.model);
   std::ostringstream tune_log;
   report_untied(model, a.json ? tune_log : std::cout);
+  load_conv_choices_flag(a.train, device, a.json ? tune_log : std::cout);
   TrainerOptions to = trainer_options(a.train, model.graph, device, a.json ? tune_log : std::cout);
   Trainer trainer(model.graph, to);
   Throughput tp = measure_throughput(trainer, a.warmup, a.steps);
+  save_conv_choices_flag(a.train, a.json ? tune_log : std::cout);
   const int cpu_threads = device.is_cpu() ? trainer.options().cpu_threads : 0;  // 0: not a CPU run
   if (a.json) {
     std::string log = tune_log.str();

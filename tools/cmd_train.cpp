@@ -163,6 +163,26 @@ void report_untied(const ImportedModel& model, std::ostream& out) {
       << "and the trained model names them apart (first: " << model.untied.front() << ")\n";
 }
 
+void load_conv_choices_flag(const TrainArgs& a, Device device, std::ostream& log) {
+  if (a.conv_choices.empty()) return;
+  if (device.is_cpu()) throw UserError("--conv-choices needs a CUDA device (--device cuda)");
+  const std::filesystem::path file(a.conv_choices);
+  ensure_writable_folder(file.has_parent_path() ? file.parent_path().string() : ".", "--conv-choices folder");
+  std::string why;
+  const size_t n = load_conv_choices(a.conv_choices, &why);
+  if (!why.empty())
+    log << "cbtrain: ignoring the convolution choices in " << a.conv_choices << ": " << why
+        << "; they are searched again and the file rewritten\n";
+  else if (n > 0)
+    log << "cbtrain: " << n << " convolution choice(s) read from " << a.conv_choices << "\n";
+}
+
+void save_conv_choices_flag(const TrainArgs& a, std::ostream& log) {
+  if (a.conv_choices.empty()) return;
+  const size_t n = save_conv_choices(a.conv_choices);
+  log << "cbtrain: " << n << " convolution choice(s) written to " << a.conv_choices << "\n";
+}
+
 int run_train(const TrainArgs& a) {
   // mpirun: this is one of several processes; rank 0 prints, evaluates for the log and writes.
   ProcessGroupOptions po;
@@ -188,6 +208,7 @@ int run_train(const TrainArgs& a) {
   ImportedModel model = load_model(a.model);
   report_untied(model, out);
   check_supported(model.graph, device);  // before the data set is read: fail fast
+  load_conv_choices_flag(a, device, out);
   TrainTestData data = load_data(data_options(a.data_dir, a.data, model.graph, a.seed));
 
   const ProgressStyle style = parse_progress_style(a.progress, isatty(STDOUT_FILENO) == 1);
@@ -287,6 +308,7 @@ int run_train(const TrainArgs& a) {
     cfg = resolved(r.learners);
     for (const auto& f : config_files) write_file_atomically(f, cfg);
   }
+  if (pg->is_root()) save_conv_choices_flag(a, out);  // also after a stop: the searches are done
   if (r.stopped_by_signal) return 128 + r.stopped_by_signal;  // the shell's convention: 130, 143
 
   char buf[256];

@@ -56,6 +56,7 @@ struct TrainArgs {
   bool deterministic = false;
   std::string threads;  // CPU kernel threads per learner: a number or "auto"; "" = 1
   std::string cudnn_algos = "measure";  // measure (cuDNN's engines, timed), find or heuristic
+  std::string conv_choices;             // a file of convolution choices kept across runs; "" = none
   double collective_timeout = 60;  // seconds a rank waits for the others (mpirun)
   float clip_grad_norm = 0.0f;     // 0: off
   float label_smoothing = 0.0f;
@@ -113,6 +114,12 @@ int run_ops();
 TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device device, std::ostream& log,
                                double* autotune_seconds = nullptr, int processes = 1,
                                std::optional<AutotuneOptions>* tune_while_training = nullptr);
+// --conv-choices FILE. Before the trainer is built: UserError on a CPU device or a folder that
+// cannot take the file; the choices read (a missing file is the first run's; one made with
+// another GPU model, cuDNN or CUDA is named and ignored) are counted in `log`. After
+// training: the choices written back.
+void load_conv_choices_flag(const TrainArgs& a, Device device, std::ostream& log);
+void save_conv_choices_flag(const TrainArgs& a, std::ostream& log);
 // The line saying which initializers load_model gave each layer a copy of (none: nothing).
 void report_untied(const ImportedModel& model, std::ostream& out);
 

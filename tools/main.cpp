@@ -59,7 +59,7 @@ static int run(int argc, char** argv) {
   app.add_option("--threads", t.threads,
                  "CPU: threads of each learner's kernels, or auto (the cores this process may use,\n"
                  "or OMP_NUM_THREADS, divided among the learners); default 1");
-  app.add_option("--precision", t.precision, "fp32, or tf32 tensor cores for matrix products (GPU)")
+  app.add_option("--precision", t.precision, "fp32, or tf32 tensor cores for matrix products and convolutions (GPU)")
       ->capture_default_str()->check(CLI::IsMember({"fp32", "tf32"}));
   app.add_option("--cuda-graphs", t.cuda_graphs, "replay each learner's iteration as a CUDA graph")
       ->capture_default_str()->check(CLI::IsMember({"on", "off"}));
@@ -115,6 +115,9 @@ static int run(int argc, char** argv) {
                  "at start-up, take the fastest), find (time cuDNN's legacy algorithms) or heuristic\n"
                  "(cuDNN's legacy ranking, no measuring)")
       ->capture_default_str()->check(CLI::IsMember({"measure", "find", "heuristic"}));
+  app.add_option("--conv-choices", t.conv_choices,
+                 "GPU: keep the convolution choices in this file, read at the start (when made on the same\n"
+                 "GPU model, cuDNN and CUDA) and written at the end, so that later runs skip their searches");
   app.add_option("--collective-timeout", t.collective_timeout,
                  "seconds a process waits for the others (mpirun) before all stop, naming the missing rank")
       ->capture_default_str()->check(CLI::PositiveNumber);
@@ -147,6 +150,7 @@ static int run(int argc, char** argv) {
       ->check(CLI::IsMember({"fp32", "tf32"}));
   bench->add_option("--cudnn-algos", ba.train.cudnn_algos, "measure, find or heuristic")
       ->capture_default_str()->check(CLI::IsMember({"measure", "find", "heuristic"}));
+  bench->add_option("--conv-choices", ba.train.conv_choices, "a file of convolution choices kept across runs");
   bench->add_option("--cuda-graphs", ba.train.cuda_graphs, "on or off")->capture_default_str()
       ->check(CLI::IsMember({"on", "off"}));
   bench->add_option("--fusion", ba.train.fusion, "on or off (Relu folded into the node before it, the loss gradient into the loss)")

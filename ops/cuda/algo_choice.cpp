@@ -8,7 +8,6 @@
 #include <map>
 #include <mutex>
 #include <string>
-#include <tuple>
 
 namespace cbt::cuda {
 
@@ -61,27 +60,30 @@ int timing_concurrency(int learners) {
   return fixed ? fixed : std::clamp(learners, 1, 8);
 }
 
+std::string device_signature(int device) {
+  cudaDeviceProp p{};
+  if (cudaGetDeviceProperties(&p, device) != cudaSuccess) {
+    (void)cudaGetLastError();  // not sticky; later checks must not see it
+    return {};
+  }
+  std::string name = p.name;
+  std::replace(name.begin(), name.end(), ' ', '_');
+  return name + " sm" + std::to_string(p.major) + "." + std::to_string(p.minor) + " mp" +
+         std::to_string(p.multiProcessorCount) + " mem" + std::to_string(p.totalGlobalMem) + " smem" +
+         std::to_string(p.sharedMemPerBlockOptin) + "/" + std::to_string(p.sharedMemPerMultiprocessor) + " l2" +
+         std::to_string(p.l2CacheSize);
+}
+
 int first_device_alike(int device) {
-  using Model = std::tuple<std::string, int, int, int, size_t, size_t, int, size_t>;
-  auto model_of = [](int d, Model* m) {
-    cudaDeviceProp p{};
-    if (cudaGetDeviceProperties(&p, d) != cudaSuccess) {
-      (void)cudaGetLastError();  // not sticky; later checks must not see it
-      return false;
-    }
-    *m = {p.name, p.major, p.minor, p.multiProcessorCount, p.totalGlobalMem, p.sharedMemPerBlockOptin, p.l2CacheSize,
-          p.sharedMemPerMultiprocessor};
-    return true;
-  };
   static std::mutex mutex;
   static std::map<int, int> known;
   std::lock_guard lock(mutex);
   if (auto it = known.find(device); it != known.end()) return it->second;
   int alike = device;
-  Model mine, other;
-  if (model_of(device, &mine))
+  const std::string mine = device_signature(device);
+  if (!mine.empty())
     for (int d = 0; d < device; ++d)
-      if (model_of(d, &other) && other == mine) {
+      if (device_signature(d) == mine) {
         alike = d;
         break;
       }

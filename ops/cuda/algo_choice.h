@@ -1,6 +1,7 @@
 // Which of cuDNN's candidate algorithms a convolution op takes, from what cuDNN said about
 // each: plain data, so that the rule is tested without a GPU.
 #pragma once
+#include <string>
 #include <vector>
 
 namespace cbt::cuda {
@@ -48,6 +49,11 @@ double deterministic_slack();
 // How many copies of a convolution the engines are timed as at once, for `learners` learners
 // on the GPU: min(learners, 8), or CBT_CONV_CONCURRENCY (1 to 16) when set, for experiments.
 int timing_concurrency(int learners);
+
+// What makes two GPUs the same model for the convolution choices, as one line of text
+// without spaces between its fields' names and values: name, compute capability,
+// multiprocessors, memory, shared memory and L2. Empty when the properties cannot be read.
+std::string device_signature(int device);
 
 // The first device of the process (the lowest index) of the same model as `device`: name,
 // compute capability, multiprocessors, memory and caches alike. A convolution's choice is

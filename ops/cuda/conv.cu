@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ops/cuda/algo_choice.h"
+#include "ops/cuda/conv_choices.h"
 #include "ops/cuda/cudnn_engine.h"
 #include "ops/cuda/cudnn_util.h"
 #include "ops/cuda/dense_util.cuh"
@@ -75,29 +76,6 @@ ConvGeom make_geom(const Node& node, const Shape& img, const Shape& grid, const 
   g.WP = (g.OW - 1) * g.SW + (g.KW - 1) * g.DW + 1;
   return g;
 }
-
-// The algorithm chosen for one convolution op: an engine of cuDNN's backend API, or a legacy
-// algorithm (a cuDNN algorithm enum of that op) with the math type it runs in. An engine
-// choice keeps the legacy fallback algorithm for a call whose pointers the engine's plan
-// cannot take; `ws` covers both. With `direct` the op runs on a direct kernel instead.
-struct DirectPlan {
-  DirectConv conv;
-  DirectConfig cfg;
-};
-struct DirectWgradPlan {
-  DirectConv conv;
-  WgradConfig cfg;
-  size_t partial_bytes = 0;  // taken from the op's workspace
-};
-struct AlgoChoice {
-  int algo = 0;
-  cudnnMathType_t math = CUDNN_FMA_MATH;
-  size_t ws = 0;
-  std::optional<EngineId> engine;
-  std::optional<DirectPlan> direct;              // forward or backward data
-  std::optional<DirectWgradPlan> direct_wgrad;  // backward filter
-  bool runs_direct() const { return direct || direct_wgrad; }
-};
 
 // Per-node cuDNN state: descriptors and one algorithm per convolution op the node runs (with
 // its execution plan on this node's handle when it is an engine).
@@ -370,12 +348,6 @@ AlgoChoice choose_algo(const CudaContext& cc, const ConvPlan& p, size_t budget) 
   return c;
 }
 
-// The algorithms chosen for one convolution op, shared by every learner of the process
-// whose convolution has the same geometry and settings: cuDNN's Find runs each of them once.
-struct AlgoKey {
-  std::vector<int64_t> dims;
-  bool operator<(const AlgoKey& o) const { return dims < o.dims; }
-};
 AlgoKey algo_key(const CudaContext& cc, const ConvGeom& g, ConvOp op, size_t budget) {
   // Only the engines are timed with the learners' concurrency: a legacy choice holds for any.
   const int64_t concurrency = cc.conv_algos == ConvAlgos::Engines ? timing_concurrency(cc.conv_concurrency) : 1;
@@ -383,15 +355,6 @@ AlgoKey algo_key(const CudaContext& cc, const ConvGeom& g, ConvOp op, size_t bud
   return {{first_device_alike(cc.device), static_cast<int64_t>(op), cc.tf32, cc.deterministic, static_cast<int64_t>(cc.conv_algos), concurrency,
            static_cast<int64_t>(budget), static_cast<int64_t>(direct_mode()), g.N, g.Ci, g.Cg, g.G, g.H, g.W, g.KH, g.KW, g.SH, g.SW,
            g.DH, g.DW, g.PH, g.PW, g.OH, g.OW, g.explicit_pad}};
-}
-
-std::mutex& algo_cache_mutex() {
-  static std::mutex m;
-  return m;
-}
-std::map<AlgoKey, AlgoChoice>& algo_cache() {
-  static std::map<AlgoKey, AlgoChoice> cache;
-  return cache;
 }
 
 // The chosen engine's execution plan on this context's handle; null (the legacy fallback
@@ -431,15 +394,15 @@ std::shared_ptr<ConvPlan> make_plan(const CudaContext& cc, const ConvGeom& geom,
   CBT_MODEL_CHECK(p.pad_bytes() <= cc.workspace_bytes, "CUDA workspace too small for padding a ",
                   "convolution input (", p.pad_bytes(), " bytes needed)");
   size_t budget = cc.workspace_bytes - p.pad_bytes();
-  std::lock_guard lock(algo_cache_mutex());
+  std::lock_guard lock(conv_choices_mutex());
   for (ConvOp op : ops) {
     AlgoKey key = algo_key(cc, g, op, budget);
-    auto hit = algo_cache().find(key);
-    AlgoChoice choice = hit != algo_cache().end()  ? hit->second
+    auto hit = conv_choices().find(key);
+    AlgoChoice choice = hit != conv_choices().end()  ? hit->second
                         : op == ConvOp::Forward      ? choose_algo<ConvOp::Forward>(cc, p, budget)
                         : op == ConvOp::BackwardData ? choose_algo<ConvOp::BackwardData>(cc, p, budget)
                                                      : choose_algo<ConvOp::BackwardFilter>(cc, p, budget);
-    algo_cache().emplace(key, choice);
+    conv_choices().emplace(key, choice);
     p.algo[static_cast<int>(op)] = choice;
     if (choice.engine && !choice.runs_direct()) p.engine[static_cast<int>(op)] = engine_plan(cc, g, op, choice);
   }
@@ -720,7 +683,57 @@ void conv_transpose_bwd(KernelContext& ctx) {
   if (want_dw) run.backward_filter(image, X.data(), ctx.out(1).data());
 }
 
+// The geometry a key was made from (algo_key's order), for checking a choice read from a file.
+ConvGeom geom_of_key(const AlgoKey& key) {
+  const int64_t* k = key.dims.data() + 8;
+  ConvGeom g;
+  g.N = k[0], g.Ci = k[1], g.Cg = k[2], g.G = k[3], g.H = k[4], g.W = k[5], g.KH = k[6], g.KW = k[7], g.SH = k[8];
+  g.SW = k[9], g.DH = k[10], g.DW = k[11], g.PH = k[12], g.PW = k[13], g.OH = k[14], g.OW = k[15];
+  g.explicit_pad = k[16] != 0;
+  g.HP = (g.OH - 1) * g.SH + (g.KH - 1) * g.DH + 1;
+  g.WP = (g.OW - 1) * g.SW + (g.KW - 1) * g.DW + 1;
+  return g;
+}
+
+bool same(const DirectConv& a, const DirectConv& b) {
+  return a.N == b.N && a.C == b.C && a.H == b.H && a.W == b.W && a.M == b.M && a.OH == b.OH && a.OW == b.OW &&
+         a.K == b.K && a.PH == b.PH && a.PW == b.PW && a.turned == b.turned;
+}
+
 }  // namespace
+
+bool choice_still_offered(const AlgoKey& key, const AlgoChoice& c) {
+  if (key.dims.size() != kKeyDims) return false;
+  const auto op = static_cast<ConvOp>(key.dims[kKeyOp]);
+  const size_t budget = static_cast<size_t>(key.dims[kKeyBudget]);
+  const int algos = op == ConvOp::Forward        ? static_cast<int>(CUDNN_CONVOLUTION_FWD_ALGO_COUNT)
+                    : op == ConvOp::BackwardData ? static_cast<int>(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT)
+                                                 : static_cast<int>(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT);
+  if (c.algo >= algos || c.ws > budget || (c.engine && c.engine->workspace > c.ws)) return false;
+  if (c.direct && op == ConvOp::BackwardFilter) return false;
+  if (c.direct_wgrad && op != ConvOp::BackwardFilter) return false;
+  if (!c.direct && !c.direct_wgrad) return true;
+  // A direct kernel runs with the shapes it was given: they must be the key's own, and the
+  // configuration one this build offers for them.
+  const std::optional<DirectConv> d = direct_form(geom_of_key(key), op);
+  if (!d) return false;
+  if (c.direct) {
+    const DirectConfig& f = c.direct->cfg;
+    if (!same(*d, c.direct->conv)) return false;
+    for (const DirectConfig& o : direct_configs(*d))
+      if (o.mt == f.mt && o.pt == f.pt && o.bands == f.bands && o.splits == f.splits && o.threads == f.threads)
+        return true;
+    return false;
+  }
+  const WgradConfig& f = c.direct_wgrad->cfg;
+  if (!same(*d, c.direct_wgrad->conv) || c.direct_wgrad->partial_bytes != direct_wgrad_partial_bytes(*d, f) ||
+      c.direct_wgrad->partial_bytes > c.ws)
+    return false;
+  for (const WgradConfig& o : direct_wgrad_configs(*d, budget))
+    if (o.threads == f.threads && o.z == f.z && o.ipb == f.ipb && o.mt == f.mt && o.ct == f.ct && o.rb == f.rb)
+      return true;
+  return false;
+}
 
 CBT_REGISTER_KERNEL("", "Conv", DeviceKind::CUDA, conv_fwd);
 CBT_REGISTER_KERNEL(kCbtDomain, "ConvGrad", DeviceKind::CUDA, conv_bwd);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
 #include <sstream>
@@ -18,6 +19,7 @@
 #include "onnx_import/model_io.h"
 #include "ops/cuda/algo_choice.h"
 #include "ops/cuda/batch_norm.h"
+#include "ops/cuda/conv_choices.h"
 #include "ops/cuda/cudnn_engine.h"
 #include "ops/cuda/workspace.h"
 #include "runtime/cuda/cuda_backend.h"
@@ -286,6 +288,52 @@ TEST(GpuRuntime, EvaluationTimesItsConvolutionsAlone) {
   EXPECT_GE(cuda::engine_searches(1) - alone_trained, 2u) << "evaluation's two forward convolutions";
   EXPECT_EQ(cuda::engine_searches(4), four_trained) << "evaluation timed copies side by side";
   EXPECT_EQ(r.samples, 11);
+}
+
+// The choices a run saves (--conv-choices) spare the next run every search: after they are
+// forgotten and read back from the file, a new trainer of the same model searches nothing and,
+// deterministic, trains bit for bit as the first did.
+TEST(GpuRuntime, SavedConvolutionChoicesSpareTheNextRunItsSearches) {
+  CBT_SKIP_WITHOUT_GPU();
+  ImportedModel m = load_model(test::source_path("models/lenet5/lenet5.ts17.onnx"));
+  TrainerOptions to;
+  to.batch_size = 13;  // a batch size no other test uses: nothing of it is cached yet
+  to.learners = 2;
+  to.algorithm = Algorithm::Sma;
+  to.device = kGpu;
+  to.deterministic = true;
+  std::mt19937_64 rng(9);
+  const RoundInput in = random_round(2, 13, 28 * 28, rng);
+  auto first_loss = [&] {
+    Trainer trainer(m.graph, to);
+    return trainer.round(in.x, in.y);
+  };
+  const uint64_t before = cuda::engine_searches(2);
+  const float searched = first_loss();
+  const uint64_t searches = cuda::engine_searches(2) - before;
+  EXPECT_GE(searches, 4u) << "LeNet-5's convolutions: forward and backward filter, and the second's backward data";
+
+  const std::string file = (test::temp_dir("conv_choices") / "choices.txt").string();
+  const size_t saved = save_conv_choices(file);
+  EXPECT_GE(saved, static_cast<size_t>(searches));
+  cuda::forget_conv_choices();
+  std::string why;
+  EXPECT_EQ(load_conv_choices(file, &why), saved);
+  EXPECT_TRUE(why.empty()) << why;
+  const uint64_t again = cuda::engine_searches(2);
+  const float reused = first_loss();
+  EXPECT_EQ(cuda::engine_searches(2), again) << "searched although every choice was read back";
+  EXPECT_EQ(reused, searched);
+
+  // A damaged file: its lines are skipped, the searches run again, nothing breaks.
+  {
+    std::ofstream broken(file);
+    broken << cuda::conv_choices_header() << "\ndevice 0 " << cuda::device_signature(0) << "\nchoice 0 1 2\n";
+  }
+  cuda::forget_conv_choices();
+  EXPECT_EQ(load_conv_choices(file, &why), 0u);
+  EXPECT_EQ(first_loss(), searched);
+  EXPECT_GT(cuda::engine_searches(2), again);
 }
 
 // Two GPUs x 2 learners train exactly as 4 CPU learners (up to reduction order): the

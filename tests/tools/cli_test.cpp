@@ -252,6 +252,21 @@ TEST(Cli, AutotuneWindowIsCheckedAndSaved) {
   EXPECT_NE(saved.find("autotune-window = 0.02"), std::string::npos) << saved;
 }
 
+// --conv-choices keeps GPU convolution choices: on the CPU it is a mistake, named before any
+// data is read or training starts, in training and in bench alike; nothing is written.
+TEST(Cli, ConvChoicesNeedACudaDevice) {
+  fs::path data = test::make_tiny_dataset("conv_choices_cpu");
+  fs::path d = test::temp_dir("conv_choices_cpu_out");
+  const std::string file = (d / "choices.txt").string();
+  for (const std::string& cmd : {kLenet + " --data " + data.string() + " --max-steps 1 --epochs 1",
+                                 "bench " + kLenet + " --steps 1 --warmup 0"}) {
+    RunResult r = run(cmd + " --conv-choices " + file);
+    EXPECT_EQ(r.code, 2) << cmd << "\n" << r.output;
+    EXPECT_NE(r.output.find("--conv-choices needs a CUDA device"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(file));
+  }
+}
+
 TEST(Cli, UnwritableOutputFailsWithoutPartialFile) {
   fs::path data = test::make_tiny_dataset("unwritable");
   RunResult r = run(kLenet + " --data " + data.string() + " --max-steps 2 --epochs 1 --output /nonexistent/dir/out.onnx");

@@ -1,0 +1,216 @@
+// The convolution choices' text form and file (--conv-choices): plain data, so these run
+// without a GPU.
+#include "ops/cuda/conv_choices.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace cbt::cuda {
+namespace {
+
+// algo_key's order: device, op, tf32, deterministic, --cudnn-algos, copies, workspace budget,
+// CBT_CONV_DIRECT, then N, Ci, Cg, G, H, W, KH, KW, SH, SW, DH, DW, PH, PW, OH, OW, explicit pad.
+AlgoKey key_of(int64_t device, ConvOp op, int64_t n, int64_t ci, int64_t cg, int64_t hw, int64_t k) {
+  const int64_t pad = k / 2;
+  return {{device, static_cast<int64_t>(op), 0, 0, 0, 8, int64_t{32} << 20, 0, n, ci, cg, 1, hw, hw, k, k, 1, 1, 1, 1,
+           pad, pad, hw, hw, 0}};
+}
+
+// The direct form of key_of's forward convolution (conv.cu's direct_form).
+DirectConv forward_form(int64_t n, int64_t ci, int64_t cg, int64_t hw, int64_t k) {
+  DirectConv d;
+  d.N = n, d.C = ci, d.H = hw, d.W = hw, d.M = cg, d.OH = hw, d.OW = hw, d.K = k, d.PH = k / 2, d.PW = k / 2;
+  return d;
+}
+
+AlgoChoice random_engine_choice(std::mt19937_64& rng) {
+  AlgoChoice c;
+  c.algo = static_cast<int>(rng() % 6);
+  c.math = rng() % 2 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
+  EngineId e;
+  e.global_index = static_cast<int64_t>(rng() % 100);
+  for (int i = 0, n = static_cast<int>(rng() % 4); i < n; ++i)
+    e.knobs.emplace_back(static_cast<int64_t>(rng() % 30), static_cast<int64_t>(rng() % 1000) - 500);
+  e.workspace = rng() % (size_t{1} << 20);
+  e.deterministic = rng() % 2;
+  e.tensor_core = rng() % 2;
+  e.ms = std::uniform_real_distribution<float>(0.001f, 2.0f)(rng);
+  c.ws = e.workspace + rng() % 4096;
+  c.engine = e;
+  return c;
+}
+
+void expect_same(const AlgoChoice& a, const AlgoChoice& b) {
+  EXPECT_EQ(a.algo, b.algo);
+  EXPECT_EQ(a.math, b.math);
+  EXPECT_EQ(a.ws, b.ws);
+  ASSERT_EQ(a.engine.has_value(), b.engine.has_value());
+  if (a.engine) {
+    EXPECT_EQ(*a.engine, *b.engine);  // index and knobs
+    EXPECT_EQ(a.engine->workspace, b.engine->workspace);
+    EXPECT_EQ(a.engine->deterministic, b.engine->deterministic);
+    EXPECT_EQ(a.engine->tensor_core, b.engine->tensor_core);
+    EXPECT_NEAR(a.engine->ms, b.engine->ms, 1e-5 * a.engine->ms);
+  }
+  ASSERT_EQ(a.direct.has_value(), b.direct.has_value());
+  if (a.direct) EXPECT_EQ(a.direct->cfg.str(), b.direct->cfg.str());
+  ASSERT_EQ(a.direct_wgrad.has_value(), b.direct_wgrad.has_value());
+  if (a.direct_wgrad) {
+    EXPECT_EQ(a.direct_wgrad->cfg.str(), b.direct_wgrad->cfg.str());
+    EXPECT_EQ(a.direct_wgrad->partial_bytes, b.direct_wgrad->partial_bytes);
+  }
+}
+
+// Random choices of every kind come back from their lines field for field, and the line of
+// the parsed choice is the same line.
+TEST(ConvChoices, EveryFieldSurvivesItsLine) {
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 200; ++i) {
+    AlgoKey key = key_of(static_cast<int64_t>(rng() % 4), static_cast<ConvOp>(rng() % 3), 1 + rng() % 64,
+                         1 + rng() % 64, 1 + rng() % 64, 4 + rng() % 28, rng() % 2 ? 3 : 5);
+    AlgoChoice c = random_engine_choice(rng);
+    const int64_t n = key.dims[8], ci = key.dims[9], cg = key.dims[10], hw = key.dims[12], k = key.dims[14];
+    if (i % 3 == 1) c.direct = DirectPlan{forward_form(n, ci, cg, hw, k), DirectConfig{2, 4, 1 + i % 5, 1, 128}};
+    if (i % 3 == 2)
+      c.direct_wgrad = DirectWgradPlan{forward_form(n, ci, cg, hw, k), WgradConfig{128, 2, 4, 4, 2, 1 + i % 7},
+                                       rng() % 100000};
+    const std::string line = format_choice(key, c);
+    const auto back = parse_choice(line);
+    ASSERT_TRUE(back.has_value()) << line;
+    EXPECT_EQ(back->first.dims, key.dims) << line;
+    expect_same(c, back->second);
+    EXPECT_EQ(format_choice(back->first, back->second), line);
+  }
+}
+
+// Cut short at any field, lengthened, with a value out of range, or naming both kinds of
+// direct kernel, a line is not a choice.
+TEST(ConvChoices, BrokenLinesAreNotChoices) {
+  std::mt19937_64 rng(4);
+  AlgoKey key = key_of(0, ConvOp::BackwardFilter, 32, 16, 16, 32, 3);
+  AlgoChoice c = random_engine_choice(rng);
+  c.direct_wgrad = DirectWgradPlan{forward_form(32, 16, 16, 32, 3), WgradConfig{128, 2, 4, 4, 2, 8}, 4096};
+  const std::string line = format_choice(key, c);
+  ASSERT_TRUE(parse_choice(line));
+  std::vector<std::string> words;
+  std::istringstream in(line);
+  for (std::string w; in >> w;) words.push_back(w);
+  std::string prefix;
+  for (size_t i = 0; i + 1 < words.size(); ++i) {
+    prefix += (i ? " " : "") + words[i];
+    EXPECT_FALSE(parse_choice(prefix)) << prefix;
+  }
+  EXPECT_FALSE(parse_choice(line + " 7"));
+  EXPECT_FALSE(parse_choice(""));
+  EXPECT_FALSE(parse_choice("device 0 H200"));
+  auto with = [&](size_t at, const std::string& value) {
+    std::vector<std::string> w = words;
+    w[at] = value;
+    std::string s;
+    for (const auto& x : w) s += (s.empty() ? "" : " ") + x;
+    return s;
+  };
+  EXPECT_FALSE(parse_choice(with(2, "3"))) << "op 3";
+  EXPECT_FALSE(parse_choice(with(9, "-32"))) << "a negative batch";
+  EXPECT_FALSE(parse_choice(with(9, "x"))) << "not a number";
+  AlgoChoice both = c;
+  both.direct = DirectPlan{forward_form(32, 16, 16, 32, 3), DirectConfig{}};
+  EXPECT_FALSE(parse_choice(format_choice(key, both)));
+}
+
+// A direct-kernel choice is taken only with its key's own shapes and a configuration this
+// build offers for them; an engine choice only within its key's workspace budget.
+TEST(ConvChoices, OnlyChoicesThisBuildOffersAreTaken) {
+  const AlgoKey key = key_of(0, ConvOp::Forward, 32, 16, 16, 32, 3);
+  const DirectConv d = forward_form(32, 16, 16, 32, 3);
+  const std::vector<DirectConfig> offered = direct_configs(d);
+  ASSERT_FALSE(offered.empty());
+  AlgoChoice c;
+  c.direct = DirectPlan{d, offered[offered.size() / 2]};
+  EXPECT_TRUE(choice_still_offered(key, c));
+  AlgoChoice odd = c;
+  odd.direct->cfg.mt = 3;  // never among the configurations
+  EXPECT_FALSE(choice_still_offered(key, odd));
+  AlgoChoice other_shape = c;
+  other_shape.direct->conv.H = 31;
+  EXPECT_FALSE(choice_still_offered(key, other_shape));
+  EXPECT_FALSE(choice_still_offered(key_of(0, ConvOp::BackwardFilter, 32, 16, 16, 32, 3), c))
+      << "a forward kernel for a backward filter";
+
+  const AlgoKey wkey = key_of(0, ConvOp::BackwardFilter, 32, 16, 16, 32, 3);
+  const std::vector<WgradConfig> wgrads = direct_wgrad_configs(d, size_t{32} << 20);
+  ASSERT_FALSE(wgrads.empty());
+  AlgoChoice w;
+  w.direct_wgrad = DirectWgradPlan{d, wgrads.back(), direct_wgrad_partial_bytes(d, wgrads.back())};
+  w.ws = w.direct_wgrad->partial_bytes;
+  EXPECT_TRUE(choice_still_offered(wkey, w));
+  w.direct_wgrad->partial_bytes += 4;
+  EXPECT_FALSE(choice_still_offered(wkey, w));
+
+  std::mt19937_64 rng(6);
+  AlgoChoice e = random_engine_choice(rng);
+  EXPECT_TRUE(choice_still_offered(key, e));
+  e.ws = (size_t{32} << 20) + 1;
+  EXPECT_FALSE(choice_still_offered(key, e)) << "beyond the budget";
+  e = random_engine_choice(rng);
+  e.algo = 99;
+  EXPECT_FALSE(choice_still_offered(key, e));
+}
+
+// Written and read back through a file's text: every choice returns, for the GPU this process
+// has of the file's model; a file of another version or GPU model reads nothing and says why.
+TEST(ConvChoices, AFileBringsBackItsChoicesForTheSameGpuOnly) {
+  std::mt19937_64 rng(8);
+  forget_conv_choices();
+  std::vector<std::string> written;
+  {
+    std::lock_guard lock(conv_choices_mutex());
+    for (int i = 0; i < 12; ++i) {
+      const AlgoKey key = key_of(i % 2, static_cast<ConvOp>(i % 3), 8 + i, 16, 16, 32, 3);
+      const AlgoChoice c = random_engine_choice(rng);
+      conv_choices().emplace(key, c);
+      written.push_back(format_choice(key, c));
+    }
+  }
+  const std::string header = "cbtrain convolution choices 1 cudnn 91900 cudart 13000";
+  std::ostringstream file;
+  auto signature = [](int device) { return device == 0 ? std::string("GPU_A sm9.0") : std::string("GPU_B sm8.0"); };
+  EXPECT_EQ(write_conv_choices(file, header, signature), 12u);
+  forget_conv_choices();
+
+  std::string why;
+  std::istringstream other_version(file.str());
+  EXPECT_EQ(read_conv_choices(other_version, "cbtrain convolution choices 1 cudnn 90100 cudart 12080",
+                              [](const std::string&) { return 0; }, &why),
+            0u);
+  EXPECT_NE(why.find("another version"), std::string::npos) << why;
+
+  why.clear();
+  std::istringstream other_gpu(file.str());
+  EXPECT_EQ(read_conv_choices(other_gpu, header, [](const std::string&) { return -1; }, &why), 0u);
+  EXPECT_NE(why.find("another GPU model"), std::string::npos) << why;
+
+  // This process has GPU_A only, as its device 3: the file's device-0 choices come back there.
+  why.clear();
+  std::istringstream same(file.str());
+  auto local = [](const std::string& s) { return s == "GPU_A sm9.0" ? 3 : -1; };
+  EXPECT_EQ(read_conv_choices(same, header, local, &why), 6u);
+  EXPECT_TRUE(why.empty()) << why;
+  std::lock_guard lock(conv_choices_mutex());
+  EXPECT_EQ(conv_choices().size(), 6u);
+  for (const auto& [key, choice] : conv_choices()) {
+    EXPECT_EQ(key.dims[kKeyDevice], 3);
+    AlgoKey as_written = key;
+    as_written.dims[kKeyDevice] = 0;
+    EXPECT_NE(std::find(written.begin(), written.end(), format_choice(as_written, choice)), written.end());
+  }
+  conv_choices().clear();
+}
+
+}  // namespace
+}  // namespace cbt::cuda
