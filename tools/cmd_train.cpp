@@ -308,8 +308,10 @@ int run_train(const TrainArgs& a) {
     cfg = resolved(r.learners);
     for (const auto& f : config_files) write_file_atomically(f, cfg);
   }
-  if (pg->is_root()) save_conv_choices_flag(a, out);  // also after a stop: the searches are done
-  if (r.stopped_by_signal) return 128 + r.stopped_by_signal;  // the shell's convention: 130, 143
+  if (r.stopped_by_signal) {
+    if (pg->is_root()) save_conv_choices_flag(a, out);  // the searches were done all the same
+    return 128 + r.stopped_by_signal;                   // the shell's convention: 130, 143
+  }
 
   char buf[256];
   std::snprintf(buf, sizeof buf, "final test accuracy %.2f%% after %lld steps, %.1f s of training",
@@ -325,6 +327,7 @@ int run_train(const TrainArgs& a) {
       }
     }
   }
+  if (pg->is_root()) save_conv_choices_flag(a, out);  // after the model: it must not wait on this file
 
   // The summary: results, time, and where every file went.
   out << "summary:\n";
@@ -345,6 +348,7 @@ int run_train(const TrainArgs& a) {
   if (!r.tensorboard_file.empty()) out << "  tensorboard     " << r.tensorboard_file << "\n";
   for (const auto& f : config_files) out << "  configuration   " << f << "\n";
   if (!r.checkpoint.empty()) out << "  checkpoint      " << r.checkpoint << "\n";
+  if (!a.conv_choices.empty()) out << "  conv choices    " << a.conv_choices << "\n";
   if (!a.output.empty()) out << "wrote " << a.output << "\n";
   out << std::flush;
   return 0;

@@ -1,12 +1,12 @@
 // Conv and ConvTranspose CUDA kernels, forward and backward, over cuDNN and, where they are
 // faster, cbtrain's direct kernels (direct_conv.h). Descriptors are cached per node, the
-// chosen algorithms per geometry (measured once per process); asymmetric padding that cuDNN
-// cannot express is applied by padding the image explicitly into the workspace.
+// chosen algorithms per geometry (measured once per process, or read with --conv-choices:
+// conv_choices.h); asymmetric padding that cuDNN cannot express is applied by padding the
+// image explicitly into the workspace.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -348,6 +348,7 @@ AlgoChoice choose_algo(const CudaContext& cc, const ConvPlan& p, size_t budget) 
   return c;
 }
 
+// The key of a choice (conv_choices.h; geom_of_key reads the geometry back from it).
 AlgoKey algo_key(const CudaContext& cc, const ConvGeom& g, ConvOp op, size_t budget) {
   // Only the engines are timed with the learners' concurrency: a legacy choice holds for any.
   const int64_t concurrency = cc.conv_algos == ConvAlgos::Engines ? timing_concurrency(cc.conv_concurrency) : 1;
@@ -695,11 +696,6 @@ ConvGeom geom_of_key(const AlgoKey& key) {
   return g;
 }
 
-bool same(const DirectConv& a, const DirectConv& b) {
-  return a.N == b.N && a.C == b.C && a.H == b.H && a.W == b.W && a.M == b.M && a.OH == b.OH && a.OW == b.OW &&
-         a.K == b.K && a.PH == b.PH && a.PW == b.PW && a.turned == b.turned;
-}
-
 }  // namespace
 
 bool choice_still_offered(const AlgoKey& key, const AlgoChoice& c) {
@@ -718,21 +714,14 @@ bool choice_still_offered(const AlgoKey& key, const AlgoChoice& c) {
   const std::optional<DirectConv> d = direct_form(geom_of_key(key), op);
   if (!d) return false;
   if (c.direct) {
-    const DirectConfig& f = c.direct->cfg;
-    if (!same(*d, c.direct->conv)) return false;
-    for (const DirectConfig& o : direct_configs(*d))
-      if (o.mt == f.mt && o.pt == f.pt && o.bands == f.bands && o.splits == f.splits && o.threads == f.threads)
-        return true;
-    return false;
+    const std::vector<DirectConfig> offered = direct_configs(*d);
+    return *d == c.direct->conv && std::find(offered.begin(), offered.end(), c.direct->cfg) != offered.end();
   }
-  const WgradConfig& f = c.direct_wgrad->cfg;
-  if (!same(*d, c.direct_wgrad->conv) || c.direct_wgrad->partial_bytes != direct_wgrad_partial_bytes(*d, f) ||
-      c.direct_wgrad->partial_bytes > c.ws)
+  const DirectWgradPlan& w = *c.direct_wgrad;
+  if (!(*d == w.conv) || w.partial_bytes != direct_wgrad_partial_bytes(*d, w.cfg) || w.partial_bytes > c.ws)
     return false;
-  for (const WgradConfig& o : direct_wgrad_configs(*d, budget))
-    if (o.threads == f.threads && o.z == f.z && o.ipb == f.ipb && o.mt == f.mt && o.ct == f.ct && o.rb == f.rb)
-      return true;
-  return false;
+  const std::vector<WgradConfig> offered = direct_wgrad_configs(*d, budget);
+  return std::find(offered.begin(), offered.end(), w.cfg) != offered.end();
 }
 
 CBT_REGISTER_KERNEL("", "Conv", DeviceKind::CUDA, conv_fwd);

@@ -23,6 +23,7 @@ namespace cbt::cuda {
 struct DirectConv {
   int64_t N = 1, C = 1, H = 1, W = 1, M = 1, OH = 1, OW = 1, K = 1, PH = 0, PW = 0;
   bool turned = false;
+  bool operator==(const DirectConv&) const = default;
 };
 
 // How one launch splits the work: each thread sums `mt` output channels at `pt` adjacent
@@ -31,6 +32,7 @@ struct DirectConv {
 struct DirectConfig {
   int mt = 1, pt = 1, bands = 1, splits = 1, threads = 256;
   std::string str() const;
+  bool operator==(const DirectConfig&) const = default;
 };
 
 // Whether the kernels can run `d` at all (filter size, shapes, shared memory).
@@ -69,6 +71,7 @@ struct WgradConfig {
   int threads = 128, z = 1, ipb = 1;
   int mt = 0, ct = 0, rb = 0;
   std::string str() const;
+  bool operator==(const WgradConfig&) const = default;
 };
 size_t direct_wgrad_partial_bytes(const DirectConv& d, const WgradConfig& c);
 // The configurations worth timing for `d` whose partial sums fit `workspace_budget` bytes.

@@ -58,10 +58,14 @@ void expect_same(const AlgoChoice& a, const AlgoChoice& b) {
     EXPECT_NEAR(a.engine->ms, b.engine->ms, 1e-5 * a.engine->ms);
   }
   ASSERT_EQ(a.direct.has_value(), b.direct.has_value());
-  if (a.direct) EXPECT_EQ(a.direct->cfg.str(), b.direct->cfg.str());
+  if (a.direct) {
+    EXPECT_TRUE(a.direct->conv == b.direct->conv);
+    EXPECT_TRUE(a.direct->cfg == b.direct->cfg) << a.direct->cfg.str() << " / " << b.direct->cfg.str();
+  }
   ASSERT_EQ(a.direct_wgrad.has_value(), b.direct_wgrad.has_value());
   if (a.direct_wgrad) {
-    EXPECT_EQ(a.direct_wgrad->cfg.str(), b.direct_wgrad->cfg.str());
+    EXPECT_TRUE(a.direct_wgrad->conv == b.direct_wgrad->conv);
+    EXPECT_TRUE(a.direct_wgrad->cfg == b.direct_wgrad->cfg) << a.direct_wgrad->cfg.str() << " / " << b.direct_wgrad->cfg.str();
     EXPECT_EQ(a.direct_wgrad->partial_bytes, b.direct_wgrad->partial_bytes);
   }
 }
