@@ -21,13 +21,14 @@ void put_direct_conv(std::ostream& o, const DirectConv& d) {
     << ' ' << d.PH << ' ' << d.PW << ' ' << (d.turned ? 1 : 0);
 }
 
-// Reads whitespace-separated integers from a line, each in [lo, hi]; fails from the first bad one.
+// Reads the whitespace-separated fields of a line: given words, integers in [lo, hi], a time.
+// From the first field that is not what was asked for on, every read fails and done() is false.
 class Fields {
  public:
   explicit Fields(const std::string& line) : in_(line) {}
-  bool word(const char* w) {
+  void word(const char* w) {
     std::string s;
-    return ok_ && (in_ >> s) && s == w ? true : (ok_ = false);
+    if (!ok_ || !(in_ >> s) || s != w) ok_ = false;
   }
   template <class T>
   T num(int64_t lo = 0, int64_t hi = std::numeric_limits<int64_t>::max()) {
