@@ -686,7 +686,7 @@ void conv_transpose_bwd(KernelContext& ctx) {
 
 // The geometry a key was made from (algo_key's order), for checking a choice read from a file.
 ConvGeom geom_of_key(const AlgoKey& key) {
-  const int64_t* k = key.dims.data() + 8;
+  const int64_t* k = key.dims.data() + kKeyGeometry;
   ConvGeom g;
   g.N = k[0], g.Ci = k[1], g.Cg = k[2], g.G = k[3], g.H = k[4], g.W = k[5], g.KH = k[6], g.KW = k[7], g.SH = k[8];
   g.SW = k[9], g.DH = k[10], g.DW = k[11], g.PH = k[12], g.PW = k[13], g.OH = k[14], g.OW = k[15];

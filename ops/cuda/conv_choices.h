@@ -62,7 +62,7 @@ struct AlgoKey {
   std::vector<int64_t> dims;
   bool operator<(const AlgoKey& o) const { return dims < o.dims; }
 };
-constexpr size_t kKeyDevice = 0, kKeyOp = 1, kKeyBudget = 6, kKeyDims = 25;
+constexpr size_t kKeyDevice = 0, kKeyOp = 1, kKeyBudget = 6, kKeyGeometry = 8, kKeyDims = 25;
 
 // The process's choices; hold the mutex while using the map.
 std::mutex& conv_choices_mutex();
