@@ -5,6 +5,8 @@
 // order. The searches that time every configuration are here too.
 #include "ops/cuda/direct_conv.h"
 
+#include <cuda_pipeline_primitives.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -75,21 +77,41 @@ size_t shared_bytes(const DirectConv& d, const Split& s) {
   return static_cast<size_t>(d.C * d.K * d.K * s.mb + d.C * s.rows_in * s.cols_in) * sizeof(float);
 }
 
+// One float from global to shared memory as an asynchronous copy (cp.async on sm_80 and later:
+// no register holds it, so a thread has all its copies in flight at once), or a zero when
+// `valid` is false (`src` must then still be a global address; nothing is read from it). A block
+// waits for its copies with finish_copies().
+__device__ __forceinline__ void copy_or_zero(float* dst, const float* src, bool valid) {
+  __pipeline_memcpy_async(dst, src, sizeof(float), valid ? 0 : sizeof(float));
+}
+
+// Waits for this thread's copies, then for the block's threads (the copies of every thread are
+// visible after the barrier).
+__device__ __forceinline__ void finish_copies() {
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+  __syncthreads();
+}
+
 // taps[(c * K * K + k) * mb + m - m0] = the tap of output channel m in [m0, m0 + mb) and input
 // channel c at k = kh * K + kw, zero for m >= M. The filters are read in their own order
-// (coalesced): forward w (M, C, K, K); turned w (C, M, K, K) at the flipped k.
+// (coalesced): forward w (M, C, K, K); turned w (C, M, K, K) at the flipped k. Asynchronous
+// copies: finish_copies() before reading.
 template <int K>
 __device__ void load_block_taps(const float* __restrict__ w, const DirectConv& d, int m0, int mb, float* taps) {
   constexpr int KK = K * K;
   const int C = static_cast<int>(d.C), M = static_cast<int>(d.M), n = C * mb * KK;
   for (int i = threadIdx.x; i < n; i += blockDim.x) {
-    const int k = i % KK;
+    const int k = i % KK, q = i / KK;
     if (d.turned) {  // i = (c, m, k')
-      const int m = (i / KK) % mb, c = i / (KK * mb);
-      taps[(c * KK + KK - 1 - k) * mb + m] = m0 + m < M ? w[(static_cast<int64_t>(c) * M + m0 + m) * KK + k] : 0.0f;
+      const int c = q / mb, m = q - c * mb;
+      const bool in = m0 + m < M;
+      copy_or_zero(taps + (c * KK + KK - 1 - k) * mb + m, in ? w + (static_cast<int64_t>(c) * M + m0 + m) * KK + k : w,
+                   in);
     } else {  // i = (m, c, k)
-      const int c = (i / KK) % C, m = i / (KK * C);
-      taps[(c * KK + k) * mb + m] = m0 + m < M ? w[(static_cast<int64_t>(m0 + m) * C + c) * KK + k] : 0.0f;
+      const int m = q / C, c = q - m * C;
+      const bool in = m0 + m < M;
+      copy_or_zero(taps + (c * KK + k) * mb + m, in ? w + (static_cast<int64_t>(m0 + m) * C + c) * KK + k : w, in);
     }
   }
 }
@@ -97,16 +119,18 @@ __device__ void load_block_taps(const float* __restrict__ w, const DirectConv& d
 // xs[c * plane + row * cols_in + col] = image[c][h0 + row][col - PW] for rows_in rows and cols_in
 // columns, zero outside the image (the padding): the input rows a block convolves. image:
 // (C, H, W); plane: at least rows_in * cols_in (more keeps channels off each other's banks).
+// Asynchronous copies: finish_copies() before reading.
 __device__ void load_padded_rows(const float* __restrict__ image, const DirectConv& d, int h0, int rows_in, int cols_in,
                                  float* xs, int plane = 0) {
   const int C = static_cast<int>(d.C), H = static_cast<int>(d.H), W = static_cast<int>(d.W);
   const int area = rows_in * cols_in;
   if (plane == 0) plane = area;
   for (int i = threadIdx.x; i < C * area; i += blockDim.x) {
-    const int col = i % cols_in, row = (i / cols_in) % rows_in, c = i / area;
+    const int line = i / cols_in, col = i - line * cols_in, c = line / rows_in, row = line - c * rows_in;
     const int h = h0 + row, x = col - static_cast<int>(d.PW);
-    xs[c * plane + row * cols_in + col] =
-        h >= 0 && h < H && x >= 0 && x < W ? image[(static_cast<int64_t>(c) * H + h) * W + x] : 0.0f;
+    const bool in = h >= 0 && h < H && x >= 0 && x < W;
+    copy_or_zero(xs + c * plane + row * cols_in + col, in ? image + (static_cast<int64_t>(c) * H + h) * W + x : image,
+                 in);
   }
 }
 
@@ -146,7 +170,7 @@ __global__ void __launch_bounds__(256) direct_conv_kernel(const float* __restric
   load_block_taps<K>(w, d, m0, mb, taps);
   load_padded_rows(in + static_cast<int64_t>(blockIdx.y) * C * H * W, d, oh0 - static_cast<int>(d.PH), s.rows_in,
                    s.cols_in, xs);
-  __syncthreads();
+  finish_copies();
   const int per_group = s.chunks * OW, groups = mb / MT;
   float* plane0 = out + (static_cast<int64_t>(blockIdx.y) * M + m0) * d.OH * OW + static_cast<int64_t>(oh0) * OW;
   for (int item = threadIdx.x; item < groups * per_group; item += blockDim.x) {
@@ -283,8 +307,8 @@ __global__ void __launch_bounds__(256) wgrad_partial_kernel(const float* __restr
     __syncthreads();  // the previous image's values are no longer read
     load_padded_rows(x + static_cast<int64_t>(n) * C * H * W, d, -static_cast<int>(d.PH), s.rows_in, s.cols_in, xs);
     const float* grad = dy + (static_cast<int64_t>(n) * M + m0) * OH * OW;
-    for (int i = threadIdx.x; i < (m_end - m0) * OH * OW; i += blockDim.x) ys[i] = grad[i];
-    __syncthreads();
+    for (int i = threadIdx.x; i < (m_end - m0) * OH * OW; i += blockDim.x) copy_or_zero(ys + i, grad + i, true);
+    finish_copies();
     if (!active) continue;
     for (int oh = z; oh < OH; oh += z_count) {
       const float* yr = ys + ((m - m0) * OH + oh) * OW;
@@ -392,11 +416,12 @@ __global__ void __launch_bounds__(256) wgrad_tile_kernel(const float* __restrict
     __syncthreads();  // the previous image's rows are no longer read
     load_padded_rows(x + static_cast<int64_t>(n) * C * H * W, d, oh0 - static_cast<int>(d.PH), s.rows_in, s.cols_in,
                      xs, s.x_plane);
-    for (int i = threadIdx.x; i < (m_end - m0) * rows * OW; i += blockDim.x) {
-      const int ch = i / (rows * OW), rem = i % (rows * OW);
-      ys[ch * s.y_plane + rem] = dy[((static_cast<int64_t>(n) * M + m0 + ch) * OH + oh0) * OW + rem];
+    const int plane = rows * OW;
+    for (int i = threadIdx.x; i < (m_end - m0) * plane; i += blockDim.x) {
+      const int ch = i / plane, rem = i - ch * plane;
+      copy_or_zero(ys + ch * s.y_plane + rem, dy + ((static_cast<int64_t>(n) * M + m0 + ch) * OH + oh0) * OW + rem, true);
     }
-    __syncthreads();
+    finish_copies();
     if (!active) continue;
     for (int r = zi; r < rows; r += s.z) {
       const float* xr = xs + c * s.x_plane + r * s.cols_in;
