@@ -278,6 +278,88 @@ def tta_section(res, notes):
     return table(header, rows)
 
 
+# The single-GPU goals of issue 5 that the driver's results decide. Throughput: cbtrain's best
+# at batch 32 a learner over the best PyTorch configuration, at least THROUGHPUT_GOAL. Time to
+# accuracy: cbtrain's seconds (its learner search's time before training added) over PyTorch's
+# at most the bound, against PyTorch eager at batch 32 (LeNet-5) or the better of its batches
+# (ResNet-20). Memory: cbtrain's peak per learner at most PyTorch's for one replica.
+THROUGHPUT_GOAL = 1.5
+GOAL_BATCH = 32
+TTA_GOALS = (("lenet5", 0.90, 0.1, (32,)), ("resnet20", 0.91, 0.25, None))
+
+
+def tta_median(runs, with_search):
+    """Median seconds to the target over the runs that reached it (None when none did)."""
+    secs = [r["seconds_to_target"] + ((r.get("autotune_seconds") or 0.0) if with_search else 0.0)
+            for r in runs if r.get("reached") and isinstance(r.get("seconds_to_target"), (int, float))]
+    return statistics.median(secs) if secs else None
+
+
+def seeds_reached(runs):
+    return sum(1 for r in runs if r.get("reached")), len(runs)
+
+
+def goals_section(res, summary):
+    """The goals table: what was measured, the ratio and whether the goal is met."""
+    rows = []
+    for m in ("lenet5", "resnet32"):
+        s = summary.get((m, GOAL_BATCH))
+        t, c = (s["torch_best"], s["cbt_best"]) if s else (None, None)
+        what = f"{MODEL_TITLE.get(m, m)} at batch {GOAL_BATCH} a learner: cbtrain's best ≥ {THROUGHPUT_GOAL:g}× PyTorch's best"
+        if not (t and c):
+            rows.append([what, "no result for both systems", DASH])
+            continue
+        ratio = c["images_per_sec"] / t["images_per_sec"]
+        mode = f"{t['mode']}, K={t['k']}" if t["mode"] == "multistream" else t["mode"]
+        need = THROUGHPUT_GOAL * t["images_per_sec"]
+        verdict = "yes" if ratio >= THROUGHPUT_GOAL else \
+            f"no: needs {need:,.0f} img/s, {100 * (need / c['images_per_sec'] - 1):.1f}% more"
+        rows.append([what, f"{fmt_ips(c['images_per_sec'])} (K={c.get('learners')}) vs "
+                           f"{fmt_ips(t['images_per_sec'])} ({mode}) = **{ratio:.2f}×**", verdict])
+    groups = tta_groups(res["tta"])
+    for m, target, bound, torch_batches in TTA_GOALS:
+        title = MODEL_TITLE.get(m, m)
+        against = "PyTorch eager at batch 32" if torch_batches else "the better PyTorch batch"
+        what = f"{title} to {100 * target:.0f}%: cbtrain ≤ {bound:g}× the time of {against}"
+        cbt = [r for (tool, mm, _, _, tg), runs in groups.items() if tool == "cbtrain" and mm == m
+               and tg == target for r in runs]
+        torch = {}
+        for (tool, mm, b, _, tg), runs in groups.items():
+            if tool == "torch" and mm == m and tg == target and (torch_batches is None or b in torch_batches):
+                if tta_median(runs, False) is not None:
+                    torch[b] = (tta_median(runs, False), runs)
+        c_s = tta_median(cbt, True)
+        if c_s is None or not torch:
+            rows.append([what, "no time for both systems", DASH])
+            continue
+        b_best = min(torch, key=lambda b: torch[b][0])
+        t_s, t_runs = torch[b_best]
+        ratio = c_s / t_s
+        (ck, cn), (tk, tn) = seeds_reached(cbt), seeds_reached(t_runs)
+        if ratio > bound:
+            verdict = f"no, by {ratio / bound:.1f}×"
+        elif ck < cn:
+            verdict = f"on {ck} of {cn} seeds"
+        else:
+            verdict = "yes"
+        rows.append([what, f"{c_s:.1f} s ({ck}/{cn} seeds reached) vs {t_s:.1f} s at batch {b_best} "
+                           f"({tk}/{tn}) = **{ratio:.3f}×**", verdict])
+    tl, cl = torch_lookup(res["torch_tput"]), cbt_lookup(res["cbt_tput"])
+    ratios = []
+    for (m, b, mode, k), e in tl.items():
+        c1 = cl.get((m, b, "1"))
+        if mode == "eager" and ok(e) and ok(c1) and isinstance(e.get("peak_bytes"), (int, float)) \
+                and isinstance(c1.get("peak_bytes_per_learner"), (int, float)) and e["peak_bytes"] > 0:
+            ratios.append(c1["peak_bytes_per_learner"] / e["peak_bytes"])
+    what = "peak GPU memory per learner ≤ PyTorch's for one replica"
+    if ratios:
+        rows.append([what, f"{min(ratios):.2f}–{max(ratios):.2f}× over {len(ratios)} model and batch pairs",
+                     "yes" if max(ratios) <= 1.0 else "no"])
+    else:
+        rows.append([what, "no result for both systems", DASH])
+    return table(["goal (one GPU)", "measured", "met?"], rows)
+
+
 def median_range(xs):
     """'m' for one value, 'm [lo–hi]' for several."""
     s = f"{statistics.median(xs):.1f}"
@@ -484,6 +566,12 @@ def main():
               + ")."]
     tm = res["torch_meta"]
     cm = res["cbt_meta"]
+    tput, summary = throughput_section(res, notes)
+    lines += ["", "## Goals", "",
+              "Issue 5's single-GPU goals as this run measured them (time to accuracy: the median "
+              "over the seeds that reached the target, cbtrain's learner search before training "
+              "included). The two-GPU and CPU goals have drivers of their own.", ""]
+    lines += goals_section(res, summary)
     lines += ["", "## How it was measured", "",
               "- Training step = forward, softmax cross-entropy, backward, SGD with momentum 0.9 "
               "update, float32, synthetic data resident on the GPU.",
@@ -518,7 +606,6 @@ def main():
               "epoch reaching the target, cbtrain runs all its epochs and the first epoch at "
               "the target is read from its metrics."]
     lines += ["", "## Throughput"]
-    tput, summary = throughput_section(res, notes)
     lines += tput
     lines += ["", "## cbtrain best vs PyTorch best", ""] + summary_section(summary)
     lines += ["", "## Peak GPU memory per learner (MiB)", ""] + memory_section(res, notes)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tests of bench/report.py's learning-rate sweep and memory tables on fabricated results
+"""Tests of bench/report.py's goals, learning-rate sweep and memory tables on fabricated results
 (random figures; neither a GPU nor PyTorch).
 
     python3 -m unittest discover -s bench -p 'test_*.py'
@@ -152,6 +152,99 @@ class Memory(unittest.TestCase):
             self.assertEqual(row[3], f"{ws / MIB:.1f}")
             self.assertEqual(row[5], f"{cbt / MIB:.1f}")
             self.assertEqual(row[7], f"{cbt / peak:.2f}×")
+
+
+def tput_results(root, model, torch_ips, cbt_ips):
+    """Throughput results of both systems at batch 32: PyTorch modes and cbtrain counts."""
+    dump(dict(model=model, results=[dict(model=model, batch=32, mode=mode, k=k, images_per_sec=v,
+                                         peak_bytes=None, error=None)
+                                    for (mode, k), v in torch_ips.items()]),
+         os.path.join(root, "results", f"torch_throughput_{model}.json"))
+    dump(dict(runs=[dict(model=model, batch=32, learners_requested=str(k), learners=k, images_per_sec=v,
+                         error=None) for k, v in cbt_ips.items()]),
+         os.path.join(root, "results", f"cbtrain_throughput_{model}.json"))
+
+
+def goal_rows(root):
+    res = report.load(root)
+    _, summary = report.throughput_section(res, report.Notes())
+    lines = report.goals_section(res, summary)
+    return [[c.strip() for c in line.strip("|").split("|")] for line in lines[2:]]
+
+
+class Goals(unittest.TestCase):
+    def test_throughput_is_judged_against_the_best_of_every_pytorch_mode(self):
+        rng = random.Random(7)
+        with tempfile.TemporaryDirectory() as root:
+            os.makedirs(os.path.join(root, "results"))
+            best = {}
+            for model, factor in (("lenet5", rng.uniform(1.6, 2.5)), ("resnet32", rng.uniform(1.1, 1.4))):
+                torch_ips = {("eager", 1): rng.uniform(1e3, 5e3), ("graph", 1): rng.uniform(1e4, 2e4),
+                             ("multistream", 8): rng.uniform(2e4, 3e4), ("multistream", 16): rng.uniform(2e4, 3e4)}
+                t = max(torch_ips.values())
+                cbt_ips = {1: t * 0.5, 16: t * factor, 8: t * factor * rng.uniform(0.7, 0.95)}
+                tput_results(root, model, torch_ips, cbt_ips)
+                best[model] = (t, t * factor)
+            rows = goal_rows(root)
+            lenet, resnet = rows[0], rows[1]
+            self.assertIn(f"= **{best['lenet5'][1] / best['lenet5'][0]:.2f}×**", lenet[1])
+            self.assertEqual(lenet[2], "yes")
+            t, c = best["resnet32"]
+            self.assertIn(f"{c:,.0f} (K=16) vs {t:,.0f}", resnet[1])
+            self.assertEqual(resnet[2], f"no: needs {1.5 * t:,.0f} img/s, {100 * (1.5 * t / c - 1):.1f}% more")
+
+    def test_time_to_accuracy_takes_the_better_pytorch_batch_and_counts_seeds(self):
+        rng = random.Random(13)
+        with tempfile.TemporaryDirectory() as root:
+            os.makedirs(os.path.join(root, "results"))
+            # LeNet-5: cbtrain fast enough but one seed of three misses the target.
+            cbt = [rng.uniform(1, 2), None, rng.uniform(1, 2)]
+            search = [rng.uniform(0.5, 1) for _ in cbt]
+            for seed, (s, a) in enumerate(zip(cbt, search), 1):
+                run = sweep_run("cbtrain", "lenet5", 32, 0.05, "cosine", s, target=0.90)
+                run.update(seed=seed, autotune_seconds=a)
+                dump(run, os.path.join(root, "results", f"tta_cbtrain_lenet5_b32_kauto_s{seed}.json"))
+            torch_l = [rng.uniform(60, 90) for _ in range(3)]
+            for seed, s in enumerate(torch_l, 1):
+                run = sweep_run("torch", "lenet5", 32, 0.05, "cosine", s, target=0.90)
+                run.update(seed=seed)
+                dump(run, os.path.join(root, "results", f"tta_torch_lenet5_b32_s{seed}.json"))
+            # ResNet-20: PyTorch's batch 256 is the faster one, and cbtrain misses the bound.
+            r_cbt, r_search = rng.uniform(7, 9), rng.uniform(0.8, 1.1)
+            run = sweep_run("cbtrain", "resnet20", 32, 0.05, "cosine", r_cbt)
+            run.update(autotune_seconds=r_search)
+            dump(run, os.path.join(root, "results", "tta_cbtrain_resnet20_b32_kauto_s1.json"))
+            r_256, r_32 = rng.uniform(9, 12), rng.uniform(50, 90)
+            dump(sweep_run("torch", "resnet20", 256, 0.05, "cosine", r_256),
+                 os.path.join(root, "results", "tta_torch_resnet20_b256_s1.json"))
+            dump(sweep_run("torch", "resnet20", 32, 0.05, "cosine", r_32),
+                 os.path.join(root, "results", "tta_torch_resnet20_b32_s1.json"))
+            rows = {r[0].split(" to ")[0]: r for r in goal_rows(root) if " to 9" in r[0]}
+            lenet, resnet = rows["LeNet-5 (1×28×28)"], rows["ResNet-20 (1×28×28)"]
+            c_med = (cbt[0] + search[0] + cbt[2] + search[2]) / 2
+            t_med = sorted(torch_l)[1]
+            self.assertIn(f"{c_med:.1f} s (2/3 seeds reached) vs {t_med:.1f} s at batch 32 (3/3)", lenet[1])
+            self.assertEqual(lenet[2], "on 2 of 3 seeds")
+            ratio = (r_cbt + r_search) / r_256
+            self.assertIn(f"at batch 256 (1/1) = **{ratio:.3f}×**", resnet[1])
+            self.assertEqual(resnet[2], f"no, by {ratio / 0.25:.1f}×")
+
+    def test_memory_is_met_only_when_every_batch_is(self):
+        with tempfile.TemporaryDirectory() as root:
+            os.makedirs(os.path.join(root, "results"))
+            rng = random.Random(17)
+            peaks = [rng.uniform(60, 300) * MIB for _ in range(3)]
+            shares = [rng.uniform(0.1, 0.9), rng.uniform(0.1, 0.9), rng.uniform(1.05, 1.5)]
+            dump(dict(model="lenet5", results=[
+                dict(model="lenet5", batch=b, mode="eager", k=1, images_per_sec=1000.0, peak_bytes=p, error=None)
+                for b, p in zip((8, 16, 32), peaks)]), os.path.join(root, "results", "torch_throughput_lenet5.json"))
+            dump(dict(runs=[dict(model="lenet5", batch=b, learners_requested="1", learners=1, images_per_sec=2000.0,
+                                 peak_bytes_per_learner=p * f, error=None)
+                            for b, p, f in zip((8, 16, 32), peaks, shares)]),
+                 os.path.join(root, "results", "cbtrain_throughput_lenet5.json"))
+            mem = next(r for r in goal_rows(root) if r[0].startswith("peak GPU memory"))
+            self.assertEqual(mem[1], f"{min(shares):.2f}–{max(shares):.2f}× over 3 model and batch pairs")
+            self.assertEqual(mem[2], "no")
 
 
 if __name__ == "__main__":
