@@ -34,7 +34,10 @@ int write_all(int fd, const char* p, size_t n) {
 // then fsync, rename and fsync of the folder. On failure the temporary file is removed.
 void write_atomically(const fs::path& path, const std::function<int(int fd)>& body) {
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  std::string tmp = (dir / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
+  std::string name = ".";  // built in place: GCC 12 warns wrongly (-Wrestrict) about "." + string
+  name += path.filename().string();
+  name += ".tmp-XXXXXX";
+  std::string tmp = (dir / name).string();
   int fd = ::mkstemp(tmp.data());
   if (fd < 0)
     throw UserError(path.string() + ": cannot write: cannot create a file in " + dir.string() +

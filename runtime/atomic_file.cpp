@@ -17,7 +17,10 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
   namespace fs = std::filesystem;
   fs::path target(path);
   fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  std::string name = ".";  // built in place: GCC 12 warns wrongly (-Wrestrict) about "." + string
+  name += target.filename().string();
+  name += ".tmp.XXXXXX";
+  std::string tmpl = (dir / name).string();
   int fd = mkstemp(tmpl.data());
   if (fd < 0)
     throw UserError("cannot write " + path + ": " + std::strerror(errno));

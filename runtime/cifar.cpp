@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <regex>
+#include <string>
+#include <string_view>
 
 #include "graph/errors.h"
 #include "runtime/data_formats.h"
@@ -72,6 +73,21 @@ RawSplit read_split(const std::vector<fs::path>& files, const CifarKind& kind) {
   return s;
 }
 
+// N of a CIFAR-10 training file's name "data_batch_N.bin" (N of 1 to 4 digits); -1 for any
+// other name.
+int batch_number(const std::string& name) {
+  constexpr std::string_view kPrefix = "data_batch_", kSuffix = ".bin";
+  if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) return -1;
+  const std::string_view digits = std::string_view(name).substr(
+      kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+  if (digits.empty() || digits.size() > 4 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return -1;
+  int n = 0;
+  for (char c : digits) n = n * 10 + (c - '0');
+  return n;
+}
+
 }  // namespace
 
 RawData read_cifar_folder(const std::string& dir_arg) {
@@ -90,12 +106,8 @@ RawData read_cifar_folder(const std::string& dir_arg) {
     return r;
   }
   std::vector<std::pair<int, fs::path>> batches;
-  const std::regex batch_name(R"(data_batch_(\d{1,4})\.bin)");
-  for (const auto& e : fs::directory_iterator(dir)) {
-    std::smatch m;
-    const std::string name = e.path().filename().string();
-    if (std::regex_match(name, m, batch_name)) batches.emplace_back(std::stoi(m[1]), e.path());
-  }
+  for (const auto& e : fs::directory_iterator(dir))
+    if (const int n = batch_number(e.path().filename().string()); n >= 0) batches.emplace_back(n, e.path());
   if (batches.empty())
     throw UserError("data folder " + dir.string() +
                     " holds neither CIFAR-10 (data_batch_1.bin ... "

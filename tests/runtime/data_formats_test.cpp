@@ -50,6 +50,11 @@ TEST(Cifar, TenClassesInBatchOrderWithGivenNormalisation) {
   test::write_cifar(d / "data_batch_2.bin", b1);
   test::write_cifar(d / "data_batch_10.bin", b2);
   test::write_cifar(d / "test_batch.bin", te);
+  // Names that are not data_batch_<1 to 4 digits>.bin are not batches (a bad record here would
+  // fail the load).
+  for (const char* other : {"data_batch_.bin", "data_batch_12345.bin", "data_batch_1.bin.bak", "data_batch_x1.bin",
+                            "data_batch_1x.bin", "xdata_batch_1.bin", "data_batch_3.BIN"})
+    std::ofstream(d / other, std::ios::binary) << "not a CIFAR record";
   EXPECT_EQ(detect_data_format(d.string()), DataFormat::Cifar);
   DataOptions o = options(d);
   o.normalize = parse_normalization("0.1,0.2,0.3:0.5,0.25,0.125");
