@@ -5,7 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <regex>
+#include <optional>
 #include <sstream>
 
 #include "runtime/atomic_file.h"
@@ -38,6 +38,31 @@ const char* descr_of(DType t) {
   }
 }
 
+// The text of `key`'s value in a .npy header (a Python dict literal): a quoted string without
+// its quotes, a tuple with its parentheses, or a bare word (True, False); nullopt when the key is
+// missing or its value is not closed.
+std::optional<std::string> header_value(const std::string& header, const std::string& key) {
+  std::string quoted = "'";  // built in place: GCC 12 warns wrongly (-Wrestrict) about "'" + string
+  quoted += key;
+  quoted += "':";
+  const size_t at = header.find(quoted);
+  if (at == std::string::npos) return std::nullopt;
+  const size_t i = header.find_first_not_of(" \t\r\n", at + quoted.size());
+  if (i == std::string::npos) return std::nullopt;
+  if (header[i] == '\'') {
+    const size_t end = header.find('\'', i + 1);
+    if (end == std::string::npos) return std::nullopt;
+    return header.substr(i + 1, end - i - 1);
+  }
+  if (header[i] == '(') {
+    const size_t end = header.find(')', i + 1);
+    if (end == std::string::npos) return std::nullopt;
+    return header.substr(i, end - i + 1);
+  }
+  const size_t end = header.find_first_of(",} \t\r\n", i);
+  return header.substr(i, end == std::string::npos ? std::string::npos : end - i);
+}
+
 }  // namespace
 
 Tensor load_npy(const std::string& path) {
@@ -61,16 +86,15 @@ Tensor load_npy(const std::string& path) {
   if (hlen > (1u << 20)) throw UserError(path + ": header too large");
   std::string header(hlen, '\0');
   if (!f.read(header.data(), hlen)) throw UserError(path + ": truncated header");
-  std::smatch m;
-  if (!std::regex_search(header, m, std::regex("'descr':\\s*'([^']+)'")))
-    throw UserError(path + ": header has no descr");
-  DType dt = dtype_from_descr(m[1], path);
-  if (std::regex_search(header, std::regex("'fortran_order':\\s*True")))
+  const std::optional<std::string> descr = header_value(header, "descr");
+  if (!descr || descr->empty()) throw UserError(path + ": header has no descr");
+  DType dt = dtype_from_descr(*descr, path);
+  if (header_value(header, "fortran_order") == "True")
     throw UserError(path + ": Fortran-ordered arrays are not supported (save with C order)");
-  if (!std::regex_search(header, m, std::regex("'shape':\\s*\\(([^)]*)\\)")))
-    throw UserError(path + ": header has no shape");
+  const std::optional<std::string> dims = header_value(header, "shape");
+  if (!dims || dims->empty() || dims->front() != '(') throw UserError(path + ": header has no shape");
   Shape shape;
-  std::stringstream ss(m[1].str());
+  std::stringstream ss(dims->substr(1, dims->size() - 2));
   std::string item;
   while (std::getline(ss, item, ',')) {
     if (item.find_first_not_of(" ") == std::string::npos) continue;

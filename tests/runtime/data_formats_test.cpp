@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include "common/data_writers.h"
 #include "common/tiny_dataset.h"
@@ -195,6 +196,54 @@ TEST(NpyPairs, BadFilesNameTheFile) {
   fs::remove(d / "test_y.npy");
   msg = user_error([&] { load_data(options(d)); });
   EXPECT_NE(msg.find("test_y.npy"), std::string::npos) << msg;
+}
+
+// A version 1.0 .npy file of `header` (padded with spaces to 64 bytes and a newline, as NumPy
+// writes it) and `data`.
+void write_raw_npy(const fs::path& path, std::string header, const std::string& data) {
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header.push_back('\n');
+  std::ofstream f(path, std::ios::binary);
+  f.write("\x93NUMPY\x01\x00", 8);
+  const char len[2] = {static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
+  f.write(len, 2);
+  f << header << data;
+}
+
+TEST(Npy, HeadersAreReadWhateverTheirSpacingAndBadOnesNameTheProblem) {
+  fs::path d = test::temp_dir("npy_headers");
+  std::mt19937 rng(29);
+  std::uniform_real_distribution<float> u(-5.0f, 5.0f);
+  std::vector<float> v(12);
+  for (float& x : v) x = u(rng);
+  const std::string data(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
+  // Keys in any order, spaces or none, a trailing comma in the shape or not.
+  for (const char* header : {"{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }",
+                             "{'shape':(3,4),'fortran_order':False,'descr':'<f4'}",
+                             "{'fortran_order':  False , 'descr':   '<f4' , 'shape': ( 3 , 4 , ) }"}) {
+    write_raw_npy(d / "a.npy", header, data);
+    Tensor t = load_npy((d / "a.npy").string());
+    ASSERT_EQ(t.shape(), (Shape{3, 4})) << header;
+    for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(t.ptr<float>()[i], v[i]) << header;
+  }
+  write_raw_npy(d / "a.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (12,), }", data);
+  EXPECT_EQ(load_npy((d / "a.npy").string()).shape(), (Shape{12}));
+  const std::pair<const char*, const char*> bad[] = {
+      {"{'fortran_order': False, 'shape': (3, 4), }", "has no descr"},
+      {"{'descr': '', 'fortran_order': False, 'shape': (3, 4), }", "has no descr"},
+      {"{'descr': '<f4', 'fortran_order': True, 'shape': (3, 4), }", "Fortran-ordered"},
+      {"{'descr': '<f4', 'fortran_order': False, }", "has no shape"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': 12, }", "has no shape"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4", "has no shape"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (3, x), }", "bad shape"},
+      {"{'descr': '<c8', 'fortran_order': False, 'shape': (3, 4), }", "unsupported .npy dtype '<c8'"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (5, 4), }", "does not match shape"}};
+  for (const auto& [header, why] : bad) {
+    write_raw_npy(d / "b.npy", header, data);
+    const std::string msg = user_error([&] { load_npy((d / "b.npy").string()); });
+    EXPECT_NE(msg.find("b.npy"), std::string::npos) << header << ": " << msg;
+    EXPECT_NE(msg.find(why), std::string::npos) << header << ": " << msg;
+  }
 }
 
 TEST(ImageFolder, PngAndJpegGreyAndColourDecodeToTheModelsChannels) {
