@@ -326,8 +326,9 @@ def goals_section(res, summary):
         torch = {}
         for (tool, mm, b, _, tg), runs in groups.items():
             if tool == "torch" and mm == m and tg == target and (torch_batches is None or b in torch_batches):
-                if tta_median(runs, False) is not None:
-                    torch[b] = (tta_median(runs, False), runs)
+                t_med = tta_median(runs, False)
+                if t_med is not None:
+                    torch[b] = (t_med, runs)
         c_s = tta_median(cbt, True)
         if c_s is None or not torch:
             rows.append([what, "no time for both systems", DASH])

@@ -42,9 +42,7 @@ const char* descr_of(DType t) {
 // its quotes, a tuple with its parentheses, or a bare word (True, False); nullopt when the key is
 // missing or its value is not closed.
 std::optional<std::string> header_value(const std::string& header, const std::string& key) {
-  std::string quoted = "'";  // built in place: GCC 12 warns wrongly (-Wrestrict) about "'" + string
-  quoted += key;
-  quoted += "':";
+  const std::string quoted = "'" + key + "':";
   const size_t at = header.find(quoted);
   if (at == std::string::npos) return std::nullopt;
   const size_t i = header.find_first_not_of(" \t\r\n", at + quoted.size());
