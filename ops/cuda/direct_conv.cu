@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -55,8 +56,10 @@ struct Split {
   int splits = 1;   // blocks along the channels
   int chunks = 1;   // chunks of pt rows in a band
   int cols = 1;     // output columns
-  int cols_in = 1;  // input columns held: cols + K - 1
+  int cols_in = 1;  // floats a held input row takes: at least lead + W + PW
+  int lead = 0;     // where image column 0 lies in a held row (its padding before it)
   int rows_in = 1;  // input rows held: chunks * pt + K - 1 (zeros beyond the image)
+  int taps = 1;     // floats before the input rows in shared memory: C * K * K * mb, rounded up to 4
   int64_t items(int mt) const { return static_cast<int64_t>(mb / mt) * chunks * cols; }  // threads' work
 };
 
@@ -68,13 +71,18 @@ Split split_of(const DirectConv& d, const DirectConfig& c) {
   s.splits = static_cast<int>(ceil_div(d.M, s.mb));
   s.chunks = static_cast<int>(ceil_div(s.rows, c.pt));
   s.cols = static_cast<int>(d.OW);
-  s.cols_in = s.cols + static_cast<int>(d.K) - 1;
+  // Rows of a width that is a multiple of 4 are held 16-byte aligned, from column 0 on, so that
+  // they are copied 4 floats at a time (load_padded_rows); other rows as they are read.
+  const int W = static_cast<int>(d.W), PW = static_cast<int>(d.PW);
+  s.lead = W % 4 == 0 ? (PW + 3) / 4 * 4 : PW;
+  s.cols_in = W % 4 == 0 ? (s.lead + W + PW + 3) / 4 * 4 : W + 2 * PW;
   s.rows_in = s.chunks * c.pt + static_cast<int>(d.K) - 1;
+  s.taps = static_cast<int>((d.C * d.K * d.K * s.mb + 3) / 4 * 4);
   return s;
 }
 
 size_t shared_bytes(const DirectConv& d, const Split& s) {
-  return static_cast<size_t>(d.C * d.K * d.K * s.mb + d.C * s.rows_in * s.cols_in) * sizeof(float);
+  return static_cast<size_t>(s.taps + d.C * s.rows_in * s.cols_in) * sizeof(float);
 }
 
 // One float from global to shared memory as an asynchronous copy (cp.async on sm_80 and later:
@@ -93,6 +101,33 @@ __device__ __forceinline__ void finish_copies() {
   __syncthreads();
 }
 
+// A flat index i = hi * n + lo held as its two digits while i advances by a fixed step (a copy
+// loop's stride): a copy loop divides twice per thread, not twice per element (the divisions by
+// values known only at run time were most of a block's instructions before its sums began).
+struct Digits {
+  int hi, lo, n, dhi, dlo;
+  __device__ Digits(int i, int step, int base) : hi(i / base), lo(i % base), n(base), dhi(step / base), dlo(step % base) {}
+  // i += step; returns how far hi moved.
+  __device__ int next() {
+    int moved = dhi;
+    lo += dlo;
+    if (lo >= n) lo -= n, ++moved;
+    hi += moved;
+    return moved;
+  }
+};
+
+// outer * m + inner advanced by `by` (inner < m before and after).
+__device__ __forceinline__ void carry(int& outer, int& inner, int by, int m) {
+  inner += by;
+  if (inner < m) return;
+  if (inner < 2 * m) {
+    inner -= m, ++outer;
+  } else {
+    outer += inner / m, inner %= m;
+  }
+}
+
 // taps[(c * K * K + k) * mb + m - m0] = the tap of output channel m in [m0, m0 + mb) and input
 // channel c at k = kh * K + kw, zero for m >= M. The filters are read in their own order
 // (coalesced): forward w (M, C, K, K); turned w (C, M, K, K) at the flipped k. Asynchronous
@@ -101,36 +136,47 @@ template <int K>
 __device__ void load_block_taps(const float* __restrict__ w, const DirectConv& d, int m0, int mb, float* taps) {
   constexpr int KK = K * K;
   const int C = static_cast<int>(d.C), M = static_cast<int>(d.M), n = C * mb * KK;
+  if (static_cast<int>(threadIdx.x) >= n) return;
+  Digits at(threadIdx.x, blockDim.x, KK);  // i = q * KK + k
+  const int B = d.turned ? mb : C;         // q = a * B + b: (c, m) turned, (m, c) forward
+  int a = at.hi / B, b = at.hi - a * B;
   for (int i = threadIdx.x; i < n; i += blockDim.x) {
-    const int k = i % KK, q = i / KK;
-    if (d.turned) {  // i = (c, m, k')
-      const int c = q / mb, m = q - c * mb;
-      const bool in = m0 + m < M;
-      copy_or_zero(taps + (c * KK + KK - 1 - k) * mb + m, in ? w + (static_cast<int64_t>(c) * M + m0 + m) * KK + k : w,
-                   in);
-    } else {  // i = (m, c, k)
-      const int m = q / C, c = q - m * C;
-      const bool in = m0 + m < M;
-      copy_or_zero(taps + (c * KK + k) * mb + m, in ? w + (static_cast<int64_t>(m0 + m) * C + c) * KK + k : w, in);
-    }
+    const int k = at.lo, c = d.turned ? a : b, m = d.turned ? b : a;
+    const bool in = m0 + m < M;
+    const int64_t from = d.turned ? (static_cast<int64_t>(c) * M + m0 + m) * KK + k
+                                  : (static_cast<int64_t>(m0 + m) * C + c) * KK + k;
+    copy_or_zero(taps + (c * KK + (d.turned ? KK - 1 - k : k)) * mb + m, in ? w + from : w, in);
+    carry(a, b, at.next(), B);
   }
 }
 
-// xs[c * plane + row * cols_in + col] = image[c][h0 + row][col - PW] for rows_in rows and cols_in
-// columns, zero outside the image (the padding): the input rows a block convolves. image:
-// (C, H, W); plane: at least rows_in * cols_in (more keeps channels off each other's banks).
-// Asynchronous copies: finish_copies() before reading.
+// xs[c * plane + row * cols_in + col] = image[c][h0 + row][col - lead] for rows_in rows and
+// cols_in columns, zero outside the image (the padding): the input rows a block convolves.
+// image: (C, H, W), at most 2^31 floats; plane: at least rows_in * cols_in (more keeps channels
+// off each other's banks). Where image, xs, plane, cols_in, lead and W allow 16-byte copies, each
+// copies 4 floats, which lie all inside the image or all outside. Asynchronous copies:
+// finish_copies() before reading.
 __device__ void load_padded_rows(const float* __restrict__ image, const DirectConv& d, int h0, int rows_in, int cols_in,
-                                 float* xs, int plane = 0) {
+                                 int lead, float* xs, int plane = 0) {
   const int C = static_cast<int>(d.C), H = static_cast<int>(d.H), W = static_cast<int>(d.W);
   const int area = rows_in * cols_in;
   if (plane == 0) plane = area;
-  for (int i = threadIdx.x; i < C * area; i += blockDim.x) {
-    const int line = i / cols_in, col = i - line * cols_in, c = line / rows_in, row = line - c * rows_in;
-    const int h = h0 + row, x = col - static_cast<int>(d.PW);
+  const bool by4 = (plane | cols_in | lead | W) % 4 == 0 &&
+                   (reinterpret_cast<uintptr_t>(image) | reinterpret_cast<uintptr_t>(xs)) % 16 == 0;
+  const int width = by4 ? 4 : 1, per_row = cols_in / width, n = C * rows_in * per_row;
+  if (static_cast<int>(threadIdx.x) >= n) return;
+  Digits at(threadIdx.x, blockDim.x, per_row);         // i = line * per_row + piece
+  int c = at.hi / rows_in, row = at.hi - c * rows_in;  // line = c * rows_in + row
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const int h = h0 + row, col = at.lo * width, x = col - lead;
     const bool in = h >= 0 && h < H && x >= 0 && x < W;
-    copy_or_zero(xs + c * plane + row * cols_in + col, in ? image + (static_cast<int64_t>(c) * H + h) * W + x : image,
-                 in);
+    const float* from = in ? image + ((c * H + h) * W + x) : image;
+    float* to = xs + (c * plane + row * cols_in + col);
+    if (by4)
+      __pipeline_memcpy_async(to, from, 4 * sizeof(float), in ? 0 : 4 * sizeof(float));
+    else
+      copy_or_zero(to, from, in);
+    carry(c, row, at.next(), rows_in);
   }
 }
 
@@ -166,10 +212,10 @@ __global__ void __launch_bounds__(256) direct_conv_kernel(const float* __restric
   const int oh0 = blockIdx.x * s.rows, m0 = blockIdx.z * mb;
   const int rows = min(s.rows, static_cast<int>(d.OH) - oh0);
   float* taps = smem;
-  float* xs = smem + C * K * K * mb;
+  float* xs = smem + s.taps;  // 16-byte aligned
   load_block_taps<K>(w, d, m0, mb, taps);
   load_padded_rows(in + static_cast<int64_t>(blockIdx.y) * C * H * W, d, oh0 - static_cast<int>(d.PH), s.rows_in,
-                   s.cols_in, xs);
+                   s.cols_in, s.lead, xs);
   finish_copies();
   const int per_group = s.chunks * OW, groups = mb / MT;
   float* plane0 = out + (static_cast<int64_t>(blockIdx.y) * M + m0) * d.OH * OW + static_cast<int64_t>(oh0) * OW;
@@ -181,7 +227,7 @@ __global__ void __launch_bounds__(256) direct_conv_kernel(const float* __restric
 #pragma unroll
       for (int j = 0; j < MT; ++j) acc[p][j] = 0.0f;
     for (int c = 0; c < C; ++c) {
-      const float* x = xs + (c * s.rows_in + row0) * s.cols_in + col;
+      const float* x = xs + (c * s.rows_in + row0) * s.cols_in + col + s.lead - static_cast<int>(d.PW);
       const float* t = taps + c * K * K * mb + g * MT;
 #pragma unroll
       for (int kw = 0; kw < K; ++kw) {
@@ -305,7 +351,8 @@ __global__ void __launch_bounds__(256) wgrad_partial_kernel(const float* __restr
   const int n_end = min(static_cast<int>(d.N), (static_cast<int>(blockIdx.y) + 1) * ipb);
   for (int n = blockIdx.y * ipb; n < n_end; ++n) {
     __syncthreads();  // the previous image's values are no longer read
-    load_padded_rows(x + static_cast<int64_t>(n) * C * H * W, d, -static_cast<int>(d.PH), s.rows_in, s.cols_in, xs);
+    load_padded_rows(x + static_cast<int64_t>(n) * C * H * W, d, -static_cast<int>(d.PH), s.rows_in, s.cols_in,
+                     static_cast<int>(d.PW), xs);
     const float* grad = dy + (static_cast<int64_t>(n) * M + m0) * OH * OW;
     for (int i = threadIdx.x; i < (m_end - m0) * OH * OW; i += blockDim.x) copy_or_zero(ys + i, grad + i, true);
     finish_copies();
@@ -415,11 +462,13 @@ __global__ void __launch_bounds__(256) wgrad_tile_kernel(const float* __restrict
   for (int n = group * ipb; n < n_end; ++n) {
     __syncthreads();  // the previous image's rows are no longer read
     load_padded_rows(x + static_cast<int64_t>(n) * C * H * W, d, oh0 - static_cast<int>(d.PH), s.rows_in, s.cols_in,
-                     xs, s.x_plane);
-    const int plane = rows * OW;
-    for (int i = threadIdx.x; i < (m_end - m0) * plane; i += blockDim.x) {
-      const int ch = i / plane, rem = i - ch * plane;
-      copy_or_zero(ys + ch * s.y_plane + rem, dy + ((static_cast<int64_t>(n) * M + m0 + ch) * OH + oh0) * OW + rem, true);
+                     static_cast<int>(d.PW), xs, s.x_plane);
+    const int plane = rows * OW, count = (m_end - m0) * plane;
+    if (static_cast<int>(threadIdx.x) < count) {
+      Digits at(threadIdx.x, blockDim.x, plane);  // i = (m - m0) * plane + the place in the band
+      for (int i = threadIdx.x; i < count; i += blockDim.x, at.next())
+        copy_or_zero(ys + at.hi * s.y_plane + at.lo,
+                     dy + ((static_cast<int64_t>(n) * M + m0 + at.hi) * OH + oh0) * OW + at.lo, true);
     }
     finish_copies();
     if (!active) continue;
@@ -458,19 +507,27 @@ __global__ void __launch_bounds__(256) wgrad_tile_kernel(const float* __restrict
     }
   }
   float* flat = &acc[0][0][0][0];
-  if (s.z > 1) {  // group z's sums go to smem[(z * tpb + local) * A + a]; group 0 adds them in order
+  float* out = partial + static_cast<int64_t>(blockIdx.y) * M * C * K * K;
+  if (s.z > 1) {
+    // Group z's sums go to smem[(z * tpb + local) * A + a]; then every thread of the block adds
+    // some of them over the groups in the order of z and writes them (one warp added them all
+    // before, the others idle; same order, same sums).
     __syncthreads();
-    if (active && zi > 0)
+    if (active)
 #pragma unroll
       for (int a = 0; a < A; ++a) smem[(zi * s.tpb + local) * A + a] = flat[a];
     __syncthreads();
-    if (active && zi == 0)
-      for (int z = 1; z < s.z; ++z)
-#pragma unroll
-        for (int a = 0; a < A; ++a) flat[a] += smem[(z * s.tpb + local) * A + a];
+    for (int e = threadIdx.x; e < s.tpb * A; e += blockDim.x) {
+      const int l = e / A, a = e - l * A, t = blockIdx.x * s.tpb + l;
+      if (t >= s.tasks) break;
+      float sum = smem[e];
+      for (int z = 1; z < s.z; ++z) sum += smem[z * s.tpb * A + e];
+      const int i = a / (CT * K * K), j = (a / (K * K)) % CT, k = a % (K * K);
+      out[((static_cast<int64_t>((t / cg) * MT + i) * C + (t % cg) * CT + j) * K * K) + k] = sum;
+    }
+    return;
   }
-  if (!active || zi > 0) return;
-  float* out = partial + static_cast<int64_t>(blockIdx.y) * M * C * K * K;
+  if (!active) return;
 #pragma unroll
   for (int i = 0; i < MT; ++i)
 #pragma unroll
@@ -581,7 +638,7 @@ bool direct_supported(const DirectConv& d) {
   const bool shapes = (d.K == 3 || d.K == 5) && d.N >= 1 && d.N <= 65535 && d.C >= 1 && d.M >= 1 && d.H >= 1 &&
                       d.W >= 1 && d.PH >= 0 && d.PW >= 0 && d.PH < d.K && d.PW < d.K && d.OH >= 1 && d.OW >= 1 &&
                       d.OH == d.H + 2 * d.PH - d.K + 1 && d.OW == d.W + 2 * d.PW - d.K + 1 && d.M <= 65535 &&
-                      d.C * d.K * d.K <= 4096;
+                      d.C * d.K * d.K <= 4096 && d.C * d.H * d.W < (int64_t{1} << 31);
   if (!shapes) return false;
   // The smallest footprint: one channel and one output a thread, eight bands, eight splits.
   return shared_bytes(d, split_of(d, DirectConfig{1, 1, 8, 8, 128})) <= kMaxSharedBytes;
