@@ -150,6 +150,38 @@ void check_every_configuration(const std::vector<DirectConv>& convs, uint64_t se
   }
 }
 
+// Rows whose width is a multiple of 4 are copied 16 bytes at a time, which needs 16-byte aligned
+// images: an input one float off that grid (a view into a larger buffer) takes the 4-byte copies
+// and gives the same outputs, bit for bit, as the aligned input in every configuration (a
+// 16-byte copy from it would fail with a misaligned address).
+TEST(DirectConv, AnInputOffTheSixteenByteGridGivesTheSameOutputs) {
+  CBT_SKIP_WITHOUT_GPU();
+  const DirectConv d = conv_of(2, 3, 8, 12, 5, 3, 1);
+  const size_t in_n = static_cast<size_t>(d.N * d.C * d.H * d.W), w_n = static_cast<size_t>(d.M * d.C * d.K * d.K);
+  const size_t out_n = static_cast<size_t>(d.N * d.M * d.OH * d.OW);
+  const std::vector<float> in = normal(in_n, 41), w = normal(w_n, 42);
+  DeviceBuffer din((in_n + 1) * 4), dw(w_n * 4), dout(out_n * 4), dout_off(out_n * 4);
+  upload(dw, w);
+  float* aligned = static_cast<float*>(din.p);
+  const std::vector<double> want = reference(d, in, w, {}, false);
+  int checked = 0;
+  for (const DirectConfig& cfg : direct_configs(d)) {
+    ASSERT_EQ(cudaMemcpy(aligned, in.data(), in_n * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_TRUE(direct_conv(nullptr, d, cfg, aligned, static_cast<const float*>(dw.p), nullptr, false,
+                            static_cast<float*>(dout.p)));
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(aligned + 1, in.data(), in_n * 4, cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_TRUE(direct_conv(nullptr, d, cfg, aligned + 1, static_cast<const float*>(dw.p), nullptr, false,
+                            static_cast<float*>(dout_off.p)));
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << cfg.str();
+    const std::vector<float> a = dout.download(out_n), b = dout_off.download(out_n);
+    EXPECT_LE(worst_error(a, want) / largest_magnitude(want), 1e-5) << cfg.str();
+    EXPECT_EQ(a, b) << cfg.str();
+    ++checked;
+  }
+  EXPECT_GE(checked, 10);
+}
+
 // ResNet's 64-channel stage at 16 x 16: configurations whose band of input rows takes more than
 // the 48 KB a kernel gets without opting in.
 const DirectConv kWide = conv_of(2, 64, 16, 16, 64, 3, 1);
