@@ -85,12 +85,13 @@ size_t shared_bytes(const DirectConv& d, const Split& s) {
   return static_cast<size_t>(s.taps + d.C * s.rows_in * s.cols_in) * sizeof(float);
 }
 
-// One float from global to shared memory as an asynchronous copy (cp.async on sm_80 and later:
-// no register holds it, so a thread has all its copies in flight at once), or a zero when
-// `valid` is false (`src` must then still be a global address; nothing is read from it). A block
-// waits for its copies with finish_copies().
+// N floats (1 or 4; for 4 both addresses 16-byte aligned) from global to shared memory as an
+// asynchronous copy (cp.async on sm_80 and later: no register holds them, so a thread has all
+// its copies in flight at once), or zeros when `valid` is false (`src` must then still be a
+// global address; nothing is read from it). A block waits for its copies with finish_copies().
+template <int N = 1>
 __device__ __forceinline__ void copy_or_zero(float* dst, const float* src, bool valid) {
-  __pipeline_memcpy_async(dst, src, sizeof(float), valid ? 0 : sizeof(float));
+  __pipeline_memcpy_async(dst, src, N * sizeof(float), valid ? 0 : N * sizeof(float));
 }
 
 // Waits for this thread's copies, then for the block's threads (the copies of every thread are
@@ -135,18 +136,16 @@ __device__ __forceinline__ void carry(int& outer, int& inner, int by, int m) {
 template <int K>
 __device__ void load_block_taps(const float* __restrict__ w, const DirectConv& d, int m0, int mb, float* taps) {
   constexpr int KK = K * K;
-  const int C = static_cast<int>(d.C), M = static_cast<int>(d.M), n = C * mb * KK;
-  if (static_cast<int>(threadIdx.x) >= n) return;
+  const int C = static_cast<int>(d.C), M = static_cast<int>(d.M);
   Digits at(threadIdx.x, blockDim.x, KK);  // i = q * KK + k
   const int B = d.turned ? mb : C;         // q = a * B + b: (c, m) turned, (m, c) forward
   int a = at.hi / B, b = at.hi - a * B;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+  for (; at.hi < C * mb; carry(a, b, at.next(), B)) {  // i < C * mb * KK
     const int k = at.lo, c = d.turned ? a : b, m = d.turned ? b : a;
     const bool in = m0 + m < M;
     const int64_t from = d.turned ? (static_cast<int64_t>(c) * M + m0 + m) * KK + k
                                   : (static_cast<int64_t>(m0 + m) * C + c) * KK + k;
     copy_or_zero(taps + (c * KK + (d.turned ? KK - 1 - k : k)) * mb + m, in ? w + from : w, in);
-    carry(a, b, at.next(), B);
   }
 }
 
@@ -163,20 +162,18 @@ __device__ void load_padded_rows(const float* __restrict__ image, const DirectCo
   if (plane == 0) plane = area;
   const bool by4 = (plane | cols_in | lead | W) % 4 == 0 &&
                    (reinterpret_cast<uintptr_t>(image) | reinterpret_cast<uintptr_t>(xs)) % 16 == 0;
-  const int width = by4 ? 4 : 1, per_row = cols_in / width, n = C * rows_in * per_row;
-  if (static_cast<int>(threadIdx.x) >= n) return;
-  Digits at(threadIdx.x, blockDim.x, per_row);         // i = line * per_row + piece
+  const int width = by4 ? 4 : 1;
+  Digits at(threadIdx.x, blockDim.x, cols_in / width);  // i = line * pieces a row + piece
   int c = at.hi / rows_in, row = at.hi - c * rows_in;  // line = c * rows_in + row
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+  for (; at.hi < C * rows_in; carry(c, row, at.next(), rows_in)) {
     const int h = h0 + row, col = at.lo * width, x = col - lead;
     const bool in = h >= 0 && h < H && x >= 0 && x < W;
     const float* from = in ? image + ((c * H + h) * W + x) : image;
     float* to = xs + (c * plane + row * cols_in + col);
     if (by4)
-      __pipeline_memcpy_async(to, from, 4 * sizeof(float), in ? 0 : 4 * sizeof(float));
+      copy_or_zero<4>(to, from, in);
     else
       copy_or_zero(to, from, in);
-    carry(c, row, at.next(), rows_in);
   }
 }
 
@@ -463,13 +460,10 @@ __global__ void __launch_bounds__(256) wgrad_tile_kernel(const float* __restrict
     __syncthreads();  // the previous image's rows are no longer read
     load_padded_rows(x + static_cast<int64_t>(n) * C * H * W, d, oh0 - static_cast<int>(d.PH), s.rows_in, s.cols_in,
                      static_cast<int>(d.PW), xs, s.x_plane);
-    const int plane = rows * OW, count = (m_end - m0) * plane;
-    if (static_cast<int>(threadIdx.x) < count) {
-      Digits at(threadIdx.x, blockDim.x, plane);  // i = (m - m0) * plane + the place in the band
-      for (int i = threadIdx.x; i < count; i += blockDim.x, at.next())
-        copy_or_zero(ys + at.hi * s.y_plane + at.lo,
-                     dy + ((static_cast<int64_t>(n) * M + m0 + at.hi) * OH + oh0) * OW + at.lo, true);
-    }
+    // i = (m - m0) * rows * OW + the place in the band
+    for (Digits at(threadIdx.x, blockDim.x, rows * OW); at.hi < m_end - m0; at.next())
+      copy_or_zero(ys + at.hi * s.y_plane + at.lo, dy + ((static_cast<int64_t>(n) * M + m0 + at.hi) * OH + oh0) * OW + at.lo,
+                   true);
     finish_copies();
     if (!active) continue;
     for (int r = zi; r < rows; r += s.z) {
