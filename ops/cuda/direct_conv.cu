@@ -129,6 +129,23 @@ __device__ __forceinline__ void carry(int& outer, int& inner, int by, int m) {
   }
 }
 
+// dst[c * plane + j * pitch + col] = src[c * stride + j * width + col] for c < count, j < lines,
+// col < width: `lines` runs of `width` floats from each of `count` planes, every one inside the
+// tensor (no padding, so no bound checks); offsets from src below 2^31. A warp takes a run, its
+// lanes 32 floats apart along it (4 bytes a copy), so a thread finds its place once a run, not
+// once a float. The tiled backward filter's rows of x and of dY. Asynchronous copies:
+// finish_copies() before reading.
+__device__ void copy_lines(const float* __restrict__ src, int count, int stride, int lines, int width, float* dst,
+                           int plane, int pitch) {
+  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
+  int c = warp / lines, j = warp - c * lines;  // run = c * lines + j, blockDim.x / 32 runs a step
+  for (; c < count; carry(c, j, static_cast<int>(blockDim.x / 32), lines)) {
+    const float* from = src + (c * stride + j * width);
+    float* to = dst + (c * plane + j * pitch);
+    for (int col = lane; col < width; col += 32) copy_or_zero(to + col, from + col, true);
+  }
+}
+
 // taps[(c * K * K + k) * mb + m - m0] = the tap of output channel m in [m0, m0 + mb) and input
 // channel c at k = kh * K + kw, zero for m >= M. The filters are read in their own order
 // (coalesced): forward w (M, C, K, K); turned w (C, M, K, K) at the flipped k. Asynchronous
@@ -455,15 +472,20 @@ __global__ void __launch_bounds__(256) wgrad_tile_kernel(const float* __restrict
   float* xs = smem;                  // [c][row][col] at x_plane per channel, zeros in the padding
   float* ys = smem + C * s.x_plane;  // [m - m0][row][ow] at y_plane per channel
   float acc[MT][CT][K][K] = {};
+  // The held input rows r in [r_lo, r_lo + held) lie inside the image (input row h0 + r), at
+  // columns PW to PW + W - 1; the rest is padding, the same for every image of the block: zeroed
+  // once here, so that each image copies only the inside (no bound checks).
+  const int h0 = oh0 - static_cast<int>(d.PH), r_lo = max(0, -h0), held = min(s.rows_in, H - h0) - r_lo;
+  for (int i = threadIdx.x; i < C * s.x_plane; i += blockDim.x) xs[i] = 0.f;
   const int n_end = min(static_cast<int>(d.N), (group + 1) * ipb);
   for (int n = group * ipb; n < n_end; ++n) {
-    __syncthreads();  // the previous image's rows are no longer read
-    load_padded_rows(x + static_cast<int64_t>(n) * C * H * W, d, oh0 - static_cast<int>(d.PH), s.rows_in, s.cols_in,
-                     static_cast<int>(d.PW), xs, s.x_plane);
-    // i = (m - m0) * rows * OW + the place in the band
-    for (Digits at(threadIdx.x, blockDim.x, rows * OW); at.hi < m_end - m0; at.next())
-      copy_or_zero(ys + at.hi * s.y_plane + at.lo, dy + ((static_cast<int64_t>(n) * M + m0 + at.hi) * OH + oh0) * OW + at.lo,
-                   true);
+    __syncthreads();  // the previous image's rows are no longer read (the zeros are written)
+    if (held > 0)
+      copy_lines(x + (static_cast<int64_t>(n) * C * H + h0 + r_lo) * W, C, H * W, held, W,
+                 xs + r_lo * s.cols_in + static_cast<int>(d.PW), s.x_plane, s.cols_in);
+    // dY's band of each output channel: rows * OW floats in a run
+    copy_lines(dy + ((static_cast<int64_t>(n) * M + m0) * OH + oh0) * OW, m_end - m0, OH * OW, 1, rows * OW, ys,
+               s.y_plane, 0);
     finish_copies();
     if (!active) continue;
     for (int r = zi; r < rows; r += s.z) {
@@ -632,7 +654,8 @@ bool direct_supported(const DirectConv& d) {
   const bool shapes = (d.K == 3 || d.K == 5) && d.N >= 1 && d.N <= 65535 && d.C >= 1 && d.M >= 1 && d.H >= 1 &&
                       d.W >= 1 && d.PH >= 0 && d.PW >= 0 && d.PH < d.K && d.PW < d.K && d.OH >= 1 && d.OW >= 1 &&
                       d.OH == d.H + 2 * d.PH - d.K + 1 && d.OW == d.W + 2 * d.PW - d.K + 1 && d.M <= 65535 &&
-                      d.C * d.K * d.K <= 4096 && d.C * d.H * d.W < (int64_t{1} << 31);
+                      d.C * d.K * d.K <= 4096 && d.C * d.H * d.W < (int64_t{1} << 31) &&
+                      d.M * d.OH * d.OW < (int64_t{1} << 31);
   if (!shapes) return false;
   // The smallest footprint: one channel and one output a thread, eight bands, eight splits.
   return shared_bytes(d, split_of(d, DirectConfig{1, 1, 8, 8, 128})) <= kMaxSharedBytes;
