@@ -1,16 +1,13 @@
 // save_model: the original ModelProto with trained initializers, written atomically.
-#include <fcntl.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
-#include <cstring>
-#include <functional>
 #include <unordered_map>
 
+#include "graph/atomic_file.h"
 #include "onnx_import/proto_model.h"
 
 namespace cbt {
@@ -18,49 +15,6 @@ namespace cbt {
 namespace fs = std::filesystem;
 
 namespace {
-
-int write_all(int fd, const char* p, size_t n) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return errno;
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return 0;
-}
-
-// Writes through `body` (which returns 0 or an errno) into a temporary file next to `path`,
-// then fsync, rename and fsync of the folder. On failure the temporary file is removed.
-void write_atomically(const fs::path& path, const std::function<int(int fd)>& body) {
-  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  std::string name = ".";  // built in place: GCC 12 warns wrongly (-Wrestrict) about "." + string
-  name += path.filename().string();
-  name += ".tmp-XXXXXX";
-  std::string tmp = (dir / name).string();
-  int fd = ::mkstemp(tmp.data());
-  if (fd < 0)
-    throw UserError(path.string() + ": cannot write: cannot create a file in " + dir.string() +
-                    ": " + std::strerror(errno));
-  int err = ::fchmod(fd, 0644) != 0 ? errno : 0;
-  if (!err) err = body(fd);
-  if (!err && ::fsync(fd) != 0) err = errno;
-  if (::close(fd) != 0 && !err) err = errno;
-  if (!err && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
-  if (err) {
-    ::unlink(tmp.c_str());
-    throw UserError(path.string() + ": cannot write: " + std::strerror(err));
-  }
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    // Some filesystems cannot fsync a folder (EINVAL); the file itself is already durable.
-    int r = ::fsync(dfd);
-    int e = errno;
-    ::close(dfd);
-    if (r != 0 && e != EINVAL)
-      throw UserError(path.string() + ": cannot sync its folder: " + std::strerror(e));
-  }
-}
 
 // Inlines tensors whose data live in external files of the original model's folder.
 void inline_external(onnx::TensorProto& t, const fs::path& folder, const std::string& what) {
@@ -83,7 +37,7 @@ void externalise(onnx::GraphProto& g, const fs::path& data_path) {
     if (!t.has_raw_data()) set_tensor_proto_data(t, tensor_from_proto(t, what, {}));
     moved.push_back(&t);
   }
-  write_atomically(data_path, [&](int fd) {
+  write_file_atomically(data_path.string(), [&](int fd) {
     for (auto* t : moved)
       if (int e = write_all(fd, t->raw_data().data(), t->raw_data().size())) return e;
     return 0;
@@ -145,7 +99,7 @@ void save_model(const ImportedModel& original, const std::map<std::string, Tenso
   const bool external = m.ByteSizeLong() > std::min<uint64_t>(opts.inline_limit_bytes, INT32_MAX);
   if (external) externalise(g, data_path);
   try {
-    write_atomically(fs::path(path), [&](int fd) {
+    write_file_atomically(path, [&](int fd) {
       google::protobuf::io::FileOutputStream os(fd);
       if (m.SerializeToZeroCopyStream(&os) && os.Flush()) return 0;
       return os.GetErrno() ? os.GetErrno() : EIO;

@@ -13,7 +13,7 @@
 #include <ostream>
 #include <sstream>
 
-#include "runtime/atomic_file.h"
+#include "graph/atomic_file.h"
 
 namespace cbt {
 

@@ -12,7 +12,7 @@
 #include <memory>
 #include <ostream>
 
-#include "runtime/atomic_file.h"
+#include "graph/atomic_file.h"
 #include "runtime/augment.h"
 #include "runtime/checkpoint_ranks.h"
 #include "runtime/training_tuner.h"

@@ -8,7 +8,7 @@
 #include <optional>
 #include <sstream>
 
-#include "runtime/atomic_file.h"
+#include "graph/atomic_file.h"
 
 namespace cbt {
 

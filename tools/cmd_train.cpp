@@ -8,7 +8,7 @@
 
 #include "onnx_import/model_io.h"
 #include "ops/cpu/threads.h"
-#include "runtime/atomic_file.h"
+#include "graph/atomic_file.h"
 #include "runtime/autotune.h"
 #include "runtime/collective.h"
 #include "runtime/fit.h"

@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "runtime/atomic_file.h"
+#include "graph/atomic_file.h"
 
 namespace cbt::cli {
 

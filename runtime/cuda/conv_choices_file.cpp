@@ -8,7 +8,7 @@
 
 #include "ops/cuda/algo_choice.h"  // device_signature
 #include "ops/cuda/conv_choices.h"
-#include "runtime/atomic_file.h"
+#include "graph/atomic_file.h"
 
 namespace cbt {
 
