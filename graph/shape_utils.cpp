@@ -57,4 +57,15 @@ int64_t dims_product(const Shape& s, size_t begin, size_t end) {
   return p;
 }
 
+MatDims mat_dims(Shape a, Shape b) {
+  if (a.size() == 1) a.insert(a.begin(), 1);
+  if (b.size() == 1) b.push_back(1);
+  MatDims d;
+  d.M = a[a.size() - 2], d.K = a.back(), d.N = b.back();
+  d.abatch.assign(a.begin(), a.end() - 2);
+  d.bbatch.assign(b.begin(), b.end() - 2);
+  d.batch = broadcast_shapes(d.abatch, d.bbatch);
+  return d;
+}
+
 }  // namespace cbt

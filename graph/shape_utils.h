@@ -23,4 +23,18 @@ std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);
 // Product of dims [begin, end).
 int64_t dims_product(const Shape& s, size_t begin, size_t end);
 
+// MatMul operands as batches of matrices: A (abatch, M, K) @ B (bbatch, K, N), numpy's rules
+// (a 1-D A is one row, a 1-D B one column; the batch dims broadcast). The CPU and CUDA
+// kernels of MatMul and its gradients share it.
+struct MatDims {
+  Shape abatch, bbatch, batch;
+  int64_t M = 1, K = 1, N = 1;
+  int64_t count() const { return dims_product(batch, 0, batch.size()); }
+  // A covers every output batch contiguously and B is one matrix: one big gemm suffices.
+  bool foldable() const {
+    return dims_product(bbatch, 0, bbatch.size()) == 1 && dims_product(abatch, 0, abatch.size()) == count();
+  }
+};
+MatDims mat_dims(Shape a, Shape b);
+
 }  // namespace cbt

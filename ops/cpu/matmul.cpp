@@ -15,29 +15,6 @@ bool needed(const KernelContext& ctx, size_t k) {
   return ctx.has_out(k) && (k >= mask.size() || mask[k] != 0);
 }
 
-// MatMul operands as batches of matrices: A (abatch, M, K) @ B (bbatch, K, N).
-struct MatDims {
-  Shape abatch, bbatch, batch;
-  int64_t M = 1, K = 1, N = 1;
-  int64_t count() const { return dims_product(batch, 0, batch.size()); }
-  // A covers every output batch contiguously and B is one matrix: one big gemm suffices.
-  bool foldable() const {
-    return dims_product(bbatch, 0, bbatch.size()) == 1 &&
-           dims_product(abatch, 0, abatch.size()) == count();
-  }
-};
-
-MatDims mat_dims(Shape a, Shape b) {
-  if (a.size() == 1) a.insert(a.begin(), 1);
-  if (b.size() == 1) b.push_back(1);
-  MatDims d;
-  d.M = a[a.size() - 2], d.K = a.back(), d.N = b.back();
-  d.abatch.assign(a.begin(), a.end() - 2);
-  d.bbatch.assign(b.begin(), b.end() - 2);
-  d.batch = broadcast_shapes(d.abatch, d.bbatch);
-  return d;
-}
-
 // For each flat index of `out`, the flat index of `in` broadcast to it.
 std::vector<int64_t> broadcast_index(const Shape& in, const Shape& out) {
   auto st = broadcast_strides(in, out);

@@ -87,29 +87,6 @@ void batched_gemm(cublasHandle_t h, bool tl, bool tr, int64_t M, int64_t N, int6
   }
 }
 
-// MatMul operands as batches of matrices: A (abatch, M, K) @ B (bbatch, K, N).
-struct MatDims {
-  Shape abatch, bbatch, batch;
-  int64_t M = 1, K = 1, N = 1;
-  int64_t count() const { return dims_product(batch, 0, batch.size()); }
-  // A covers every output batch contiguously and B is one matrix: one big gemm suffices.
-  bool foldable() const {
-    return dims_product(bbatch, 0, bbatch.size()) == 1 &&
-           dims_product(abatch, 0, abatch.size()) == count();
-  }
-};
-
-MatDims mat_dims(Shape a, Shape b) {
-  if (a.size() == 1) a.insert(a.begin(), 1);
-  if (b.size() == 1) b.push_back(1);
-  MatDims d;
-  d.M = a[a.size() - 2], d.K = a.back(), d.N = b.back();
-  d.abatch.assign(a.begin(), a.end() - 2);
-  d.bbatch.assign(b.begin(), b.end() - 2);
-  d.batch = broadcast_shapes(d.abatch, d.bbatch);
-  return d;
-}
-
 // Operand batch dims broadcast into the product batch, for summing gradients back.
 struct BatchBroadcast {
   static constexpr int kMaxRank = 8;
