@@ -5,6 +5,7 @@
 #include "graph/shape_utils.h"
 #include "ops/cpu/blas.h"
 #include "ops/cpu/fused_relu.h"
+#include "ops/gemm_geometry.h"
 #include "ops/kernel.h"
 
 namespace cbt::cpu {
@@ -79,26 +80,6 @@ void matmul_backward(KernelContext& ctx) {
   }
 }
 
-// C broadcast to (M, N): element (i, j) sits at i * row_step + j * col_step.
-struct BroadcastC {
-  int64_t row_step = 0, col_step = 0;
-  explicit BroadcastC(const Shape& c) {
-    int64_t rows = c.size() == 2 ? c[0] : 1, cols = c.empty() ? 1 : c.back();
-    row_step = rows == 1 ? 0 : cols;
-    col_step = cols == 1 ? 0 : 1;
-  }
-};
-
-struct GemmAttrs {
-  float alpha, beta;
-  Trans ta, tb;
-  explicit GemmAttrs(const Node& n)
-      : alpha(n.attrs.get_float("alpha", 1.0f)),
-        beta(n.attrs.get_float("beta", 1.0f)),
-        ta(n.attrs.get_int("transA", 0) ? Trans::Yes : Trans::No),
-        tb(n.attrs.get_int("transB", 0) ? Trans::Yes : Trans::No) {}
-};
-
 // a: (M, K) or (K, M), b: (K, N) or (N, K), c: broadcastable to (M, N) -> y: (M, N); with
 // relu=1 (fused, graph/fusion.h) y = max(that, 0).
 template <class T>
@@ -106,7 +87,7 @@ void gemm_forward(KernelContext& ctx) {
   GemmAttrs at(ctx.node);
   const Tensor &A = ctx.in(0), &B = ctx.in(1);
   Tensor& Y = ctx.out(0);
-  int64_t M = Y.dim(0), N = Y.dim(1), K = at.ta == Trans::Yes ? A.dim(0) : A.dim(1);
+  int64_t M = Y.dim(0), N = Y.dim(1), K = at.ta ? A.dim(0) : A.dim(1);
   T* y = Y.ptr<T>();
   T beta = T(0);
   if (ctx.has_in(2) && at.beta != 0.0f) {
@@ -116,7 +97,8 @@ void gemm_forward(KernelContext& ctx) {
       for (int64_t j = 0; j < N; ++j) y[i * N + j] = T(at.beta) * c[i * bc.row_step + j * bc.col_step];
     beta = T(1);
   }
-  gemm(at.ta, at.tb, M, N, K, T(at.alpha), A.ptr<T>(), B.ptr<T>(), beta, y);
+  gemm(at.ta ? Trans::Yes : Trans::No, at.tb ? Trans::Yes : Trans::No, M, N, K, T(at.alpha), A.ptr<T>(), B.ptr<T>(),
+       beta, y);
   if (ctx.node.attrs.get_int("relu", 0)) relu_in_place(y, M * N);
 }
 
@@ -126,12 +108,12 @@ template <class T>
 void gemm_backward(KernelContext& ctx) {
   GemmAttrs at(ctx.node);
   const Tensor &dY = ctx.in(0), &A = ctx.in(1), &B = ctx.in(2);
-  int64_t M = dY.dim(0), N = dY.dim(1), K = at.ta == Trans::Yes ? A.dim(0) : A.dim(1);
+  int64_t M = dY.dim(0), N = dY.dim(1), K = at.ta ? A.dim(0) : A.dim(1);
   const T* dy = fused_relu_grad<T>(ctx, 4, 3);
   const T* a = A.ptr<T>();
   const T* b = B.ptr<T>();
   T alpha = T(at.alpha);
-  bool ta = at.ta == Trans::Yes, tb = at.tb == Trans::Yes;
+  const bool ta = at.ta, tb = at.tb;
   if (needed(ctx, 0)) {
     T* da = ctx.out(0).ptr<T>();
     if (!ta)  // dA (M, K) = dY (M, N) op(B)^T

@@ -12,6 +12,7 @@
 #include "graph/shape_utils.h"
 #include "ops/cuda/dense_util.cuh"
 #include "ops/cuda/fused_relu.cuh"
+#include "ops/gemm_geometry.h"
 
 namespace cbt::cuda {
 namespace {
@@ -207,26 +208,6 @@ void matmul_bwd(KernelContext& ctx) {
     operand_grad(cc, h, d, d.bbatch, d.K * d.N, fptr_out(ctx.out(1)), true, false, d.K, d.N, d.M,
                  fptr(A), am, fptr(dY), full);
 }
-
-// C broadcast to (M, N): element (i, j) sits at i * row_step + j * col_step.
-struct BroadcastC {
-  int64_t rows = 1, cols = 1, row_step = 0, col_step = 0;
-  explicit BroadcastC(const Shape& c) {
-    rows = c.size() == 2 ? c[0] : 1, cols = c.empty() ? 1 : c.back();
-    row_step = rows == 1 ? 0 : cols;
-    col_step = cols == 1 ? 0 : 1;
-  }
-};
-
-struct GemmAttrs {
-  float alpha, beta;
-  bool ta, tb;
-  explicit GemmAttrs(const Node& n)
-      : alpha(n.attrs.get_float("alpha", 1.0f)),
-        beta(n.attrs.get_float("beta", 1.0f)),
-        ta(n.attrs.get_int("transA", 0) != 0),
-        tb(n.attrs.get_int("transB", 0) != 0) {}
-};
 
 // y: (M, N) = beta * c broadcast
 __global__ void fill_broadcast_c_kernel(float* y, const float* c, float beta, int64_t N,
