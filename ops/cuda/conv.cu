@@ -252,12 +252,19 @@ EngineConv engine_conv(const ConvGeom& g) {
 }
 
 // The convolution op as a direct kernel runs it, when the kernels can: 2-D, one group, stride
-// and dilation 1, a square filter, cuDNN's symmetric pads. The backward filter's form is the
-// forward convolution's.
+// and dilation 1, a square filter, cuDNN's symmetric pads; or the backward data of a stride-2
+// 3 x 3 convolution with pads 1, as four phases (DirectConv::phases). The backward filter's
+// form is the forward convolution's.
 std::optional<DirectConv> direct_form(const ConvGeom& g, ConvOp op) {
-  if (g.G != 1 || g.SH != 1 || g.SW != 1 || g.DH != 1 || g.DW != 1 || g.KH != g.KW || g.explicit_pad)
-    return std::nullopt;
+  if (g.G != 1 || g.DH != 1 || g.DW != 1 || g.KH != g.KW || g.explicit_pad) return std::nullopt;
   DirectConv d;
+  if (op == ConvOp::BackwardData && g.SH == 2 && g.SW == 2 && g.KH == 3 && g.PH == 1 && g.PW == 1) {
+    d.N = g.N, d.C = g.Cg, d.H = g.OH, d.W = g.OW, d.M = 4 * g.Ci, d.OH = g.OH, d.OW = g.OW, d.K = 2;
+    d.turned = d.phases = true, d.XH = g.H, d.XW = g.W;
+    if (!direct_supported(d)) return std::nullopt;
+    return d;
+  }
+  if (g.SH != 1 || g.SW != 1) return std::nullopt;
   d.N = g.N, d.K = g.KH;
   if (op != ConvOp::BackwardData) {
     d.C = g.Ci, d.H = g.H, d.W = g.W, d.M = g.Cg, d.OH = g.OH, d.OW = g.OW, d.PH = g.PH, d.PW = g.PW;

@@ -13,12 +13,13 @@
 namespace cbt::cuda {
 namespace {
 
-constexpr int kFormat = 1;
+constexpr int kFormat = 2;  // 2: a direct convolution's phases, XH and XW
 constexpr int64_t kMaxKnobs = 64;
 
 void put_direct_conv(std::ostream& o, const DirectConv& d) {
   o << ' ' << d.N << ' ' << d.C << ' ' << d.H << ' ' << d.W << ' ' << d.M << ' ' << d.OH << ' ' << d.OW << ' ' << d.K
-    << ' ' << d.PH << ' ' << d.PW << ' ' << (d.turned ? 1 : 0);
+    << ' ' << d.PH << ' ' << d.PW << ' ' << (d.turned ? 1 : 0) << ' ' << (d.phases ? 1 : 0) << ' ' << d.XH << ' '
+    << d.XW;
 }
 
 // Reads the whitespace-separated fields of a line: given words, integers in [lo, hi], a time.
@@ -50,6 +51,7 @@ class Fields {
     d.N = num<int64_t>(1), d.C = num<int64_t>(1), d.H = num<int64_t>(1), d.W = num<int64_t>(1);
     d.M = num<int64_t>(1), d.OH = num<int64_t>(1), d.OW = num<int64_t>(1), d.K = num<int64_t>(1);
     d.PH = num<int64_t>(), d.PW = num<int64_t>(), d.turned = flag();
+    d.phases = flag(), d.XH = num<int64_t>(), d.XW = num<int64_t>();
     return d;
   }
   // Everything read and nothing after it.

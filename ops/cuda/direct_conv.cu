@@ -1,5 +1,5 @@
-// Direct stride-1 convolutions: one block per image, band of output rows and split of the output
-// channels, holding the band's input rows (zero-padded) and the split's filters in shared memory;
+// Direct stride-1 convolutions (and the backward data of stride-2 ones as four stride-1
+// phases): one block per image, band of output rows and split of the output channels, holding the band's input rows (zero-padded) and the split's filters in shared memory;
 // each thread sums MT output channels at PT outputs of a column, in a fixed order. The
 // backward filter sums per image group and output-row split, then adds those sums in a fixed
 // order. The searches that time every configuration are here too.
@@ -56,7 +56,7 @@ struct Split {
   int splits = 1;   // blocks along the channels
   int chunks = 1;   // chunks of pt rows in a band
   int cols = 1;     // output columns
-  int cols_in = 1;  // floats a held input row takes: at least lead + W + PW
+  int cols_in = 1;  // floats a held input row takes: at least lead + OW + K - 1 - PW
   int lead = 0;     // where image column 0 lies in a held row (its padding before it)
   int rows_in = 1;  // input rows held: chunks * pt + K - 1 (zeros beyond the image)
   int taps = 1;     // floats before the input rows in shared memory: C * K * K * mb, rounded up to 4
@@ -72,10 +72,13 @@ Split split_of(const DirectConv& d, const DirectConfig& c) {
   s.chunks = static_cast<int>(ceil_div(s.rows, c.pt));
   s.cols = static_cast<int>(d.OW);
   // Rows of a width that is a multiple of 4 are held 16-byte aligned, from column 0 on, so that
-  // they are copied 4 floats at a time (load_padded_rows); other rows as they are read.
+  // they are copied 4 floats at a time (load_padded_rows); other rows as they are read. A row
+  // is read from image column -PW to OW + K - 2 - PW (W - 1 + PW with symmetric pads; W with
+  // the phases' trailing pad).
   const int W = static_cast<int>(d.W), PW = static_cast<int>(d.PW);
+  const int span = static_cast<int>(d.OW + d.K - 1) - PW;  // image columns 0 on that a row reads
   s.lead = W % 4 == 0 ? (PW + 3) / 4 * 4 : PW;
-  s.cols_in = W % 4 == 0 ? (s.lead + W + PW + 3) / 4 * 4 : W + 2 * PW;
+  s.cols_in = W % 4 == 0 ? (s.lead + span + 3) / 4 * 4 : PW + span;
   s.rows_in = s.chunks * c.pt + static_cast<int>(d.K) - 1;
   s.taps = static_cast<int>((d.C * d.K * d.K * s.mb + 3) / 4 * 4);
   return s;
@@ -146,14 +149,33 @@ __device__ void copy_lines(const float* __restrict__ src, int count, int stride,
   }
 }
 
+// The filter row (or column) that phase a of dX's rows (columns) takes at offset u of its
+// window of two rows of dY (stride 2, pads 1): row 1 at u = 0 for the even rows; rows 2 and 0
+// at u = 0 and 1 for the odd ones; -1 for none (a zero tap).
+__device__ __forceinline__ int phase_tap(int a, int u) { return a == 0 ? (u == 0 ? 1 : -1) : (u == 0 ? 2 : 0); }
+
 // taps[(c * K * K + k) * mb + m - m0] = the tap of output channel m in [m0, m0 + mb) and input
 // channel c at k = kh * K + kw, zero for m >= M. The filters are read in their own order
-// (coalesced): forward w (M, C, K, K); turned w (C, M, K, K) at the flipped k. Asynchronous
-// copies: finish_copies() before reading.
+// (coalesced): forward w (M, C, K, K); turned w (C, M, K, K) at the flipped k. With phases
+// (K = 2), channel m = 4 c' + 2 a + b takes w (C, M / 4, 3, 3) at row phase_tap(a, kh) and
+// column phase_tap(b, kw), zero where either is none. Asynchronous copies: finish_copies()
+// before reading.
 template <int K>
 __device__ void load_block_taps(const float* __restrict__ w, const DirectConv& d, int m0, int mb, float* taps) {
   constexpr int KK = K * K;
   const int C = static_cast<int>(d.C), M = static_cast<int>(d.M);
+  if constexpr (K == 2) {
+    Digits at(threadIdx.x, blockDim.x, KK);  // i = (c * mb + m) * KK + k
+    int c = at.hi / mb, m = at.hi - c * mb;
+    for (; at.hi < C * mb; carry(c, m, at.next(), mb)) {
+      const int k = at.lo, mm = m0 + m;
+      const int kh = phase_tap((mm >> 1) & 1, k / K), kw = phase_tap(mm & 1, k % K);
+      const bool in = mm < M && kh >= 0 && kw >= 0;
+      const int64_t from = ((static_cast<int64_t>(c) * (M / 4) + (mm >> 2)) * 3 + kh) * 3 + kw;
+      copy_or_zero(taps + (c * KK + k) * mb + m, in ? w + from : w, in);
+    }
+    return;
+  }
   Digits at(threadIdx.x, blockDim.x, KK);  // i = q * KK + k
   const int B = d.turned ? mb : C;         // q = a * B + b: (c, m) turned, (m, c) forward
   int a = at.hi / B, b = at.hi - a * B;
@@ -209,7 +231,8 @@ __device__ __forceinline__ void load_taps(const float* t, float (&v)[MT]) {
   }
 }
 
-// in: (N, C, H, W), w: see DirectConv, bias: (M) or null -> out: (N, M, OH, OW).
+// in: (N, C, H, W), w: see DirectConv, bias: (M) or null -> out: (N, M, OH, OW); with phases
+// (K = 2) out is dX, each channel written to its phase (no bias, no Relu).
 // Block (band, n, split) computes output rows [band * rows, +rows) of channels
 // [split * mb, +mb) of image n. Shared memory: the block's taps as [(c, kh, kw)][m] (zeros
 // beyond M), then its input rows as [c][row][col] (zeros in the padding). Each thread sums
@@ -232,7 +255,9 @@ __global__ void __launch_bounds__(256) direct_conv_kernel(const float* __restric
                    s.cols_in, s.lead, xs);
   finish_copies();
   const int per_group = s.chunks * OW, groups = mb / MT;
-  float* plane0 = out + (static_cast<int64_t>(blockIdx.y) * M + m0) * d.OH * OW + static_cast<int64_t>(oh0) * OW;
+  const int64_t image_out = K == 2 ? (M / 4) * d.XH * d.XW : M * d.OH * OW;
+  float* plane0 = out + static_cast<int64_t>(blockIdx.y) * image_out;
+  if constexpr (K != 2) plane0 += static_cast<int64_t>(m0) * d.OH * OW + static_cast<int64_t>(oh0) * OW;
   for (int item = threadIdx.x; item < groups * per_group; item += blockDim.x) {
     const int g = item / per_group, rem = item % per_group, row0 = (rem / OW) * PT, col = rem % OW;
     float acc[PT][MT];
@@ -263,6 +288,18 @@ __global__ void __launch_bounds__(256) direct_conv_kernel(const float* __restric
     for (int j = 0; j < MT; ++j) {
       const int m = g * MT + j;
       if (m0 + m >= M) break;
+      if constexpr (K == 2) {  // phase (a, b) of dX channel c': rows 2 oh + a, columns 2 ow + b
+        const int mm = m0 + m, a = (mm >> 1) & 1, x = 2 * col + (mm & 1);
+        const int XH = static_cast<int>(d.XH), XW = static_cast<int>(d.XW);
+        float* plane = plane0 + static_cast<int64_t>(mm >> 2) * XH * XW;
+#pragma unroll
+        for (int p = 0; p < PT; ++p) {
+          const int h = 2 * (oh0 + row0 + p) + a;
+          if (row0 + p >= rows || h >= XH) break;
+          if (x < XW) plane[h * XW + x] = acc[p][j];
+        }
+        continue;
+      }
       const float b = bias ? bias[m0 + m] : 0.0f;
 #pragma unroll
       for (int p = 0; p < PT; ++p) {
@@ -310,6 +347,7 @@ bool launch_k(cudaStream_t st, const DirectConv& d, const DirectConfig& c, const
 
 bool launch(cudaStream_t stream, const DirectConv& d, const DirectConfig& cfg, const float* in, const float* w,
             const float* bias, bool relu, float* out) {
+  if (d.phases) return !bias && !relu && d.K == 2 && launch_k<2>(stream, d, cfg, in, w, bias, relu, out);
   return d.K == 3   ? launch_k<3>(stream, d, cfg, in, w, bias, relu, out)
          : d.K == 5 ? launch_k<5>(stream, d, cfg, in, w, bias, relu, out)
                     : false;
@@ -650,13 +688,24 @@ std::string DirectConfig::str() const {
 
 size_t direct_shared_bytes(const DirectConv& d, const DirectConfig& c) { return shared_bytes(d, split_of(d, c)); }
 
+int64_t direct_filter_floats(const DirectConv& d) { return d.phases ? d.C * (d.M / 4) * 9 : d.M * d.C * d.K * d.K; }
+
+int64_t direct_out_floats(const DirectConv& d) {
+  return d.phases ? d.N * (d.M / 4) * d.XH * d.XW : d.N * d.M * d.OH * d.OW;
+}
+
 bool direct_supported(const DirectConv& d) {
-  const bool shapes = (d.K == 3 || d.K == 5) && d.N >= 1 && d.N <= 65535 && d.C >= 1 && d.M >= 1 && d.H >= 1 &&
-                      d.W >= 1 && d.PH >= 0 && d.PW >= 0 && d.PH < d.K && d.PW < d.K && d.OH >= 1 && d.OW >= 1 &&
-                      d.OH == d.H + 2 * d.PH - d.K + 1 && d.OW == d.W + 2 * d.PW - d.K + 1 && d.M <= 65535 &&
-                      d.C * d.K * d.K <= 4096 && d.C * d.H * d.W < (int64_t{1} << 31) &&
-                      d.M * d.OH * d.OW < (int64_t{1} << 31);
-  if (!shapes) return false;
+  constexpr int64_t kInt = int64_t{1} << 31;  // an image's offsets are 32-bit
+  const bool common = d.N >= 1 && d.N <= 65535 && d.C >= 1 && d.M >= 1 && d.M <= 65535 && d.H >= 1 && d.W >= 1 &&
+                      d.PH >= 0 && d.PW >= 0 && d.PH < d.K && d.PW < d.K && d.C * d.K * d.K <= 4096 &&
+                      d.C * d.H * d.W < kInt;
+  const bool shapes =
+      d.phases ? d.turned && d.K == 2 && d.PH == 0 && d.PW == 0 && d.M % 4 == 0 && d.XH >= 1 && d.XW >= 1 &&
+                     d.H == (d.XH + 1) / 2 && d.W == (d.XW + 1) / 2 && d.OH == d.H && d.OW == d.W &&
+                     d.M / 4 * d.XH * d.XW < kInt
+               : (d.K == 3 || d.K == 5) && d.XH == 0 && d.XW == 0 && d.OH == d.H + 2 * d.PH - d.K + 1 &&
+                     d.OW == d.W + 2 * d.PW - d.K + 1 && d.OH >= 1 && d.OW >= 1 && d.M * d.OH * d.OW < kInt;
+  if (!common || !shapes) return false;
   // The smallest footprint: one channel and one output a thread, eight bands, eight splits.
   return shared_bytes(d, split_of(d, DirectConfig{1, 1, 8, 8, 128})) <= kMaxSharedBytes;
 }
@@ -696,7 +745,7 @@ std::optional<DirectChoice> choose_direct(cudaStream_t stream, const DirectConv&
   if (configs.empty()) return std::nullopt;
   const size_t n = static_cast<size_t>(std::clamp(copies, 1, 16));
   const size_t in_count = static_cast<size_t>(d.N * d.C * d.H * d.W);
-  const size_t w_count = static_cast<size_t>(d.M * d.C * d.K * d.K), out_count = static_cast<size_t>(d.N * d.M * d.OH * d.OW);
+  const size_t w_count = static_cast<size_t>(direct_filter_floats(d)), out_count = static_cast<size_t>(direct_out_floats(d));
   DeviceBuffer in(in_count * sizeof(float)), w(w_count * sizeof(float)), bias(static_cast<size_t>(d.M) * sizeof(float));
   if (!in.p || !w.p || !bias.p) return std::nullopt;
   in.fill_random(in_count, 1);
@@ -707,7 +756,7 @@ std::optional<DirectChoice> choose_direct(cudaStream_t stream, const DirectConv&
   Streams side(n);
   return fastest(stream, side, configs, [&](const DirectConfig& cfg, size_t copy, cudaStream_t s) {
     return launch(s, d, cfg, static_cast<const float*>(in.p), static_cast<const float*>(w.p),
-                  static_cast<const float*>(bias.p), false, static_cast<float*>(outs[copy]->p));
+                  d.phases ? nullptr : static_cast<const float*>(bias.p), false, static_cast<float*>(outs[copy]->p));
   });
 }
 

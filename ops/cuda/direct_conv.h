@@ -1,7 +1,7 @@
 // Direct convolution kernels of cbtrain's own for small stride-1 convolutions (forward, backward
-// data and backward filter), where cuDNN's kernels cost a learner more than their arithmetic
-// (LeNet-5's convolutions took 15 of a 24.5 µs step in cuDNN's kernels at batch 32 with 16
-// learners). Each is timed against the cuDNN engine chosen for the same convolution, as many
+// data and backward filter) and for the backward data of stride-2 3 x 3 ones, where cuDNN's
+// kernels cost a learner more than their arithmetic (LeNet-5's convolutions took 15 of a
+// 24.5 µs step in cuDNN's kernels at batch 32 with 16 learners). Each is timed against the cuDNN engine chosen for the same convolution, as many
 // copies at once as the GPU has learners, and runs only where it is faster. They sum in a
 // fixed order (deterministic) in float32 FMA arithmetic.
 #pragma once
@@ -20,9 +20,18 @@ namespace cbt::cuda {
 // Forward: the filters are w (M, C, K, K). Backward data of a convolution with filters
 // (C', M', K, K) is one too: in = dY, out = dX, w read as (C', M') transposed and turned by
 // 180°, pads K - 1 - P (`turned`).
+// Backward data of a stride-2 3 x 3 convolution with pads 1 (`phases`, also `turned`): each of
+// dX's four phases (even or odd rows by even or odd columns) is a stride-1 convolution of dY
+// with 1, 2 or 4 of the filters' taps, no leading pads and one trailing one. The kernel runs
+// the four as one with K = 2, in = dY (N, C, H, W), OH = H, OW = W and M = 4 C' channels, of
+// which channel 4 c + 2 a + b is written to out[n][c][2 oh + a][2 ow + b] where that lies in
+// out = dX (N, C', XH, XW) (H = ceil(XH / 2)); w is the forward filters (C, C', 3, 3), the taps
+// a phase does not use read as zeros.
 struct DirectConv {
   int64_t N = 1, C = 1, H = 1, W = 1, M = 1, OH = 1, OW = 1, K = 1, PH = 0, PW = 0;
   bool turned = false;
+  bool phases = false;
+  int64_t XH = 0, XW = 0;  // dX's rows and columns with `phases`
   bool operator==(const DirectConv&) const = default;
 };
 
@@ -42,6 +51,10 @@ bool direct_supported(const DirectConv& d);
 std::vector<DirectConfig> direct_configs(const DirectConv& d);
 // The dynamic shared memory a launch of `cfg` takes (beyond 48 KB the kernel opts in, per device).
 size_t direct_shared_bytes(const DirectConv& d, const DirectConfig& cfg);
+
+// Floats of the filters w and of out as `d` reads and writes them.
+int64_t direct_filter_floats(const DirectConv& d);
+int64_t direct_out_floats(const DirectConv& d);
 
 // out = conv(in, w) (+ bias[m], then max(., 0) with `relu`) on `stream`; bias may be null.
 // Returns false when the launch failed (the CUDA error is left to the caller).

@@ -23,6 +23,15 @@ DirectConv conv_of(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_
   return d;
 }
 
+// The backward data of a stride-2 3x3 convolution with pads 1 of x (N, C, XH, XW) into
+// M channels, as its four phases (dY (N, M, ceil(XH / 2), ceil(XW / 2)) in, dX out).
+DirectConv phases_of(int64_t N, int64_t C, int64_t XH, int64_t XW, int64_t M) {
+  DirectConv d;
+  d.N = N, d.C = M, d.H = d.OH = (XH + 1) / 2, d.W = d.OW = (XW + 1) / 2, d.M = 4 * C, d.K = 2;
+  d.turned = d.phases = true, d.XH = XH, d.XW = XW;
+  return d;
+}
+
 // LeNet-5's convolutions at batch 32: forward of both, and the second's backward data (dY of
 // (32, 16, 10, 10) through the turned filters, pads 4).
 const DirectConv kLenet1 = conv_of(32, 1, 28, 28, 6, 5, 2);
@@ -63,11 +72,51 @@ TEST(DirectConv, RefusesWhatItCannotRun) {
   wrong.OH += 1;  // an output size that is not the stride-1 one
   EXPECT_FALSE(direct_supported(wrong));
   EXPECT_TRUE(direct_configs(wrong).empty());
+  // Phases: dY's size must be ceil(dX's / 2), the channels four phases each, K 2 and no pads.
+  EXPECT_TRUE(direct_supported(phases_of(32, 16, 32, 32, 32)));  // ResNet's first stride-2 convolution
+  EXPECT_TRUE(direct_supported(phases_of(2, 3, 9, 7, 5)));        // odd sizes: the last odd phase is cut
+  DirectConv off = phases_of(2, 3, 8, 8, 4);
+  off.XH = 10;  // dY of 4 rows is not the stride-2 output of 10
+  EXPECT_FALSE(direct_supported(off));
+  off = phases_of(2, 3, 8, 8, 4);
+  off.M = 13;  // not four phases a channel
+  EXPECT_FALSE(direct_supported(off));
+  off = phases_of(2, 3, 8, 8, 4);
+  off.PH = 1;
+  EXPECT_FALSE(direct_supported(off));
+  off = phases_of(2, 3, 8, 8, 4);
+  off.phases = false;  // K = 2 without phases
+  EXPECT_FALSE(direct_supported(off));
+  EXPECT_TRUE(direct_wgrad_configs(phases_of(2, 3, 8, 8, 4), size_t{32} << 20).empty());
+}
+
+// dX (N, C', XH, XW) of a stride-2 3x3 convolution with pads 1 from dY = in and the forward
+// filters w (C, C', 3, 3), in double, from the convolution's definition (not its phases):
+// dX[n][c'][h][x] sums dY[n][c][oh][ow] w[c][c'][kh][kw] over h = 2 oh - 1 + kh, x = 2 ow - 1 + kw.
+std::vector<double> stride2_data_reference(const DirectConv& d, const std::vector<float>& in,
+                                           const std::vector<float>& w) {
+  const int64_t Cx = d.M / 4;
+  std::vector<double> out(static_cast<size_t>(d.N * Cx * d.XH * d.XW));
+  for (int64_t n = 0; n < d.N; ++n)
+    for (int64_t c = 0; c < d.C; ++c)
+      for (int64_t oh = 0; oh < d.H; ++oh)
+        for (int64_t ow = 0; ow < d.W; ++ow) {
+          const double g = in[((n * d.C + c) * d.H + oh) * d.W + ow];
+          for (int64_t cx = 0; cx < Cx; ++cx)
+            for (int64_t kh = 0; kh < 3; ++kh)
+              for (int64_t kw = 0; kw < 3; ++kw) {
+                const int64_t h = 2 * oh - 1 + kh, x = 2 * ow - 1 + kw;
+                if (h < 0 || h >= d.XH || x < 0 || x >= d.XW) continue;
+                out[((n * Cx + cx) * d.XH + h) * d.XW + x] += g * w[((c * Cx + cx) * 3 + kh) * 3 + kw];
+              }
+        }
+  return out;
 }
 
 // out = conv(in, w) + bias (then Relu) in double, as DirectConv defines it.
 std::vector<double> reference(const DirectConv& d, const std::vector<float>& in, const std::vector<float>& w,
                               const std::vector<float>& bias, bool relu) {
+  if (d.phases) return stride2_data_reference(d, in, w);
   std::vector<double> out(static_cast<size_t>(d.N * d.M * d.OH * d.OW));
   for (int64_t n = 0; n < d.N; ++n)
     for (int64_t m = 0; m < d.M; ++m)
@@ -117,17 +166,23 @@ void upload(DeviceBuffer& b, const std::vector<float>& v) {
 }
 
 // Every configuration of each of `convs` on the current device against the plain loop, with
-// and without bias and Relu; `checked` counts the runs compared.
+// and without bias and Relu (phases: without); `checked` counts the runs compared.
 void check_every_configuration(const std::vector<DirectConv>& convs, uint64_t seed, int& checked) {
   for (const DirectConv& d : convs) {
-    const size_t in_n = static_cast<size_t>(d.N * d.C * d.H * d.W), w_n = static_cast<size_t>(d.M * d.C * d.K * d.K);
-    const size_t out_n = static_cast<size_t>(d.N * d.M * d.OH * d.OW);
+    const size_t in_n = static_cast<size_t>(d.N * d.C * d.H * d.W), w_n = static_cast<size_t>(direct_filter_floats(d));
+    const size_t out_n = static_cast<size_t>(direct_out_floats(d));
     const std::vector<float> in = normal(in_n, ++seed), w = normal(w_n, ++seed), bias = normal(d.M, ++seed);
     DeviceBuffer din(in_n * 4), dw(w_n * 4), dbias(bias.size() * 4), dout(out_n * 4);
     upload(din, in);
     upload(dw, w);
     upload(dbias, bias);
     for (bool with_bias : {false, true}) {
+      if (with_bias && d.phases) {  // a backward data has neither: the launch refuses them
+        EXPECT_FALSE(direct_conv(nullptr, d, direct_configs(d).at(0), static_cast<const float*>(din.p),
+                                 static_cast<const float*>(dw.p), static_cast<const float*>(dbias.p), true,
+                                 static_cast<float*>(dout.p)));
+        continue;
+      }
       const std::vector<double> want = reference(d, in, w, with_bias ? bias : std::vector<float>{}, with_bias);
       const double scale = largest_magnitude(want);
       for (const DirectConfig& cfg : direct_configs(d)) {
@@ -143,7 +198,7 @@ void check_every_configuration(const std::vector<DirectConv>& convs, uint64_t se
         const double worst = worst_error(got, want);
         // float32 sums of at most 576 products of unit-variance values
         EXPECT_LE(worst / scale, 1e-5) << "C=" << d.C << " M=" << d.M << " K=" << d.K << " turned=" << d.turned
-                                       << " bias/relu=" << with_bias << " " << cfg.str();
+                                       << " phases=" << d.phases << " bias/relu=" << with_bias << " " << cfg.str();
         ++checked;
       }
     }
@@ -209,6 +264,21 @@ TEST(DirectConv, EveryConfigurationMatchesAPlainLoop) {
                              conv_of(2, 64, 8, 8, 64, 3, 1), kWide},
                             7, checked);
   EXPECT_GE(checked, 200);
+}
+
+// The backward data of stride-2 3x3 convolutions as four phases, in every configuration against
+// the convolution's definition: even and odd sizes (an odd size cuts the last odd phase),
+// channels that no `mt` divides, one output row, and ResNet's two stride-2 convolutions at a
+// batch of 2.
+TEST(DirectConv, StrideTwoBackwardDataMatchesAPlainLoopInEveryConfiguration) {
+  CBT_SKIP_WITHOUT_GPU();
+  int checked = 0;
+  const std::vector<DirectConv> convs{phases_of(2, 3, 9, 8, 5),   phases_of(3, 5, 7, 7, 6),
+                                      phases_of(2, 2, 1, 6, 3),   phases_of(2, 16, 32, 32, 32),
+                                      phases_of(2, 32, 16, 16, 64)};
+  for (const DirectConv& d : convs) ASSERT_TRUE(direct_supported(d)) << d.XH << "x" << d.XW;
+  check_every_configuration(convs, 61, checked);
+  EXPECT_GE(checked, 100);
 }
 
 TEST(DirectWgrad, TakesLeNet5sConvolutionsWithinTheWorkspace) {
