@@ -1,8 +1,9 @@
 // Direct stride-1 convolutions (and the backward data of stride-2 ones as four stride-1
-// phases): one block per image, band of output rows and split of the output channels, holding the band's input rows (zero-padded) and the split's filters in shared memory;
-// each thread sums MT output channels at PT outputs of a column, in a fixed order. The
-// backward filter sums per image group and output-row split, then adds those sums in a fixed
-// order. The searches that time every configuration are here too.
+// phases): one block per image, band of output rows and split of the output channels, holding
+// the band's input rows (zero-padded) and the split's filters in shared memory; each thread
+// sums MT output channels at PT outputs of a column, in a fixed order. The backward filter
+// sums per image group and output-row split, then adds those sums in a fixed order. The
+// searches that time every configuration are here too.
 #include "ops/cuda/direct_conv.h"
 
 #include <cuda_pipeline_primitives.h>
@@ -157,9 +158,9 @@ __device__ __forceinline__ int phase_tap(int a, int u) { return a == 0 ? (u == 0
 // taps[(c * K * K + k) * mb + m - m0] = the tap of output channel m in [m0, m0 + mb) and input
 // channel c at k = kh * K + kw, zero for m >= M. The filters are read in their own order
 // (coalesced): forward w (M, C, K, K); turned w (C, M, K, K) at the flipped k. With phases
-// (K = 2), channel m = 4 c' + 2 a + b takes w (C, M / 4, 3, 3) at row phase_tap(a, kh) and
-// column phase_tap(b, kw), zero where either is none. Asynchronous copies: finish_copies()
-// before reading.
+// (K = 2), channel m = (2 a + b) C' + c' (C' = M / 4) takes w (C, C', 3, 3) at row
+// phase_tap(a, kh) and column phase_tap(b, kw), zero where either is none. Asynchronous
+// copies: finish_copies() before reading.
 template <int K>
 __device__ void load_block_taps(const float* __restrict__ w, const DirectConv& d, int m0, int mb, float* taps) {
   constexpr int KK = K * K;
@@ -168,10 +169,10 @@ __device__ void load_block_taps(const float* __restrict__ w, const DirectConv& d
     Digits at(threadIdx.x, blockDim.x, KK);  // i = (c * mb + m) * KK + k
     int c = at.hi / mb, m = at.hi - c * mb;
     for (; at.hi < C * mb; carry(c, m, at.next(), mb)) {
-      const int k = at.lo, mm = m0 + m;
-      const int kh = phase_tap((mm >> 1) & 1, k / K), kw = phase_tap(mm & 1, k % K);
+      const int k = at.lo, mm = m0 + m, phase = mm / (M / 4);
+      const int kh = phase_tap(phase >> 1, k / K), kw = phase_tap(phase & 1, k % K);
       const bool in = mm < M && kh >= 0 && kw >= 0;
-      const int64_t from = ((static_cast<int64_t>(c) * (M / 4) + (mm >> 2)) * 3 + kh) * 3 + kw;
+      const int64_t from = ((static_cast<int64_t>(c) * (M / 4) + mm % (M / 4)) * 3 + kh) * 3 + kw;
       copy_or_zero(taps + (c * KK + k) * mb + m, in ? w + from : w, in);
     }
     return;
@@ -232,7 +233,9 @@ __device__ __forceinline__ void load_taps(const float* t, float (&v)[MT]) {
 }
 
 // in: (N, C, H, W), w: see DirectConv, bias: (M) or null -> out: (N, M, OH, OW); with phases
-// (K = 2) out is dX, each channel written to its phase (no bias, no Relu).
+// (K = 2) out is dX, each channel written to its phase (no bias, no Relu), and a thread whose
+// channels all lie in even-row (even-column) phases skips their window row (column) 1, whose
+// taps are zeros (7 of the 16 taps of a channel's four phases).
 // Block (band, n, split) computes output rows [band * rows, +rows) of channels
 // [split * mb, +mb) of image n. Shared memory: the block's taps as [(c, kh, kw)][m] (zeros
 // beyond M), then its input rows as [c][row][col] (zeros in the padding). Each thread sums
@@ -265,16 +268,24 @@ __global__ void __launch_bounds__(256) direct_conv_kernel(const float* __restric
     for (int p = 0; p < PT; ++p)
 #pragma unroll
       for (int j = 0; j < MT; ++j) acc[p][j] = 0.0f;
+    bool skip_row = false, skip_col = false;  // with phases: window row (column) 1 has only zero taps
+    if constexpr (K == 2) {
+      const int lo = m0 + g * MT, hi = max(lo, min(lo + MT, M) - 1), first = lo / (M / 4), last = hi / (M / 4);
+      skip_row = last < 2;                         // phases (0, 0) and (0, 1): a = 0
+      skip_col = first == last && first % 2 == 0;  // one phase, b = 0
+    }
     for (int c = 0; c < C; ++c) {
       const float* x = xs + (c * s.rows_in + row0) * s.cols_in + col + s.lead - static_cast<int>(d.PW);
       const float* t = taps + c * K * K * mb + g * MT;
 #pragma unroll
       for (int kw = 0; kw < K; ++kw) {
+        if (K == 2 && kw == 1 && skip_col) continue;
         float xv[PT + K - 1];
 #pragma unroll
         for (int q = 0; q < PT + K - 1; ++q) xv[q] = x[q * s.cols_in + kw];
 #pragma unroll
         for (int kh = 0; kh < K; ++kh) {
+          if (K == 2 && kh == 1 && skip_row) continue;
           float tv[MT];
           load_taps<MT>(t + (kh * K + kw) * mb, tv);
 #pragma unroll
@@ -289,9 +300,9 @@ __global__ void __launch_bounds__(256) direct_conv_kernel(const float* __restric
       const int m = g * MT + j;
       if (m0 + m >= M) break;
       if constexpr (K == 2) {  // phase (a, b) of dX channel c': rows 2 oh + a, columns 2 ow + b
-        const int mm = m0 + m, a = (mm >> 1) & 1, x = 2 * col + (mm & 1);
+        const int mm = m0 + m, phase = mm / (M / 4), a = phase >> 1, x = 2 * col + (phase & 1);
         const int XH = static_cast<int>(d.XH), XW = static_cast<int>(d.XW);
-        float* plane = plane0 + static_cast<int64_t>(mm >> 2) * XH * XW;
+        float* plane = plane0 + static_cast<int64_t>(mm % (M / 4)) * XH * XW;
 #pragma unroll
         for (int p = 0; p < PT; ++p) {
           const int h = 2 * (oh0 + row0 + p) + a;

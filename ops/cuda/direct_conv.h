@@ -1,9 +1,10 @@
 // Direct convolution kernels of cbtrain's own for small stride-1 convolutions (forward, backward
 // data and backward filter) and for the backward data of stride-2 3 x 3 ones, where cuDNN's
 // kernels cost a learner more than their arithmetic (LeNet-5's convolutions took 15 of a
-// 24.5 µs step in cuDNN's kernels at batch 32 with 16 learners). Each is timed against the cuDNN engine chosen for the same convolution, as many
-// copies at once as the GPU has learners, and runs only where it is faster. They sum in a
-// fixed order (deterministic) in float32 FMA arithmetic.
+// 24.5 µs step in cuDNN's kernels at batch 32 with 16 learners). Each is timed against the
+// cuDNN engine chosen for the same convolution, as many copies at once as the GPU has
+// learners, and runs only where it is faster. They sum in a fixed order (deterministic) in
+// float32 FMA arithmetic.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -24,9 +25,9 @@ namespace cbt::cuda {
 // dX's four phases (even or odd rows by even or odd columns) is a stride-1 convolution of dY
 // with 1, 2 or 4 of the filters' taps, no leading pads and one trailing one. The kernel runs
 // the four as one with K = 2, in = dY (N, C, H, W), OH = H, OW = W and M = 4 C' channels, of
-// which channel 4 c + 2 a + b is written to out[n][c][2 oh + a][2 ow + b] where that lies in
+// which channel (2 a + b) C' + c is written to out[n][c][2 oh + a][2 ow + b] where that lies in
 // out = dX (N, C', XH, XW) (H = ceil(XH / 2)); w is the forward filters (C, C', 3, 3), the taps
-// a phase does not use read as zeros.
+// a phase does not use read as zeros (and not multiplied where a thread's channels share them).
 struct DirectConv {
   int64_t N = 1, C = 1, H = 1, W = 1, M = 1, OH = 1, OW = 1, K = 1, PH = 0, PW = 0;
   bool turned = false;

@@ -268,15 +268,18 @@ TEST(DirectConv, EveryConfigurationMatchesAPlainLoop) {
 
 // The backward data of stride-2 3x3 convolutions as four phases, in every configuration against
 // the convolution's definition: even and odd sizes (an odd size cuts the last odd phase),
-// channels that no `mt` divides, one output row, and ResNet's two stride-2 convolutions at a
-// batch of 2.
+// channels that no `mt` divides (so that a thread's channels span phases), one row of dX, and
+// ResNet's two stride-2 convolutions at a batch of 2.
 TEST(DirectConv, StrideTwoBackwardDataMatchesAPlainLoopInEveryConfiguration) {
   CBT_SKIP_WITHOUT_GPU();
   int checked = 0;
   const std::vector<DirectConv> convs{phases_of(2, 3, 9, 8, 5),   phases_of(3, 5, 7, 7, 6),
-                                      phases_of(2, 2, 1, 6, 3),   phases_of(2, 16, 32, 32, 32),
+                                      phases_of(2, 4, 1, 14, 3),   phases_of(2, 16, 32, 32, 32),
                                       phases_of(2, 32, 16, 16, 64)};
-  for (const DirectConv& d : convs) ASSERT_TRUE(direct_supported(d)) << d.XH << "x" << d.XW;
+  for (const DirectConv& d : convs) {
+    ASSERT_TRUE(direct_supported(d)) << d.XH << "x" << d.XW;
+    ASSERT_FALSE(direct_configs(d).empty()) << d.XH << "x" << d.XW;
+  }
   check_every_configuration(convs, 61, checked);
   EXPECT_GE(checked, 100);
 }
