@@ -113,20 +113,19 @@ void gemm_backward(KernelContext& ctx) {
   const T* a = A.ptr<T>();
   const T* b = B.ptr<T>();
   T alpha = T(at.alpha);
-  const bool ta = at.ta, tb = at.tb;
   if (needed(ctx, 0)) {
     T* da = ctx.out(0).ptr<T>();
-    if (!ta)  // dA (M, K) = dY (M, N) op(B)^T
-      gemm(Trans::No, tb ? Trans::No : Trans::Yes, M, K, N, alpha, dy, b, T(0), da);
+    if (!at.ta)  // dA (M, K) = dY (M, N) op(B)^T
+      gemm(Trans::No, at.tb ? Trans::No : Trans::Yes, M, K, N, alpha, dy, b, T(0), da);
     else  // dA (K, M) = op(B) (K, N) dY^T
-      gemm(tb ? Trans::Yes : Trans::No, Trans::Yes, K, M, N, alpha, b, dy, T(0), da);
+      gemm(at.tb ? Trans::Yes : Trans::No, Trans::Yes, K, M, N, alpha, b, dy, T(0), da);
   }
   if (needed(ctx, 1)) {
     T* db = ctx.out(1).ptr<T>();
-    if (!tb)  // dB (K, N) = op(A)^T (K, M) dY
-      gemm(ta ? Trans::No : Trans::Yes, Trans::No, K, N, M, alpha, a, dy, T(0), db);
+    if (!at.tb)  // dB (K, N) = op(A)^T (K, M) dY
+      gemm(at.ta ? Trans::No : Trans::Yes, Trans::No, K, N, M, alpha, a, dy, T(0), db);
     else  // dB (N, K) = dY^T (N, M) op(A)
-      gemm(Trans::Yes, ta ? Trans::Yes : Trans::No, N, K, M, alpha, dy, a, T(0), db);
+      gemm(Trans::Yes, at.ta ? Trans::Yes : Trans::No, N, K, M, alpha, dy, a, T(0), db);
   }
   if (needed(ctx, 2)) {
     Tensor& dC = ctx.out(2);
