@@ -285,10 +285,11 @@ bool take_direct(const std::optional<Choice>& best, float engine_ms, const Direc
   const bool take = best && (direct_mode() == DirectMode::Always || (engine_ms >= 0 && best->ms < engine_ms));
   if (log)
     std::fprintf(stderr,
-                 "cbtrain conv direct: %s x%d in=(%lld,%lld,%lld,%lld) M=%lld k=%lld: best %s %.4fms, engine %.4fms: %s "
-                 "(searched in %.1f ms)\n",
+                 "cbtrain conv direct: %s x%d in=(%lld,%lld,%lld,%lld) M=%lld k=%lld%s: best %s %.4fms, engine %.4fms: "
+                 "%s (searched in %.1f ms)\n",
                  what, copies, static_cast<long long>(d.N), static_cast<long long>(d.C), static_cast<long long>(d.H),
                  static_cast<long long>(d.W), static_cast<long long>(d.M), static_cast<long long>(d.K),
+                 d.phases ? " (stride-2 phases)" : "",
                  best ? best->cfg.str().c_str() : "none", best ? best->ms : -1.0f, engine_ms, take ? "direct" : "cuDNN",
                  search_ms);
   return take;
