@@ -79,7 +79,10 @@ TEST(ConvChoices, EveryFieldSurvivesItsLine) {
                          1 + rng() % 64, 1 + rng() % 64, 4 + rng() % 28, rng() % 2 ? 3 : 5);
     AlgoChoice c = random_engine_choice(rng);
     const int64_t n = key.dims[8], ci = key.dims[9], cg = key.dims[10], hw = key.dims[12], k = key.dims[14];
-    if (i % 3 == 1) c.direct = DirectPlan{forward_form(n, ci, cg, hw, k), DirectConfig{2, 4, 1 + i % 5, 1, 128}};
+    if (i % 3 == 1) {
+      c.direct = DirectPlan{forward_form(n, ci, cg, hw, k), DirectConfig{2, 4, 1 + i % 5, 1, 128, 1 + i % 2}};
+      if (i % 4 == 1) c.direct->conv.phases = true, c.direct->conv.XH = 2 * hw - 1, c.direct->conv.XW = 2 * hw;
+    }
     if (i % 3 == 2)
       c.direct_wgrad = DirectWgradPlan{forward_form(n, ci, cg, hw, k), WgradConfig{128, 2, 4, 4, 2, 1 + i % 7},
                                        rng() % 100000};
