@@ -13,7 +13,7 @@
 namespace cbt::cuda {
 namespace {
 
-constexpr int kFormat = 2;  // 2: a direct convolution's phases, XH and XW, and its images a block
+constexpr int kFormat = 2;  // 2: a direct convolution's phases, XH and XW
 constexpr int64_t kMaxKnobs = 64;
 
 void put_direct_conv(std::ostream& o, const DirectConv& d) {
@@ -99,7 +99,7 @@ std::string format_choice(const AlgoKey& key, const AlgoChoice& c) {
   if (c.direct) {
     put_direct_conv(o, c.direct->conv);
     const DirectConfig& f = c.direct->cfg;
-    o << ' ' << f.mt << ' ' << f.pt << ' ' << f.bands << ' ' << f.splits << ' ' << f.threads << ' ' << f.ipb;
+    o << ' ' << f.mt << ' ' << f.pt << ' ' << f.bands << ' ' << f.splits << ' ' << f.threads;
   }
   o << " | w " << (c.direct_wgrad ? 1 : 0);
   if (c.direct_wgrad) {
@@ -142,7 +142,7 @@ std::optional<std::pair<AlgoKey, AlgoChoice>> parse_choice(const std::string& li
     DirectPlan& d = c.direct.emplace();
     d.conv = f.direct_conv();
     d.cfg.mt = f.num<int>(1, 1024), d.cfg.pt = f.num<int>(1, 1024), d.cfg.bands = f.num<int>(1, 1 << 20);
-    d.cfg.splits = f.num<int>(1, 1 << 20), d.cfg.threads = f.num<int>(1, 1024), d.cfg.ipb = f.num<int>(1, 1 << 20);
+    d.cfg.splits = f.num<int>(1, 1 << 20), d.cfg.threads = f.num<int>(1, 1024);
   }
   f.word("|");
   f.word("w");

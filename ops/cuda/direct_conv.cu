@@ -232,16 +232,34 @@ __device__ __forceinline__ void load_taps(const float* t, float (&v)[MT]) {
   }
 }
 
-// Image n's outputs of the block (rows [oh0, +rows), channels [m0, +s.mb)) from its taps and
-// input rows in shared memory (direct_conv_kernel).
+// in: (N, C, H, W), w: see DirectConv, bias: (M) or null -> out: (N, M, OH, OW); with phases
+// (K = 2) out is dX, each channel written to its phase (no bias, no Relu), and a thread whose
+// channels all lie in even-row (even-column) phases skips their window row (column) 1, whose
+// taps are zeros (7 of the 16 taps of a channel's four phases).
+// Block (band, n, split) computes output rows [band * rows, +rows) of channels
+// [split * mb, +mb) of image n. Shared memory: the block's taps as [(c, kh, kw)][m] (zeros
+// beyond M), then its input rows as [c][row][col] (zeros in the padding). Each thread sums
+// MT channels at PT outputs of a column: per (c, kw) it reads PT + K - 1 inputs and K * MT
+// taps for K * PT * MT products; the threads of a warp read adjacent columns (no bank
+// conflicts). Every output sums over (c, kw, kh) in that order.
 template <int K, int MT, int PT>
-__device__ __forceinline__ void convolve_rows(const float* taps, const float* xs, const float* __restrict__ bias,
-                                              float* __restrict__ out, const DirectConv& d, const Split& s, int n,
-                                              int oh0, int m0, int rows, bool relu) {
-  const int C = static_cast<int>(d.C), M = static_cast<int>(d.M), OW = static_cast<int>(d.OW), mb = s.mb;
+__global__ void __launch_bounds__(256) direct_conv_kernel(const float* __restrict__ in, const float* __restrict__ w,
+                                                          const float* __restrict__ bias, float* __restrict__ out,
+                                                          DirectConv d, Split s, bool relu) {
+  extern __shared__ __align__(16) float smem[];
+  const int C = static_cast<int>(d.C), M = static_cast<int>(d.M), OW = static_cast<int>(d.OW);
+  const int H = static_cast<int>(d.H), W = static_cast<int>(d.W), mb = s.mb;
+  const int oh0 = blockIdx.x * s.rows, m0 = blockIdx.z * mb;
+  const int rows = min(s.rows, static_cast<int>(d.OH) - oh0);
+  float* taps = smem;
+  float* xs = smem + s.taps;  // 16-byte aligned
+  load_block_taps<K>(w, d, m0, mb, taps);
+  load_padded_rows(in + static_cast<int64_t>(blockIdx.y) * C * H * W, d, oh0 - static_cast<int>(d.PH), s.rows_in,
+                   s.cols_in, s.lead, xs);
+  finish_copies();
   const int per_group = s.chunks * OW, groups = mb / MT;
   const int64_t image_out = K == 2 ? (M / 4) * d.XH * d.XW : M * d.OH * OW;
-  float* plane0 = out + static_cast<int64_t>(n) * image_out;
+  float* plane0 = out + static_cast<int64_t>(blockIdx.y) * image_out;
   if constexpr (K != 2) plane0 += static_cast<int64_t>(m0) * d.OH * OW + static_cast<int64_t>(oh0) * OW;
   for (int item = threadIdx.x; item < groups * per_group; item += blockDim.x) {
     const int g = item / per_group, rem = item % per_group, row0 = (rem / OW) * PT, col = rem % OW;
@@ -304,46 +322,13 @@ __device__ __forceinline__ void convolve_rows(const float* taps, const float* xs
   }
 }
 
-// in: (N, C, H, W), w: see DirectConv, bias: (M) or null -> out: (N, M, OH, OW); with phases
-// (K = 2) out is dX, each channel written to its phase (no bias, no Relu), and a thread whose
-// channels all lie in even-row (even-column) phases skips their window row (column) 1, whose
-// taps are zeros (7 of the 16 taps of a channel's four phases).
-// Block (band, y, split) computes output rows [band * rows, +rows) of channels
-// [split * mb, +mb) of images [y * ipb, +ipb), one after another. Shared memory: the block's
-// taps as [(c, kh, kw)][m] (zeros beyond M), copied once, then the input rows of its current
-// image as [c][row][col] (zeros in the padding). Each thread sums
-// MT channels at PT outputs of a column: per (c, kw) it reads PT + K - 1 inputs and K * MT
-// taps for K * PT * MT products; the threads of a warp read adjacent columns (no bank
-// conflicts). Every output sums over (c, kw, kh) in that order.
-template <int K, int MT, int PT>
-__global__ void __launch_bounds__(256) direct_conv_kernel(const float* __restrict__ in, const float* __restrict__ w,
-                                                          const float* __restrict__ bias, float* __restrict__ out,
-                                                          DirectConv d, Split s, int ipb, bool relu) {
-  extern __shared__ __align__(16) float smem[];
-  const int C = static_cast<int>(d.C), H = static_cast<int>(d.H), W = static_cast<int>(d.W), mb = s.mb;
-  const int oh0 = blockIdx.x * s.rows, m0 = blockIdx.z * mb;
-  const int rows = min(s.rows, static_cast<int>(d.OH) - oh0);
-  float* taps = smem;
-  float* xs = smem + s.taps;  // 16-byte aligned
-  load_block_taps<K>(w, d, m0, mb, taps);
-  const int n_end = min(static_cast<int>(d.N), static_cast<int>(blockIdx.y + 1) * ipb);
-  for (int n = blockIdx.y * ipb; n < n_end; ++n) {
-    if (n > static_cast<int>(blockIdx.y) * ipb) __syncthreads();  // the previous image's rows are no longer read
-    load_padded_rows(in + static_cast<int64_t>(n) * C * H * W, d, oh0 - static_cast<int>(d.PH), s.rows_in,
-                     s.cols_in, s.lead, xs);
-    finish_copies();  // the taps too, before the first image
-    convolve_rows<K, MT, PT>(taps, xs, bias, out, d, s, n, oh0, m0, rows, relu);
-  }
-}
-
 template <int K, int MT, int PT>
 bool launch_kernel(cudaStream_t st, const DirectConv& d, const DirectConfig& c, const float* in, const float* w,
                    const float* bias, bool relu, float* out) {
   if (!opted_in_to_max_shared<direct_conv_kernel<K, MT, PT>>()) return false;
   const Split s = split_of(d, c);
-  const dim3 grid(static_cast<unsigned>(s.bands), static_cast<unsigned>(ceil_div(d.N, c.ipb)),
-                  static_cast<unsigned>(s.splits));
-  direct_conv_kernel<K, MT, PT><<<grid, c.threads, shared_bytes(d, s), st>>>(in, w, bias, out, d, s, c.ipb, relu);
+  const dim3 grid(static_cast<unsigned>(s.bands), static_cast<unsigned>(d.N), static_cast<unsigned>(s.splits));
+  direct_conv_kernel<K, MT, PT><<<grid, c.threads, shared_bytes(d, s), st>>>(in, w, bias, out, d, s, relu);
   return cudaPeekAtLastError() == cudaSuccess;
 }
 
@@ -709,7 +694,7 @@ std::optional<TimedConfig<Config>> fastest(cudaStream_t stream, const Streams& s
 
 std::string DirectConfig::str() const {
   return "mt" + std::to_string(mt) + "/pt" + std::to_string(pt) + "/bands" + std::to_string(bands) + "/splits" +
-         std::to_string(splits) + "/t" + std::to_string(threads) + (ipb > 1 ? "/ipb" + std::to_string(ipb) : "");
+         std::to_string(splits) + "/t" + std::to_string(threads);
 }
 
 size_t direct_shared_bytes(const DirectConv& d, const DirectConfig& c) { return shared_bytes(d, split_of(d, c)); }
@@ -752,10 +737,6 @@ std::vector<DirectConfig> direct_configs(const DirectConv& d) {
           if (items < 32 || items > 1024 || shared_bytes(d, s) > kMaxSharedBytes) continue;
           c.threads = items <= 128 ? 128 : 256;
           out.push_back(c);
-          // Small images: also 2 or 4 of them a block, whose filters are then copied once (a
-          // block of an 8 x 8 image copies more filters than it reads inputs).
-          for (int ipb : {2, 4})
-            if (bands == 1 && d.OH * d.OW <= 256 && ipb <= d.N) out.push_back({mt, pt, bands, splits, c.threads, ipb});
         }
       }
     }

@@ -38,10 +38,9 @@ struct DirectConv {
 
 // How one launch splits the work: each thread sums `mt` output channels at `pt` adjacent
 // outputs of a column; an image's output rows are cut into `bands` and its channels into
-// `splits`, one block of `threads` each, which takes `ipb` images one after another (its
-// filters copied into shared memory once for them all).
+// `splits`, one block of `threads` each.
 struct DirectConfig {
-  int mt = 1, pt = 1, bands = 1, splits = 1, threads = 256, ipb = 1;
+  int mt = 1, pt = 1, bands = 1, splits = 1, threads = 256;
   std::string str() const;
   bool operator==(const DirectConfig&) const = default;
 };

@@ -80,7 +80,7 @@ TEST(ConvChoices, EveryFieldSurvivesItsLine) {
     AlgoChoice c = random_engine_choice(rng);
     const int64_t n = key.dims[8], ci = key.dims[9], cg = key.dims[10], hw = key.dims[12], k = key.dims[14];
     if (i % 3 == 1) {
-      c.direct = DirectPlan{forward_form(n, ci, cg, hw, k), DirectConfig{2, 4, 1 + i % 5, 1, 128, 1 + i % 2}};
+      c.direct = DirectPlan{forward_form(n, ci, cg, hw, k), DirectConfig{2, 4, 1 + i % 5, 1, 128}};
       if (i % 4 == 1) c.direct->conv.phases = true, c.direct->conv.XH = 2 * hw - 1, c.direct->conv.XW = 2 * hw;
     }
     if (i % 3 == 2)
