@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """PyTorch models of the benchmark (LeNet-5, ResNet-20, ResNet-32) and their ONNX export.
 
-LeNet-5 and ResNet-20 have the same architecture and parameter names as the models of
-models/export_torch.py (models/lenet5, models/resnet20); ResNet-32 is the CIFAR-style
-network with 5 basic blocks per stage for 3x32x32 inputs.
+LeNet-5 and the basic block are those of models/export_torch.py (the bundled models/lenet5
+and models/resnet20), imported from there; ResNet-20 and ResNet-32 are the CIFAR-style
+network of those blocks with 3 and 5 blocks per stage, for 1x28x28 and 3x32x32 inputs.
 
     python3 bench/models.py --out DIR [--models lenet5,resnet32,resnet20] [--seed 1234]
 
@@ -19,43 +19,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-
-class LeNet5(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 6, 5, padding=2)
-        self.conv2 = nn.Conv2d(6, 16, 5)
-        self.fc1 = nn.Linear(16 * 5 * 5, 120)
-        self.fc2 = nn.Linear(120, 84)
-        self.fc3 = nn.Linear(84, 10)
-
-    def forward(self, x):
-        x = F.max_pool2d(F.relu(self.conv1(x)), 2)   # N,6,14,14
-        x = F.max_pool2d(F.relu(self.conv2(x)), 2)   # N,16,5,5
-        x = torch.flatten(x, 1)
-        x = F.relu(self.fc1(x))
-        x = F.relu(self.fc2(x))
-        return self.fc3(x)
-
-
-class BasicBlock(nn.Module):
-    def __init__(self, cin, cout, stride):
-        super().__init__()
-        self.conv1 = nn.Conv2d(cin, cout, 3, stride=stride, padding=1, bias=False)
-        self.bn1 = nn.BatchNorm2d(cout)
-        self.conv2 = nn.Conv2d(cout, cout, 3, stride=1, padding=1, bias=False)
-        self.bn2 = nn.BatchNorm2d(cout)
-        if stride != 1 or cin != cout:
-            # option B: projection shortcut (1x1 conv + BN)
-            self.shortcut = nn.Sequential(
-                nn.Conv2d(cin, cout, 1, stride=stride, bias=False), nn.BatchNorm2d(cout))
-        else:
-            self.shortcut = nn.Identity()
-
-    def forward(self, x):
-        out = F.relu(self.bn1(self.conv1(x)))
-        out = self.bn2(self.conv2(out))
-        return F.relu(out + self.shortcut(x))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
+from export_torch import BasicBlock, LeNet5  # noqa: E402  (the bundled models' own classes)
 
 
 class CifarResNet(nn.Module):
