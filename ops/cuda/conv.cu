@@ -257,14 +257,14 @@ EngineConv engine_conv(const ConvGeom& g) {
 // form is the forward convolution's.
 std::optional<DirectConv> direct_form(const ConvGeom& g, ConvOp op) {
   if (g.G != 1 || g.DH != 1 || g.DW != 1 || g.KH != g.KW || g.explicit_pad) return std::nullopt;
-  DirectConv d;
   if (op == ConvOp::BackwardData && g.SH == 2 && g.SW == 2 && g.KH == 3 && g.PH == 1 && g.PW == 1) {
-    d.N = g.N, d.C = g.Cg, d.H = g.OH, d.W = g.OW, d.M = 4 * g.Ci, d.OH = g.OH, d.OW = g.OW, d.K = 2;
-    d.turned = d.phases = true, d.XH = g.H, d.XW = g.W;
-    if (!direct_supported(d)) return std::nullopt;
+    // The image (x) is dX; the grid's size is ceil(x's / 2) with these pads (not explicit_pad).
+    const DirectConv d = stride2_data_form(g.N, g.Ci, g.H, g.W, g.Cg);
+    if (d.H != g.OH || d.W != g.OW || !direct_supported(d)) return std::nullopt;
     return d;
   }
   if (g.SH != 1 || g.SW != 1) return std::nullopt;
+  DirectConv d;
   d.N = g.N, d.K = g.KH;
   if (op != ConvOp::BackwardData) {
     d.C = g.Ci, d.H = g.H, d.W = g.W, d.M = g.Cg, d.OH = g.OH, d.OW = g.OW, d.PH = g.PH, d.PW = g.PW;

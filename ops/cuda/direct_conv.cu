@@ -699,6 +699,13 @@ std::string DirectConfig::str() const {
 
 size_t direct_shared_bytes(const DirectConv& d, const DirectConfig& c) { return shared_bytes(d, split_of(d, c)); }
 
+DirectConv stride2_data_form(int64_t N, int64_t C_x, int64_t XH, int64_t XW, int64_t C) {
+  DirectConv d;
+  d.N = N, d.C = C, d.H = d.OH = (XH + 1) / 2, d.W = d.OW = (XW + 1) / 2, d.M = 4 * C_x, d.K = 2;
+  d.turned = d.phases = true, d.XH = XH, d.XW = XW;
+  return d;
+}
+
 int64_t direct_filter_floats(const DirectConv& d) { return d.phases ? d.C * (d.M / 4) * 9 : d.M * d.C * d.K * d.K; }
 
 int64_t direct_out_floats(const DirectConv& d) {

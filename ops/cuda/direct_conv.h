@@ -45,6 +45,10 @@ struct DirectConfig {
   bool operator==(const DirectConfig&) const = default;
 };
 
+// The phases form (above) of the backward data of a stride-2 3 x 3 convolution with pads 1 of
+// x (N, C', XH, XW) into C channels: dY (N, C, ceil(XH / 2), ceil(XW / 2)) in, dX out.
+DirectConv stride2_data_form(int64_t N, int64_t C_x, int64_t XH, int64_t XW, int64_t C);
+
 // Whether the kernels can run `d` at all (filter size, shapes, shared memory).
 bool direct_supported(const DirectConv& d);
 

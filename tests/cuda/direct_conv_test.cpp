@@ -26,10 +26,7 @@ DirectConv conv_of(int64_t N, int64_t C, int64_t H, int64_t W, int64_t M, int64_
 // The backward data of a stride-2 3x3 convolution with pads 1 of x (N, C, XH, XW) into
 // M channels, as its four phases (dY (N, M, ceil(XH / 2), ceil(XW / 2)) in, dX out).
 DirectConv phases_of(int64_t N, int64_t C, int64_t XH, int64_t XW, int64_t M) {
-  DirectConv d;
-  d.N = N, d.C = M, d.H = d.OH = (XH + 1) / 2, d.W = d.OW = (XW + 1) / 2, d.M = 4 * C, d.K = 2;
-  d.turned = d.phases = true, d.XH = XH, d.XW = XW;
-  return d;
+  return stride2_data_form(N, C, XH, XW, M);
 }
 
 // LeNet-5's convolutions at batch 32: forward of both, and the second's backward data (dY of

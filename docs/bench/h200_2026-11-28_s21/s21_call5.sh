@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 21 call 5: the CUDA suite at the session's final code; bench/models.py, which now
+# Session 21 calls 5 and 6: the CUDA suite at the session's final code; bench/models.py, which now
 # imports LeNet-5 and the basic block from models/export_torch.py, against its previous copy
 # (.device/session/old_models.py, which defined them itself): the same seed must export the
 # same ONNX files byte for byte.
