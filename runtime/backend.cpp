@@ -15,6 +15,8 @@ std::unique_ptr<ResidentDataset> make_cuda_resident_dataset(const Dataset& d, Ba
 std::unique_ptr<AllReduce> make_cuda_all_reduce(const std::vector<Backend*>& backends,
                                                 const std::shared_ptr<ProcessGroup>& processes);
 int cuda_device_count();
+void cuda_ask_for_work_queues();
+void cuda_start_contexts(const std::vector<int>& gpus);
 void cuda_profiled_span(bool open);
 size_t cuda_load_conv_choices(const std::string& path, std::string* why);  // runtime/cuda/conv_choices_file.cpp
 size_t cuda_save_conv_choices(const std::string& path);
@@ -60,6 +62,18 @@ std::unique_ptr<Backend> make_backend(Device device) {
 #else
   throw UserError("this cbtrain was built without CUDA; use --device cpu");
 #endif
+}
+
+DeviceWarmUp::DeviceWarmUp([[maybe_unused]] const std::vector<int>& gpus) {
+#ifdef CBT_WITH_CUDA
+  if (gpus.empty()) return;
+  cuda_ask_for_work_queues();  // sets the environment here: no other thread may read it meanwhile
+  thread_ = std::thread(cuda_start_contexts, gpus);
+#endif
+}
+
+DeviceWarmUp::~DeviceWarmUp() {
+  if (thread_.joinable()) thread_.join();
 }
 
 std::unique_ptr<ResidentDataset> make_resident_dataset(const Dataset& d, Backend& backend) {

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "graph/tensor.h"
 #include "ops/kernel.h"
@@ -78,6 +80,21 @@ class CpuBackend final : public Backend {
 
 // Creates the backend for `device` (CUDA only when built with it; else a UserError).
 std::unique_ptr<Backend> make_backend(Device device);
+
+// Makes the driver contexts of the CUDA devices `gpus` on a thread of its own, so that the
+// caller reads its data meanwhile: a process's first CUDA call takes half a second or more.
+// The destructor waits for the thread. Failures are not reported here but by the first real
+// use, as without it. Without CUDA, or with no GPUs, it does nothing.
+class DeviceWarmUp {
+ public:
+  explicit DeviceWarmUp(const std::vector<int>& gpus);
+  ~DeviceWarmUp();
+  DeviceWarmUp(const DeviceWarmUp&) = delete;
+  DeviceWarmUp& operator=(const DeviceWarmUp&) = delete;
+
+ private:
+  std::thread thread_;
+};
 
 // Opens (true) or closes (false) the span a profiler records when told to wait for it
 // (`ncu --profile-from-start off`, `nsys profile --capture-range=cudaProfilerApi`): CUDA's

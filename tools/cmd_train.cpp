@@ -209,7 +209,14 @@ int run_train(const TrainArgs& a) {
   report_untied(model, out);
   check_supported(model.graph, device);  // before the data set is read: fail fast
   load_conv_choices_flag(a, device, out);
-  TrainTestData data = load_data(data_options(a.data_dir, a.data, model.graph, a.seed));
+  TrainTestData data;
+  {
+    // The GPUs' contexts are made while the data set is read.
+    DeviceWarmUp warm_up(device.is_cpu() ? std::vector<int>{}
+                         : a.gpus.empty()  ? std::vector<int>{device.index}
+                                           : parse_gpus(a.gpus));
+    data = load_data(data_options(a.data_dir, a.data, model.graph, a.seed));
+  }
 
   const ProgressStyle style = parse_progress_style(a.progress, isatty(STDOUT_FILENO) == 1);
   double autotune_seconds = 0;

@@ -81,7 +81,8 @@ float time_side_by_side(cudaStream_t stream, const Streams& side, int reps,
 }
 
 std::vector<float> time_each_side_by_side(cudaStream_t stream, const Streams& side, int reps, size_t count,
-                                          const std::function<bool(size_t index, size_t copy, cudaStream_t s)>& launch) {
+                                          const std::function<bool(size_t index, size_t copy, cudaStream_t s)>& launch,
+                                          Replays replays) {
   std::vector<float> ms(count, -1.0f);
   std::vector<size_t> runs;  // the configurations whose first run succeeded
   for (size_t i = 0; i < count; ++i) {
@@ -108,10 +109,11 @@ std::vector<float> time_each_side_by_side(cudaStream_t stream, const Streams& si
     ok = ok && cudaEventRecordWithFlags(marks.e[k + 1], stream, cudaEventRecordExternal) == cudaSuccess;
   }
   const bool ended = cudaStreamEndCapture(stream, &graph.g) == cudaSuccess;  // always end the capture
-  // Replayed twice; the events hold the second replay's times.
+  // Replayed twice, or uploaded first and replayed once; the events hold the last replay's times.
   ok = ok && ended && cudaGraphInstantiate(&graph.exec, graph.g, 0) == cudaSuccess &&
-       cudaGraphLaunch(graph.exec, stream) == cudaSuccess && cudaGraphLaunch(graph.exec, stream) == cudaSuccess &&
-       cudaStreamSynchronize(stream) == cudaSuccess;
+       (replays == Replays::One ? cudaGraphUpload(graph.exec, stream) : cudaGraphLaunch(graph.exec, stream)) ==
+           cudaSuccess &&
+       cudaGraphLaunch(graph.exec, stream) == cudaSuccess && cudaStreamSynchronize(stream) == cudaSuccess;
   for (size_t k = 0; ok && k < runs.size(); ++k) {
     float t = -1;
     ok = cudaEventElapsedTime(&t, marks.e[k], marks.e[k + 1]) == cudaSuccess;

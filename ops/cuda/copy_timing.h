@@ -47,8 +47,12 @@ float time_side_by_side(cudaStream_t stream, const Streams& side, int reps,
 // configuration `index`. Before the capture each configuration runs once alone on `stream` (a
 // kernel's first launch may set itself up); an entry is negative when that run failed. When
 // the one graph cannot be captured or run, each configuration is timed by time_side_by_side.
+// With `Replays::One` the graph is uploaded and replayed once, that replay timed: half the time,
+// for a first rough round of a search whose close candidates are timed again with the default.
+enum class Replays { One, WarmUpThenTimed };
 std::vector<float> time_each_side_by_side(cudaStream_t stream, const Streams& side, int reps, size_t count,
-                                          const std::function<bool(size_t index, size_t copy, cudaStream_t s)>& launch);
+                                          const std::function<bool(size_t index, size_t copy, cudaStream_t s)>& launch,
+                                          Replays replays = Replays::WarmUpThenTimed);
 
 // The largest difference between the first `count` floats of `got` and of `ref`, relative to
 // ref's largest magnitude; computed on the device after the work queued on `stream`. A NaN

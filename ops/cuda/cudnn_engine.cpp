@@ -267,20 +267,6 @@ const char* op_name(ConvOp op) {
   return op == ConvOp::Forward ? "forward" : op == ConvOp::BackwardData ? "backward-data" : "backward-filter";
 }
 
-// Milliseconds per convolution when `packs.size()` copies run side by side, as the learners
-// of a GPU run them (time_side_by_side, `reps` runs each). Negative when a run fails.
-float time_plan(const Parts& p, cudnnHandle_t handle, cudaStream_t stream, const std::vector<Desc>& packs,
-                const Streams& side, int reps) {
-  for (const Desc& pack : packs)  // once outside the graph: an engine's first run may set itself up
-    if (cudnnBackendExecute(handle, p.plan.get(), pack.get()) != CUDNN_STATUS_SUCCESS) return -1;
-  const float ms = time_side_by_side(stream, side, reps, [&](size_t copy, cudaStream_t s) {
-    return cudnnSetStream(handle, s) == CUDNN_STATUS_SUCCESS &&
-           cudnnBackendExecute(handle, p.plan.get(), packs[copy].get()) == CUDNN_STATUS_SUCCESS;
-  });
-  cudnnSetStream(handle, stream);
-  return ms;
-}
-
 }  // namespace
 
 std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream, const EngineConv& conv,
@@ -308,8 +294,32 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
     double build_ms;  // of the plan, for the log
     double err;       // relative to the reference's result
   };
-  std::vector<Timed> timed;
-  // Inputs shared by the copies; an output and a workspace each.
+  // The plain implicit-GEMM engines of the fallback list first: the first of them that runs is
+  // the reference the others' results are compared with (below).
+  auto is_plain = [&](size_t i) { return cands[i].fallback && cands[i].id.deterministic && !cands[i].notes.tensor_core; };
+  std::vector<size_t> order;
+  for (size_t i = 0; i < cands.size(); ++i)
+    if (is_plain(i)) order.push_back(i);
+  for (size_t i = 0; i < cands.size(); ++i)
+    if (!is_plain(i)) order.push_back(i);
+  // Every candidate's plan first: the timing below takes them all in one CUDA graph.
+  struct Built {
+    size_t index;
+    Desc plan;
+    size_t workspace;
+    double build_ms;
+  };
+  std::vector<Built> built;
+  for (size_t i : order) {
+    size_t ws = 0;
+    const auto t = std::chrono::steady_clock::now();
+    if (build_plan(p, handle, cands[i].config, &ws) != CUDNN_STATUS_SUCCESS || ws > search.workspace_budget) continue;
+    built.push_back({i, std::move(p.plan), ws,
+                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count()});
+  }
+  // Inputs shared by the copies; an output and a workspace each. The candidates run one after
+  // another, so a copy's workspace serves all of them: it is as large as the largest needs, and
+  // when that cannot be had, the candidates that need the most are left out.
   const size_t copies = static_cast<size_t>(std::clamp(search.concurrency, 1, 16));
   const size_t out_count = numel_of(op == ConvOp::Forward ? conv.grid : op == ConvOp::BackwardData ? conv.image : conv.filter);
   DeviceBuffer image(bytes_of(conv.image)), filter(bytes_of(conv.filter)), grid(bytes_of(conv.grid)),
@@ -318,52 +328,70 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
   image.fill_random(numel_of(conv.image), 1);
   filter.fill_random(numel_of(conv.filter), 2);
   grid.fill_random(numel_of(conv.grid), 3);
-  std::vector<std::unique_ptr<DeviceBuffer>> outs;
+  std::vector<std::unique_ptr<DeviceBuffer>> outs, workspaces;
   for (size_t c = 0; c < copies; ++c) {
     outs.push_back(std::make_unique<DeviceBuffer>(out_count * sizeof(float)));
     if (!outs.back()->p) return std::nullopt;
   }
+  while (!built.empty()) {
+    size_t ws = 0;
+    for (const Built& b : built) ws = std::max(ws, b.workspace);
+    workspaces.clear();
+    bool got = true;
+    for (size_t c = 0; got && c < copies; ++c) {
+      workspaces.push_back(std::make_unique<DeviceBuffer>(ws));
+      got = ws == 0 || workspaces.back()->p;
+    }
+    if (got) break;
+    std::erase_if(built, [&](const Built& b) { return b.workspace == ws; });
+  }
+  if (built.empty()) return std::nullopt;
+  std::vector<Desc> packs;
+  for (size_t c = 0; c < copies; ++c) {
+    void* out = outs[c]->p;
+    packs.push_back(variant_pack(op == ConvOp::BackwardData ? out : image.p, op == ConvOp::BackwardFilter ? out : filter.p,
+                                 op == ConvOp::Forward ? out : grid.p, workspaces[c]->p));
+  }
   Streams side(copies);
   g_engine_searches[copies].fetch_add(1, std::memory_order_relaxed);
-  // Engines whose notes do not say so may still compute in a way far from FMA rounding (a
-  // Winograd backward-filter engine was 1% off on LeNet-5's first convolution): each result is
-  // compared, on the device, with that of the first plain implicit-GEMM engine of the fallback
-  // list that runs, the reference (never a tensor-core one, so that TF32 engines are measured
-  // against float32 sums). So those engines are timed first, in their order.
-  auto is_plain = [&](size_t i) { return cands[i].fallback && cands[i].id.deterministic && !cands[i].notes.tensor_core; };
-  std::vector<size_t> order;
-  for (size_t i = 0; i < cands.size(); ++i)
-    if (is_plain(i)) order.push_back(i);
-  for (size_t i = 0; i < cands.size(); ++i)
-    if (!is_plain(i)) order.push_back(i);
+  // Each plan runs once a copy outside the graph (an engine's first run may set itself up), and
+  // its result is compared, on the device, with the reference's: engines whose notes do not say
+  // so may still compute in a way far from FMA rounding (a Winograd backward-filter engine was 1%
+  // off on LeNet-5's first convolution). The reference is never a tensor-core engine, so that
+  // TF32 engines are measured against float32 sums.
+  std::vector<Timed> timed;
+  std::vector<const Built*> runs;
   bool have_reference = false;
-  for (size_t i : order) {
-    size_t ws = 0;
-    const auto built = std::chrono::steady_clock::now();
-    if (build_plan(p, handle, cands[i].config, &ws) != CUDNN_STATUS_SUCCESS || ws > search.workspace_budget) continue;
-    const double build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - built).count();
-    std::vector<std::unique_ptr<DeviceBuffer>> workspaces;
-    std::vector<Desc> packs;
-    for (size_t c = 0; c < copies; ++c) {
-      workspaces.push_back(std::make_unique<DeviceBuffer>(ws));
-      if (ws && !workspaces.back()->p) break;
-      void* out = outs[c]->p;
-      packs.push_back(variant_pack(op == ConvOp::BackwardData ? out : image.p, op == ConvOp::BackwardFilter ? out : filter.p,
-                                   op == ConvOp::Forward ? out : grid.p, workspaces.back()->p));
+  for (const Built& b : built) {
+    bool ok = true;
+    for (size_t c = 0; ok && c < copies; ++c) ok = cudnnBackendExecute(handle, b.plan.get(), packs[c].get()) == CUDNN_STATUS_SUCCESS;
+    if (!ok) {
+      (void)cudaGetLastError();
+      continue;
     }
-    if (packs.size() != copies) continue;
-    float ms = time_plan(p, handle, stream, packs, side, 3);
-    if (ms < 0) continue;
-    cands[i].id.workspace = ws;
     double err = 0;
-    if (!have_reference && is_plain(i)) {
+    if (!have_reference && is_plain(b.index)) {
       CBT_CUDA_CHECK(cudaMemcpyAsync(reference.p, outs[0]->p, out_count * sizeof(float), cudaMemcpyDeviceToDevice, stream));
       have_reference = true;
     } else if (have_reference) {
       err = relative_error(*outs[0], reference, out_count, stream, &error_scratch);
     }
-    timed.push_back({i, ms, build_ms, err});
+    timed.push_back({b.index, -1.0f, b.build_ms, err});
+    runs.push_back(&b);
   }
+  // Then all of them timed in one CUDA graph, copies side by side as the learners of a GPU run
+  // them (time_each_side_by_side, 3 runs a copy).
+  const std::vector<float> ms =
+      time_each_side_by_side(stream, side, 3, runs.size(), [&](size_t i, size_t copy, cudaStream_t s) {
+        return cudnnSetStream(handle, s) == CUDNN_STATUS_SUCCESS &&
+               cudnnBackendExecute(handle, runs[i]->plan.get(), packs[copy].get()) == CUDNN_STATUS_SUCCESS;
+      });
+  CBT_CUDNN_CHECK(cudnnSetStream(handle, stream));
+  for (size_t i = 0; i < runs.size(); ++i) {
+    timed[i].ms = ms[i];
+    cands[timed[i].index].id.workspace = runs[i]->workspace;
+  }
+  std::erase_if(timed, [](const Timed& t) { return t.ms < 0; });
   // In the candidates' order again (ties of time keep it).
   std::sort(timed.begin(), timed.end(), [](const Timed& a, const Timed& b) { return a.index < b.index; });
   std::string log;

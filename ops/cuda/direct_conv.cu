@@ -661,16 +661,17 @@ std::vector<std::unique_ptr<DeviceBuffer>> buffers(size_t n, size_t bytes) {
 // The fastest of `configs` per copy, launch(cfg, copy, stream) enqueuing one run of copy `copy`,
 // timed side.s.size() copies at once, every configuration in one CUDA graph
 // (time_each_side_by_side); nullopt when none ran. Most of a search's time is the slow
-// configurations' runs, so every configuration first runs once a copy, and only those within
-// kShortlist of that round's best (at most kShortlistSize, fastest first) are timed again with 3
-// runs a copy, which decide.
+// configurations' runs, so every configuration first runs once a copy in one timed replay, and
+// only those within kShortlist of that round's best (at most kShortlistSize, fastest first) are
+// timed again with 3 runs a copy after a warm-up replay, which decide.
 template <class Config, class Launch>
 std::optional<TimedConfig<Config>> fastest(cudaStream_t stream, const Streams& side, const std::vector<Config>& configs,
                                            Launch&& launch) {
   constexpr float kShortlist = 1.5f;
   constexpr size_t kShortlistSize = 16;
   const std::vector<float> once = time_each_side_by_side(
-      stream, side, 1, configs.size(), [&](size_t i, size_t copy, cudaStream_t s) { return launch(configs[i], copy, s); });
+      stream, side, 1, configs.size(), [&](size_t i, size_t copy, cudaStream_t s) { return launch(configs[i], copy, s); },
+      Replays::One);
   std::vector<size_t> shortlist;
   for (size_t i = 0; i < configs.size(); ++i)
     if (once[i] >= 0) shortlist.push_back(i);

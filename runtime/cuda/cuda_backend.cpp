@@ -3,6 +3,7 @@
 
 #include <cuda_profiler_api.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -76,6 +77,14 @@ int cuda_device_count() {
   return n;
 }
 
+void cuda_ask_for_work_queues() { cuda::ask_for_work_queues(); }
+
+void cuda_start_contexts(const std::vector<int>& gpus) {
+  for (int g : gpus)
+    if (cudaSetDevice(g) == cudaSuccess) (void)cudaFree(nullptr);  // the context is made on first use
+  (void)cudaGetLastError();  // a missing GPU is reported by the backend that wants it
+}
+
 void cuda_profiled_span(bool open) {
   // Without a profiler attached both calls do nothing; their status is of no use here.
   (void)(open ? cudaProfilerStart() : cudaProfilerStop());
@@ -97,7 +106,6 @@ CudaBackend::CudaBackend(int index, const CudaBackendOptions& opt) : index_(inde
   cudnn_ = cuda::make_cudnn();
   CBT_CUDNN_CHECK(cudnnSetStream(cudnn_.get(), stream_.get()));
   workspace_ = std::make_unique<cuda::Workspace>(index, opt.workspace_bytes);
-  staging_ = cuda::PinnedMemory(kStagingSlots * kStagingSlotBytes);
   for (auto& e : staging_done_) e = cuda::make_event();
   events_ = std::make_shared<cuda::EventPool>();
 
@@ -146,9 +154,14 @@ void CudaBackend::copy_from_host(const Tensor& dst, const Tensor& src) {
   next_slot_ = (next_slot_ + 1) % kStagingSlots;
   cudaEvent_t done = staging_done_[slot].get();
   CBT_CUDA_CHECK(cudaEventSynchronize(done));
-  void* stage = static_cast<std::byte*>(staging_.get()) + slot * kStagingSlotBytes;
-  std::memcpy(stage, src.data(), n);
-  CBT_CUDA_CHECK(cudaMemcpyAsync(dst.data(), stage, n, cudaMemcpyHostToDevice, stream_.get()));
+  cuda::PinnedMemory& stage = staging_[slot];
+  if (stage.bytes() < n) {
+    size_t bytes = std::max(stage.bytes(), kStagingSlotFirstBytes);
+    while (bytes < n) bytes *= 2;
+    stage = cuda::PinnedMemory(std::min(bytes, kStagingSlotBytes));  // the old one's copy has run
+  }
+  std::memcpy(stage.get(), src.data(), n);
+  CBT_CUDA_CHECK(cudaMemcpyAsync(dst.data(), stage.get(), n, cudaMemcpyHostToDevice, stream_.get()));
   CBT_CUDA_CHECK(cudaEventRecord(done, stream_.get()));
 }
 

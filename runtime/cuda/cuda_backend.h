@@ -85,7 +85,8 @@ class CudaBackend final : public Backend {
 
  private:
   static constexpr size_t kStagingSlots = 4;
-  static constexpr size_t kStagingSlotBytes = size_t{8} << 20;
+  static constexpr size_t kStagingSlotBytes = size_t{8} << 20;  // larger uploads go directly
+  static constexpr size_t kStagingSlotFirstBytes = size_t{64} << 10;
 
   // Declared so that handles go before the memory they were given, and the stream last.
   int index_;
@@ -94,7 +95,9 @@ class CudaBackend final : public Backend {
   cuda::DeviceMemory cublas_workspace_;
   cuda::CublasHandle cublas_;
   cuda::CudnnHandle cudnn_;
-  cuda::PinnedMemory staging_;
+  // Page-locked memory is slow to get (about 12 ms for 32 MiB, paid by every learner), so each
+  // slot starts empty and grows to the upload it must hold, doubling, up to kStagingSlotBytes.
+  std::array<cuda::PinnedMemory, kStagingSlots> staging_;
   std::array<cuda::Event, kStagingSlots> staging_done_;  // a slot's last copy finished
   size_t next_slot_ = 0;
   std::shared_ptr<cuda::EventPool> events_;

@@ -20,7 +20,7 @@ namespace {
 // Configurations that hold a stream for 40, 10 and 80 us, and one whose launch fails: in one
 // graph each is timed as a graph of its own times it (within a quarter), at least its 3 runs of
 // 8 one-thread kernels side by side (3 x t / (3 x 8) per copy), in the order of their lengths;
-// the failing one is -1.
+// the failing one is -1. The same with one replay (Replays::One, a search's first round).
 TEST(CopyTiming, ConfigurationsTimedInOneGraphTimeAsOneGraphEach) {
   CBT_SKIP_WITHOUT_GPU();
   cudaStream_t stream = nullptr;
@@ -41,6 +41,15 @@ TEST(CopyTiming, ConfigurationsTimedInOneGraphTimeAsOneGraphEach) {
     const float alone = time_side_by_side(stream, side, 3, [&](size_t copy, cudaStream_t s) { return launch(i, copy, s); });
     EXPECT_GE(ms[i], 0.9f * static_cast<float>(ns[i]) * 1e-6f / 8) << i;
     EXPECT_NEAR(ms[i], alone, 0.25f * alone) << i;
+  }
+  const std::vector<float> once = time_each_side_by_side(stream, side, 1, ns.size(), launch, Replays::One);
+  ASSERT_EQ(once.size(), ns.size());
+  EXPECT_EQ(once[3], -1.0f);
+  EXPECT_LT(once[1], once[0]);
+  EXPECT_LT(once[0], once[2]);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_GE(once[i], 0.9f * static_cast<float>(ns[i]) * 1e-6f / 8) << i;
+    EXPECT_NEAR(once[i], ms[i], 0.25f * ms[i]) << i;
   }
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }

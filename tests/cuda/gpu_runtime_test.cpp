@@ -84,6 +84,38 @@ TEST(GpuRuntime, StagedUploadsInARowKeepTheirOwnData) {
   for (int i = 0; i < 11; ++i) EXPECT_TRUE(same_bytes(b->download(dev[i]), host[i])) << i;
 }
 
+TEST(GpuRuntime, StagingSlotsGrowToTheUploadsTheyHold) {
+  CBT_SKIP_WITHOUT_GPU();
+  auto b = make_backend(kGpu);
+  // Each slot starts empty and grows (64 KiB, doubling, up to 8 MiB) while the other slots'
+  // copies may still be running: sizes that make every slot grow several times, up to exactly
+  // one full slot, then small ones again; nothing read back in between.
+  const int64_t sizes[] = {10, 16385, 3, 300001, 16384, 1 << 21, 77, 1 << 19, 1 << 21, 5000, 123457, 1};
+  std::vector<Tensor> host, dev;
+  uint64_t seed = 200;
+  for (int rep = 0; rep < 2; ++rep)
+    for (int64_t n : sizes) {
+      host.push_back(test::random_tensor(DType::Float32, {n}, seed++));
+      dev.push_back(b->upload(host.back()));
+    }
+  for (size_t i = 0; i < host.size(); ++i)
+    EXPECT_TRUE(same_bytes(b->download(dev[i]), host[i])) << "upload " << i << " of " << host[i].numel() << " floats";
+}
+
+TEST(GpuRuntime, DeviceWarmUpLeavesAMissingDeviceToTheBackend) {
+  // Runs without a GPU too: the warm-up must neither throw nor hide the backend's message.
+  { DeviceWarmUp warm_up({1000}); }
+  EXPECT_THROW(make_backend(Device{DeviceKind::CUDA, 1000}), UserError);
+  { DeviceWarmUp nothing({}); }
+  if (!test::gpu_available()) GTEST_SKIP() << "no CUDA device: the warm-up of a real GPU is not run";
+  {
+    DeviceWarmUp warm_up({0});
+    auto b = make_backend(kGpu);  // while the thread may still be making the context
+    Tensor h = test::random_tensor(DType::Float32, {999}, 7);
+    EXPECT_TRUE(same_bytes(b->download(b->upload(h)), h));
+  }
+}
+
 TEST(GpuRuntime, AllocationsAreZeroedAlsoWhenReused) {
   CBT_SKIP_WITHOUT_GPU();
   auto b = make_backend(kGpu);
