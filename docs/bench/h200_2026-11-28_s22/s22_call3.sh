@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Session 22 call 3: the faster start (this tree, "new") against b9d15e8 ("old": its runtime/,
-# tools/, ops/ and tests/ built alongside). The CUDA suite on the new build; then cold starts
+# tools/ and ops/ built alongside, without tests). The CUDA suite on the new build; then cold starts
 # of ResNet-20 and LeNet-5 (learners auto, 2 epochs, no convolution choices kept), new and old
 # alternating, three rounds: the build before training (autotune_s), the first count's time,
 # the searches' sum, epoch 2's training clock; then `cbtrain bench` ResNet-32 at batch 32 with
 # 16 learners, new against old, two rounds (the choices of the faster search must train as fast).
 source docs/bench/h200_2026-11-27_s14/s14_lib.sh
 mkdir -p /tmp/old && tar --exclude=./build-gpu --exclude=./.device -cf - . | tar -xf - -C /tmp/old
-rm -rf /tmp/old/runtime /tmp/old/tools /tmp/old/ops /tmp/old/tests && tar xzf .device/session/old_src.tgz -C /tmp/old
+rm -rf /tmp/old/runtime /tmp/old/tools /tmp/old/ops && tar xJf .device/session/old_src.txz -C /tmp/old
 ln -sfn $PWD/.device /tmp/old/.device
-(cd /tmp/old && bash scripts/gpu_check.sh $R/check_old build > $R/build_old.txt 2>&1; echo "old build rc $?" > $R/old_build_rc.txt) &
+(cd /tmp/old && CBT_EXTRA_CMAKE_ARGS=-DCBT_BUILD_TESTS=OFF bash scripts/gpu_check.sh $R/check_old build > $R/build_old.txt 2>&1; echo "old build rc $?" > $R/old_build_rc.txt) &
 BUILD=$!
 T1=$SECONDS
 timeout 300 ./build-gpu/tests/cbt_tests_cuda > $R/tests.txt 2>&1
