@@ -42,6 +42,10 @@ TEST(CopyTiming, ConfigurationsTimedInOneGraphTimeAsOneGraphEach) {
     EXPECT_GE(ms[i], 0.9f * static_cast<float>(ns[i]) * 1e-6f / 8) << i;
     EXPECT_NEAR(ms[i], alone, 0.25f * alone) << i;
   }
+  // One run a copy (a first round's timing) replayed once against the same after a warm-up
+  // replay. (Against 3 runs a copy it would be longer: the fork and join of a configuration's
+  // copies take a few microseconds that 3 runs share.)
+  const std::vector<float> warm = time_each_side_by_side(stream, side, 1, ns.size(), launch);
   const std::vector<float> once = time_each_side_by_side(stream, side, 1, ns.size(), launch, Replays::One);
   ASSERT_EQ(once.size(), ns.size());
   EXPECT_EQ(once[3], -1.0f);
@@ -49,7 +53,7 @@ TEST(CopyTiming, ConfigurationsTimedInOneGraphTimeAsOneGraphEach) {
   EXPECT_LT(once[0], once[2]);
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_GE(once[i], 0.9f * static_cast<float>(ns[i]) * 1e-6f / 8) << i;
-    EXPECT_NEAR(once[i], ms[i], 0.25f * ms[i]) << i;
+    EXPECT_NEAR(once[i], warm[i], 0.25f * warm[i]) << i;
   }
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
