@@ -4,7 +4,6 @@
 // conv_choices.h); asymmetric padding that cuDNN cannot express is applied by padding the
 // image explicitly into the workspace.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -281,22 +280,18 @@ std::optional<DirectConv> direct_form(const ConvGeom& g, ConvOp op) {
 // time with as many copies at once. Logged with CBT_LOG_CONV_ALGOS=1.
 template <class Choice>
 bool take_direct(const std::optional<Choice>& best, float engine_ms, const DirectConv& d, const char* what, int copies,
-                 bool log, double search_ms) {
+                 const SearchPhases* phases) {
   const bool take = best && (direct_mode() == DirectMode::Always || (engine_ms >= 0 && best->ms < engine_ms));
-  if (log)
+  if (phases)
     std::fprintf(stderr,
                  "cbtrain conv direct: %s x%d in=(%lld,%lld,%lld,%lld) M=%lld k=%lld%s: best %s %.4fms, engine %.4fms: "
-                 "%s (searched in %.1f ms)\n",
+                 "%s (searched in %.1f ms: %s)\n",
                  what, copies, static_cast<long long>(d.N), static_cast<long long>(d.C), static_cast<long long>(d.H),
                  static_cast<long long>(d.W), static_cast<long long>(d.M), static_cast<long long>(d.K),
                  d.phases ? " (stride-2 phases)" : "",
                  best ? best->cfg.str().c_str() : "none", best ? best->ms : -1.0f, engine_ms, take ? "direct" : "cuDNN",
-                 search_ms);
+                 phases->total_ms(), phases->str().c_str());
   return take;
-}
-
-double ms_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
 }
 
 // The direct kernel for a forward or backward-data op, when one applies and take_direct says so.
@@ -304,9 +299,11 @@ std::optional<DirectPlan> choose_direct_plan(const CudaContext& cc, const ConvGe
                                              int copies, bool log) {
   const std::optional<DirectConv> d = direct_mode() == DirectMode::Off ? std::nullopt : direct_form(g, op);
   if (!d) return std::nullopt;
-  const auto start = std::chrono::steady_clock::now();
-  const std::optional<DirectChoice> best = choose_direct(cc.stream, *d, copies);
-  if (!take_direct(best, engine_ms, *d, op == ConvOp::Forward ? "forward" : "backward-data", copies, log, ms_since(start)))
+  SearchPhases laps;  // with a "free" lap: the search's buffers and streams going
+  SearchPhases* phases = log ? &laps : nullptr;
+  const std::optional<DirectChoice> best = choose_direct(cc.stream, *d, copies, phases);
+  lap(phases, "free");
+  if (!take_direct(best, engine_ms, *d, op == ConvOp::Forward ? "forward" : "backward-data", copies, phases))
     return std::nullopt;
   return DirectPlan{*d, best->cfg};
 }
@@ -317,9 +314,11 @@ std::optional<DirectWgradPlan> choose_direct_wgrad_plan(const CudaContext& cc, c
   const std::optional<DirectConv> d =
       direct_mode() == DirectMode::Off ? std::nullopt : direct_form(g, ConvOp::BackwardFilter);
   if (!d) return std::nullopt;
-  const auto start = std::chrono::steady_clock::now();
-  const std::optional<WgradChoice> best = choose_direct_wgrad(cc.stream, *d, copies, budget);
-  if (!take_direct(best, engine_ms, *d, "backward-filter", copies, log, ms_since(start))) return std::nullopt;
+  SearchPhases laps;
+  SearchPhases* phases = log ? &laps : nullptr;
+  const std::optional<WgradChoice> best = choose_direct_wgrad(cc.stream, *d, copies, budget, phases);
+  lap(phases, "free");
+  if (!take_direct(best, engine_ms, *d, "backward-filter", copies, phases)) return std::nullopt;
   return DirectWgradPlan{*d, best->cfg, direct_wgrad_partial_bytes(*d, best->cfg)};
 }
 

@@ -82,7 +82,7 @@ float time_side_by_side(cudaStream_t stream, const Streams& side, int reps,
 
 std::vector<float> time_each_side_by_side(cudaStream_t stream, const Streams& side, int reps, size_t count,
                                           const std::function<bool(size_t index, size_t copy, cudaStream_t s)>& launch,
-                                          Replays replays) {
+                                          Replays replays, SearchPhases* phases) {
   std::vector<float> ms(count, -1.0f);
   std::vector<size_t> runs;  // the configurations whose first run succeeded
   for (size_t i = 0; i < count; ++i) {
@@ -91,6 +91,7 @@ std::vector<float> time_each_side_by_side(cudaStream_t stream, const Streams& si
     else
       (void)cudaGetLastError();
   }
+  lap(phases, "alone");
   if (runs.empty()) return ms;
   const size_t n = side.s.size();
   Events fork(runs.size(), false), joins(runs.size() * n, false), marks(runs.size() + 1, true);
@@ -109,11 +110,15 @@ std::vector<float> time_each_side_by_side(cudaStream_t stream, const Streams& si
     ok = ok && cudaEventRecordWithFlags(marks.e[k + 1], stream, cudaEventRecordExternal) == cudaSuccess;
   }
   const bool ended = cudaStreamEndCapture(stream, &graph.g) == cudaSuccess;  // always end the capture
+  lap(phases, "capture");
+  ok = ok && ended && cudaGraphInstantiate(&graph.exec, graph.g, 0) == cudaSuccess;
+  lap(phases, "instantiate");
   // Replayed twice, or uploaded first and replayed once; the events hold the last replay's times.
-  ok = ok && ended && cudaGraphInstantiate(&graph.exec, graph.g, 0) == cudaSuccess &&
+  ok = ok &&
        (replays == Replays::One ? cudaGraphUpload(graph.exec, stream) : cudaGraphLaunch(graph.exec, stream)) ==
            cudaSuccess &&
        cudaGraphLaunch(graph.exec, stream) == cudaSuccess && cudaStreamSynchronize(stream) == cudaSuccess;
+  lap(phases, "replays");
   for (size_t k = 0; ok && k < runs.size(); ++k) {
     float t = -1;
     ok = cudaEventElapsedTime(&t, marks.e[k], marks.e[k + 1]) == cudaSuccess;

@@ -8,6 +8,8 @@
 #include <functional>
 #include <vector>
 
+#include "ops/cuda/search_phases.h"
+
 namespace cbt::cuda {
 
 // Device memory for timing, freed on every path; `p` is null when the allocation failed.
@@ -49,10 +51,11 @@ float time_side_by_side(cudaStream_t stream, const Streams& side, int reps,
 // the one graph cannot be captured or run, each configuration is timed by time_side_by_side.
 // With `Replays::One` the graph is uploaded and replayed once, that replay timed: half the time,
 // for a first rough round of a search whose close candidates are timed again with the default.
+// `phases`, when given, gets laps "alone" (the first runs), "capture", "instantiate" and "replays".
 enum class Replays { One, WarmUpThenTimed };
 std::vector<float> time_each_side_by_side(cudaStream_t stream, const Streams& side, int reps, size_t count,
                                           const std::function<bool(size_t index, size_t copy, cudaStream_t s)>& launch,
-                                          Replays replays = Replays::WarmUpThenTimed);
+                                          Replays replays = Replays::WarmUpThenTimed, SearchPhases* phases = nullptr);
 
 // The largest difference between the first `count` floats of `got` and of `ref`, relative to
 // ref's largest magnitude; computed on the device after the work queued on `stream`. A NaN

@@ -272,9 +272,11 @@ const char* op_name(ConvOp op) {
 std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream, const EngineConv& conv,
                                       ConvOp op, const EngineSearch& search) {
   CBT_CUDNN_CHECK(cudnnSetStream(handle, stream));
-  const auto start = std::chrono::steady_clock::now();
+  SearchPhases laps;
+  SearchPhases* phases = search.log ? &laps : nullptr;
   Parts p;
   build_graph(p, handle, conv, op);
+  lap(phases, "graph");
   // The heuristics' first few allowed engines, then the fallback list (the plain implicit-GEMM
   // engines of the legacy algorithms), without repeats.
   constexpr size_t kMaxHeuristic = 8;
@@ -288,6 +290,7 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
       if (!seen) cands.push_back(std::move(c));
     }
   }
+  lap(phases, "heuristics");
   struct Timed {
     size_t index;
     float ms;
@@ -317,10 +320,13 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
     built.push_back({i, std::move(p.plan), ws,
                      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count()});
   }
+  lap(phases, "plans");
+  std::vector<Timed> timed;
+  const size_t copies = static_cast<size_t>(std::clamp(search.concurrency, 1, 16));
+  {  // the timing's buffers and streams, freed at the end of this block
   // Inputs shared by the copies; an output and a workspace each. The candidates run one after
   // another, so a copy's workspace serves all of them: it is as large as the largest needs, and
   // when that cannot be had, the candidates that need the most are left out.
-  const size_t copies = static_cast<size_t>(std::clamp(search.concurrency, 1, 16));
   const size_t out_count = numel_of(op == ConvOp::Forward ? conv.grid : op == ConvOp::BackwardData ? conv.image : conv.filter);
   DeviceBuffer image(bytes_of(conv.image)), filter(bytes_of(conv.filter)), grid(bytes_of(conv.grid)),
       reference(out_count * sizeof(float)), error_scratch(relative_error_scratch_bytes);
@@ -352,14 +358,15 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
     packs.push_back(variant_pack(op == ConvOp::BackwardData ? out : image.p, op == ConvOp::BackwardFilter ? out : filter.p,
                                  op == ConvOp::Forward ? out : grid.p, workspaces[c]->p));
   }
+  lap(phases, "buffers");
   Streams side(copies);
+  lap(phases, "streams");
   g_engine_searches[copies].fetch_add(1, std::memory_order_relaxed);
   // Each plan runs once a copy outside the graph (an engine's first run may set itself up), and
   // its result is compared, on the device, with the reference's: engines whose notes do not say
   // so may still compute in a way far from FMA rounding (a Winograd backward-filter engine was 1%
   // off on LeNet-5's first convolution). The reference is never a tensor-core engine, so that
   // TF32 engines are measured against float32 sums.
-  std::vector<Timed> timed;
   std::vector<const Built*> runs;
   bool have_reference = false;
   for (const Built& b : built) {
@@ -379,18 +386,23 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
     timed.push_back({b.index, -1.0f, b.build_ms, err});
     runs.push_back(&b);
   }
+  lap(phases, "checks");
   // Then all of them timed in one CUDA graph, copies side by side as the learners of a GPU run
   // them (time_each_side_by_side, 3 runs a copy).
-  const std::vector<float> ms =
-      time_each_side_by_side(stream, side, 3, runs.size(), [&](size_t i, size_t copy, cudaStream_t s) {
+  const std::vector<float> ms = time_each_side_by_side(
+      stream, side, 3, runs.size(),
+      [&](size_t i, size_t copy, cudaStream_t s) {
         return cudnnSetStream(handle, s) == CUDNN_STATUS_SUCCESS &&
                cudnnBackendExecute(handle, runs[i]->plan.get(), packs[copy].get()) == CUDNN_STATUS_SUCCESS;
-      });
+      },
+      Replays::WarmUpThenTimed, phases);
   CBT_CUDNN_CHECK(cudnnSetStream(handle, stream));
   for (size_t i = 0; i < runs.size(); ++i) {
     timed[i].ms = ms[i];
     cands[timed[i].index].id.workspace = runs[i]->workspace;
   }
+  }
+  lap(phases, "free");
   std::erase_if(timed, [](const Timed& t) { return t.ms < 0; });
   // In the candidates' order again (ties of time keep it).
   std::sort(timed.begin(), timed.end(), [](const Timed& a, const Timed& b) { return a.index < b.index; });
@@ -423,13 +435,13 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
   if (search.log)
     std::fprintf(stderr,
                  "cbtrain conv engines: %s x%zu image=(%lld,%lld,%lld,%lld) filter=(%lld,%lld,%lld,%lld) s=%lld "
-                 "candidates:%s chosen: e%lld (%zu B; searched in %.1f ms)\n",
+                 "candidates:%s chosen: e%lld (%zu B; searched in %.1f ms: %s)\n",
                  op_name(op), copies, static_cast<long long>(conv.image[0]), static_cast<long long>(conv.image[1]),
                  static_cast<long long>(conv.image[2]), static_cast<long long>(conv.image[3]),
                  static_cast<long long>(conv.filter[0]), static_cast<long long>(conv.filter[1]),
                  static_cast<long long>(conv.filter[2]), static_cast<long long>(conv.filter[3]),
                  static_cast<long long>(conv.stride[0]), log.c_str(), static_cast<long long>(id.global_index),
-                 id.workspace, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+                 id.workspace, phases->total_ms(), phases->str().c_str());
   return id;
 }
 

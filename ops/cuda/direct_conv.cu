@@ -666,12 +666,12 @@ std::vector<std::unique_ptr<DeviceBuffer>> buffers(size_t n, size_t bytes) {
 // timed again with 3 runs a copy after a warm-up replay, which decide.
 template <class Config, class Launch>
 std::optional<TimedConfig<Config>> fastest(cudaStream_t stream, const Streams& side, const std::vector<Config>& configs,
-                                           Launch&& launch) {
+                                           SearchPhases* phases, Launch&& launch) {
   constexpr float kShortlist = 1.5f;
   constexpr size_t kShortlistSize = 16;
   const std::vector<float> once = time_each_side_by_side(
       stream, side, 1, configs.size(), [&](size_t i, size_t copy, cudaStream_t s) { return launch(configs[i], copy, s); },
-      Replays::One);
+      Replays::One, phases);
   std::vector<size_t> shortlist;
   for (size_t i = 0; i < configs.size(); ++i)
     if (once[i] >= 0) shortlist.push_back(i);
@@ -681,10 +681,10 @@ std::optional<TimedConfig<Config>> fastest(cudaStream_t stream, const Streams& s
   while (keep < shortlist.size() && keep < kShortlistSize && once[shortlist[keep]] <= kShortlist * once[shortlist[0]])
     ++keep;
   shortlist.resize(keep);
-  const std::vector<float> ms = time_each_side_by_side(stream, side, 3, shortlist.size(),
-                                                       [&](size_t i, size_t copy, cudaStream_t s) {
-                                                         return launch(configs[shortlist[i]], copy, s);
-                                                       });
+  const std::vector<float> ms = time_each_side_by_side(
+      stream, side, 3, shortlist.size(),
+      [&](size_t i, size_t copy, cudaStream_t s) { return launch(configs[shortlist[i]], copy, s); },
+      Replays::WarmUpThenTimed, phases);
   std::optional<TimedConfig<Config>> best;
   for (size_t i = 0; i < shortlist.size(); ++i)
     if (ms[i] >= 0 && (!best || ms[i] < best->ms)) best = TimedConfig<Config>{configs[shortlist[i]], ms[i]};
@@ -759,7 +759,8 @@ bool direct_conv(cudaStream_t stream, const DirectConv& d, const DirectConfig& c
   return ok;
 }
 
-std::optional<DirectChoice> choose_direct(cudaStream_t stream, const DirectConv& d, int copies) {
+std::optional<DirectChoice> choose_direct(cudaStream_t stream, const DirectConv& d, int copies,
+                                          SearchPhases* phases) {
   const std::vector<DirectConfig> configs = direct_configs(d);
   if (configs.empty()) return std::nullopt;
   const size_t n = static_cast<size_t>(std::clamp(copies, 1, 16));
@@ -772,8 +773,10 @@ std::optional<DirectChoice> choose_direct(cudaStream_t stream, const DirectConv&
   bias.fill_random(static_cast<size_t>(d.M), 3);
   const auto outs = buffers(n, out_count * sizeof(float));
   if (outs.empty()) return std::nullopt;
+  lap(phases, "buffers");
   Streams side(n);
-  return fastest(stream, side, configs, [&](const DirectConfig& cfg, size_t copy, cudaStream_t s) {
+  lap(phases, "streams");
+  return fastest(stream, side, configs, phases, [&](const DirectConfig& cfg, size_t copy, cudaStream_t s) {
     return launch(s, d, cfg, static_cast<const float*>(in.p), static_cast<const float*>(w.p),
                   d.phases ? nullptr : static_cast<const float*>(bias.p), false, static_cast<float*>(outs[copy]->p));
   });
@@ -838,7 +841,7 @@ bool direct_wgrad(cudaStream_t stream, const DirectConv& d, const WgradConfig& c
 }
 
 std::optional<WgradChoice> choose_direct_wgrad(cudaStream_t stream, const DirectConv& d, int copies,
-                                               size_t workspace_budget) {
+                                               size_t workspace_budget, SearchPhases* phases) {
   const std::vector<WgradConfig> configs = direct_wgrad_configs(d, workspace_budget);
   if (configs.empty()) return std::nullopt;
   const size_t n = static_cast<size_t>(std::clamp(copies, 1, 16));
@@ -852,8 +855,10 @@ std::optional<WgradChoice> choose_direct_wgrad(cudaStream_t stream, const Direct
   dy.fill_random(dy_count, 3);
   const auto outs = buffers(n, dw_count * sizeof(float)), partials = buffers(n, partial_bytes);
   if (outs.empty() || partials.empty()) return std::nullopt;
+  lap(phases, "buffers");
   Streams side(n);
-  return fastest(stream, side, configs, [&](const WgradConfig& cfg, size_t copy, cudaStream_t s) {
+  lap(phases, "streams");
+  return fastest(stream, side, configs, phases, [&](const WgradConfig& cfg, size_t copy, cudaStream_t s) {
     return launch_wgrad(s, d, cfg, static_cast<const float*>(x.p), static_cast<const float*>(dy.p),
                         static_cast<float*>(partials[copy]->p), static_cast<float*>(outs[copy]->p));
   });

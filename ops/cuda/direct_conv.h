@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "ops/cuda/search_phases.h"
+
 namespace cbt::cuda {
 
 // One stride-1 convolution as the kernel runs it: in (N, C, H, W) convolved with K x K
@@ -75,8 +77,10 @@ struct TimedConfig {
 using DirectChoice = TimedConfig<DirectConfig>;
 
 // The fastest configuration for `d` timed `copies` at a time (time_side_by_side) on buffers
-// of its own; nullopt when none ran. Must not run inside a CUDA-graph capture.
-std::optional<DirectChoice> choose_direct(cudaStream_t stream, const DirectConv& d, int copies);
+// of its own; nullopt when none ran. Must not run inside a CUDA-graph capture. `phases`, when
+// given, gets laps "buffers", "streams" and those of time_each_side_by_side.
+std::optional<DirectChoice> choose_direct(cudaStream_t stream, const DirectConv& d, int copies,
+                                          SearchPhases* phases = nullptr);
 
 // Backward filter: dW (M, C, K, K) of the forward convolution `d` (not turned) from its input x
 // (N, C, H, W) and dY (N, M, OH, OW). Each block of `threads` sums the products of `ipb` images
@@ -98,7 +102,7 @@ bool direct_wgrad(cudaStream_t stream, const DirectConv& d, const WgradConfig& c
                   float* partial, float* dw);
 using WgradChoice = TimedConfig<WgradConfig>;
 std::optional<WgradChoice> choose_direct_wgrad(cudaStream_t stream, const DirectConv& d, int copies,
-                                               size_t workspace_budget);
+                                               size_t workspace_budget, SearchPhases* phases = nullptr);
 
 // Whether the direct kernels take part (CBT_CONV_DIRECT in the environment, read at each
 // choice): Timed (unset; run where faster than cuDNN's choice), Off, or Always (wherever
