@@ -1,6 +1,8 @@
 // Side-by-side timing of kernel copies in a CUDA graph, and its buffers.
 #include "ops/cuda/copy_timing.h"
 
+#include <algorithm>
+
 #include "ops/cuda/cuda_context.h"
 
 namespace cbt::cuda {
@@ -81,17 +83,23 @@ float time_side_by_side(cudaStream_t stream, const Streams& side, int reps,
 }
 
 std::vector<float> time_each_side_by_side(cudaStream_t stream, const Streams& side, int reps, size_t count,
-                                          const std::function<bool(size_t index, size_t copy, cudaStream_t s)>& launch,
-                                          Replays replays, SearchPhases* phases) {
+                                          const IndexedLaunch& launch, const TimingRuns& how) {
+  const bool once = how.replays == Replays::One;
+  SearchPhases* phases = how.phases;
   std::vector<float> ms(count, -1.0f);
   std::vector<size_t> runs;  // the configurations whose first run succeeded
   for (size_t i = 0; i < count; ++i) {
-    if (launch(i, 0, stream) && cudaStreamSynchronize(stream) == cudaSuccess)
+    if (!how.first_alone || launch(i, 0, stream))
       runs.push_back(i);
     else
-      (void)cudaGetLastError();
+      (void)cudaGetLastError();  // a launch refused (its configuration), not a fault: the others go on
   }
-  lap(phases, "alone");
+  // One wait for all of them: a fault while running would end every later call on this context anyway.
+  if (how.first_alone && cudaStreamSynchronize(stream) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return ms;
+  }
+  lap(phases, once ? "alone1" : "alone");
   if (runs.empty()) return ms;
   const size_t n = side.s.size();
   Events fork(runs.size(), false), joins(runs.size() * n, false), marks(runs.size() + 1, true);
@@ -110,15 +118,13 @@ std::vector<float> time_each_side_by_side(cudaStream_t stream, const Streams& si
     ok = ok && cudaEventRecordWithFlags(marks.e[k + 1], stream, cudaEventRecordExternal) == cudaSuccess;
   }
   const bool ended = cudaStreamEndCapture(stream, &graph.g) == cudaSuccess;  // always end the capture
-  lap(phases, "capture");
+  lap(phases, once ? "capture1" : "capture");
   ok = ok && ended && cudaGraphInstantiate(&graph.exec, graph.g, 0) == cudaSuccess;
-  lap(phases, "instantiate");
+  lap(phases, once ? "instantiate1" : "instantiate");
   // Replayed twice, or uploaded first and replayed once; the events hold the last replay's times.
-  ok = ok &&
-       (replays == Replays::One ? cudaGraphUpload(graph.exec, stream) : cudaGraphLaunch(graph.exec, stream)) ==
-           cudaSuccess &&
+  ok = ok && (once ? cudaGraphUpload(graph.exec, stream) : cudaGraphLaunch(graph.exec, stream)) == cudaSuccess &&
        cudaGraphLaunch(graph.exec, stream) == cudaSuccess && cudaStreamSynchronize(stream) == cudaSuccess;
-  lap(phases, "replays");
+  lap(phases, once ? "replay1" : "replays");
   for (size_t k = 0; ok && k < runs.size(); ++k) {
     float t = -1;
     ok = cudaEventElapsedTime(&t, marks.e[k], marks.e[k + 1]) == cudaSuccess;
@@ -128,6 +134,26 @@ std::vector<float> time_each_side_by_side(cudaStream_t stream, const Streams& si
   if (!ok)
     for (size_t i : runs)
       ms[i] = time_side_by_side(stream, side, reps, [&](size_t copy, cudaStream_t s) { return launch(i, copy, s); });
+  return ms;
+}
+
+std::vector<float> time_shortlisted(cudaStream_t stream, const Streams& side, int reps, size_t count,
+                                    const IndexedLaunch& launch, const Shortlist& shortlist, SearchPhases* phases) {
+  const std::vector<float> first =
+      time_each_side_by_side(stream, side, 1, count, launch, {Replays::One, shortlist.first_alone, phases});
+  std::vector<size_t> kept;
+  for (size_t i = 0; i < count; ++i)
+    if (first[i] >= 0) kept.push_back(i);
+  std::vector<float> ms(count, -1.0f);
+  if (kept.empty()) return ms;
+  std::stable_sort(kept.begin(), kept.end(), [&](size_t a, size_t b) { return first[a] < first[b]; });
+  size_t keep = 1;
+  while (keep < kept.size() && keep < shortlist.most && first[kept[keep]] <= shortlist.within * first[kept[0]]) ++keep;
+  kept.resize(keep);
+  const std::vector<float> second = time_each_side_by_side(
+      stream, side, reps, kept.size(), [&](size_t i, size_t copy, cudaStream_t s) { return launch(kept[i], copy, s); },
+      {Replays::WarmUpThenTimed, false, phases});
+  for (size_t i = 0; i < kept.size(); ++i) ms[kept[i]] = second[i];
   return ms;
 }
 

@@ -42,20 +42,44 @@ struct Streams {
 float time_side_by_side(cudaStream_t stream, const Streams& side, int reps,
                         const std::function<bool(size_t copy, cudaStream_t s)>& launch);
 
+// How time_each_side_by_side runs: `replays` (WarmUpThenTimed: replayed twice, the second
+// replay timed; One: uploaded and replayed once, that replay timed, half the time, for a first
+// rough round of a search whose close candidates are timed again); `first_alone`: each
+// configuration first runs once alone on the timing stream (a kernel's first launch may set
+// itself up, and a launch that fails is found), which a search's second round, whose
+// configurations all ran in its first, leaves out; `phases`, when given, gets the laps
+// "alone", "capture", "instantiate" and "replays" ("alone1" ... "replay1" with Replays::One).
+enum class Replays { One, WarmUpThenTimed };
+struct TimingRuns {
+  Replays replays = Replays::WarmUpThenTimed;
+  bool first_alone = true;
+  SearchPhases* phases = nullptr;
+};
+
 // Milliseconds per run of each of `count` configurations, each timed as time_side_by_side times
 // one (side.s.size() copies side by side, `reps` runs each), but all captured into one CUDA graph,
 // one configuration after another with a timing event between them: a search instantiates one
 // graph instead of one per configuration. `launch(index, copy, stream)` enqueues one run of
-// configuration `index`. Before the capture each configuration runs once alone on `stream` (a
-// kernel's first launch may set itself up); an entry is negative when that run failed. When
-// the one graph cannot be captured or run, each configuration is timed by time_side_by_side.
-// With `Replays::One` the graph is uploaded and replayed once, that replay timed: half the time,
-// for a first rough round of a search whose close candidates are timed again with the default.
-// `phases`, when given, gets laps "alone" (the first runs), "capture", "instantiate" and "replays".
-enum class Replays { One, WarmUpThenTimed };
+// configuration `index`. An entry is negative when its first run failed. When the one graph
+// cannot be captured or run, each configuration is timed by time_side_by_side.
+using IndexedLaunch = std::function<bool(size_t index, size_t copy, cudaStream_t s)>;
 std::vector<float> time_each_side_by_side(cudaStream_t stream, const Streams& side, int reps, size_t count,
-                                          const std::function<bool(size_t index, size_t copy, cudaStream_t s)>& launch,
-                                          Replays replays = Replays::WarmUpThenTimed, SearchPhases* phases = nullptr);
+                                          const IndexedLaunch& launch, const TimingRuns& runs = {});
+
+// A search's timing in two rounds (most of its time would be the slow configurations' runs):
+// every configuration runs once a copy in one replay (Replays::One, each first alone unless
+// `first_alone` is false), then those within `within` times that round's best (at most `most`,
+// fastest first) are timed again with `reps` runs a copy after a warm-up replay. Returns each
+// configuration's milliseconds of the second round; negative for those that failed or were left
+// out after the first.
+struct Shortlist {
+  float within = 1.5f;
+  size_t most = 16;
+  bool first_alone = true;
+};
+std::vector<float> time_shortlisted(cudaStream_t stream, const Streams& side, int reps, size_t count,
+                                    const IndexedLaunch& launch, const Shortlist& shortlist,
+                                    SearchPhases* phases = nullptr);
 
 // The largest difference between the first `count` floats of `got` and of `ref`, relative to
 // ref's largest magnitude; computed on the device after the work queued on `stream`. A NaN

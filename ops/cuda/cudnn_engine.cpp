@@ -289,8 +289,8 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
       c.fallback = mode == CUDNN_HEUR_MODE_FALLBACK;
       if (!seen) cands.push_back(std::move(c));
     }
+    lap(phases, mode == CUDNN_HEUR_MODE_A ? "heuristics" : "fallbacks");
   }
-  lap(phases, "heuristics");
   struct Timed {
     size_t index;
     float ms;
@@ -362,17 +362,16 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
   Streams side(copies);
   lap(phases, "streams");
   g_engine_searches[copies].fetch_add(1, std::memory_order_relaxed);
-  // Each plan runs once a copy outside the graph (an engine's first run may set itself up), and
-  // its result is compared, on the device, with the reference's: engines whose notes do not say
-  // so may still compute in a way far from FMA rounding (a Winograd backward-filter engine was 1%
+  // Each plan runs once outside the graph (an engine's first run may set itself up), and its
+  // result is compared, on the device, with the reference's: engines whose notes do not say so
+  // may still compute in a way far from FMA rounding (a Winograd backward-filter engine was 1%
   // off on LeNet-5's first convolution). The reference is never a tensor-core engine, so that
-  // TF32 engines are measured against float32 sums.
+  // TF32 engines are measured against float32 sums. Only the accurate ones are timed.
   std::vector<const Built*> runs;
+  std::vector<size_t> timed_of_run;
   bool have_reference = false;
   for (const Built& b : built) {
-    bool ok = true;
-    for (size_t c = 0; ok && c < copies; ++c) ok = cudnnBackendExecute(handle, b.plan.get(), packs[c].get()) == CUDNN_STATUS_SUCCESS;
-    if (!ok) {
+    if (cudnnBackendExecute(handle, b.plan.get(), packs[0].get()) != CUDNN_STATUS_SUCCESS) {
       (void)cudaGetLastError();
       continue;
     }
@@ -383,27 +382,28 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
     } else if (have_reference) {
       err = relative_error(*outs[0], reference, out_count, stream, &error_scratch);
     }
+    cands[b.index].id.workspace = b.workspace;
     timed.push_back({b.index, -1.0f, b.build_ms, err});
+    if (!accurate_enough(err, search.tf32)) continue;
+    timed_of_run.push_back(timed.size() - 1);
     runs.push_back(&b);
   }
   lap(phases, "checks");
-  // Then all of them timed in one CUDA graph, copies side by side as the learners of a GPU run
-  // them (time_each_side_by_side, 3 runs a copy).
-  const std::vector<float> ms = time_each_side_by_side(
+  // Then timed in CUDA graphs, copies side by side as the learners of a GPU run them: every one
+  // once a copy, then those within reach of the best (the deterministic slack included) with 3
+  // runs a copy (time_shortlisted).
+  const Shortlist shortlist{std::max(1.5f, 1.0f + static_cast<float>(search.det_slack)), 16, false};
+  const std::vector<float> ms = time_shortlisted(
       stream, side, 3, runs.size(),
       [&](size_t i, size_t copy, cudaStream_t s) {
         return cudnnSetStream(handle, s) == CUDNN_STATUS_SUCCESS &&
                cudnnBackendExecute(handle, runs[i]->plan.get(), packs[copy].get()) == CUDNN_STATUS_SUCCESS;
       },
-      Replays::WarmUpThenTimed, phases);
+      shortlist, phases);
   CBT_CUDNN_CHECK(cudnnSetStream(handle, stream));
-  for (size_t i = 0; i < runs.size(); ++i) {
-    timed[i].ms = ms[i];
-    cands[timed[i].index].id.workspace = runs[i]->workspace;
-  }
+  for (size_t i = 0; i < runs.size(); ++i) timed[timed_of_run[i]].ms = ms[i];
   }
   lap(phases, "free");
-  std::erase_if(timed, [](const Timed& t) { return t.ms < 0; });
   // In the candidates' order again (ties of time keep it).
   std::sort(timed.begin(), timed.end(), [](const Timed& a, const Timed& b) { return a.index < b.index; });
   std::string log;
@@ -411,13 +411,13 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
   for (const Timed& t : timed) {
     const Candidate& c = cands[t.index];
     const bool accurate_ok = accurate_enough(t.err, search.tf32);
-    if (accurate_ok) accurate.push_back(t);
+    if (accurate_ok && t.ms >= 0) accurate.push_back(t);
     if (search.log) {
       char buf[112];
       std::snprintf(buf, sizeof buf, " e%lld/%zuk/%.4fms/%zuB/%s%s/err%.1e/plan%.1fms%s", static_cast<long long>(c.id.global_index),
                     c.id.knobs.size(), t.ms, c.id.workspace, c.id.deterministic ? "det" : "nondet",
                     c.notes.tensor_core ? "/tc" : "", t.err, t.build_ms,
-                    accurate_ok ? "" : "(rejected)");
+                    !accurate_ok ? "(rejected)" : t.ms < 0 ? "(left out)" : "");
       log += buf;
     }
   }

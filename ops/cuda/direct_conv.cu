@@ -659,35 +659,18 @@ std::vector<std::unique_ptr<DeviceBuffer>> buffers(size_t n, size_t bytes) {
 }
 
 // The fastest of `configs` per copy, launch(cfg, copy, stream) enqueuing one run of copy `copy`,
-// timed side.s.size() copies at once, every configuration in one CUDA graph
-// (time_each_side_by_side); nullopt when none ran. Most of a search's time is the slow
-// configurations' runs, so every configuration first runs once a copy in one timed replay, and
-// only those within kShortlist of that round's best (at most kShortlistSize, fastest first) are
-// timed again with 3 runs a copy after a warm-up replay, which decide.
+// timed side.s.size() copies at once in two rounds (time_shortlisted: the configurations within
+// 1.5 times the first round's best, at most 16, timed again with 3 runs a copy, which decide);
+// nullopt when none ran.
 template <class Config, class Launch>
 std::optional<TimedConfig<Config>> fastest(cudaStream_t stream, const Streams& side, const std::vector<Config>& configs,
                                            SearchPhases* phases, Launch&& launch) {
-  constexpr float kShortlist = 1.5f;
-  constexpr size_t kShortlistSize = 16;
-  const std::vector<float> once = time_each_side_by_side(
-      stream, side, 1, configs.size(), [&](size_t i, size_t copy, cudaStream_t s) { return launch(configs[i], copy, s); },
-      Replays::One, phases);
-  std::vector<size_t> shortlist;
-  for (size_t i = 0; i < configs.size(); ++i)
-    if (once[i] >= 0) shortlist.push_back(i);
-  if (shortlist.empty()) return std::nullopt;
-  std::stable_sort(shortlist.begin(), shortlist.end(), [&](size_t a, size_t b) { return once[a] < once[b]; });
-  size_t keep = 1;
-  while (keep < shortlist.size() && keep < kShortlistSize && once[shortlist[keep]] <= kShortlist * once[shortlist[0]])
-    ++keep;
-  shortlist.resize(keep);
-  const std::vector<float> ms = time_each_side_by_side(
-      stream, side, 3, shortlist.size(),
-      [&](size_t i, size_t copy, cudaStream_t s) { return launch(configs[shortlist[i]], copy, s); },
-      Replays::WarmUpThenTimed, phases);
+  const std::vector<float> ms = time_shortlisted(
+      stream, side, 3, configs.size(), [&](size_t i, size_t copy, cudaStream_t s) { return launch(configs[i], copy, s); },
+      Shortlist{}, phases);
   std::optional<TimedConfig<Config>> best;
-  for (size_t i = 0; i < shortlist.size(); ++i)
-    if (ms[i] >= 0 && (!best || ms[i] < best->ms)) best = TimedConfig<Config>{configs[shortlist[i]], ms[i]};
+  for (size_t i = 0; i < configs.size(); ++i)
+    if (ms[i] >= 0 && (!best || ms[i] < best->ms)) best = TimedConfig<Config>{configs[i], ms[i]};
   return best;
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "common/gpu.h"
@@ -46,7 +47,7 @@ TEST(CopyTiming, ConfigurationsTimedInOneGraphTimeAsOneGraphEach) {
   // replay. (Against 3 runs a copy it would be longer: the fork and join of a configuration's
   // copies take a few microseconds that 3 runs share.)
   const std::vector<float> warm = time_each_side_by_side(stream, side, 1, ns.size(), launch);
-  const std::vector<float> once = time_each_side_by_side(stream, side, 1, ns.size(), launch, Replays::One);
+  const std::vector<float> once = time_each_side_by_side(stream, side, 1, ns.size(), launch, {Replays::One});
   ASSERT_EQ(once.size(), ns.size());
   EXPECT_EQ(once[3], -1.0f);
   EXPECT_LT(once[1], once[0]);
@@ -55,6 +56,39 @@ TEST(CopyTiming, ConfigurationsTimedInOneGraphTimeAsOneGraphEach) {
     EXPECT_GE(once[i], 0.9f * static_cast<float>(ns[i]) * 1e-6f / 8) << i;
     EXPECT_NEAR(once[i], warm[i], 0.25f * warm[i]) << i;
   }
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
+// A search's two rounds: of configurations holding a stream for 40, 10, 80 and 12 us and one
+// whose launch fails, those within 1.5 times the fastest (10 and 12 us) are timed again, as one
+// graph of 3 runs a copy times them (within a quarter), and the others are negative; with room for
+// one, only the fastest is; the laps of both rounds are logged.
+TEST(CopyTiming, AShortlistTimesAgainOnlyTheConfigurationsNearTheBest) {
+  CBT_SKIP_WITHOUT_GPU();
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const std::vector<uint64_t> ns = {40'000, 10'000, 80'000, 0, 12'000};
+  Streams side(8);
+  auto launch = [&](size_t i, size_t, cudaStream_t s) {
+    if (ns[i] == 0) return false;
+    test::spin_for(ns[i], s);
+    return cudaPeekAtLastError() == cudaSuccess;
+  };
+  SearchPhases laps;
+  const std::vector<float> ms = time_shortlisted(stream, side, 3, ns.size(), launch, Shortlist{}, &laps);
+  ASSERT_EQ(ms.size(), ns.size());
+  for (size_t i : {0, 2, 3}) EXPECT_LT(ms[i], 0.0f) << i;
+  const std::vector<float> full = time_each_side_by_side(stream, side, 3, ns.size(), launch);
+  for (size_t i : {1, 4}) {
+    EXPECT_GE(ms[i], 0.9f * static_cast<float>(ns[i]) * 1e-6f / 8) << i;
+    EXPECT_NEAR(ms[i], full[i], 0.25f * full[i]) << i;
+  }
+  EXPECT_LT(ms[1], ms[4]);
+  for (const char* lap : {"alone1 ", "replay1 ", "capture ", "replays "})
+    EXPECT_NE(laps.str().find(lap), std::string::npos) << lap << " in " << laps.str();
+  EXPECT_EQ(laps.str().find("alone "), std::string::npos) << "the second round runs nothing alone: " << laps.str();
+  const std::vector<float> one = time_shortlisted(stream, side, 3, ns.size(), launch, Shortlist{1.5f, 1});
+  for (size_t i = 0; i < ns.size(); ++i) EXPECT_EQ(one[i] >= 0, i == 1) << i;
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
