@@ -99,7 +99,7 @@ std::vector<float> time_each_side_by_side(cudaStream_t stream, const Streams& si
     (void)cudaGetLastError();
     return ms;
   }
-  lap(phases, once ? "alone1" : "alone");
+  if (how.first_alone) lap(phases, once ? "alone1" : "alone");
   if (runs.empty()) return ms;
   const size_t n = side.s.size();
   Events fork(runs.size(), false), joins(runs.size() * n, false), marks(runs.size() + 1, true);

@@ -170,6 +170,7 @@ struct Candidate {
   EngineNotes notes;
   bool fallback = false;  // from the fallback list: the plain implicit-GEMM engines
   Desc config{CUDNN_BACKEND_ENGINECFG_DESCRIPTOR};
+  std::optional<Desc> engine;  // the engine of `config` where it was built here (engine_by_index)
 };
 
 bool describe(Candidate& c) {
@@ -249,6 +250,18 @@ std::vector<Candidate> heuristics(const Parts& p, cudnnBackendHeurMode_t mode) {
   return out;
 }
 
+// Engine `index` of the operation graph with its default knobs, as the fallback list would give
+// it; nullopt when cuDNN does not offer it for this graph.
+std::optional<Candidate> engine_by_index(const Parts& p, int64_t index) {
+  Candidate c;
+  Desc& engine = c.engine.emplace(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  engine.set_desc(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, p.graph).set(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, &index);
+  if (engine.try_finalize() != CUDNN_STATUS_SUCCESS) return std::nullopt;
+  c.config.set_desc(CUDNN_ATTR_ENGINECFG_ENGINE, engine);
+  if (c.config.try_finalize() != CUDNN_STATUS_SUCCESS) return std::nullopt;
+  return c;
+}
+
 size_t numel_of(const int64_t (&d)[4]) { return static_cast<size_t>(d[0] * d[1] * d[2] * d[3]); }
 size_t bytes_of(const int64_t (&d)[4]) { return numel_of(d) * sizeof(float); }
 
@@ -277,20 +290,30 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
   Parts p;
   build_graph(p, handle, conv, op);
   lap(phases, "graph");
-  // The heuristics' first few allowed engines, then the fallback list (the plain implicit-GEMM
-  // engines of the legacy algorithms), without repeats.
+  // The heuristics' first few allowed engines, then the plain implicit-GEMM engine of the
+  // legacy algorithms (engine 0, the first of the fallback list, built directly: asking for the
+  // whole fallback list took about 8 ms a convolution, half of a search), without repeats. Where
+  // engine 0 cannot be built, the fallback list is asked for.
   constexpr size_t kMaxHeuristic = 8;
   std::vector<Candidate> cands;
-  for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
-    for (Candidate& c : heuristics(p, mode)) {
-      if (mode == CUDNN_HEUR_MODE_A && cands.size() >= kMaxHeuristic) break;
-      if (!describe(c) || !engine_allowed(c.notes, search.tf32, search.deterministic)) continue;
-      bool seen = std::any_of(cands.begin(), cands.end(), [&](const Candidate& o) { return o.id == c.id; });
-      c.fallback = mode == CUDNN_HEUR_MODE_FALLBACK;
-      if (!seen) cands.push_back(std::move(c));
-    }
-    lap(phases, mode == CUDNN_HEUR_MODE_A ? "heuristics" : "fallbacks");
+  auto add = [&](Candidate& c, bool fallback, bool described) {
+    if (!(described || describe(c)) || !engine_allowed(c.notes, search.tf32, search.deterministic)) return;
+    bool seen = std::any_of(cands.begin(), cands.end(), [&](const Candidate& o) { return o.id == c.id; });
+    c.fallback = fallback;
+    if (!seen) cands.push_back(std::move(c));
+  };
+  for (Candidate& c : heuristics(p, CUDNN_HEUR_MODE_A)) {
+    if (cands.size() >= kMaxHeuristic) break;
+    add(c, false, false);
   }
+  lap(phases, "heuristics");
+  if (std::optional<Candidate> plain = engine_by_index(p, 0); plain && describe(*plain) && plain->id.deterministic &&
+                                                              !plain->notes.tensor_core) {
+    add(*plain, true, true);
+  } else {
+    for (Candidate& c : heuristics(p, CUDNN_HEUR_MODE_FALLBACK)) add(c, true, false);
+  }
+  lap(phases, "fallbacks");
   struct Timed {
     size_t index;
     float ms;

@@ -45,12 +45,13 @@ struct EngineSearch {
   bool log = false;            // every candidate and the choice to stderr
 };
 
-// Times the usable engines of cuDNN's heuristics (mode A, then its fallback list) for `op`
-// with buffers of its own, `search.concurrency` copies side by side in a CUDA graph (an
-// engine that is fastest alone is not always fastest among many learners), and returns the
-// one choose_candidate takes; nullopt when none can be built or run (the caller then uses
-// the legacy API). The returned id carries its measured time. Must not run inside a
-// CUDA-graph capture.
+// Times the usable engines of cuDNN's heuristics (mode A's first eight, then the plain
+// implicit-GEMM engine of its fallback list, the reference of the accuracy check) for `op` with
+// buffers of its own, `search.concurrency` copies side by side in CUDA graphs (an engine that is
+// fastest alone is not always fastest among many learners; time_shortlisted: all once, then those
+// near the best three times), and returns the one choose_candidate takes; nullopt when none can be
+// built or run (the caller then uses the legacy API). The returned id carries its measured time.
+// Must not run inside a CUDA-graph capture.
 std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream, const EngineConv& conv,
                                       ConvOp op, const EngineSearch& search);
 

@@ -59,15 +59,15 @@ TEST(CopyTiming, ConfigurationsTimedInOneGraphTimeAsOneGraphEach) {
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
-// A search's two rounds: of configurations holding a stream for 40, 10, 80 and 12 us and one
-// whose launch fails, those within 1.5 times the fastest (10 and 12 us) are timed again, as one
+// A search's two rounds: of configurations holding a stream for 80, 20, 160 and 28 us and one
+// whose launch fails, those within 1.5 times the fastest (20 and 28 us) are timed again, as one
 // graph of 3 runs a copy times them (within a quarter), and the others are negative; with room for
 // one, only the fastest is; the laps of both rounds are logged.
 TEST(CopyTiming, AShortlistTimesAgainOnlyTheConfigurationsNearTheBest) {
   CBT_SKIP_WITHOUT_GPU();
   cudaStream_t stream = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
-  const std::vector<uint64_t> ns = {40'000, 10'000, 80'000, 0, 12'000};
+  const std::vector<uint64_t> ns = {80'000, 20'000, 160'000, 0, 28'000};
   Streams side(8);
   auto launch = [&](size_t i, size_t, cudaStream_t s) {
     if (ns[i] == 0) return false;

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <regex>
+#include <string>
 
 #include "common/gpu.h"
 
@@ -40,6 +42,37 @@ TEST(CudnnEngine, Tf32TakesTensorCoresAndFp32Never) {
       EXPECT_EQ(id->tensor_core, tf32) << "op " << static_cast<int>(op) << ": engine " << id->global_index;
       EXPECT_GT(id->ms, 0.0f);
     }
+  }
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+  EXPECT_EQ(cudnnDestroy(handle), CUDNN_STATUS_SUCCESS);
+}
+
+// The plain implicit-GEMM engine (engine 0, built without asking for cuDNN's fallback list) is
+// a candidate of every op, and the reference the others' results are compared with: its own
+// error is exactly 0. The log names each search's laps, the fallback engine's included.
+TEST(CudnnEngine, ThePlainImplicitGemmEngineIsEveryOpsReference) {
+  CBT_SKIP_WITHOUT_GPU();
+  cudnnHandle_t handle = nullptr;
+  ASSERT_EQ(cudnnCreate(&handle), CUDNN_STATUS_SUCCESS);
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  EngineConv conv;
+  const int64_t image[4] = {8, 16, 14, 14}, filter[4] = {24, 16, 3, 3}, grid[4] = {8, 24, 14, 14};
+  for (int i = 0; i < 4; ++i) conv.image[i] = image[i], conv.filter[i] = filter[i], conv.grid[i] = grid[i];
+  conv.pad[0] = conv.pad[1] = 1;
+  for (ConvOp op : {ConvOp::Forward, ConvOp::BackwardData, ConvOp::BackwardFilter}) {
+    EngineSearch search;
+    search.workspace_budget = size_t{64} << 20;
+    search.concurrency = 4;
+    search.log = true;
+    testing::internal::CaptureStderr();
+    const std::optional<EngineId> id = choose_engine(handle, stream, conv, op, search);
+    const std::string log = testing::internal::GetCapturedStderr();
+    ASSERT_TRUE(id.has_value()) << log;
+    EXPECT_NE(log.find(" e0/0k/"), std::string::npos) << log;
+    EXPECT_TRUE(std::regex_search(log, std::regex(R"( e0/0k/[-0-9.]+ms/[0-9]+B/det/err0\.0e\+00/)"))) << log;
+    for (const char* lap : {"heuristics ", " + fallbacks ", " + checks ", " + replay1 ", " + replays "})
+      EXPECT_NE(log.find(lap), std::string::npos) << lap << " in " << log;
   }
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
   EXPECT_EQ(cudnnDestroy(handle), CUDNN_STATUS_SUCCESS);
