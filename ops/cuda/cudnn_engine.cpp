@@ -296,11 +296,16 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
   // engine 0 cannot be built, the fallback list is asked for.
   constexpr size_t kMaxHeuristic = 8;
   std::vector<Candidate> cands;
+  // A fallback engine that mode A also gave is marked as one (engine 0 is often both).
   auto add = [&](Candidate& c, bool fallback, bool described) {
     if (!(described || describe(c)) || !engine_allowed(c.notes, search.tf32, search.deterministic)) return;
-    bool seen = std::any_of(cands.begin(), cands.end(), [&](const Candidate& o) { return o.id == c.id; });
+    auto seen = std::find_if(cands.begin(), cands.end(), [&](const Candidate& o) { return o.id == c.id; });
+    if (seen != cands.end()) {
+      seen->fallback = seen->fallback || fallback;
+      return;
+    }
     c.fallback = fallback;
-    if (!seen) cands.push_back(std::move(c));
+    cands.push_back(std::move(c));
   };
   for (Candidate& c : heuristics(p, CUDNN_HEUR_MODE_A)) {
     if (cands.size() >= kMaxHeuristic) break;
@@ -412,6 +417,7 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
     runs.push_back(&b);
   }
   lap(phases, "checks");
+  if (!have_reference) return std::nullopt;  // nothing to check the others against: the legacy API decides
   // Then timed in CUDA graphs, copies side by side as the learners of a GPU run them: every one
   // once a copy, then those within reach of the best (the deterministic slack included) with 3
   // runs a copy (time_shortlisted).
