@@ -1,0 +1,5 @@
+#!/usr/bin/env bash
+# Session 23 call 5: the driver's cbtrain time-to-accuracy stage into call 4's output folder
+# (same machine, kept warm), and the report of both.
+export PRECISION=fp32 CBT_COMMIT=$(cat .device/session/commit.txt)
+TTA_SEEDS_SLOW=1 DRV_LIMIT=300 STAGES=cbt_tta,report bash docs/bench/h200_2026-11-27_s14/s14_drv.sh
