@@ -14,16 +14,27 @@
 namespace cbt::cuda {
 namespace {
 
+// A cuDNN handle and a stream of their own (the test is skipped without a GPU).
+class CudnnEngine : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CBT_SKIP_WITHOUT_GPU();
+    ASSERT_EQ(cudnnCreate(&handle), CUDNN_STATUS_SUCCESS);
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  }
+  void TearDown() override {
+    if (stream) EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+    if (handle) EXPECT_EQ(cudnnDestroy(handle), CUDNN_STATUS_SUCCESS);
+  }
+  cudnnHandle_t handle = nullptr;
+  cudaStream_t stream = nullptr;
+};
+
 // A 3x3 convolution of 128 channels at 32x32, batch 32: tensor cores run it several times
 // faster than FMA. Under --precision tf32 every op takes a tensor-core engine, which must pass
 // the accuracy check against a float32 engine (it rejected every TF32 engine while its
 // tolerance was float32's); in float32 none does.
-TEST(CudnnEngine, Tf32TakesTensorCoresAndFp32Never) {
-  CBT_SKIP_WITHOUT_GPU();
-  cudnnHandle_t handle = nullptr;
-  ASSERT_EQ(cudnnCreate(&handle), CUDNN_STATUS_SUCCESS);
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+TEST_F(CudnnEngine, Tf32TakesTensorCoresAndFp32Never) {
   EngineConv conv;
   const int64_t image[4] = {32, 128, 32, 32}, filter[4] = {128, 128, 3, 3};
   for (int i = 0; i < 4; ++i) {
@@ -43,19 +54,12 @@ TEST(CudnnEngine, Tf32TakesTensorCoresAndFp32Never) {
       EXPECT_GT(id->ms, 0.0f);
     }
   }
-  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
-  EXPECT_EQ(cudnnDestroy(handle), CUDNN_STATUS_SUCCESS);
 }
 
 // The plain implicit-GEMM engine (engine 0, built without asking for cuDNN's fallback list) is
 // a candidate of every op, and the reference the others' results are compared with: its own
 // error is exactly 0. The log names each search's laps, the fallback engine's included.
-TEST(CudnnEngine, ThePlainImplicitGemmEngineIsEveryOpsReference) {
-  CBT_SKIP_WITHOUT_GPU();
-  cudnnHandle_t handle = nullptr;
-  ASSERT_EQ(cudnnCreate(&handle), CUDNN_STATUS_SUCCESS);
-  cudaStream_t stream = nullptr;
-  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+TEST_F(CudnnEngine, ThePlainImplicitGemmEngineIsEveryOpsReference) {
   EngineConv conv;
   const int64_t image[4] = {8, 16, 14, 14}, filter[4] = {24, 16, 3, 3}, grid[4] = {8, 24, 14, 14};
   for (int i = 0; i < 4; ++i) conv.image[i] = image[i], conv.filter[i] = filter[i], conv.grid[i] = grid[i];
@@ -74,8 +78,6 @@ TEST(CudnnEngine, ThePlainImplicitGemmEngineIsEveryOpsReference) {
     for (const char* lap : {"heuristics ", " + fallbacks ", " + checks ", " + replay1 ", " + replays "})
       EXPECT_NE(log.find(lap), std::string::npos) << lap << " in " << log;
   }
-  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
-  EXPECT_EQ(cudnnDestroy(handle), CUDNN_STATUS_SUCCESS);
 }
 
 }  // namespace
