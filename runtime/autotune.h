@@ -22,8 +22,8 @@ struct AutotuneOptions {
   // throughput the tuner measures cannot see; the devices share this limit.
   int max_learners = 16;
   int warmup_rounds = 3;
-  int measure_rounds = 10;         // rounds of a timed window at least, and
-  double min_window_seconds = 0.05;  // more rounds when that many take less time
+  int measure_rounds = 5;           // rounds of a timed window at least, and
+  double min_window_seconds = 0.025;  // more rounds when that many take less time
   int patience = 1;                // counts that may fall short in a row before the search ends
   // Processes that each run this search alone on their own devices (mpirun ranks, which then
   // agree on one count): they share max_learners with the devices of TrainerOptions::processes.

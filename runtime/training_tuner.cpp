@@ -52,25 +52,28 @@ bool TrainingTuner::after_round() {
       if (rounds_ < window_rounds_) return false;
       trainer_.synchronize();
       const double s = std::max(training_clock() - window_start_, 1e-9);
+      const int64_t batch = trainer_.input_type().shape.at(0);
+      const double rate = static_cast<double>(window_rounds_ * trainer_.learners() * batch) / s;
       if (phase_ == Phase::Sizing) {
-        // The first window says how many rounds make min_window_seconds: short windows measure jitter.
-        if (s < opt_.min_window_seconds)
+        phase_ = Phase::Window;
+        // The first window says how many rounds make min_window_seconds: short windows measure
+        // jitter. One that lasted long enough is the first of the three.
+        if (s < opt_.min_window_seconds) {
           window_rounds_ = static_cast<int64_t>(
               std::min(100000.0, static_cast<double>(window_rounds_) * opt_.min_window_seconds / s) + 1);
-        phase_ = Phase::Window;
-        break;
+          break;
+        }
       }
-      const int64_t batch = trainer_.input_type().shape.at(0);
-      rates_.push_back(static_cast<double>(window_rounds_ * trainer_.learners() * batch) / s);
+      rates_.push_back(rate);
       if (rates_.size() < 3) break;
       std::sort(rates_.begin(), rates_.end());
-      const double rate = rates_[1];
+      const double median = rates_[1];
       char buf[200];
-      std::snprintf(buf, sizeof buf, "autotune: %d learner(s): %.0f images/s (%.1f MiB per learner; %.2f s)", k_, rate,
+      std::snprintf(buf, sizeof buf, "autotune: %d learner(s): %.0f images/s (%.1f MiB per learner; %.2f s)", k_, median,
                     static_cast<double>(trainer_.bytes_per_learner()) / 1048576.0, training_clock() - count_start_);
       log_ << buf;
       std::string verdict;
-      const bool more = search_.add(k_, rate, &verdict);
+      const bool more = search_.add(k_, median, &verdict);
       log_ << verdict << "\n";
       if (!more) {
         end("");
