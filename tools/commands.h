@@ -40,7 +40,7 @@ struct TrainArgs {
   std::string precision = "fp32";
   std::string gpus;  // "0,1", "all" or "" (one device: --device)
   double autotune_threshold = 0.10;
-  int autotune_max_learners = 16;  // in all: every GPU of every process
+  int autotune_max_learners = 8;   // in all: every GPU of every process
   double autotune_window = 0.025;  // seconds of each timed window of a count, at least
   std::string autotune_when = "training";  // "training": searched on the training rounds; "before"
   std::string algorithm;  // "" = sma with several learners, plain SGD with one

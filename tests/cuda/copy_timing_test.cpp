@@ -62,7 +62,7 @@ TEST(CopyTiming, ConfigurationsTimedInOneGraphTimeAsOneGraphEach) {
 // A search's two rounds: of configurations holding a stream for 80, 20, 160 and 28 us and one
 // whose launch fails, those within 1.5 times the fastest (20 and 28 us) are timed again, as one
 // graph of 3 runs a copy times them (within a quarter), and the others are negative; with room for
-// one, only the fastest is; the laps of both rounds are logged.
+// one, only one of those two is; the laps of both rounds are logged.
 TEST(CopyTiming, AShortlistTimesAgainOnlyTheConfigurationsNearTheBest) {
   CBT_SKIP_WITHOUT_GPU();
   cudaStream_t stream = nullptr;
@@ -87,8 +87,11 @@ TEST(CopyTiming, AShortlistTimesAgainOnlyTheConfigurationsNearTheBest) {
   for (const char* lap : {"alone1 ", "replay1 ", "capture ", "replays "})
     EXPECT_NE(laps.str().find(lap), std::string::npos) << lap << " in " << laps.str();
   EXPECT_EQ(laps.str().find("alone "), std::string::npos) << "the second round runs nothing alone: " << laps.str();
+  // With room for one, one of the two near ones is timed again: which, the first round's single
+  // replay decides, and 20 and 28 us held by 8 copies at once are not told apart every time.
   const std::vector<float> one = time_shortlisted(stream, side, 3, ns.size(), launch, Shortlist{1.5f, 1});
-  for (size_t i = 0; i < ns.size(); ++i) EXPECT_EQ(one[i] >= 0, i == 1) << i;
+  for (size_t i : {0, 2, 3}) EXPECT_LT(one[i], 0.0f) << i;
+  EXPECT_NE(one[1] >= 0, one[4] >= 0) << one[1] << " " << one[4];
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
