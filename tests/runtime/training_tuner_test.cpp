@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <random>
 #include <regex>
@@ -107,6 +108,22 @@ TEST(TrainingTuner, TimesEachCountOnTheTrainingRoundsAndKeepsTheFastest) {
   }
 }
 
+// Trains rounds of one learner until the tuner has timed the first count (at most `max_rounds`);
+// round r (from 0) adds `round_seconds(r)` to the made-up clock. Returns the rounds trained.
+int rounds_of_the_first_count(Trainer& t, TrainingTuner& tuner, double& clock,
+                              const std::function<double(int)>& round_seconds, int max_rounds) {
+  std::mt19937 rng(4);
+  std::vector<Tensor> xs, ys;
+  int rounds = 0;
+  while (t.learners() == 1 && rounds < max_rounds) {
+    random_batches(1, xs, ys, rng);
+    t.round(xs, ys, false);
+    clock += round_seconds(rounds++);
+    if (tuner.after_round()) break;
+  }
+  return rounds;
+}
+
 // A first window shorter than min_window_seconds sizes the next three: 2 rounds of 0.01 s
 // against 0.1 s make windows of 2 * 0.1 / 0.02 + 1 = 11 rounds.
 TEST(TrainingTuner, ShortWindowsGrowToTheMinimumTime) {
@@ -114,41 +131,21 @@ TEST(TrainingTuner, ShortWindowsGrowToTheMinimumTime) {
   double clock = 0;
   std::ostringstream log;
   TrainingTuner tuner(t, short_windows(0.1), log, [&] { return clock; });
-  int rounds = 0;
-  std::mt19937 rng(4);
-  std::vector<Tensor> xs, ys;
-  while (t.learners() == 1) {
-    random_batches(1, xs, ys, rng);
-    t.round(xs, ys, false);
-    clock += 0.01;
-    ++rounds;
-    if (tuner.after_round()) break;
-    ASSERT_LT(rounds, 100);
-  }
+  const int rounds = rounds_of_the_first_count(t, tuner, clock, [](int) { return 0.01; }, 100);
   EXPECT_EQ(rounds, 1 + 2 + 3 * 11) << log.str();
   EXPECT_EQ(t.learners(), 2) << log.str();
 }
 
-// A first window that lasts min_window_seconds is the first of the three: rounds of 0.01 s
-// against 0.015 s keep windows of 2 rounds, and each count takes 1 + 2 + 2 * 2 rounds. Its rate
-// counts: rounds of 1, 2 and 4 s in the first, second and third window of the first count
-// (8, 4 and 2 images/s) give the median 4 images/s.
+// A first window that lasts min_window_seconds is the first of the three: after a warm-up round,
+// rounds of 1, 2 and 4 s in the first, second and third window of 2 rounds (8, 4 and 2 images/s)
+// time the first count in 1 + 2 + 2 * 2 rounds, at the median 4 images/s.
 TEST(TrainingTuner, AFirstWindowLongEnoughIsTheFirstTimedOne) {
   Trainer t(lenet(), options(2));
   double clock = 0;
   std::ostringstream log;
   TrainingTuner tuner(t, short_windows(0.015), log, [&] { return clock; });
-  int rounds = 0;
-  std::mt19937 rng(5);
-  std::vector<Tensor> xs, ys;
-  const double seconds[] = {0.01, 1, 1, 2, 2, 4, 4};  // warm-up, then three windows of two rounds
-  while (t.learners() == 1) {
-    random_batches(1, xs, ys, rng);
-    t.round(xs, ys, false);
-    ASSERT_LT(rounds, 7) << log.str();
-    clock += seconds[rounds++];
-    if (tuner.after_round()) break;
-  }
+  const double seconds[] = {0.01, 1, 1, 2, 2, 4, 4, 8, 8};
+  const int rounds = rounds_of_the_first_count(t, tuner, clock, [&](int r) { return seconds[r]; }, 9);
   EXPECT_EQ(rounds, 1 + 2 + 2 * 2) << log.str();
   EXPECT_EQ(t.learners(), 2) << log.str();
   EXPECT_NE(log.str().find("autotune: 1 learner(s): 4 images/s"), std::string::npos) << log.str();
