@@ -95,7 +95,8 @@ TEST(TrainingTuner, TimesEachCountOnTheTrainingRoundsAndKeepsTheFastest) {
     const int rounds = run_rounds(t, tuner, clock, [](int k) { return k < 4 ? 1.0 : 2.0; }, evaluate);
     const std::string s = log.str();
     EXPECT_FALSE(tuner.searching()) << s;
-    // Each count: 1 warm-up round, a sizing window of 2 (long enough: the first timed one), then 2 more.
+    // Each count: 1 warm-up round, a sizing window of 2 (long enough: the first timed one),
+    // then 2 more.
     EXPECT_EQ(rounds, 4 * 7) << s;
     EXPECT_EQ(tuner.best(), 3) << s;
     EXPECT_EQ(t.learners(), 3) << s;
@@ -145,7 +146,8 @@ TEST(TrainingTuner, AFirstWindowLongEnoughIsTheFirstTimedOne) {
   std::ostringstream log;
   TrainingTuner tuner(t, short_windows(0.015), log, [&] { return clock; });
   const double seconds[] = {0.01, 1, 1, 2, 2, 4, 4, 8, 8};
-  const int rounds = rounds_of_the_first_count(t, tuner, clock, [&](int r) { return seconds[r]; }, 9);
+  const int rounds =
+      rounds_of_the_first_count(t, tuner, clock, [&](int r) { return seconds[r]; }, 9);
   EXPECT_EQ(rounds, 1 + 2 + 2 * 2) << log.str();
   EXPECT_EQ(t.learners(), 2) << log.str();
   EXPECT_NE(log.str().find("autotune: 1 learner(s): 4 images/s"), std::string::npos) << log.str();
