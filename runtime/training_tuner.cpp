@@ -78,7 +78,12 @@ bool TrainingTuner::after_round() {
       if (!more) {
         end("");
       } else if (k_ == limit_) {
-        end(", every built learner timed");
+        // Say when the cap, not the memory, stopped a search that still gained: a larger
+        // --autotune-max-learners gives more images a second, if not always the target sooner.
+        std::string why = ", every built learner timed";
+        if (limit_ == autotune_limit_per_device(trainer_.options(), opt_))
+          why += ": the cap, --autotune-max-learners " + std::to_string(opt_.max_learners) + " in all";
+        end(why);
       } else {
         start_count(k_ + 1);
       }
@@ -90,14 +95,14 @@ bool TrainingTuner::after_round() {
   return false;
 }
 
-void TrainingTuner::end(const char* why) {
+void TrainingTuner::end(const std::string& why) {
   searching_ = false;
   searched_seconds_ = training_clock();
   if (trainer_.options().learners != best()) trainer_.set_active_learners(best());
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "autotune: chose %d learner(s) per device after %.1f s of training%s\n", best(),
-                searched_seconds_, why);
-  log_ << buf;
+  char buf[120];
+  std::snprintf(buf, sizeof buf, "autotune: chose %d learner(s) per device after %.1f s of training", best(),
+                searched_seconds_);
+  log_ << buf << why << "\n";
 }
 
 void TrainingTuner::finish() {

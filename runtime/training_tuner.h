@@ -3,6 +3,7 @@
 #pragma once
 #include <functional>
 #include <iosfwd>
+#include <string>
 #include <vector>
 
 #include "runtime/autotune.h"
@@ -39,7 +40,7 @@ class TrainingTuner {
   // Seconds of training so far: the clock without its pauses.
   double training_clock() const { return banked_ + (paused_ ? 0 : clock_() - resumed_); }
   void start_count(int k);
-  void end(const char* why);
+  void end(const std::string& why);
 
   Trainer& trainer_;
   AutotuneOptions opt_;

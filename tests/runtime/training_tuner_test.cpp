@@ -153,6 +153,27 @@ TEST(TrainingTuner, AFirstWindowLongEnoughIsTheFirstTimedOne) {
   EXPECT_NE(log.str().find("autotune: 1 learner(s): 4 images/s"), std::string::npos) << log.str();
 }
 
+// A search that times every built learner says whether the cap (--autotune-max-learners) or the
+// learners built stopped it: two learners built, each count gaining, with a cap of 2 and of 8.
+TEST(TrainingTuner, ASearchEndedByTheCapSaysSo) {
+  for (int cap : {2, 8}) {
+    Trainer t(lenet(), options(2));
+    double clock = 0;
+    std::ostringstream log;
+    AutotuneOptions ao = short_windows();
+    ao.max_learners = cap;
+    TrainingTuner tuner(t, ao, log, [&] { return clock; });
+    run_rounds(t, tuner, clock, [](int) { return 1.0; });
+    const std::string s = log.str();
+    EXPECT_FALSE(tuner.searching()) << s;
+    EXPECT_EQ(tuner.best(), 2) << s;
+    EXPECT_NE(s.find("autotune: chose 2 learner(s) per device after 14.0 s of training, every built learner timed"),
+              std::string::npos)
+        << s;
+    EXPECT_EQ(s.find("the cap, --autotune-max-learners 2 in all\n") != std::string::npos, cap == 2) << cap << "\n" << s;
+  }
+}
+
 // Training that ends first: the best count so far is the choice, and says so.
 TEST(TrainingTuner, TrainingThatEndsFirstKeepsTheBestCountSoFar) {
   Trainer t(lenet(), options(4));
