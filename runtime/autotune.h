@@ -20,8 +20,9 @@ struct AutotuneOptions {
   // falls as learners are added (LeNet-5 on Fashion-MNIST, batch 32, lr 0.05: 90% test
   // accuracy at epoch 19 with 16 learners, 31 with 24, not in 40 epochs with 30), which the
   // throughput the tuner measures cannot see; the devices share this limit. 8, not 16: on one
-  // H200 (2026-11-29), ResNet-20 reached 91% at epoch 6 in 3 of 3 seeds with at most 8 and at
-  // epochs 6-9 with 16, and LeNet-5 90% in 1.4-1.6 s against 1.5-1.8 s and one miss.
+  // H200 (2026-11-29, eight seeds), ResNet-20 reached 91% at epoch 5-6 in 8 of 8 runs with at
+  // most 8 and at epochs 7-10 with 16 (1.23x the images a second); LeNet-5 reached 90% in 6 of
+  // 6 runs with 8 and in 3 of 6 with 16.
   int max_learners = 8;
   int warmup_rounds = 3;
   int measure_rounds = 5;           // rounds of a timed window at least, and
