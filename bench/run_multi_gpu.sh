@@ -24,9 +24,9 @@
 # its epochs take a fraction of a second to a few seconds, and SMA over K x N learners needs
 # more of them; it stops at the target anyway), MG_BUDGET_S, MG_REDO, MG_TPUT_LEARNERS_PER_GPU
 # (unset: the throughput stage's tuner keeps cbtrain's default cap of 8 learners in all (16
-# before 2026-11-29), as the time-to-accuracy runs do, so N GPUs get 8/N each; a number L: it may take up to L per
-# GPU, --autotune-max-learners L*N, which measures what the GPUs can do rather than what
-# trains best).
+# before 2026-11-29), as the time-to-accuracy runs do, so N GPUs get 8/N each; a number L: it
+# may take up to L per GPU, --autotune-max-learners L*N, which measures what the GPUs can do
+# rather than what trains best).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 T0=$SECONDS

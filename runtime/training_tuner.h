@@ -13,9 +13,10 @@ namespace cbt {
 // fit() drives it: the trainer starts with one learner per device; each count trains for a
 // few warm-up rounds and then for timed windows (AutotuneOptions: a first window of
 // measure_rounds that says how many rounds make min_window_seconds, then three of those, the
-// first window being the first of them when it lasted min_window_seconds; the median counts). The search (LearnerSearch) then keeps the count or ends, and one more learner
-// per device joins (Trainer::set_active_learners) until it ends or every built learner trains;
-// the best count then trains on. Evaluation between epochs is kept off the clock (pause/resume).
+// first window being the first of them when it lasted min_window_seconds; the median counts).
+// The search (LearnerSearch) then keeps the count or ends, and one more learner per device
+// joins (Trainer::set_active_learners) until it ends or every built learner trains; the best
+// count then trains on. Evaluation between epochs is kept off the clock (pause/resume).
 class TrainingTuner {
  public:
   using Clock = std::function<double()>;  // seconds; a steady clock unless a test gives one

@@ -39,9 +39,10 @@ struct TrainArgs {
   std::string fusion = "on";  // graph/fusion.h: Relu folded into BatchNorm, Gemm and Conv; the loss gradient into the loss
   std::string precision = "fp32";
   std::string gpus;  // "0,1", "all" or "" (one device: --device)
-  double autotune_threshold = 0.10;
-  int autotune_max_learners = 8;   // in all: every GPU of every process
-  double autotune_window = 0.025;  // seconds of each timed window of a count, at least
+  // The tuner's own defaults (AutotuneOptions), so that the flags cannot drift from them.
+  double autotune_threshold = AutotuneOptions{}.threshold;
+  int autotune_max_learners = AutotuneOptions{}.max_learners;  // in all: every GPU of every process
+  double autotune_window = AutotuneOptions{}.min_window_seconds;  // seconds of each timed window, at least
   std::string autotune_when = "training";  // "training": searched on the training rounds; "before"
   std::string algorithm;  // "" = sma with several learners, plain SGD with one
   float alpha = -1.0f;
