@@ -14,6 +14,7 @@
 
 #include "ops/cuda/algo_choice.h"
 #include "ops/cuda/conv_choices.h"
+#include "ops/cuda/copy_timing.h"
 #include "ops/cuda/cudnn_engine.h"
 #include "ops/cuda/cudnn_util.h"
 #include "ops/cuda/dense_util.cuh"
@@ -275,9 +276,20 @@ std::optional<DirectConv> direct_form(const ConvGeom& g, ConvOp op) {
   return d;
 }
 
+// The bar of the direct kernels' search: the chosen cuDNN engine's time per copy, which ends the
+// search after a first look when no configuration of it comes near (none with CBT_CONV_DIRECT=always).
+float direct_bar(float engine_ms) { return direct_mode() == DirectMode::Always ? -1.0f : engine_ms; }
+
 // Whether the fastest direct configuration `best` runs: with CBT_CONV_DIRECT=always whenever
 // there is one, else when it timed faster per copy than `engine_ms`, the chosen cuDNN engine's
 // time with as many copies at once. Logged with CBT_LOG_CONV_ALGOS=1.
+template <class Choice>
+std::string looked(const std::optional<Choice>& best) {
+  if (!best || best->looked_only == 0) return "";
+  return " after a first look at " + std::to_string(best->looked_only) + " of " + std::to_string(best->configs) +
+         " configurations, none within " + std::to_string(static_cast<int>(FirstLook{}.give_up)) + "x the engine";
+}
+
 template <class Choice>
 bool take_direct(const std::optional<Choice>& best, float engine_ms, const DirectConv& d, const char* what, int copies,
                  const SearchPhases* phases) {
@@ -285,12 +297,12 @@ bool take_direct(const std::optional<Choice>& best, float engine_ms, const Direc
   if (phases)
     std::fprintf(stderr,
                  "cbtrain conv direct: %s x%d in=(%lld,%lld,%lld,%lld) M=%lld k=%lld%s: best %s %.4fms, engine %.4fms: "
-                 "%s (searched in %.1f ms: %s)\n",
+                 "%s%s (searched in %.1f ms: %s)\n",
                  what, copies, static_cast<long long>(d.N), static_cast<long long>(d.C), static_cast<long long>(d.H),
                  static_cast<long long>(d.W), static_cast<long long>(d.M), static_cast<long long>(d.K),
                  d.phases ? " (stride-2 phases)" : "",
                  best ? best->cfg.str().c_str() : "none", best ? best->ms : -1.0f, engine_ms, take ? "direct" : "cuDNN",
-                 phases->total_ms(), phases->str().c_str());
+                 looked(best).c_str(), phases->total_ms(), phases->str().c_str());
   return take;
 }
 
@@ -301,7 +313,7 @@ std::optional<DirectPlan> choose_direct_plan(const CudaContext& cc, const ConvGe
   if (!d) return std::nullopt;
   SearchPhases laps;  // with a "free" lap: the search's buffers and streams going
   SearchPhases* phases = log ? &laps : nullptr;
-  const std::optional<DirectChoice> best = choose_direct(cc.stream, *d, copies, phases);
+  const std::optional<DirectChoice> best = choose_direct(cc.stream, *d, copies, phases, direct_bar(engine_ms));
   lap(phases, "free");
   if (!take_direct(best, engine_ms, *d, op == ConvOp::Forward ? "forward" : "backward-data", copies, phases))
     return std::nullopt;
@@ -316,7 +328,7 @@ std::optional<DirectWgradPlan> choose_direct_wgrad_plan(const CudaContext& cc, c
   if (!d) return std::nullopt;
   SearchPhases laps;
   SearchPhases* phases = log ? &laps : nullptr;
-  const std::optional<WgradChoice> best = choose_direct_wgrad(cc.stream, *d, copies, budget, phases);
+  const std::optional<WgradChoice> best = choose_direct_wgrad(cc.stream, *d, copies, budget, phases, direct_bar(engine_ms));
   lap(phases, "free");
   if (!take_direct(best, engine_ms, *d, "backward-filter", copies, phases)) return std::nullopt;
   return DirectWgradPlan{*d, best->cfg, direct_wgrad_partial_bytes(*d, best->cfg)};

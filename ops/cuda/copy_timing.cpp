@@ -137,14 +137,18 @@ std::vector<float> time_each_side_by_side(cudaStream_t stream, const Streams& si
   return ms;
 }
 
-std::vector<float> time_shortlisted(cudaStream_t stream, const Streams& side, int reps, size_t count,
-                                    const IndexedLaunch& launch, const Shortlist& shortlist, SearchPhases* phases) {
-  const std::vector<float> first =
-      time_each_side_by_side(stream, side, 1, count, launch, {Replays::One, shortlist.first_alone, phases});
+namespace {
+
+// The second round of a search: of the configurations with a first-round time in `first`, those
+// within shortlist.within of the fastest (at most shortlist.most) timed again with `reps` runs a
+// copy after a warm-up replay; the others negative.
+std::vector<float> time_again_the_closest(cudaStream_t stream, const Streams& side, int reps,
+                                          const std::vector<float>& first, const IndexedLaunch& launch,
+                                          const Shortlist& shortlist, SearchPhases* phases) {
   std::vector<size_t> kept;
-  for (size_t i = 0; i < count; ++i)
+  for (size_t i = 0; i < first.size(); ++i)
     if (first[i] >= 0) kept.push_back(i);
-  std::vector<float> ms(count, -1.0f);
+  std::vector<float> ms(first.size(), -1.0f);
   if (kept.empty()) return ms;
   std::stable_sort(kept.begin(), kept.end(), [&](size_t a, size_t b) { return first[a] < first[b]; });
   size_t keep = 1;
@@ -155,6 +159,51 @@ std::vector<float> time_shortlisted(cudaStream_t stream, const Streams& side, in
       {Replays::WarmUpThenTimed, false, phases});
   for (size_t i = 0; i < kept.size(); ++i) ms[kept[i]] = second[i];
   return ms;
+}
+
+// The first round (one run a copy, one replay) of the configurations `which`, into `first`.
+void time_first_round(cudaStream_t stream, const Streams& side, const std::vector<size_t>& which,
+                      const IndexedLaunch& launch, const Shortlist& shortlist, SearchPhases* phases,
+                      std::vector<float>& first) {
+  const std::vector<float> ms = time_each_side_by_side(
+      stream, side, 1, which.size(), [&](size_t i, size_t copy, cudaStream_t s) { return launch(which[i], copy, s); },
+      {Replays::One, shortlist.first_alone, phases});
+  for (size_t i = 0; i < which.size(); ++i) first[which[i]] = ms[i];
+}
+
+}  // namespace
+
+std::vector<float> time_shortlisted(cudaStream_t stream, const Streams& side, int reps, size_t count,
+                                    const IndexedLaunch& launch, const Shortlist& shortlist, SearchPhases* phases) {
+  const std::vector<float> first =
+      time_each_side_by_side(stream, side, 1, count, launch, {Replays::One, shortlist.first_alone, phases});
+  return time_again_the_closest(stream, side, reps, first, launch, shortlist, phases);
+}
+
+LookedTimes time_after_first_look(cudaStream_t stream, const Streams& side, int reps, size_t count,
+                                  const IndexedLaunch& launch, const Shortlist& shortlist, const FirstLook& look,
+                                  SearchPhases* phases) {
+  const size_t stride = std::max<size_t>(look.stride, 2);
+  if (look.bar_ms <= 0 || count < stride * std::max<size_t>(look.least, 1))
+    return {time_shortlisted(stream, side, reps, count, launch, shortlist, phases), 0, false};
+  std::vector<size_t> sample, rest;
+  for (size_t i = 0; i < count; ++i) (i % stride == 0 ? sample : rest).push_back(i);
+  LookedTimes out;
+  out.looked = sample.size();
+  std::vector<float> first(count, -1.0f);
+  time_first_round(stream, side, sample, launch, shortlist, phases, first);
+  float best = -1;
+  for (size_t i : sample)
+    if (first[i] >= 0 && (best < 0 || first[i] < best)) best = first[i];
+  // None of the sample ran: the others may, so they are timed (a refused launch is a configuration's).
+  if (best > look.give_up * look.bar_ms) {
+    out.ms = std::move(first);
+    out.gave_up = true;
+    return out;
+  }
+  time_first_round(stream, side, rest, launch, shortlist, phases, first);
+  out.ms = time_again_the_closest(stream, side, reps, first, launch, shortlist, phases);
+  return out;
 }
 
 }  // namespace cbt::cuda

@@ -81,6 +81,27 @@ std::vector<float> time_shortlisted(cudaStream_t stream, const Streams& side, in
                                     const IndexedLaunch& launch, const Shortlist& shortlist,
                                     SearchPhases* phases = nullptr);
 
+// time_shortlisted with a first look against a competitor: every `stride`-th configuration (a
+// sample spread over the list, at least `least` of them) runs its first round before the others,
+// and when the fastest of them takes more than `give_up` times `bar_ms` (the competitor's time for
+// the same work, e.g. cuDNN's chosen engine), the search ends there: the rest are never timed,
+// which is most of a search's time where the competitor wins by far. Without a bar (bar_ms <= 0),
+// or with too few configurations for a sample, it is time_shortlisted.
+struct FirstLook {
+  float bar_ms = -1;
+  float give_up = 2.0f;
+  size_t stride = 5;
+  size_t least = 4;
+};
+struct LookedTimes {
+  std::vector<float> ms;  // as time_shortlisted's; after a give-up, the sample's first-round times
+  size_t looked = 0;      // configurations in the first look (0: none was taken)
+  bool gave_up = false;   // the search ended after the first look
+};
+LookedTimes time_after_first_look(cudaStream_t stream, const Streams& side, int reps, size_t count,
+                                  const IndexedLaunch& launch, const Shortlist& shortlist, const FirstLook& look,
+                                  SearchPhases* phases = nullptr);
+
 // The largest difference between the first `count` floats of `got` and of `ref`, relative to
 // ref's largest magnitude; computed on the device after the work queued on `stream`. A NaN
 // or an infinity in either makes it infinite or NaN, which no tolerance accepts. `scratch`

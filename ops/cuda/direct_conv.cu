@@ -660,17 +660,18 @@ std::vector<std::unique_ptr<DeviceBuffer>> buffers(size_t n, size_t bytes) {
 
 // The fastest of `configs` per copy, launch(cfg, copy, stream) enqueuing one run of copy `copy`,
 // timed side.s.size() copies at once in two rounds (time_shortlisted: the configurations within
-// 1.5 times the first round's best, at most 16, timed again with 3 runs a copy, which decide);
-// nullopt when none ran.
+// 1.5 times the first round's best, at most 16, timed again with 3 runs a copy, which decide),
+// after a first look at every fifth against `bar_ms` (time_after_first_look); nullopt when none ran.
 template <class Config, class Launch>
 std::optional<TimedConfig<Config>> fastest(cudaStream_t stream, const Streams& side, const std::vector<Config>& configs,
-                                           SearchPhases* phases, Launch&& launch) {
-  const std::vector<float> ms = time_shortlisted(
+                                           SearchPhases* phases, float bar_ms, Launch&& launch) {
+  const LookedTimes t = time_after_first_look(
       stream, side, 3, configs.size(), [&](size_t i, size_t copy, cudaStream_t s) { return launch(configs[i], copy, s); },
-      Shortlist{}, phases);
+      Shortlist{}, FirstLook{bar_ms}, phases);
   std::optional<TimedConfig<Config>> best;
   for (size_t i = 0; i < configs.size(); ++i)
-    if (ms[i] >= 0 && (!best || ms[i] < best->ms)) best = TimedConfig<Config>{configs[i], ms[i]};
+    if (t.ms[i] >= 0 && (!best || t.ms[i] < best->ms))
+      best = TimedConfig<Config>{configs[i], t.ms[i], configs.size(), t.gave_up ? t.looked : 0};
   return best;
 }
 
@@ -743,7 +744,7 @@ bool direct_conv(cudaStream_t stream, const DirectConv& d, const DirectConfig& c
 }
 
 std::optional<DirectChoice> choose_direct(cudaStream_t stream, const DirectConv& d, int copies,
-                                          SearchPhases* phases) {
+                                          SearchPhases* phases, float bar_ms) {
   const std::vector<DirectConfig> configs = direct_configs(d);
   if (configs.empty()) return std::nullopt;
   const size_t n = static_cast<size_t>(std::clamp(copies, 1, 16));
@@ -759,7 +760,7 @@ std::optional<DirectChoice> choose_direct(cudaStream_t stream, const DirectConv&
   lap(phases, "buffers");
   Streams side(n);
   lap(phases, "streams");
-  return fastest(stream, side, configs, phases, [&](const DirectConfig& cfg, size_t copy, cudaStream_t s) {
+  return fastest(stream, side, configs, phases, bar_ms, [&](const DirectConfig& cfg, size_t copy, cudaStream_t s) {
     return launch(s, d, cfg, static_cast<const float*>(in.p), static_cast<const float*>(w.p),
                   d.phases ? nullptr : static_cast<const float*>(bias.p), false, static_cast<float*>(outs[copy]->p));
   });
@@ -824,7 +825,7 @@ bool direct_wgrad(cudaStream_t stream, const DirectConv& d, const WgradConfig& c
 }
 
 std::optional<WgradChoice> choose_direct_wgrad(cudaStream_t stream, const DirectConv& d, int copies,
-                                               size_t workspace_budget, SearchPhases* phases) {
+                                               size_t workspace_budget, SearchPhases* phases, float bar_ms) {
   const std::vector<WgradConfig> configs = direct_wgrad_configs(d, workspace_budget);
   if (configs.empty()) return std::nullopt;
   const size_t n = static_cast<size_t>(std::clamp(copies, 1, 16));
@@ -841,7 +842,7 @@ std::optional<WgradChoice> choose_direct_wgrad(cudaStream_t stream, const Direct
   lap(phases, "buffers");
   Streams side(n);
   lap(phases, "streams");
-  return fastest(stream, side, configs, phases, [&](const WgradConfig& cfg, size_t copy, cudaStream_t s) {
+  return fastest(stream, side, configs, phases, bar_ms, [&](const WgradConfig& cfg, size_t copy, cudaStream_t s) {
     return launch_wgrad(s, d, cfg, static_cast<const float*>(x.p), static_cast<const float*>(dy.p),
                         static_cast<float*>(partials[copy]->p), static_cast<float*>(outs[copy]->p));
   });

@@ -73,14 +73,18 @@ template <class Config>
 struct TimedConfig {
   Config cfg;
   float ms = -1;
+  size_t configs = 0;      // the configurations the search had
+  size_t looked_only = 0;  // when the search ended after a first look at this many (ms is a first-round time)
 };
 using DirectChoice = TimedConfig<DirectConfig>;
 
 // The fastest configuration for `d` timed `copies` at a time (time_side_by_side) on buffers
 // of its own; nullopt when none ran. Must not run inside a CUDA-graph capture. `phases`, when
-// given, gets laps "buffers", "streams" and those of time_each_side_by_side.
+// given, gets laps "buffers", "streams" and those of time_each_side_by_side. With `bar_ms` > 0
+// (the time per copy of cuDNN's choice), the search ends after a first look at a sample of the
+// configurations when none of them comes within twice that (time_after_first_look).
 std::optional<DirectChoice> choose_direct(cudaStream_t stream, const DirectConv& d, int copies,
-                                          SearchPhases* phases = nullptr);
+                                          SearchPhases* phases = nullptr, float bar_ms = -1);
 
 // Backward filter: dW (M, C, K, K) of the forward convolution `d` (not turned) from its input x
 // (N, C, H, W) and dY (N, M, OH, OW). Each block of `threads` sums the products of `ipb` images
@@ -102,7 +106,8 @@ bool direct_wgrad(cudaStream_t stream, const DirectConv& d, const WgradConfig& c
                   float* partial, float* dw);
 using WgradChoice = TimedConfig<WgradConfig>;
 std::optional<WgradChoice> choose_direct_wgrad(cudaStream_t stream, const DirectConv& d, int copies,
-                                               size_t workspace_budget, SearchPhases* phases = nullptr);
+                                               size_t workspace_budget, SearchPhases* phases = nullptr,
+                                               float bar_ms = -1);
 
 // Whether the direct kernels take part (CBT_CONV_DIRECT in the environment, read at each
 // choice): Timed (unset; run where faster than cuDNN's choice), Off, or Always (wherever

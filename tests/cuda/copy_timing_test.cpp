@@ -97,6 +97,72 @@ TEST(CopyTiming, AShortlistTimesAgainOnlyTheConfigurationsNearTheBest) {
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
+// The first look: of ten configurations, every fifth (0 and 5) runs first. When neither comes
+// within twice the bar, the search ends there and the other eight never run; when one does, the
+// others are timed too and the fastest, which was not in the sample, is found and timed again;
+// when the sample's launches fail, the others are timed. Without a bar, or with fewer
+// configurations than stride x least, there is no first look.
+TEST(CopyTiming, AFirstLookEndsASearchThatCannotComeNearTheBar) {
+  CBT_SKIP_WITHOUT_GPU();
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  Streams side(8);
+  std::vector<uint64_t> ns;
+  std::vector<int> runs;
+  auto launch = [&](size_t i, size_t, cudaStream_t s) {
+    ++runs[i];
+    if (ns[i] == 0) return false;
+    test::spin_for(ns[i], s);
+    return cudaPeekAtLastError() == cudaSuccess;
+  };
+  auto search = [&](const std::vector<uint64_t>& spins, float bar_ms) {
+    ns = spins;
+    runs.assign(ns.size(), 0);
+    return time_after_first_look(stream, side, 3, ns.size(), launch, Shortlist{}, FirstLook{bar_ms, 2.0f, 5, 2});
+  };
+  // Each spin of t us side by side 8 times is about t / 8 us a copy: 20 to 80 us, the bar 5 us.
+  const std::vector<uint64_t> slow = {160'000, 320'000, 640'000, 320'000, 640'000,
+                                      320'000, 640'000, 320'000, 640'000, 320'000};
+  const LookedTimes gave_up = search(slow, 0.005f);
+  ASSERT_EQ(gave_up.ms.size(), slow.size());
+  EXPECT_TRUE(gave_up.gave_up);
+  EXPECT_EQ(gave_up.looked, 2u);
+  EXPECT_GE(gave_up.ms[0], 0.9f * 0.16f / 8);
+  EXPECT_GT(gave_up.ms[5], gave_up.ms[0]);
+  for (size_t i = 0; i < slow.size(); ++i) {
+    if (i % 5 == 0) continue;
+    EXPECT_LT(gave_up.ms[i], 0.0f) << i;
+    EXPECT_EQ(runs[i], 0) << "configuration " << i << " ran after the give-up";
+  }
+  // The sample's best (20 us a copy) is within twice a bar of 15 us: the fast one at 3 (5 us) is
+  // found, and only it is within 1.5 times itself.
+  std::vector<uint64_t> near = slow;
+  near[3] = 40'000;
+  const LookedTimes went_on = search(near, 0.015f);
+  EXPECT_FALSE(went_on.gave_up);
+  EXPECT_EQ(went_on.looked, 2u);
+  EXPECT_GE(went_on.ms[3], 0.9f * 0.04f / 8);
+  for (size_t i = 0; i < near.size(); ++i) {
+    EXPECT_GT(runs[i], 0) << i;
+    if (i != 3) EXPECT_LT(went_on.ms[i], 0.0f) << i;
+  }
+  // A sample whose launches fail says nothing of the others, which are timed.
+  std::vector<uint64_t> refused = near;
+  refused[0] = refused[5] = 0;
+  const LookedTimes after_refusal = search(refused, 0.001f);
+  EXPECT_FALSE(after_refusal.gave_up);
+  EXPECT_GE(after_refusal.ms[3], 0.0f);
+  // No bar, or too few configurations for a sample of 2 every 5th: time_shortlisted, all run.
+  for (const auto& [spins, bar] : {std::pair{near, -1.0f}, std::pair{std::vector<uint64_t>(near.begin(), near.begin() + 9), 0.001f}}) {
+    const LookedTimes plain = search(spins, bar);
+    EXPECT_EQ(plain.looked, 0u);
+    EXPECT_FALSE(plain.gave_up);
+    EXPECT_GE(plain.ms[3], 0.0f);
+    for (size_t i = 0; i < spins.size(); ++i) EXPECT_GT(runs[i], 0) << i;
+  }
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
 // fill_random: values in [-1, 1), spread over the range, the same for the same seed and
 // different for another.
 TEST(CopyTiming, RandomFillIsSpreadAndRepeatable) {

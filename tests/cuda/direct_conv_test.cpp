@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <random>
 #include <set>
 #include <vector>
@@ -391,6 +392,37 @@ void check_every_wgrad_configuration(const std::vector<DirectConv>& convs, uint6
 const std::vector<DirectConv> kWgradConvs = {conv_of(3, 1, 28, 28, 6, 5, 2), conv_of(3, 6, 14, 14, 16, 5, 0),
                                              conv_of(2, 3, 7, 5, 5, 3, 1), conv_of(2, 16, 8, 8, 16, 3, 1),
                                              conv_of(3, 32, 6, 6, 32, 3, 1)};
+
+// Both searches against a bar no configuration comes near (1 ns a copy) end after their first
+// look at every fifth configuration, and say so; without a bar (as with CBT_CONV_DIRECT=always)
+// they time them all and return a configuration timed again.
+TEST(DirectKernels, ASearchAgainstAnUnreachableBarEndsAfterAFirstLook) {
+  CBT_SKIP_WITHOUT_GPU();
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  const DirectConv d = conv_of(32, 64, 8, 8, 64, 3, 1);  // ResNet-32's 64-channel stage
+  const size_t configs = direct_configs(d).size(), wgrad_configs = direct_wgrad_configs(d, size_t{32} << 20).size();
+  ASSERT_GE(configs, 20u);
+  ASSERT_GE(wgrad_configs, 20u);
+  const auto looked = [](size_t n) { return (n + 4) / 5; };
+  const std::optional<DirectChoice> gave_up = choose_direct(stream, d, 8, nullptr, 1e-6f);
+  ASSERT_TRUE(gave_up);
+  EXPECT_EQ(gave_up->configs, configs);
+  EXPECT_EQ(gave_up->looked_only, looked(configs));
+  EXPECT_GT(gave_up->ms, 0.0f);
+  const std::optional<WgradChoice> wgrad_gave_up = choose_direct_wgrad(stream, d, 8, size_t{32} << 20, nullptr, 1e-6f);
+  ASSERT_TRUE(wgrad_gave_up);
+  EXPECT_EQ(wgrad_gave_up->configs, wgrad_configs);
+  EXPECT_EQ(wgrad_gave_up->looked_only, looked(wgrad_configs));
+  const std::optional<DirectChoice> all = choose_direct(stream, d, 8);
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->looked_only, 0u);
+  EXPECT_GT(all->ms, 0.0f);
+  const std::optional<WgradChoice> wgrad_all = choose_direct_wgrad(stream, d, 8, size_t{32} << 20);
+  ASSERT_TRUE(wgrad_all);
+  EXPECT_EQ(wgrad_all->looked_only, 0u);
+  EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
 
 TEST(DirectWgrad, EveryConfigurationMatchesAPlainLoop) {
   CBT_SKIP_WITHOUT_GPU();
