@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <tuple>
 
 #include "ops/cpu/threads.h"
@@ -12,6 +14,14 @@ namespace cbt {
 
 float default_sma_alpha(int k, float sma_momentum) {
   return std::min(1.0f, (1.0f + sma_momentum) / static_cast<float>(std::max(k, 1)));
+}
+
+int sma_stable_learners(float alpha, float sma_momentum) {
+  if (alpha <= 0) return std::numeric_limits<int>::max();
+  const double bound = 2.0 * (1.0 + static_cast<double>(sma_momentum)), a = alpha;
+  const double k = std::floor(bound / a);
+  if (k >= static_cast<double>(std::numeric_limits<int>::max())) return std::numeric_limits<int>::max();
+  return static_cast<int>(a * k < bound ? k : k - 1);
 }
 
 Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model), opt_(opt) {
@@ -52,6 +62,23 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
   // (default_sma_alpha).
   auto_alpha_ = opt_.alpha < 0;
   if (auto_alpha_) opt_.alpha = default_sma_alpha(total_learners_, opt_.sma_momentum);
+  if (opt.algorithm == Algorithm::Sma) {
+    auto g = [](double v) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%g", v);
+      return std::string(buf);
+    };
+    if (!(opt.sma_momentum >= 0 && opt.sma_momentum < 1))
+      throw UserError("--sma-momentum must be in [0, 1): with " + g(opt.sma_momentum) +
+                      " the central model's steps never die down");
+    const int stable = sma_stable_learners(opt_.alpha, opt_.sma_momentum);
+    if (total_learners_ > stable)
+      throw UserError("--alpha " + g(opt_.alpha) + " with " + std::to_string(total_learners_) +
+                      " learners in all would make SMA's central model diverge whatever the learning rate: alpha x "
+                      "learners must stay below 2 x (1 + --sma-momentum) = " +
+                      g(2 * (1 + opt_.sma_momentum)) + ", so at most " + std::to_string(stable) +
+                      " learners with this alpha; or leave --alpha out (it then follows the count)");
+  }
 
   BindOptions bo;
   bo.batch = opt.batch_size;

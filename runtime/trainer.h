@@ -43,6 +43,15 @@ struct OptimizerOptions {
 // about unchanged (docs/bench/h200_2026-11-27_s14/). One learner keeps alpha = 1.
 float default_sma_alpha(int k, float sma_momentum);
 
+// The most learners in all for which SMA's central model stays stable with correction factor
+// `alpha`: the corrections move z by alpha * k times the way to the replicas' mean, and with
+// momentum mu_z that step grows without bound from alpha * k = 2 (1 + mu_z) on (the roots of
+// r^2 - (1 - alpha k + mu_z) r + mu_z leave the unit circle), whatever the learning rate.
+// Measured: ResNet-20 with 8 learners and alpha 0.5 (8 x 0.5 = 4 > 3.8) reached a NaN loss at
+// round 340 on three seeds of three (docs/bench/h200_2026-11-29_s25/); 14 x 0.3 = 4.2 diverged
+// too (above). INT_MAX for alpha <= 0 (z does not move).
+int sma_stable_learners(float alpha, float sma_momentum);
+
 struct TrainerOptions {
   int64_t batch_size = 32;    // per learner
   int64_t eval_batch_size = 500;

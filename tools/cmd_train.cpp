@@ -110,6 +110,9 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
   to.algorithm = a.algorithm == "ssgd" ? Algorithm::Ssgd : Algorithm::Sma;
   to.alpha = a.alpha;
   to.sma_momentum = a.sma_momentum;
+  if (a.alpha == 0 && to.algorithm == Algorithm::Sma)
+    throw UserError("--alpha 0 never moves SMA's central model, which evaluation and the trained model are; "
+                    "give a positive --alpha, leave it out (it then follows the count), or use --algorithm ssgd");
   to.optimizer.kind = a.optimizer == "adamw" ? OptimizerKind::AdamW : OptimizerKind::SGD;
   to.optimizer.lr = a.lr;
   to.optimizer.momentum = a.momentum;
@@ -138,6 +141,13 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
     if (a.autotune_max_learners < 1)
       throw UserError("--autotune-max-learners must be at least 1, not " + std::to_string(a.autotune_max_learners));
     ao.max_learners = a.autotune_max_learners;
+    // A given alpha holds the count to where SMA's central model stays stable (sma_stable_learners).
+    const int stable = to.algorithm == Algorithm::Sma ? sma_stable_learners(a.alpha, a.sma_momentum) : ao.max_learners;
+    if (stable < ao.max_learners) {
+      log << "autotune: at most " << stable << " learner(s) in all with --alpha " << a.alpha
+          << " (alpha x learners below 2 x (1 + --sma-momentum))\n";
+      ao.max_learners = stable;
+    }
     ao.min_window_seconds = a.autotune_window;
     ao.processes = processes;
     if (tune_while_training) {

@@ -2,6 +2,8 @@
 // built with k learners, and a learner that joins starts from the model.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <cmath>
 #include <random>
 
@@ -202,6 +204,40 @@ TEST(ActiveLearnersCount, AGivenAlphaIsKept) {
   Trainer t(m.graph, to);
   t.set_active_learners(2);
   EXPECT_FLOAT_EQ(t.options().alpha, 0.2f);
+}
+
+// SMA's central model is stable while alpha x k < 2 (1 + mu_z): the most learners for a given
+// alpha, which the default alpha (1 + mu_z) / k always leaves room for.
+TEST(ActiveLearnersCount, TheStableCountOfAGivenAlphaStopsBelowTwiceOnePlusTheCentralMomentum) {
+  EXPECT_EQ(sma_stable_learners(0.5f, 0.9f), 7);   // 8 x 0.5 = 4 > 3.8: diverged on the GPU
+  EXPECT_EQ(sma_stable_learners(0.3f, 0.9f), 12);  // 14 x 0.3 = 4.2 diverged too
+  EXPECT_EQ(sma_stable_learners(0.25f, 0.0f), 7);  // 8 x 0.25 = 2 is the edge itself: not stable
+  EXPECT_EQ(sma_stable_learners(1.0f, 0.0f), 1);
+  EXPECT_EQ(sma_stable_learners(1.0f, 0.9f), 3);
+  EXPECT_EQ(sma_stable_learners(0.0f, 0.9f), std::numeric_limits<int>::max());
+  for (float mu : {0.0f, 0.5f, 0.9f, 0.99f})
+    for (int k = 1; k <= 64; ++k) EXPECT_GE(sma_stable_learners(default_sma_alpha(k, mu), mu), 2 * k - 1) << k;
+}
+
+// A trainer refuses an alpha that would make its central model diverge with its count (naming
+// the most learners it allows), and a central momentum of 1, as user errors; one learner fewer
+// builds.
+TEST(ActiveLearnersCount, AnAlphaTooLargeForTheCountIsAUserError) {
+  ImportedModel m = load_model(data("sma_model.onnx"));
+  TrainerOptions to = options(Algorithm::Sma, 4, Batches().batch());
+  to.alpha = 1.0f;  // 4 x 1 > 3.8
+  try {
+    Trainer t(m.graph, to);
+    ADD_FAILURE() << "alpha 1 with 4 learners was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("at most 3 learners with this alpha"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--alpha 1 with 4 learners"), std::string::npos) << e.what();
+  }
+  to.learners = 3;
+  Trainer three(m.graph, to);
+  EXPECT_EQ(three.learners(), 3);
+  to.sma_momentum = 1.0f;
+  EXPECT_THROW(Trainer(m.graph, to), UserError);
 }
 
 }  // namespace

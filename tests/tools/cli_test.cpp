@@ -252,6 +252,25 @@ TEST(Cli, AutotuneWindowIsCheckedAndSaved) {
   EXPECT_NE(saved.find("autotune-window = 0.02"), std::string::npos) << saved;
 }
 
+// SMA's alpha: 0 never moves the central model, and one too large for the count makes it
+// diverge; both exit 2 before training and say why. With --learners auto a given alpha holds the
+// search to the stable count, which it logs.
+TEST(Cli, AnAlphaThatCannotTrainIsAUserErrorAndCapsTheSearch) {
+  fs::path data = test::make_tiny_dataset("alpha_checks");
+  const std::string base = kLenet + " --data " + data.string() + " --epochs 1 --batch-size 8 --progress off";
+  RunResult r = run(base + " -k 2 --alpha 0");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--alpha 0 never moves SMA's central model"), std::string::npos) << r.output;
+  r = run(base + " -k 4 --alpha 1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("at most 3 learners with this alpha"), std::string::npos) << r.output;
+  r = run(base + " -k 2 --alpha 0 --algorithm ssgd --max-steps 1");
+  EXPECT_EQ(r.code, 0) << "synchronous SGD has no alpha: " << r.output;
+  r = run(base + " --learners auto --alpha 1 --autotune-max-learners 8 --max-steps 40");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("autotune: at most 3 learner(s) in all with --alpha 1"), std::string::npos) << r.output;
+}
+
 // --conv-choices keeps GPU convolution choices: on the CPU it is a mistake, named before any
 // data is read or training starts, in training and in bench alike; nothing is written.
 TEST(Cli, ConvChoicesNeedACudaDevice) {

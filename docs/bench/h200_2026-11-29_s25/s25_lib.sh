@@ -30,10 +30,10 @@ searches() {  # the searches' milliseconds in a CBT_LOG_CONV_ALGOS=1 log: engine
 }
 startup() {  # arm model learners tag: `cbtrain bench` of 8 rounds after 1, searches logged; wall seconds and throughput
   local arm=$1 m=$2 k=$3 tag=$4 t
-  t=$(date +%s.%N)
+  t=$(date +%s%N)
   CBT_LOG_CONV_ALGOS=1 timeout 120 $(bin_of $arm) bench $m --device cuda --learners $k --batch-size 32 --warmup 1 --steps 8 --json \
     > $R/logs/startup_${tag}_$arm.json 2> $R/logs/startup_${tag}_$arm.log
-  echo "$tag $arm rc $? wall $(echo "$(date +%s.%N) - $t" | bc) s; $(searches $R/logs/startup_${tag}_$arm.log)"
+  echo "$tag $arm rc $? wall $(( ($(date +%s%N) - t) / 1000000 )) ms; $(searches $R/logs/startup_${tag}_$arm.log)"
 }
 tput() {  # arm model learners tag: the driver's throughput window (20 rounds, 3 windows of 150)
   local arm=$1 m=$2 k=$3 tag=$4
