@@ -18,10 +18,10 @@ float default_sma_alpha(int k, float sma_momentum) {
 
 int sma_stable_learners(float alpha, float sma_momentum) {
   if (alpha <= 0) return std::numeric_limits<int>::max();
-  const double bound = 2.0 * (1.0 + static_cast<double>(sma_momentum)), a = alpha;
-  const double k = std::floor(bound / a);
+  const double mu = sma_momentum, a = alpha, limit = 2 * (1 + mu);  // alpha (k + 1 + mu) < limit
+  const double k = std::floor(limit / a - 1 - mu);
   if (k >= static_cast<double>(std::numeric_limits<int>::max())) return std::numeric_limits<int>::max();
-  return static_cast<int>(a * k < bound ? k : k - 1);
+  return std::max(1, static_cast<int>(a * (k + 1 + mu) < limit ? k : k - 1));
 }
 
 Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model), opt_(opt) {
@@ -72,10 +72,10 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
       throw UserError("--sma-momentum must be in [0, 1): with " + g(opt.sma_momentum) +
                       " the central model's steps never die down");
     const int stable = sma_stable_learners(opt_.alpha, opt_.sma_momentum);
-    if (total_learners_ > stable)
+    if (!auto_alpha_ && total_learners_ > stable)
       throw UserError("--alpha " + g(opt_.alpha) + " with " + std::to_string(total_learners_) +
-                      " learners in all would make SMA's central model diverge whatever the learning rate: alpha x "
-                      "learners must stay below 2 x (1 + --sma-momentum) = " +
+                      " learners in all would make SMA diverge whatever the learning rate: alpha x (learners + 1 + "
+                      "--sma-momentum) must stay below 2 x (1 + --sma-momentum) = " +
                       g(2 * (1 + opt_.sma_momentum)) + ", so at most " + std::to_string(stable) +
                       " learners with this alpha; or leave --alpha out (it then follows the count)");
   }

@@ -35,21 +35,23 @@ struct OptimizerOptions {
 
 // SMA's correction factor when none is given: min(1, (1 + mu_z) / k) for k learners in all
 // and central momentum mu_z. The corrections then move z by (1 + mu_z) times the way to the
-// replicas' mean, half the largest step for which z's relaxation towards the mean stays stable
-// (2 (1 + mu_z) / k), and pull each replica towards z, which runs ahead with its momentum,
+// replicas' mean, half the largest step for which z's relaxation towards the mean alone stays
+// stable (2 (1 + mu_z) / k; with the replicas' pull, 2 (1 + mu_z) / (k + 1 + mu_z), see
+// sma_stable_learners), and pull each replica towards z, which runs ahead with its momentum,
 // (1 + mu_z) times harder than 1/k does. Measured on ResNet-20 (Fashion-MNIST, batch 32, lr
 // 0.05 cosine, 14 learners): 91% test accuracy at epoch 6 in 10 of 11 runs with alpha between
 // 0.136 and 0.2 (7 in the other), at epochs 8, 8 and 9 with 1/k; alpha 0.3 diverged. LeNet-5
 // about unchanged (docs/bench/h200_2026-11-27_s14/). One learner keeps alpha = 1.
 float default_sma_alpha(int k, float sma_momentum);
 
-// The most learners in all for which SMA's central model stays stable with correction factor
-// `alpha`: the corrections move z by alpha * k times the way to the replicas' mean, and with
-// momentum mu_z that step grows without bound from alpha * k = 2 (1 + mu_z) on (the roots of
-// r^2 - (1 - alpha k + mu_z) r + mu_z leave the unit circle), whatever the learning rate.
-// Measured: ResNet-20 with 8 learners and alpha 0.5 (8 x 0.5 = 4 > 3.8) reached a NaN loss at
-// round 340 on three seeds of three (docs/bench/h200_2026-11-29_s25/); 14 x 0.3 = 4.2 diverged
-// too (above). INT_MAX for alpha <= 0 (z does not move).
+// The most learners in all (at least 1) for which SMA stays stable with a given correction
+// factor `alpha`, whatever the learning rate: between the replicas' mean m and z, d = m - z and
+// z's last step e follow d' = (1 - alpha - alpha k) d - mu_z e and e' = alpha k d + mu_z e (the
+// replicas pulled towards z by alpha, z moved by alpha k d plus its momentum), which grows
+// without bound once alpha (k + 1 + mu_z) reaches 2 (1 + mu_z). Measured: ResNet-20 with
+// alpha 0.5 diverged with 8 learners and with 7 (0.5 x 8.9 = 4.45 > 3.8), at round 340-350
+// on every seed (docs/bench/h200_2026-11-29_s25/); 14 x 0.3 diverged too (above). The default
+// alpha (1 + mu_z) / k is within it from 2 learners on. INT_MAX for alpha <= 0 (z does not move).
 int sma_stable_learners(float alpha, float sma_momentum);
 
 struct TrainerOptions {

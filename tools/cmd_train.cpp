@@ -145,7 +145,7 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
     const int stable = to.algorithm == Algorithm::Sma ? sma_stable_learners(a.alpha, a.sma_momentum) : ao.max_learners;
     if (stable < ao.max_learners) {
       log << "autotune: at most " << stable << " learner(s) in all with --alpha " << a.alpha
-          << " (alpha x learners below 2 x (1 + --sma-momentum))\n";
+          << " (alpha x (learners + 1 + --sma-momentum) below 2 x (1 + --sma-momentum))\n";
       ao.max_learners = stable;
     }
     ao.min_window_seconds = a.autotune_window;

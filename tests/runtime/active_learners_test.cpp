@@ -206,38 +206,44 @@ TEST(ActiveLearnersCount, AGivenAlphaIsKept) {
   EXPECT_FLOAT_EQ(t.options().alpha, 0.2f);
 }
 
-// SMA's central model is stable while alpha x k < 2 (1 + mu_z): the most learners for a given
-// alpha, which the default alpha (1 + mu_z) / k always leaves room for.
-TEST(ActiveLearnersCount, TheStableCountOfAGivenAlphaStopsBelowTwiceOnePlusTheCentralMomentum) {
-  EXPECT_EQ(sma_stable_learners(0.5f, 0.9f), 7);   // 8 x 0.5 = 4 > 3.8: diverged on the GPU
-  EXPECT_EQ(sma_stable_learners(0.3f, 0.9f), 12);  // 14 x 0.3 = 4.2 diverged too
-  EXPECT_EQ(sma_stable_learners(0.25f, 0.0f), 7);  // 8 x 0.25 = 2 is the edge itself: not stable
-  EXPECT_EQ(sma_stable_learners(1.0f, 0.0f), 1);
-  EXPECT_EQ(sma_stable_learners(1.0f, 0.9f), 3);
+// SMA is stable while alpha (k + 1 + mu_z) < 2 (1 + mu_z): the most learners for a given alpha,
+// which the default alpha (1 + mu_z) / k leaves room for from 2 learners on.
+TEST(ActiveLearnersCount, TheStableCountOfAGivenAlphaKeepsAlphaTimesKPlusOnePlusMuBelowItsBound) {
+  EXPECT_EQ(sma_stable_learners(0.5f, 0.9f), 5);   // 0.5 x 6.9 < 3.8 < 0.5 x 7.9: 7 and 8 diverged on the GPU
+  EXPECT_EQ(sma_stable_learners(0.3f, 0.9f), 10);  // 14 x 0.3 diverged too
+  EXPECT_EQ(sma_stable_learners(0.25f, 0.0f), 6);  // 0.25 x (7 + 1) = 2 is the edge itself: not stable
+  EXPECT_EQ(sma_stable_learners(1.0f, 0.9f), 1);
+  EXPECT_EQ(sma_stable_learners(1.0f, 0.0f), 1);  // never fewer than one
   EXPECT_EQ(sma_stable_learners(0.0f, 0.9f), std::numeric_limits<int>::max());
   for (float mu : {0.0f, 0.5f, 0.9f, 0.99f})
-    for (int k = 1; k <= 64; ++k) EXPECT_GE(sma_stable_learners(default_sma_alpha(k, mu), mu), 2 * k - 1) << k;
+    for (int k = 2; k <= 64; ++k) EXPECT_GE(sma_stable_learners(default_sma_alpha(k, mu), mu), k) << k << " " << mu;
 }
 
-// A trainer refuses an alpha that would make its central model diverge with its count (naming
-// the most learners it allows), and a central momentum of 1, as user errors; one learner fewer
-// builds.
+// A trainer refuses a given alpha that would make SMA diverge with its count (naming the most
+// learners it allows), and a central momentum of 1, as user errors; one learner fewer builds,
+// and the default alpha never trips it.
 TEST(ActiveLearnersCount, AnAlphaTooLargeForTheCountIsAUserError) {
   ImportedModel m = load_model(data("sma_model.onnx"));
-  TrainerOptions to = options(Algorithm::Sma, 4, Batches().batch());
-  to.alpha = 1.0f;  // 4 x 1 > 3.8
+  TrainerOptions to = options(Algorithm::Sma, 6, Batches().batch());
+  to.alpha = 0.5f;
   try {
     Trainer t(m.graph, to);
-    ADD_FAILURE() << "alpha 1 with 4 learners was accepted";
+    ADD_FAILURE() << "alpha 0.5 with 6 learners was accepted";
   } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("at most 3 learners with this alpha"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("--alpha 1 with 4 learners"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("at most 5 learners with this alpha"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--alpha 0.5 with 6 learners"), std::string::npos) << e.what();
   }
-  to.learners = 3;
-  Trainer three(m.graph, to);
-  EXPECT_EQ(three.learners(), 3);
+  to.learners = 5;
+  Trainer five(m.graph, to);
+  EXPECT_EQ(five.learners(), 5);
   to.sma_momentum = 1.0f;
   EXPECT_THROW(Trainer(m.graph, to), UserError);
+  to.sma_momentum = 0.0f;
+  to.alpha = -1.0f;
+  for (int k : {1, 2, 6}) {
+    to.learners = k;
+    EXPECT_NO_THROW(Trainer(m.graph, to)) << k;
+  }
 }
 
 }  // namespace

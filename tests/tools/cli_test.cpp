@@ -261,14 +261,14 @@ TEST(Cli, AnAlphaThatCannotTrainIsAUserErrorAndCapsTheSearch) {
   RunResult r = run(base + " -k 2 --alpha 0");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("--alpha 0 never moves SMA's central model"), std::string::npos) << r.output;
-  r = run(base + " -k 4 --alpha 1");
+  r = run(base + " -k 6 --alpha 0.5");
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find("at most 3 learners with this alpha"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("at most 5 learners with this alpha"), std::string::npos) << r.output;
   r = run(base + " -k 2 --alpha 0 --algorithm ssgd --max-steps 1");
   EXPECT_EQ(r.code, 0) << "synchronous SGD has no alpha: " << r.output;
-  r = run(base + " --learners auto --alpha 1 --autotune-max-learners 8 --max-steps 40");
+  r = run(base + " --learners auto --alpha 0.5 --autotune-max-learners 8 --max-steps 40");
   EXPECT_EQ(r.code, 0) << r.output;
-  EXPECT_NE(r.output.find("autotune: at most 3 learner(s) in all with --alpha 1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("autotune: at most 5 learner(s) in all with --alpha 0.5"), std::string::npos) << r.output;
 }
 
 // --conv-choices keeps GPU convolution choices: on the CPU it is a mistake, named before any
