@@ -110,7 +110,8 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
   to.algorithm = a.algorithm == "ssgd" ? Algorithm::Ssgd : Algorithm::Sma;
   to.alpha = a.alpha;
   to.sma_momentum = a.sma_momentum;
-  if (a.alpha == 0 && to.algorithm == Algorithm::Sma)
+  // (One learner without --algorithm trains plain SGD, below, where alpha plays no part.)
+  if (a.alpha == 0 && to.algorithm == Algorithm::Sma && !(a.algorithm.empty() && a.learners == "1"))
     throw UserError("--alpha 0 never moves SMA's central model, which evaluation and the trained model are; "
                     "give a positive --alpha, leave it out (it then follows the count), or use --algorithm ssgd");
   to.optimizer.kind = a.optimizer == "adamw" ? OptimizerKind::AdamW : OptimizerKind::SGD;

@@ -328,7 +328,8 @@ std::optional<DirectWgradPlan> choose_direct_wgrad_plan(const CudaContext& cc, c
   if (!d) return std::nullopt;
   SearchPhases laps;
   SearchPhases* phases = log ? &laps : nullptr;
-  const std::optional<WgradChoice> best = choose_direct_wgrad(cc.stream, *d, copies, budget, phases, direct_bar(engine_ms));
+  const std::optional<WgradChoice> best =
+      choose_direct_wgrad(cc.stream, *d, copies, budget, phases, direct_bar(engine_ms));
   lap(phases, "free");
   if (!take_direct(best, engine_ms, *d, "backward-filter", copies, phases)) return std::nullopt;
   return DirectWgradPlan{*d, best->cfg, direct_wgrad_partial_bytes(*d, best->cfg)};

@@ -153,7 +153,8 @@ TEST(CopyTiming, AFirstLookEndsASearchThatCannotComeNearTheBar) {
   EXPECT_FALSE(after_refusal.gave_up);
   EXPECT_GE(after_refusal.ms[3], 0.0f);
   // No bar, or too few configurations for a sample of 2 every 5th: time_shortlisted, all run.
-  for (const auto& [spins, bar] : {std::pair{near, -1.0f}, std::pair{std::vector<uint64_t>(near.begin(), near.begin() + 9), 0.001f}}) {
+  const std::vector<uint64_t> nine(near.begin(), near.begin() + 9);
+  for (const auto& [spins, bar] : {std::pair{near, -1.0f}, std::pair{nine, 0.001f}}) {
     const LookedTimes plain = search(spins, bar);
     EXPECT_EQ(plain.looked, 0u);
     EXPECT_FALSE(plain.gave_up);

@@ -264,8 +264,10 @@ TEST(Cli, AnAlphaThatCannotTrainIsAUserErrorAndCapsTheSearch) {
   r = run(base + " -k 6 --alpha 0.5");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("at most 5 learners with this alpha"), std::string::npos) << r.output;
-  r = run(base + " -k 2 --alpha 0 --algorithm ssgd --max-steps 1");
-  EXPECT_EQ(r.code, 0) << "synchronous SGD has no alpha: " << r.output;
+  for (const char* plain : {" -k 2 --algorithm ssgd", " -k 1"}) {
+    r = run(base + plain + " --alpha 0 --max-steps 1");
+    EXPECT_EQ(r.code, 0) << plain << ": plain and synchronous SGD have no alpha: " << r.output;
+  }
   r = run(base + " --learners auto --alpha 0.5 --autotune-max-learners 8 --max-steps 40");
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("autotune: at most 5 learner(s) in all with --alpha 0.5"), std::string::npos) << r.output;
