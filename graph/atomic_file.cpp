@@ -50,8 +50,7 @@ void write_file_atomically(const std::string& path, const std::function<int(int 
     const int r = ::fsync(dfd);
     const int e = errno;
     ::close(dfd);
-    if (r != 0 && e != EINVAL)
-      throw UserError("cannot write " + path + " (fsync of its folder): " + std::strerror(e));
+    if (r != 0 && e != EINVAL) throw UserError("cannot write " + path + " (fsync of its folder): " + std::strerror(e));
   }
 }
 

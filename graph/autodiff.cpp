@@ -15,9 +15,8 @@ class GraphEmitter : public GradEmitter {
  public:
   GraphEmitter(Graph& g, std::map<std::string, ValueType>& types) : g_(g), types_(types) {}
 
-  std::vector<std::string> emit(const std::string& op_type, const std::string& domain,
-                                std::vector<std::string> inputs, size_t num_outputs,
-                                Attributes attrs, const std::string& hint) override {
+  std::vector<std::string> emit(const std::string& op_type, const std::string& domain, std::vector<std::string> inputs,
+                                size_t num_outputs, Attributes attrs, const std::string& hint) override {
     Node n;
     n.op_type = op_type;
     n.domain = domain;
@@ -149,8 +148,7 @@ TrainingGraph build_training_graph(const BoundGraph& bound, const TrainingGraphO
   if (opt.loss == LossKind::CrossEntropy) {
     Attributes a;
     a.set("label_smoothing", opt.label_smoothing);
-    tg.loss = em.emit("SoftmaxCrossEntropy", kCbtDomain, {logits, tg.labels_input}, 2, a,
-                      "loss")[0];
+    tg.loss = em.emit("SoftmaxCrossEntropy", kCbtDomain, {logits, tg.labels_input}, 2, a, "loss")[0];
   } else {
     const int64_t n = lt.shape.at(0), per = n ? shape_numel(lt.shape) / n : 0;
     const bool one_hot = lt.shape.size() == 2 && lt.shape[1] >= 2;
@@ -162,19 +160,21 @@ TrainingGraph build_training_graph(const BoundGraph& bound, const TrainingGraphO
     if (one_hot) {
       std::vector<int64_t> cls(static_cast<size_t>(lt.shape[1]));
       for (size_t c = 0; c < cls.size(); ++c) cls[c] = static_cast<int64_t>(c);
-      std::string col = em.emit("Reshape", "", {tg.labels_input, constant("label_column", Tensor::from_i64({-1, 1}, {2}))},
-                                1, {}, "label_column")[0];
-      std::string hit = em.emit("Equal", "", {col, constant("classes", Tensor::from_i64(cls, {lt.shape[1]}))}, 1, {},
-                                "one_hot")[0];
+      std::string col =
+          em.emit("Reshape", "", {tg.labels_input, constant("label_column", Tensor::from_i64({-1, 1}, {2}))}, 1, {},
+                  "label_column")[0];
+      std::string hit =
+          em.emit("Equal", "", {col, constant("classes", Tensor::from_i64(cls, {lt.shape[1]}))}, 1, {}, "one_hot")[0];
       target = em.emit("Cast", "", {hit}, 1, to, "target")[0];
     } else {
       std::vector<int64_t> dims(lt.shape.begin(), lt.shape.end());
-      std::string shaped = em.emit("Reshape", "", {tg.labels_input, constant("target_shape",
-                                   Tensor::from_i64(dims, {static_cast<int64_t>(dims.size())}))}, 1, {}, "target")[0];
+      std::string shaped = em.emit(
+          "Reshape", "",
+          {tg.labels_input, constant("target_shape", Tensor::from_i64(dims, {static_cast<int64_t>(dims.size())}))}, 1,
+          {}, "target")[0];
       target = em.emit("Cast", "", {shaped}, 1, to, "target")[0];
     }
-    const char* op = opt.loss == LossKind::MeanSquaredError ? "MeanSquaredError"
-                                                            : "BinaryCrossEntropyWithLogits";
+    const char* op = opt.loss == LossKind::MeanSquaredError ? "MeanSquaredError" : "BinaryCrossEntropyWithLogits";
     tg.loss = em.emit(op, kCbtDomain, {logits, target}, 1, {}, "loss")[0];
   }
   size_t loss_node = g.nodes.size() - 1;
@@ -194,8 +194,7 @@ TrainingGraph build_training_graph(const BoundGraph& bound, const TrainingGraphO
         break;
       }
   }
-  CBT_MODEL_CHECK(requires_grad.count(tg.loss),
-                  "no trainable parameter influences the loss on output '", out, "'");
+  CBT_MODEL_CHECK(requires_grad.count(tg.loss), "no trainable parameter influences the loss on output '", out, "'");
 
   // 4. Reverse sweep. Gradients with several contributions are summed with Add.
   std::map<std::string, std::vector<std::string>> contrib;

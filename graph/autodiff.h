@@ -13,7 +13,7 @@ namespace cbt {
 enum class LossKind { CrossEntropy, MeanSquaredError, BinaryCrossEntropy };
 
 struct TrainingGraphOptions {
-  std::string output;                 // model output to train; "" = the first output
+  std::string output;  // model output to train; "" = the first output
   LossKind loss = LossKind::CrossEntropy;
   float label_smoothing = 0.0f;
   // Initializers never trained: they become constants of the training graph (no gradient,
@@ -26,16 +26,16 @@ struct TrainingGraphOptions {
 };
 
 struct TrainingGraph {
-  Graph graph;                        // forward (training form) + loss + backward
+  Graph graph;  // forward (training form) + loss + backward
   std::map<std::string, ValueType> types;
-  std::string data_input;             // the model's data input
-  std::string labels_input;           // added graph input with the targets
-  std::string loss;                   // scalar loss value
-  std::string prediction;             // value compared with labels for accuracy
-  std::vector<std::string> params;    // trainable initializers (sorted by name)
+  std::string data_input;                    // the model's data input
+  std::string labels_input;                  // added graph input with the targets
+  std::string loss;                          // scalar loss value
+  std::string prediction;                    // value compared with labels for accuracy
+  std::vector<std::string> params;           // trainable initializers (sorted by name)
   std::map<std::string, std::string> grads;  // param -> its gradient value
-  std::vector<std::string> buffers;   // non-trainable float state (BatchNorm statistics)
-  std::vector<std::string> frozen;    // parameters held constant (TrainingGraphOptions::frozen)
+  std::vector<std::string> buffers;          // non-trainable float state (BatchNorm statistics)
+  std::vector<std::string> frozen;           // parameters held constant (TrainingGraphOptions::frozen)
 };
 
 // Throws ModelError listing every op on the gradient path that has no gradient rule.

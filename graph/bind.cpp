@@ -16,8 +16,8 @@ ValueType bind_input_type(const ValueInfo& in, const BindOptions& opt) {
     } else if (auto it = opt.symbols.find(dim.symbol); it != opt.symbols.end()) {
       t.shape.push_back(it->second);
     } else {
-      throw ModelError("graph input '" + in.name + "' has an unknown size in dimension " +
-                       std::to_string(d) + (dim.symbol.empty() ? "" : " ('" + dim.symbol + "')") +
+      throw ModelError("graph input '" + in.name + "' has an unknown size in dimension " + std::to_string(d) +
+                       (dim.symbol.empty() ? "" : " ('" + dim.symbol + "')") +
                        "; only the batch dimension (0) may be dynamic");
     }
   }
@@ -51,17 +51,14 @@ std::vector<ValueType> infer_types(const Node& node, const std::map<std::string,
     if (msg.rfind("node ", 0) == 0) throw;
     throw ModelError("node " + node.describe() + ": " + msg);
   }
-  CBT_MODEL_CHECK(out.size() >= node.outputs.size() || node.outputs.empty(), "node ",
-                  node.describe(), ": has ", node.outputs.size(), " outputs, op defines ",
-                  out.size());
+  CBT_MODEL_CHECK(out.size() >= node.outputs.size() || node.outputs.empty(), "node ", node.describe(), ": has ",
+                  node.outputs.size(), " outputs, op defines ", out.size());
   return out;
 }
 
 namespace {
 
-bool is_random(const Node& n) {
-  return n.op_type == "Dropout" || n.op_type.rfind("Random", 0) == 0;
-}
+bool is_random(const Node& n) { return n.op_type == "Dropout" || n.op_type.rfind("Random", 0) == 0; }
 
 }  // namespace
 
@@ -94,9 +91,12 @@ BoundGraph bind_graph(const Graph& g, const BindOptions& opt, const NodeEvaluato
     if (foldable) {
       std::vector<Tensor> in;
       for (const auto& name : node.inputs) {
-        if (name.empty()) in.emplace_back();
-        else if (consts.count(name)) in.push_back(consts.at(name));
-        else in.push_back(Tensor(b.types.at(name).dtype, b.types.at(name).shape));  // Shape
+        if (name.empty())
+          in.emplace_back();
+        else if (consts.count(name))
+          in.push_back(consts.at(name));
+        else
+          in.push_back(Tensor(b.types.at(name).dtype, b.types.at(name).shape));  // Shape
       }
       auto out = eval(node, in);
       for (size_t i = 0; i < node.outputs.size(); ++i) {
@@ -111,8 +111,8 @@ BoundGraph bind_graph(const Graph& g, const BindOptions& opt, const NodeEvaluato
     }
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       if (node.outputs[i].empty()) continue;
-      CBT_MODEL_CHECK(!b.types.count(node.outputs[i]), "node ", node.describe(), ": output '",
-                      node.outputs[i], "' is produced twice");
+      CBT_MODEL_CHECK(!b.types.count(node.outputs[i]), "node ", node.describe(), ": output '", node.outputs[i],
+                      "' is produced twice");
       b.types[node.outputs[i]] = out_types[i];
     }
     b.graph.nodes.push_back(node);

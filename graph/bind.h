@@ -10,9 +10,9 @@
 namespace cbt {
 
 struct BoundGraph {
-  Graph graph;                              // folded nodes removed, folded values added
-  std::map<std::string, ValueType> types;   // every value that exists in `graph`
-  std::vector<std::string> folded;          // values computed at bind time
+  Graph graph;                             // folded nodes removed, folded values added
+  std::map<std::string, ValueType> types;  // every value that exists in `graph`
+  std::vector<std::string> folded;         // values computed at bind time
 };
 
 // Computes the outputs of one node on host tensors (the CPU kernels, injected by runtime/).

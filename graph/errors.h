@@ -37,10 +37,9 @@ std::string concat(const Args&... args) {
 }  // namespace cbt
 
 // Checks an invariant; on failure throws InternalError naming expression, file and line.
-#define CBT_CHECK(cond, ...)                                                                   \
-  do {                                                                                         \
-    if (!(cond))                                                                               \
-      ::cbt::detail::throw_internal(#cond, __FILE__, __LINE__, ::cbt::detail::concat(__VA_ARGS__)); \
+#define CBT_CHECK(cond, ...)                                                                                   \
+  do {                                                                                                         \
+    if (!(cond)) ::cbt::detail::throw_internal(#cond, __FILE__, __LINE__, ::cbt::detail::concat(__VA_ARGS__)); \
   } while (0)
 
 // Throws ModelError with the concatenated message (for invalid models).

@@ -12,11 +12,9 @@ namespace {
 
 // An Add of two float tensors of its output's type: no broadcasting.
 bool is_plain_float_add(const Node& n, const std::map<std::string, ValueType>& types) {
-  if (!n.domain.empty() || n.op_type != "Add" || n.inputs.size() != 2 || n.outputs.size() != 1)
-    return false;
+  if (!n.domain.empty() || n.op_type != "Add" || n.inputs.size() != 2 || n.outputs.size() != 1) return false;
   auto y = types.find(n.outputs[0]);
-  if (y == types.end() || (y->second.dtype != DType::Float32 && y->second.dtype != DType::Float64))
-    return false;
+  if (y == types.end() || (y->second.dtype != DType::Float32 && y->second.dtype != DType::Float64)) return false;
   for (const auto& in : n.inputs) {
     auto t = types.find(in);
     if (in.empty() || t == types.end() || t->second != y->second) return false;
@@ -86,8 +84,7 @@ void take_bias_gradient(Graph& g, const std::map<std::string, ValueType>& types,
 
 }  // namespace
 
-int fuse_relu(Graph& g, std::map<std::string, ValueType>& types,
-              const std::set<std::string>& exposed) {
+int fuse_relu(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {
   const auto readers = readers_of(g);
   std::vector<bool> drop(g.nodes.size(), false);
   int fused = 0;
@@ -108,8 +105,7 @@ int fuse_relu(Graph& g, std::map<std::string, ValueType>& types,
   return fused;
 }
 
-int fuse_gradient_sum_relu(Graph& g, std::map<std::string, ValueType>& types,
-                           const std::set<std::string>& exposed) {
+int fuse_gradient_sum_relu(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {
   const auto readers = readers_of(g);
   const auto producer = producers_of(g);
   std::vector<bool> drop(g.nodes.size(), false);
@@ -118,8 +114,7 @@ int fuse_gradient_sum_relu(Graph& g, std::map<std::string, ValueType>& types,
     if (rg.domain != kCbtDomain || rg.op_type != "ReluGrad" || rg.inputs.size() != 2) continue;
     const std::string sum = rg.inputs[0];
     auto p = producer.find(sum);
-    if (p == producer.end() || drop[p->second] || exposed.count(sum) || readers.at(sum).size() != 1)
-      continue;
+    if (p == producer.end() || drop[p->second] || exposed.count(sum) || readers.at(sum).size() != 1) continue;
     const Node& add = g.nodes[p->second];
     auto y = types.find(rg.inputs[1]);
     if (!is_plain_float_add(add, types) || add.attrs.get_int("relu", 0) || y == types.end() ||
@@ -134,8 +129,7 @@ int fuse_gradient_sum_relu(Graph& g, std::map<std::string, ValueType>& types,
   return fused;
 }
 
-int fuse_loss_gradient(Graph& g, std::map<std::string, ValueType>& types,
-                       const std::set<std::string>& exposed) {
+int fuse_loss_gradient(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {
   const auto readers = readers_of(g);
   const auto producer = producers_of(g);
   std::vector<bool> drop(g.nodes.size(), false);

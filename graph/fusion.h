@@ -18,8 +18,7 @@ namespace cbt {
 // as an extra input and counts dY where Y > 0, as ReluGrad does. An Add of two float tensors
 // of its output's shape (a residual connection) takes relu=1 too; its gradient is the Relu's
 // ReluGrad on Y. Returns the pairs fused.
-int fuse_relu(Graph& g, std::map<std::string, ValueType>& types,
-              const std::set<std::string>& exposed);
+int fuse_relu(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed);
 
 // Whether `n` is an op that fuse_relu folds a following Relu into (an Add only where its
 // operands have its output's type, which `types` tells).
@@ -29,8 +28,7 @@ bool takes_fused_relu(const Node& n, const std::map<std::string, ValueType>& typ
 // ReluGrad becomes that ReluGrad's third input: ReluGrad(a, Y, b) = (a + b) where Y > 0, one
 // pass instead of two. The sum of a residual block's two paths meets the Relu of the block
 // before it this way. Run after the backward nodes are emitted. Returns the pairs fused.
-int fuse_gradient_sum_relu(Graph& g, std::map<std::string, ValueType>& types,
-                           const std::set<std::string>& exposed);
+int fuse_gradient_sum_relu(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed);
 
 // The softmax cross-entropy and its gradient as one node, when the gradient's dLoss is a
 // constant (the loss's seed): SoftmaxCrossEntropy takes dLoss as a third input and writes
@@ -39,7 +37,6 @@ int fuse_gradient_sum_relu(Graph& g, std::map<std::string, ValueType>& types,
 // of shape (C)) and that Gemm's gradient takes dLogits as they are, the node also writes the
 // bias gradient (dLogits' column sums, as GemmGrad sums them) as a fourth output, and GemmGrad
 // no longer computes it. Run after the backward nodes are emitted. Returns the pairs fused.
-int fuse_loss_gradient(Graph& g, std::map<std::string, ValueType>& types,
-                       const std::set<std::string>& exposed);
+int fuse_loss_gradient(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed);
 
 }  // namespace cbt

@@ -5,8 +5,7 @@ namespace cbt {
 
 namespace {
 template <class T>
-const T* typed(const std::map<std::string, AttrValue>& m, const std::string& name,
-               const char* want) {
+const T* typed(const std::map<std::string, AttrValue>& m, const std::string& name, const char* want) {
   auto it = m.find(name);
   if (it == m.end()) return nullptr;
   const T* v = std::get_if<T>(&it->second);
@@ -43,9 +42,7 @@ std::vector<float> Attributes::get_floats(const std::string& name, std::vector<f
   return v ? *v : def;
 }
 
-const Tensor* Attributes::get_tensor(const std::string& name) const {
-  return typed<Tensor>(values_, name, "a tensor");
-}
+const Tensor* Attributes::get_tensor(const std::string& name) const { return typed<Tensor>(values_, name, "a tensor"); }
 
 const std::string& Node::input(size_t i) const {
   static const std::string empty;
@@ -54,8 +51,10 @@ const std::string& Node::input(size_t i) const {
 
 std::string Node::describe() const {
   std::string d = op_type;
-  if (!name.empty()) d += " '" + name + "'";
-  else if (!outputs.empty()) d += " (output '" + outputs[0] + "')";
+  if (!name.empty())
+    d += " '" + name + "'";
+  else if (!outputs.empty())
+    d += " (output '" + outputs[0] + "')";
   return d;
 }
 

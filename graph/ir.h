@@ -15,8 +15,8 @@ namespace cbt {
 // Domain of cbtrain's own ops (backward ops, losses, training variants).
 inline constexpr const char* kCbtDomain = "cbtrain";
 
-using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>,
-                               std::vector<float>, std::vector<std::string>, Tensor>;
+using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
+                               std::vector<std::string>, Tensor>;
 
 class Attributes {
  public:
@@ -67,13 +67,13 @@ struct ValueInfo {
 
 struct Graph {
   std::string name;
-  std::vector<Node> nodes;         // topologically ordered
-  std::vector<ValueInfo> inputs;   // real inputs only (no initializers)
+  std::vector<Node> nodes;        // topologically ordered
+  std::vector<ValueInfo> inputs;  // real inputs only (no initializers)
   std::vector<ValueInfo> outputs;
   std::map<std::string, Tensor> initializers;
   // Initializers that are constants, never trained (from Constant nodes, folded shapes).
   std::set<std::string> constant_initializers;
-  int64_t opset = 0;               // default-domain opset version
+  int64_t opset = 0;  // default-domain opset version
 
   const ValueInfo* find_input(const std::string& name) const;
   bool is_initializer(const std::string& name) const { return initializers.count(name) != 0; }

@@ -46,8 +46,6 @@ const Tensor& InferContext::const_value(size_t i) const {
   return *values[i];
 }
 
-void InferContext::fail(const std::string& msg) const {
-  throw ModelError("node " + node.describe() + ": " + msg);
-}
+void InferContext::fail(const std::string& msg) const { throw ModelError("node " + node.describe() + ": " + msg); }
 
 }  // namespace cbt

@@ -34,22 +34,22 @@ class GradEmitter {
   virtual ~GradEmitter() = default;
   // Adds a node with `num_outputs` fresh output names derived from `hint`; returns them.
   virtual std::vector<std::string> emit(const std::string& op_type, const std::string& domain,
-                                        std::vector<std::string> inputs, size_t num_outputs,
-                                        Attributes attrs, const std::string& hint) = 0;
+                                        std::vector<std::string> inputs, size_t num_outputs, Attributes attrs,
+                                        const std::string& hint) = 0;
   virtual const ValueType& type(const std::string& value) const = 0;
   virtual std::string fresh(const std::string& hint) = 0;
 
   // One-output node of cbtrain's domain (most backward ops).
-  std::string emit1(const std::string& op_type, std::vector<std::string> inputs,
-                    Attributes attrs = {}, const std::string& hint = "grad") {
+  std::string emit1(const std::string& op_type, std::vector<std::string> inputs, Attributes attrs = {},
+                    const std::string& hint = "grad") {
     return emit(op_type, kCbtDomain, std::move(inputs), 1, std::move(attrs), hint)[0];
   }
 };
 
 struct GradContext {
-  const Node& node;              // the forward node (after its training rewrite)
-  std::vector<std::string> dY;   // gradient of each forward output, "" where none flows
-  std::vector<bool> wants;       // per forward input: whether its gradient is needed
+  const Node& node;             // the forward node (after its training rewrite)
+  std::vector<std::string> dY;  // gradient of each forward output, "" where none flows
+  std::vector<bool> wants;      // per forward input: whether its gradient is needed
   GradEmitter& g;
 };
 
@@ -61,13 +61,13 @@ using GradFn = std::function<std::vector<std::string>(GradContext&)>;
 using TrainingRewriteFn = std::function<void(Node&, GradEmitter&)>;
 
 struct OpSchema {
-  std::string domain;                 // "" = ONNX default domain
+  std::string domain;  // "" = ONNX default domain
   std::string op_type;
   InferFn infer;
-  GradFn grad;                        // empty: not differentiable
-  std::vector<int> diff_inputs;       // inputs a gradient can flow to
-  TrainingRewriteFn training_rewrite; // empty: same node in training
-  std::string summary;                // one line for `cbtrain ops` and the README table
+  GradFn grad;                         // empty: not differentiable
+  std::vector<int> diff_inputs;        // inputs a gradient can flow to
+  TrainingRewriteFn training_rewrite;  // empty: same node in training
+  std::string summary;                 // one line for `cbtrain ops` and the README table
 };
 
 bool register_schema(OpSchema schema);

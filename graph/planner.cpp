@@ -16,13 +16,13 @@ struct Interval {
 
 bool is_view_op(const Node& n) {
   if (n.domain == kCbtDomain) return n.op_type == "ReshapeTo";
-  return n.domain.empty() && (n.op_type == "Flatten" || n.op_type == "Reshape" ||
-                              n.op_type == "Squeeze" || n.op_type == "Unsqueeze");
+  return n.domain.empty() &&
+         (n.op_type == "Flatten" || n.op_type == "Reshape" || n.op_type == "Squeeze" || n.op_type == "Unsqueeze");
 }
 
 MemoryPlan plan_memory(const std::vector<Node>& nodes, const std::map<std::string, ValueType>& types,
-                       const std::set<std::string>& external,
-                       const std::set<std::string>& keep_alive, size_t alignment) {
+                       const std::set<std::string>& external, const std::set<std::string>& keep_alive,
+                       size_t alignment) {
   MemoryPlan plan;
   plan.alignment = alignment;
   std::map<std::string, Interval> live;
@@ -35,8 +35,8 @@ MemoryPlan plan_memory(const std::vector<Node>& nodes, const std::map<std::strin
       if (auto it = live.find(root(in)); it != live.end()) it->second.last = i;
     const Node& n = nodes[i];
     if (is_view_op(n) && n.has_input(0) && n.outputs.size() == 1 && !n.outputs[0].empty() &&
-        !external.count(n.outputs[0]) && !keep_alive.count(n.outputs[0]) &&
-        !live.count(n.outputs[0]) && !plan.alias.count(n.outputs[0])) {
+        !external.count(n.outputs[0]) && !keep_alive.count(n.outputs[0]) && !live.count(n.outputs[0]) &&
+        !plan.alias.count(n.outputs[0])) {
       plan.alias[n.outputs[0]] = root(n.inputs[0]);
       continue;
     }
@@ -66,8 +66,7 @@ MemoryPlan plan_memory(const std::vector<Node>& nodes, const std::map<std::strin
     std::vector<Placed> clash;
     for (const auto& p : placed)
       if (!(p.last < iv.first || iv.last < p.first)) clash.push_back(p);
-    std::sort(clash.begin(), clash.end(),
-              [](const Placed& a, const Placed& b) { return a.offset < b.offset; });
+    std::sort(clash.begin(), clash.end(), [](const Placed& a, const Placed& b) { return a.offset < b.offset; });
     size_t offset = 0;
     for (const auto& p : clash) {
       if (offset + iv.bytes <= p.offset) break;
@@ -82,9 +81,12 @@ MemoryPlan plan_memory(const std::vector<Node>& nodes, const std::map<std::strin
 
 std::string format_bytes(size_t bytes) {
   char buf[64];
-  if (bytes >= (1u << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", bytes / 1048576.0);
-  else if (bytes >= 1024) std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / 1024.0);
-  else std::snprintf(buf, sizeof buf, "%zu B", bytes);
+  if (bytes >= (1u << 20))
+    std::snprintf(buf, sizeof buf, "%.2f MiB", bytes / 1048576.0);
+  else if (bytes >= 1024)
+    std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / 1024.0);
+  else
+    std::snprintf(buf, sizeof buf, "%zu B", bytes);
   return buf;
 }
 

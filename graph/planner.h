@@ -17,8 +17,8 @@ struct MemoryPlan {
   // whose bytes it is (planned or external); it gets no memory of its own, its readers keep
   // that value alive, and the op's kernel then copies nothing.
   std::map<std::string, std::string> alias;
-  size_t arena_bytes = 0;                // planned size
-  size_t naive_bytes = 0;                // one buffer per value, nothing reused
+  size_t arena_bytes = 0;  // planned size
+  size_t naive_bytes = 0;  // one buffer per value, nothing reused
   size_t alignment = 256;
 };
 
@@ -27,8 +27,8 @@ struct MemoryPlan {
 // A view op's output that is neither external nor kept alive is an alias of its input (no
 // kernel of the step writes to a value it reads, so sharing the bytes is safe).
 MemoryPlan plan_memory(const std::vector<Node>& nodes, const std::map<std::string, ValueType>& types,
-                       const std::set<std::string>& external,
-                       const std::set<std::string>& keep_alive, size_t alignment = 256);
+                       const std::set<std::string>& external, const std::set<std::string>& keep_alive,
+                       size_t alignment = 256);
 
 // Whether `n` only gives its first input another shape (same bytes, same order).
 bool is_view_op(const Node& n);

@@ -7,8 +7,7 @@ namespace cbt {
 
 int64_t normalize_axis(int64_t axis, int64_t rank) {
   int64_t a = axis < 0 ? axis + rank : axis;
-  CBT_MODEL_CHECK(a >= 0 && a < std::max<int64_t>(rank, 1), "axis ", axis,
-                  " out of range for rank ", rank);
+  CBT_MODEL_CHECK(a >= 0 && a < std::max<int64_t>(rank, 1), "axis ", axis, " out of range for rank ", rank);
   return a;
 }
 
@@ -26,8 +25,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
   for (size_t i = 0; i < r; ++i) {
     int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
     int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
-    CBT_MODEL_CHECK(da == db || da == 1 || db == 1, "shapes ", shape_str(a), " and ",
-                    shape_str(b), " cannot be broadcast");
+    CBT_MODEL_CHECK(da == db || da == 1 || db == 1, "shapes ", shape_str(a), " and ", shape_str(b),
+                    " cannot be broadcast");
     out[i] = (da == 1) ? db : da;
   }
   return out;

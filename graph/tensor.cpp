@@ -11,44 +11,59 @@ namespace cbt {
 
 size_t dtype_size(DType t) {
   switch (t) {
-    case DType::Float32: return 4;
-    case DType::Float64: return 8;
-    case DType::Int64: return 8;
-    case DType::Int32: return 4;
-    case DType::Int8: return 1;
-    case DType::UInt8: return 1;
-    case DType::Bool: return 1;
-    case DType::Float16: return 2;
-    case DType::Undefined: return 0;
+    case DType::Float32:
+      return 4;
+    case DType::Float64:
+      return 8;
+    case DType::Int64:
+      return 8;
+    case DType::Int32:
+      return 4;
+    case DType::Int8:
+      return 1;
+    case DType::UInt8:
+      return 1;
+    case DType::Bool:
+      return 1;
+    case DType::Float16:
+      return 2;
+    case DType::Undefined:
+      return 0;
   }
   return 0;
 }
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::Float32: return "float32";
-    case DType::Float64: return "float64";
-    case DType::Int64: return "int64";
-    case DType::Int32: return "int32";
-    case DType::Int8: return "int8";
-    case DType::UInt8: return "uint8";
-    case DType::Bool: return "bool";
-    case DType::Float16: return "float16";
-    case DType::Undefined: return "undefined";
+    case DType::Float32:
+      return "float32";
+    case DType::Float64:
+      return "float64";
+    case DType::Int64:
+      return "int64";
+    case DType::Int32:
+      return "int32";
+    case DType::Int8:
+      return "int8";
+    case DType::UInt8:
+      return "uint8";
+    case DType::Bool:
+      return "bool";
+    case DType::Float16:
+      return "float16";
+    case DType::Undefined:
+      return "undefined";
   }
   return "?";
 }
 
-bool is_floating(DType t) {
-  return t == DType::Float32 || t == DType::Float64 || t == DType::Float16;
-}
+bool is_floating(DType t) { return t == DType::Float32 || t == DType::Float64 || t == DType::Float16; }
 
 int64_t shape_numel(const Shape& s) {
   int64_t n = 1;
   for (int64_t d : s) {
     CBT_MODEL_CHECK(d >= 0, "negative dimension in shape ", shape_str(s));
-    CBT_MODEL_CHECK(!__builtin_mul_overflow(n, d, &n), "shape ", shape_str(s),
-                    " overflows 64-bit element count");
+    CBT_MODEL_CHECK(!__builtin_mul_overflow(n, d, &n), "shape ", shape_str(s), " overflows 64-bit element count");
   }
   return n;
 }
@@ -62,23 +77,20 @@ std::string shape_str(const Shape& s) {
   return os.str();
 }
 
-std::string Device::str() const {
-  return kind == DeviceKind::CPU ? "cpu" : "cuda:" + std::to_string(index);
-}
+std::string Device::str() const { return kind == DeviceKind::CPU ? "cpu" : "cuda:" + std::to_string(index); }
 
 namespace {
 std::mutex g_alloc_mutex;
 std::array<Allocator, 2>& allocators() {
-  static std::array<Allocator, 2> a{
-      [](size_t bytes, Device) {
-        // 64-byte aligned, zeroed: kernels may use aligned vector loads.
-        size_t rounded = (bytes + 63) / 64 * 64;
-        auto* p = static_cast<std::byte*>(std::aligned_alloc(64, rounded ? rounded : 64));
-        if (!p) throw std::bad_alloc();
-        std::memset(p, 0, rounded);
-        return std::shared_ptr<std::byte>(p, [](std::byte* q) { std::free(q); });
-      },
-      nullptr};
+  static std::array<Allocator, 2> a{[](size_t bytes, Device) {
+                                      // 64-byte aligned, zeroed: kernels may use aligned vector loads.
+                                      size_t rounded = (bytes + 63) / 64 * 64;
+                                      auto* p = static_cast<std::byte*>(std::aligned_alloc(64, rounded ? rounded : 64));
+                                      if (!p) throw std::bad_alloc();
+                                      std::memset(p, 0, rounded);
+                                      return std::shared_ptr<std::byte>(p, [](std::byte* q) { std::free(q); });
+                                    },
+                                    nullptr};
   return a;
 }
 }  // namespace
@@ -104,8 +116,7 @@ Tensor::Tensor(DType dtype, Shape shape, Device dev)
   data_ = storage_.get();
 }
 
-Tensor Tensor::view(DType dtype, Shape shape, void* data, Device dev,
-                    std::shared_ptr<std::byte> owner) {
+Tensor Tensor::view(DType dtype, Shape shape, void* data, Device dev, std::shared_ptr<std::byte> owner) {
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
@@ -140,14 +151,22 @@ Tensor Tensor::clone() const {
 double Tensor::at_f64(int64_t i) const {
   CBT_CHECK(device_.is_cpu() && i >= 0 && i < numel_, "at_f64 index ", i);
   switch (dtype_) {
-    case DType::Float32: return static_cast<const float*>(data_)[i];
-    case DType::Float64: return static_cast<const double*>(data_)[i];
-    case DType::Int64: return static_cast<double>(static_cast<const int64_t*>(data_)[i]);
-    case DType::Int32: return static_cast<const int32_t*>(data_)[i];
-    case DType::Int8: return static_cast<const int8_t*>(data_)[i];
-    case DType::UInt8: return static_cast<const uint8_t*>(data_)[i];
-    case DType::Bool: return static_cast<const uint8_t*>(data_)[i] ? 1.0 : 0.0;
-    default: CBT_CHECK(false, "at_f64 on ", dtype_name(dtype_));
+    case DType::Float32:
+      return static_cast<const float*>(data_)[i];
+    case DType::Float64:
+      return static_cast<const double*>(data_)[i];
+    case DType::Int64:
+      return static_cast<double>(static_cast<const int64_t*>(data_)[i]);
+    case DType::Int32:
+      return static_cast<const int32_t*>(data_)[i];
+    case DType::Int8:
+      return static_cast<const int8_t*>(data_)[i];
+    case DType::UInt8:
+      return static_cast<const uint8_t*>(data_)[i];
+    case DType::Bool:
+      return static_cast<const uint8_t*>(data_)[i] ? 1.0 : 0.0;
+    default:
+      CBT_CHECK(false, "at_f64 on ", dtype_name(dtype_));
   }
   return 0;
 }
@@ -155,14 +174,22 @@ double Tensor::at_f64(int64_t i) const {
 int64_t Tensor::at_i64(int64_t i) const {
   CBT_CHECK(device_.is_cpu() && i >= 0 && i < numel_, "at_i64 index ", i);
   switch (dtype_) {
-    case DType::Int64: return static_cast<const int64_t*>(data_)[i];
-    case DType::Int32: return static_cast<const int32_t*>(data_)[i];
-    case DType::Int8: return static_cast<const int8_t*>(data_)[i];
-    case DType::UInt8: return static_cast<const uint8_t*>(data_)[i];
-    case DType::Bool: return static_cast<const uint8_t*>(data_)[i] ? 1 : 0;
-    case DType::Float32: return static_cast<int64_t>(static_cast<const float*>(data_)[i]);
-    case DType::Float64: return static_cast<int64_t>(static_cast<const double*>(data_)[i]);
-    default: CBT_CHECK(false, "at_i64 on ", dtype_name(dtype_));
+    case DType::Int64:
+      return static_cast<const int64_t*>(data_)[i];
+    case DType::Int32:
+      return static_cast<const int32_t*>(data_)[i];
+    case DType::Int8:
+      return static_cast<const int8_t*>(data_)[i];
+    case DType::UInt8:
+      return static_cast<const uint8_t*>(data_)[i];
+    case DType::Bool:
+      return static_cast<const uint8_t*>(data_)[i] ? 1 : 0;
+    case DType::Float32:
+      return static_cast<int64_t>(static_cast<const float*>(data_)[i]);
+    case DType::Float64:
+      return static_cast<int64_t>(static_cast<const double*>(data_)[i]);
+    default:
+      CBT_CHECK(false, "at_i64 on ", dtype_name(dtype_));
   }
   return 0;
 }
@@ -196,8 +223,10 @@ Tensor cast_float(const Tensor& t, DType to) {
   Tensor out(to, t.shape());
   for (int64_t i = 0; i < t.numel(); ++i) {
     double v = t.at_f64(i);
-    if (to == DType::Float32) out.ptr<float>()[i] = static_cast<float>(v);
-    else out.ptr<double>()[i] = v;
+    if (to == DType::Float32)
+      out.ptr<float>()[i] = static_cast<float>(v);
+    else
+      out.ptr<double>()[i] = v;
   }
   return out;
 }

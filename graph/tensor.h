@@ -19,13 +19,34 @@ bool is_floating(DType t);
 
 template <class T>
 constexpr DType dtype_of();
-template <> constexpr DType dtype_of<float>() { return DType::Float32; }
-template <> constexpr DType dtype_of<double>() { return DType::Float64; }
-template <> constexpr DType dtype_of<int64_t>() { return DType::Int64; }
-template <> constexpr DType dtype_of<int32_t>() { return DType::Int32; }
-template <> constexpr DType dtype_of<int8_t>() { return DType::Int8; }
-template <> constexpr DType dtype_of<uint8_t>() { return DType::UInt8; }
-template <> constexpr DType dtype_of<bool>() { return DType::Bool; }
+template <>
+constexpr DType dtype_of<float>() {
+  return DType::Float32;
+}
+template <>
+constexpr DType dtype_of<double>() {
+  return DType::Float64;
+}
+template <>
+constexpr DType dtype_of<int64_t>() {
+  return DType::Int64;
+}
+template <>
+constexpr DType dtype_of<int32_t>() {
+  return DType::Int32;
+}
+template <>
+constexpr DType dtype_of<int8_t>() {
+  return DType::Int8;
+}
+template <>
+constexpr DType dtype_of<uint8_t>() {
+  return DType::UInt8;
+}
+template <>
+constexpr DType dtype_of<bool>() {
+  return DType::Bool;
+}
 
 using Shape = std::vector<int64_t>;
 
@@ -55,8 +76,7 @@ class Tensor {
   // Owning tensor with freshly allocated zeroed storage.
   Tensor(DType dtype, Shape shape, Device dev = {});
   // View onto existing memory; `owner` keeps it alive (may be null for borrowed memory).
-  static Tensor view(DType dtype, Shape shape, void* data, Device dev,
-                     std::shared_ptr<std::byte> owner);
+  static Tensor view(DType dtype, Shape shape, void* data, Device dev, std::shared_ptr<std::byte> owner);
 
   bool defined() const { return dtype_ != DType::Undefined; }
   DType dtype() const { return dtype_; }
@@ -72,8 +92,7 @@ class Tensor {
   const std::shared_ptr<std::byte>& storage() const { return storage_; }
   template <class T>
   T* ptr() const {
-    CBT_CHECK(dtype_ == dtype_of<T>(), "tensor is ", dtype_name(dtype_), ", accessed as ",
-              dtype_name(dtype_of<T>()));
+    CBT_CHECK(dtype_ == dtype_of<T>(), "tensor is ", dtype_name(dtype_), ", accessed as ", dtype_name(dtype_of<T>()));
     return static_cast<T*>(data_);
   }
 

@@ -27,7 +27,7 @@ struct ImportedModel {
   std::string producer_name;
   std::string producer_version;
   int64_t ir_version = 0;
-  std::map<std::string, int64_t> opsets;  // domain ("" for the default domain) -> version
+  std::map<std::string, int64_t> opsets;        // domain ("" for the default domain) -> version
   std::shared_ptr<const OnnxModelProto> proto;  // the original (untied, below), for save_model
   // Initializers that an exporter had merged and that load_model gave each layer a copy of
   // (untie_layer_parameters): "name -> copy (op 'node')". save_model writes the copies.
@@ -52,7 +52,7 @@ struct SaveOptions {
 // dtype and shape required); graph and opsets stay as they were. Names that came from
 // Constant nodes are skipped (they are constants, never trained). The file is written
 // atomically; on failure a UserError names the path and no partial file is left behind.
-void save_model(const ImportedModel& original, const std::map<std::string, Tensor>& trained,
-                const std::string& path, const SaveOptions& opts = {});
+void save_model(const ImportedModel& original, const std::map<std::string, Tensor>& trained, const std::string& path,
+                const SaveOptions& opts = {});
 
 }  // namespace cbt

@@ -15,8 +15,10 @@ std::string normalise_domain(const std::string& d) { return d == "ai.onnx" ? std
 
 std::string node_desc(const onnx::NodeProto& n) {
   std::string d = n.op_type();
-  if (!n.name().empty()) d += " '" + n.name() + "'";
-  else if (n.output_size() > 0) d += " (output '" + n.output(0) + "')";
+  if (!n.name().empty())
+    d += " '" + n.name() + "'";
+  else if (n.output_size() > 0)
+    d += " (output '" + n.output(0) + "')";
   return "node " + d;
 }
 
@@ -33,10 +35,9 @@ void admit_tensor_bytes(const onnx::GraphProto& g, const ImportOptions& opts) {
   uint64_t total = 0;
   auto add = [&](const onnx::TensorProto& t, const std::string& what) {
     uint64_t b = tensor_proto_bytes(t, what);
-    CBT_MODEL_CHECK(!__builtin_add_overflow(total, b, &total), what,
-                    ": total tensor size overflows");
-    CBT_MODEL_CHECK(total <= opts.max_tensor_bytes, what, ": tensors need more than ",
-                    opts.max_tensor_bytes, " bytes in total, over the import budget");
+    CBT_MODEL_CHECK(!__builtin_add_overflow(total, b, &total), what, ": total tensor size overflows");
+    CBT_MODEL_CHECK(total <= opts.max_tensor_bytes, what, ": tensors need more than ", opts.max_tensor_bytes,
+                    " bytes in total, over the import budget");
   };
   for (const auto& t : g.initializer()) add(t, "initializer '" + t.name() + "'");
   CBT_MODEL_CHECK(g.sparse_initializer_size() == 0, "sparse initializers are not supported");
@@ -67,13 +68,20 @@ AttrValue convert_attr(const AP& a, const std::string& what, const fs::path& fol
   CBT_MODEL_CHECK(a.ref_attr_name().empty(), what,
                   ": attribute references (ref_attr_name) are only valid inside functions");
   switch (attr_type(a)) {
-    case AP::INT: return a.i();
-    case AP::FLOAT: return a.f();
-    case AP::STRING: return a.s();
-    case AP::INTS: return std::vector<int64_t>(a.ints().begin(), a.ints().end());
-    case AP::FLOATS: return std::vector<float>(a.floats().begin(), a.floats().end());
-    case AP::STRINGS: return std::vector<std::string>(a.strings().begin(), a.strings().end());
-    case AP::TENSOR: return tensor_from_proto(a.t(), what, folder);
+    case AP::INT:
+      return a.i();
+    case AP::FLOAT:
+      return a.f();
+    case AP::STRING:
+      return a.s();
+    case AP::INTS:
+      return std::vector<int64_t>(a.ints().begin(), a.ints().end());
+    case AP::FLOATS:
+      return std::vector<float>(a.floats().begin(), a.floats().end());
+    case AP::STRINGS:
+      return std::vector<std::string>(a.strings().begin(), a.strings().end());
+    case AP::TENSOR:
+      return tensor_from_proto(a.t(), what, folder);
     case AP::GRAPH:
     case AP::GRAPHS:
       throw ModelError(what + ": sub-graph attributes (If/Loop/Scan bodies) are not supported");
@@ -85,17 +93,17 @@ AttrValue convert_attr(const AP& a, const std::string& what, const fs::path& fol
     case AP::TYPE_PROTO:
     case AP::TYPE_PROTOS:
       throw ModelError(what + ": type attributes are not supported");
-    case AP::UNDEFINED: break;
+    case AP::UNDEFINED:
+      break;
   }
   throw ModelError(what + ": attribute has no value or an unknown type");
 }
 
 // The value of a Constant node as a tensor (attribute forms of opsets 1..21).
 Tensor constant_value(const onnx::NodeProto& n, const fs::path& folder) {
-  CBT_MODEL_CHECK(n.attribute_size() == 1, node_desc(n),
-                  ": a Constant needs exactly one value attribute, found ", n.attribute_size());
-  CBT_MODEL_CHECK(n.output_size() == 1 && !n.output(0).empty(), node_desc(n),
-                  ": a Constant needs exactly one output");
+  CBT_MODEL_CHECK(n.attribute_size() == 1, node_desc(n), ": a Constant needs exactly one value attribute, found ",
+                  n.attribute_size());
+  CBT_MODEL_CHECK(n.output_size() == 1 && !n.output(0).empty(), node_desc(n), ": a Constant needs exactly one output");
   const AP& a = n.attribute(0);
   const std::string what = node_desc(n) + ": attribute '" + a.name() + "'";
   const std::string& k = a.name();
@@ -133,8 +141,7 @@ ValueInfo convert_value_info(const onnx::ValueInfoProto& v, bool require_shape) 
     const auto& d = tt.shape().dim(i);
     Dim dim;
     if (d.has_dim_value()) {
-      CBT_MODEL_CHECK(d.dim_value() >= 0, what, ": negative dimension ", d.dim_value(),
-                      " at axis ", i);
+      CBT_MODEL_CHECK(d.dim_value() >= 0, what, ": negative dimension ", d.dim_value(), " at axis ", i);
       dim.value = d.dim_value();
     } else if (d.has_dim_param() && !d.dim_param().empty()) {
       dim.symbol = d.dim_param();
@@ -163,8 +170,7 @@ void convert_graph(const OnnxModelProto& p, Graph& g, std::set<std::string>& con
 
   std::unordered_set<std::string> input_names;
   for (const auto& v : gp.input()) {
-    CBT_MODEL_CHECK(input_names.insert(v.name()).second, "graph input '", v.name(),
-                    "' is listed twice");
+    CBT_MODEL_CHECK(input_names.insert(v.name()).second, "graph input '", v.name(), "' is listed twice");
     // Older exporters list initializers as inputs too; they are not inputs to feed.
     if (g.initializers.count(v.name())) continue;
     g.inputs.push_back(convert_value_info(v, true));

@@ -61,8 +61,8 @@ void externalise(onnx::GraphProto& g, const fs::path& data_path) {
 
 }  // namespace
 
-void save_model(const ImportedModel& original, const std::map<std::string, Tensor>& trained,
-                const std::string& path, const SaveOptions& opts) {
+void save_model(const ImportedModel& original, const std::map<std::string, Tensor>& trained, const std::string& path,
+                const SaveOptions& opts) {
   CBT_CHECK(original.proto, "save_model needs a model returned by load_model");
   const OnnxModelProto& src = *original.proto;
   onnx::ModelProto m = src.model;
@@ -80,14 +80,13 @@ void save_model(const ImportedModel& original, const std::map<std::string, Tenso
     const DType dt = dtype_from_onnx(t.data_type(), what);
     const Shape dims(t.dims().begin(), t.dims().end());
     if (value.dtype() != dt || value.shape() != dims)
-      throw UserError(detail::concat(path, ": cannot save ", what, ": trained value is ",
-                                     dtype_name(value.dtype()), " ", shape_str(value.shape()),
-                                     ", the model has ", dtype_name(dt), " ", shape_str(dims)));
+      throw UserError(detail::concat(path, ": cannot save ", what, ": trained value is ", dtype_name(value.dtype()),
+                                     " ", shape_str(value.shape()), ", the model has ", dtype_name(dt), " ",
+                                     shape_str(dims)));
     set_tensor_proto_data(t, value);
   }
   try {
-    for (auto& t : *g.mutable_initializer())
-      inline_external(t, src.folder, "initializer '" + t.name() + "'");
+    for (auto& t : *g.mutable_initializer()) inline_external(t, src.folder, "initializer '" + t.name() + "'");
     for (auto& n : *g.mutable_node())
       for (auto& a : *n.mutable_attribute())
         if (a.has_t()) inline_external(*a.mutable_t(), src.folder, "attribute '" + a.name() + "'");

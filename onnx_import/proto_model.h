@@ -14,7 +14,7 @@ namespace cbt {
 
 struct OnnxModelProto {
   onnx::ModelProto model;
-  std::filesystem::path folder;          // external data is resolved below this folder
+  std::filesystem::path folder;            // external data is resolved below this folder
   std::set<std::string> constant_outputs;  // values that came from Constant nodes
 };
 
@@ -29,8 +29,7 @@ int32_t dtype_to_onnx(DType t);
 uint64_t tensor_proto_bytes(const onnx::TensorProto& t, const std::string& what);
 
 // Converts a TensorProto (typed fields, raw_data or external data below `folder`).
-Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& what,
-                         const std::filesystem::path& folder);
+Tensor tensor_from_proto(const onnx::TensorProto& t, const std::string& what, const std::filesystem::path& folder);
 
 // Gives every normalisation node (scale, bias, statistics) and every Conv/ConvTranspose/Gemm
 // (bias) its own copy of an initializer that an earlier node already uses: exporters merge
@@ -44,8 +43,8 @@ void set_tensor_proto_data(onnx::TensorProto& t, const Tensor& value);
 // External data: resolves `location` below `folder` (no absolute paths, no "..", no links
 // leading out) and reads exactly `bytes` bytes into `dst`.
 bool is_external(const onnx::TensorProto& t);
-void read_external_data(const onnx::TensorProto& t, const std::filesystem::path& folder,
-                        void* dst, uint64_t bytes, const std::string& what);
+void read_external_data(const onnx::TensorProto& t, const std::filesystem::path& folder, void* dst, uint64_t bytes,
+                        const std::string& what);
 
 // Checks names and producers of the converted graph and sorts its nodes topologically.
 void check_and_sort_graph(Graph& g);

@@ -20,8 +20,7 @@ namespace {
 
 // The inputs of `op` that hold per-layer parameters or statistics, from index `first` on.
 int first_per_layer_input(const std::string& op) {
-  if (op == "BatchNormalization" || op == "InstanceNormalization" || op == "LayerNormalization")
-    return 1;
+  if (op == "BatchNormalization" || op == "InstanceNormalization" || op == "LayerNormalization") return 1;
   if (op == "Conv" || op == "ConvTranspose" || op == "Gemm") return 2;
   return -1;
 }
@@ -73,8 +72,8 @@ void materialize_identities(onnx::GraphProto& g, std::vector<std::string>& notes
     auto src = initializer.find(n.input(0));
     const std::string& out = n.output(0);
     auto use = per_layer_only.find(out);
-    if (src == initializer.end() || graph_outputs.count(out) || initializer.count(out) ||
-        use == per_layer_only.end() || !use->second)
+    if (src == initializer.end() || graph_outputs.count(out) || initializer.count(out) || use == per_layer_only.end() ||
+        !use->second)
       continue;
     add_copy(g, src->second, out, listed_input);
     notes.push_back(n.input(0) + " -> " + out + " (Identity" + (n.name().empty() ? "" : " '" + n.name() + "'") + ")");
@@ -128,8 +127,8 @@ std::vector<std::string> untie_layer_parameters(onnx::GraphProto& g) {
         fresh = name + ".untied" + std::to_string(++copies[name]);
       } while (!taken.insert(fresh).second);
       add_copy(g, it->second, fresh, listed_input);
-      notes.push_back(name + " -> " + fresh + " (" + n.op_type() +
-                      (n.name().empty() ? "" : " '" + n.name() + "'") + ")");
+      notes.push_back(name + " -> " + fresh + " (" + n.op_type() + (n.name().empty() ? "" : " '" + n.name() + "'") +
+                      ")");
       n.set_input(k, fresh);
     }
   }

@@ -15,10 +15,8 @@ struct EagerOptions {
 };
 
 // Output types of `node` for the given inputs (constant values are passed to inference).
-std::vector<ValueType> infer_node(const Node& node, const std::vector<Tensor>& inputs,
-                                  int64_t opset);
+std::vector<ValueType> infer_node(const Node& node, const std::vector<Tensor>& inputs, int64_t opset);
 
-std::vector<Tensor> run_node(const Node& node, std::vector<Tensor> inputs,
-                             const EagerOptions& opt = {});
+std::vector<Tensor> run_node(const Node& node, std::vector<Tensor> inputs, const EagerOptions& opt = {});
 
 }  // namespace cbt

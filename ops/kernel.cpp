@@ -14,8 +14,7 @@ std::map<Key, KernelFn>& registry() {
 }
 }  // namespace
 
-bool register_kernel(const std::string& domain, const std::string& op_type, DeviceKind device,
-                     KernelFn fn) {
+bool register_kernel(const std::string& domain, const std::string& op_type, DeviceKind device, KernelFn fn) {
   Key k{domain, op_type, device};
   CBT_CHECK(!registry().count(k), "kernel registered twice: ", op_type);
   registry()[k] = fn;

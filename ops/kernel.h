@@ -11,12 +11,12 @@
 namespace cbt {
 
 struct KernelContext {
-  const Node& node;               // attributes; inputs/outputs by position
-  std::span<Tensor> inputs;       // undefined Tensor for an omitted optional input
-  std::span<Tensor> outputs;      // allocated by the caller with the inferred types
-  bool training = false;          // Dropout/BatchNorm behaviour
-  uint64_t seed = 0;              // per node and step; random ops derive their stream from it
-  void* device_ctx = nullptr;     // backend state (CUDA: stream, handles, workspace)
+  const Node& node;                        // attributes; inputs/outputs by position
+  std::span<Tensor> inputs;                // undefined Tensor for an omitted optional input
+  std::span<Tensor> outputs;               // allocated by the caller with the inferred types
+  bool training = false;                   // Dropout/BatchNorm behaviour
+  uint64_t seed = 0;                       // per node and step; random ops derive their stream from it
+  void* device_ctx = nullptr;              // backend state (CUDA: stream, handles, workspace)
   std::shared_ptr<void>* state = nullptr;  // per-node cache owned by the program (may be null)
 
   const Tensor& in(size_t i) const { return inputs[i]; }
@@ -32,8 +32,7 @@ using KernelFn = void (*)(KernelContext&);
 // (find), or take the legacy heuristic ranking without timing (heuristic).
 enum class ConvAlgos : uint8_t { Engines, Find, Heuristic };
 
-bool register_kernel(const std::string& domain, const std::string& op_type, DeviceKind device,
-                     KernelFn fn);
+bool register_kernel(const std::string& domain, const std::string& op_type, DeviceKind device, KernelFn fn);
 KernelFn find_kernel(const std::string& domain, const std::string& op_type, DeviceKind device);
 // (domain, op type) pairs that have a kernel on `device`.
 std::vector<std::pair<std::string, std::string>> kernels_for(DeviceKind device);
@@ -56,6 +55,5 @@ inline float rng_uniform(uint64_t seed, uint64_t index) {
 #define CBT_KERNEL_CAT2(a, b) a##b
 #define CBT_KERNEL_CAT(a, b) CBT_KERNEL_CAT2(a, b)
 // Registers a kernel at static-initialisation time (ops are an OBJECT library).
-#define CBT_REGISTER_KERNEL(domain, op_type, device, fn)                    \
-  static const bool CBT_KERNEL_CAT(cbt_kernel_reg_, __COUNTER__) = \
-      ::cbt::register_kernel(domain, op_type, device, fn)
+#define CBT_REGISTER_KERNEL(domain, op_type, device, fn) \
+  static const bool CBT_KERNEL_CAT(cbt_kernel_reg_, __COUNTER__) = ::cbt::register_kernel(domain, op_type, device, fn)

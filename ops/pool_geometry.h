@@ -12,8 +12,8 @@ namespace cbt {
 // A pooling window in 2-D form (1-D pooling has H = KH = OH = 1). Rows/cols of a window
 // start at o*S - P and step by D; [-P, H + PE) is the padded extent.
 struct PoolGeom {
-  int64_t NC = 0, H = 1, W = 1, KH = 1, KW = 1, SH = 1, SW = 1, DH = 1, DW = 1, PH = 0, PW = 0,
-          PEH = 0, PEW = 0, OH = 1, OW = 1;
+  int64_t NC = 0, H = 1, W = 1, KH = 1, KW = 1, SH = 1, SW = 1, DH = 1, DW = 1, PH = 0, PW = 0, PEH = 0, PEW = 0,
+          OH = 1, OW = 1;
 };
 
 inline PoolGeom make_pool_geom(const Node& node, const Shape& x, const Shape& y) {

@@ -1,10 +1,9 @@
 // The public C++ API (include/cbtrain/cbtrain.h) over the importer, trainer and exporter.
-#include "cbtrain/cbtrain.h"
-
 #include <cstring>
 #include <iostream>
 #include <sstream>
 
+#include "cbtrain/cbtrain.h"
 #include "onnx_import/model_io.h"
 #include "runtime/dataset.h"
 #include "runtime/fit.h"
@@ -88,8 +87,8 @@ std::vector<float> Model::predict(const std::vector<float>& inputs, int64_t batc
   return guarded([&] {
     const cbt::Graph& g = impl_->model.graph;
     if (batch < 1 || inputs.empty() || inputs.size() % static_cast<size_t>(batch) != 0)
-      throw cbt::UserError("predict: " + std::to_string(inputs.size()) +
-                           " values do not split into " + std::to_string(batch) + " samples");
+      throw cbt::UserError("predict: " + std::to_string(inputs.size()) + " values do not split into " +
+                           std::to_string(batch) + " samples");
     const std::vector<cbt::Dim>& dims = g.inputs.at(0).dims;
     if (dims.empty()) throw cbt::UserError("predict: the model input has no batch dimension");
     cbt::Shape shape{batch};
@@ -100,8 +99,8 @@ std::vector<float> Model::predict(const std::vector<float>& inputs, int64_t batc
       per *= dims[i].value;
     }
     if (per * batch != static_cast<int64_t>(inputs.size()))
-      throw cbt::UserError("predict: the model takes " + std::to_string(per) +
-                           " values per sample, got " + std::to_string(inputs.size() / batch));
+      throw cbt::UserError("predict: the model takes " + std::to_string(per) + " values per sample, got " +
+                           std::to_string(inputs.size() / batch));
     cbt::Tensor x(cbt::DType::Float32, shape);
     std::memcpy(x.data(), inputs.data(), inputs.size() * sizeof(float));
     auto backend = cbt::make_backend(cbt::Device{});

@@ -40,8 +40,7 @@ std::vector<int32_t> epoch_augmentation(const Dataset& d, uint64_t seed, int64_t
   const int64_t n = d.size();
   std::vector<int32_t> out(static_cast<size_t>(3 * n), 0);
   // Its own stream: not the one of epoch_order, so the order stays as without augmentation.
-  std::mt19937_64 rng((seed ^ 0xA5A5A5A5DEADBEEFull) * 0x9E3779B97F4A7C15ull +
-                      static_cast<uint64_t>(epoch));
+  std::mt19937_64 rng((seed ^ 0xA5A5A5A5DEADBEEFull) * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(epoch));
   const int32_t pad = d.augment.pad;
   std::uniform_int_distribution<int32_t> offset(-pad, pad), coin(0, 1);
   for (int64_t p = 0; p < n; ++p) {

@@ -13,8 +13,7 @@
 
 namespace cbt {
 
-Throughput measure_throughput(Trainer& trainer, int warmup_rounds, int measure_rounds,
-                              double min_window_seconds) {
+Throughput measure_throughput(Trainer& trainer, int warmup_rounds, int measure_rounds, double min_window_seconds) {
   const ValueType& in = trainer.input_type();
   const int64_t b = in.shape.at(0);
   std::vector<Tensor> xs, ys;
@@ -39,7 +38,8 @@ Throughput measure_throughput(Trainer& trainer, int warmup_rounds, int measure_r
     trainer.synchronize();
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
     if (s < min_window_seconds)
-      measure_rounds = static_cast<int>(std::min(100000.0, measure_rounds * min_window_seconds / std::max(s, 1e-6)) + 1);
+      measure_rounds =
+          static_cast<int>(std::min(100000.0, measure_rounds * min_window_seconds / std::max(s, 1e-6)) + 1);
   }
   std::vector<double> rates;
   double enqueue = 0, total = 0;
@@ -83,8 +83,8 @@ bool LearnerSearch::add(int k, double rate, std::string* verdict) {
   }
   const bool again = ++misses_ <= patience_;
   std::snprintf(buf, sizeof buf, ", %s%d%% of a learner's share (threshold %d%%): %s", gain >= 0 ? "+" : "",
-                static_cast<int>(100 * gain / added + (gain >= 0 ? 0.5 : -0.5)), static_cast<int>(100 * threshold_ + 0.5),
-                again ? "one more count" : "stop");
+                static_cast<int>(100 * gain / added + (gain >= 0 ? 0.5 : -0.5)),
+                static_cast<int>(100 * threshold_ + 0.5), again ? "one more count" : "stop");
   if (verdict) *verdict = buf;
   return again;
 }
@@ -120,8 +120,8 @@ std::unique_ptr<Trainer> build_search_trainer(const Graph& model, TrainerOptions
   return trainer;
 }
 
-int autotune_learners(const Graph& model, const TrainerOptions& base, const AutotuneOptions& opt,
-                      std::ostream& log, double* seconds) {
+int autotune_learners(const Graph& model, const TrainerOptions& base, const AutotuneOptions& opt, std::ostream& log,
+                      double* seconds) {
   int limit = autotune_limit_per_device(base, opt);
   if (limit < opt.max_learners)
     log << "autotune: at most " << limit << " learner(s) per device (" << opt.max_learners
@@ -181,7 +181,8 @@ int autotune_learners(const Graph& model, const TrainerOptions& base, const Auto
   const double took = std::chrono::duration<double>(Clock::now() - start).count();
   if (seconds) *seconds = took;
   char done[120];
-  std::snprintf(done, sizeof done, "autotune: chose %d learner(s) per device in %.1f s\n", search.best_learners(), took);
+  std::snprintf(done, sizeof done, "autotune: chose %d learner(s) per device in %.1f s\n", search.best_learners(),
+                took);
   log << done;
   return search.best_learners();
 }

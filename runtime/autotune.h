@@ -25,9 +25,9 @@ struct AutotuneOptions {
   // 6 runs with 8 and in 3 of 6 with 16.
   int max_learners = 8;
   int warmup_rounds = 3;
-  int measure_rounds = 5;           // rounds of a timed window at least, and
+  int measure_rounds = 5;             // rounds of a timed window at least, and
   double min_window_seconds = 0.025;  // more rounds when that many take less time
-  int patience = 1;                // counts that may fall short in a row before the search ends
+  int patience = 1;                   // counts that may fall short in a row before the search ends
   // Processes that each run this search alone on their own devices (mpirun ranks, which then
   // agree on one count): they share max_learners with the devices of TrainerOptions::processes.
   int processes = 1;
@@ -64,8 +64,7 @@ struct Throughput {
 // `measure_rounds` rounds after `warmup_rounds`, each window ended by a device sync; with
 // `min_window_seconds`, windows of as many more rounds as that takes (a first window of
 // `measure_rounds` tells how many).
-Throughput measure_throughput(Trainer& trainer, int warmup_rounds, int measure_rounds,
-                              double min_window_seconds = 0);
+Throughput measure_throughput(Trainer& trainer, int warmup_rounds, int measure_rounds, double min_window_seconds = 0);
 
 // The most learners per device the tuner tries: max_learners shared by the devices of all
 // processes (at least one each).
@@ -87,7 +86,7 @@ std::unique_ptr<Trainer> build_search_trainer(const Graph& model, TrainerOptions
 // (TrainerOptions::conv_timing_learners), so that the searches run once; a chosen count below 8
 // searches again for its own concurrency when training.
 // `seconds`, when given, receives the search's seconds (the figure of its last log line).
-int autotune_learners(const Graph& model, const TrainerOptions& base, const AutotuneOptions& opt,
-                      std::ostream& log, double* seconds = nullptr);
+int autotune_learners(const Graph& model, const TrainerOptions& base, const AutotuneOptions& opt, std::ostream& log,
+                      double* seconds = nullptr);
 
 }  // namespace cbt

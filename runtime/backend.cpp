@@ -40,13 +40,9 @@ Tensor Backend::download(const Tensor& t) {
   return h;
 }
 
-CpuBackend::CpuBackend(int threads) {
-  cpu::set_kernel_threads(threads > 0 ? threads : cpu::kernel_threads());
-}
+CpuBackend::CpuBackend(int threads) { cpu::set_kernel_threads(threads > 0 ? threads : cpu::kernel_threads()); }
 
-std::shared_ptr<std::byte> CpuBackend::allocate(size_t bytes) {
-  return allocate_bytes(bytes, Device{});
-}
+std::shared_ptr<std::byte> CpuBackend::allocate(size_t bytes) { return allocate_bytes(bytes, Device{}); }
 
 void CpuBackend::copy_from_host(const Tensor& dst, const Tensor& src) { copy(dst, src); }
 void CpuBackend::copy_to_host(const Tensor& dst, const Tensor& src) { copy(dst, src); }
@@ -103,8 +99,7 @@ std::unique_ptr<AllReduce> make_all_reduce(const std::vector<Backend*>& backends
                                            const std::shared_ptr<ProcessGroup>& processes) {
   const bool several_processes = processes && processes->size() > 1;
   if (backends.size() <= 1 && !several_processes) return nullptr;
-  if (backends.size() == 1 && backends[0]->device().is_cpu())
-    return std::make_unique<ProcessAllReduce>(processes);
+  if (backends.size() == 1 && backends[0]->device().is_cpu()) return std::make_unique<ProcessAllReduce>(processes);
 #ifdef CBT_WITH_CUDA
   return make_cuda_all_reduce(backends, processes);
 #else

@@ -122,8 +122,7 @@ std::map<std::string, std::string> config_lines(const std::string& config) {
 
 bool is_checkpoint_name(const std::string& name, int64_t* round) {
   const size_t p = std::strlen(kPrefix), s = std::strlen(kSuffix);
-  if (name.size() <= p + s || name.compare(0, p, kPrefix) != 0 ||
-      name.compare(name.size() - s, s, kSuffix) != 0)
+  if (name.size() <= p + s || name.compare(0, p, kPrefix) != 0 || name.compare(name.size() - s, s, kSuffix) != 0)
     return false;
   const std::string digits = name.substr(p, name.size() - p - s);
   if (digits.size() > 18 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
@@ -171,24 +170,28 @@ std::string checkpoint_config(const TrainerOptions& o, const LrSchedule& sch, ui
     << "learners=" << o.learners << "\n"
     << "algorithm=" << (o.algorithm == Algorithm::Sma ? "sma" : "ssgd") << "\n";
   if (o.algorithm == Algorithm::Sma)
-    c << "alpha=" << fmt_float(o.alpha) << "\n" << "sma_momentum=" << fmt_float(o.sma_momentum) << "\n";
+    c << "alpha=" << fmt_float(o.alpha) << "\n"
+      << "sma_momentum=" << fmt_float(o.sma_momentum) << "\n";
   c << "optimizer=" << (op.kind == OptimizerKind::SGD ? "sgd" : "adamw") << "\n"
     << "lr=" << fmt_float(sch.base_lr) << "\n"
     << "weight_decay=" << fmt_float(op.weight_decay) << "\n";
   if (op.kind == OptimizerKind::SGD)
     c << "momentum=" << fmt_float(op.momentum) << "\n";
   else
-    c << "beta1=" << fmt_float(op.beta1) << "\n" << "beta2=" << fmt_float(op.beta2) << "\n"
+    c << "beta1=" << fmt_float(op.beta1) << "\n"
+      << "beta2=" << fmt_float(op.beta2) << "\n"
       << "eps=" << fmt_float(op.eps) << "\n";
   const char* kinds[] = {"constant", "cosine", "step"};
   c << "lr_schedule=" << kinds[static_cast<int>(sch.kind)] << "\n"
     << "warmup_steps=" << sch.warmup_steps << "\n";
   if (sch.kind == LrSchedule::Kind::Cosine)
-    c << "total_steps=" << sch.total_steps << "\n" << "min_lr=" << fmt_float(sch.min_lr) << "\n";
+    c << "total_steps=" << sch.total_steps << "\n"
+      << "min_lr=" << fmt_float(sch.min_lr) << "\n";
   if (sch.kind == LrSchedule::Kind::Step) {
     c << "milestones=";
     for (size_t i = 0; i < sch.milestones.size(); ++i) c << (i ? "," : "") << sch.milestones[i];
-    c << "\n" << "lr_gamma=" << fmt_float(sch.gamma) << "\n";
+    c << "\n"
+      << "lr_gamma=" << fmt_float(sch.gamma) << "\n";
   }
   c << "seed=" << seed << "\n"
     << "loss=" << losses[static_cast<int>(o.graph.loss)] << "\n"
@@ -259,8 +262,7 @@ Checkpoint decode_checkpoint(std::string_view bytes, const std::string& what) {
   c.meta.round = r.pod<int64_t>();
   c.state.rounds = r.pod<int64_t>();
   c.state.lr = r.pod<float>();
-  if (c.meta.epoch < 1 || c.meta.round_in_epoch < 0 || c.meta.round < 0 || c.state.rounds < 0)
-    r.fail("bad position");
+  if (c.meta.epoch < 1 || c.meta.round_in_epoch < 0 || c.meta.round < 0 || c.state.rounds < 0) r.fail("bad position");
   const auto count = r.pod<uint64_t>();
   if (count > r.left()) r.fail("truncated");
   for (uint64_t i = 0; i < count; ++i) {

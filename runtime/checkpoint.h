@@ -27,8 +27,8 @@ void parse_checkpoint_every(const std::string& s, CheckpointOptions& opt);
 
 // What a checkpoint says about itself besides the state.
 struct CheckpointMeta {
-  uint64_t fingerprint = 0;  // model_fingerprint of the model trained
-  std::string config;        // checkpoint_config: one "key=value" line per setting
+  uint64_t fingerprint = 0;    // model_fingerprint of the model trained
+  std::string config;          // checkpoint_config: one "key=value" line per setting
   int64_t epoch = 1;           // the next round to run is round_in_epoch of epoch (from 1);
   int64_t round_in_epoch = 0;  // it may equal the epoch's round count: only evaluation is left
   int64_t round = 0;           // rounds done in all
@@ -78,8 +78,8 @@ std::optional<LoadedCheckpoint> load_latest_checkpoint(const std::string& dir);
 
 // Refuses (UserError, naming `path` and the differences) a checkpoint of another model or
 // configuration; with `force` it only reports the differences to `log`.
-void check_resumable(const CheckpointMeta& saved, const CheckpointMeta& now, bool force,
-                     const std::string& path, std::ostream& log);
+void check_resumable(const CheckpointMeta& saved, const CheckpointMeta& now, bool force, const std::string& path,
+                     std::ostream& log);
 
 // The name of the first state tensor holding a NaN or infinity ("" when all are finite).
 std::string first_non_finite(const TrainerState& s);

@@ -41,8 +41,7 @@ TrainerState gather_trainer_state(ProcessGroup& pg, const TrainerState& mine, in
   return all;
 }
 
-std::optional<LoadedCheckpoint> load_latest_checkpoint_for_rank(ProcessGroup& pg,
-                                                                const std::string& dir,
+std::optional<LoadedCheckpoint> load_latest_checkpoint_for_rank(ProcessGroup& pg, const std::string& dir,
                                                                 int local_learners) {
   if (pg.size() == 1) return load_latest_checkpoint(dir);
   std::optional<LoadedCheckpoint> loaded;

@@ -17,8 +17,7 @@ TrainerState gather_trainer_state(ProcessGroup& pg, const TrainerState& mine, in
 // Rank 0 reads the newest intact checkpoint of `dir` and sends every rank the meta data, the
 // central model and its own learners, renumbered from 0; nullopt on every rank when there is
 // none. `skipped` and `path` are filled on every rank.
-std::optional<LoadedCheckpoint> load_latest_checkpoint_for_rank(ProcessGroup& pg,
-                                                                const std::string& dir,
+std::optional<LoadedCheckpoint> load_latest_checkpoint_for_rank(ProcessGroup& pg, const std::string& dir,
                                                                 int local_learners);
 
 // "learner<j>/<role>" with j shifted by `shift`; other names unchanged. nullopt when j + shift

@@ -33,9 +33,8 @@ void read_cifar_file(const fs::path& path, const CifarKind& kind, std::vector<ui
   const int64_t record = kind.label_bytes + kPixels;
   if (ec) throw UserError("cannot read data file " + p + ": " + ec.message());
   if (size == 0 || size % record != 0)
-    throw UserError("data file " + p + " is not a " + kind.name + " binary file: its size (" +
-                    std::to_string(size) + " bytes) is not a whole number of " +
-                    std::to_string(record) + "-byte records");
+    throw UserError("data file " + p + " is not a " + kind.name + " binary file: its size (" + std::to_string(size) +
+                    " bytes) is not a whole number of " + std::to_string(record) + "-byte records");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw UserError("cannot open data file " + p);
   const int64_t n = static_cast<int64_t>(size) / record;
@@ -48,17 +47,14 @@ void read_cifar_file(const fs::path& path, const CifarKind& kind, std::vector<ui
     const uint8_t* r = buf.data() + i * record;
     // CIFAR-100: the coarse label (of 20 superclasses) first, then the fine one (of 100).
     if (kind.label_bytes == 2 && r[0] >= 20)
-      throw UserError("data file " + p + " is not a CIFAR-100 file: coarse label " +
-                      std::to_string(r[0]) + " of record " + std::to_string(i) +
-                      " is not below 20");
+      throw UserError("data file " + p + " is not a CIFAR-100 file: coarse label " + std::to_string(r[0]) +
+                      " of record " + std::to_string(i) + " is not below 20");
     const int64_t label = r[kind.label_bytes - 1];
     if (label >= kind.classes)
-      throw UserError("data file " + p + " is not a " + kind.name + " file: label " +
-                      std::to_string(label) + " of record " + std::to_string(i) + " is not below " +
-                      std::to_string(kind.classes));
+      throw UserError("data file " + p + " is not a " + kind.name + " file: label " + std::to_string(label) +
+                      " of record " + std::to_string(i) + " is not below " + std::to_string(kind.classes));
     labels.push_back(label);
-    std::copy(r + kind.label_bytes, r + record,
-              pixels.begin() + static_cast<ptrdiff_t>(base + i * kPixels));
+    std::copy(r + kind.label_bytes, r + record, pixels.begin() + static_cast<ptrdiff_t>(base + i * kPixels));
   }
 }
 
@@ -78,8 +74,8 @@ RawSplit read_split(const std::vector<fs::path>& files, const CifarKind& kind) {
 int batch_number(const std::string& name) {
   constexpr std::string_view kPrefix = "data_batch_", kSuffix = ".bin";
   if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) return -1;
-  const std::string_view digits = std::string_view(name).substr(
-      kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+  const std::string_view digits =
+      std::string_view(name).substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
   if (digits.empty() || digits.size() > 4 ||
       !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
     return -1;
@@ -99,8 +95,7 @@ RawData read_cifar_folder(const std::string& dir_arg) {
   RawData r;
   if (fs::exists(dir / "train.bin") || fs::exists(dir / "test.bin")) {
     for (const char* f : {"train.bin", "test.bin"})
-      if (!fs::is_regular_file(dir / f))
-        throw UserError("CIFAR-100 folder " + dir.string() + " has no " + f);
+      if (!fs::is_regular_file(dir / f)) throw UserError("CIFAR-100 folder " + dir.string() + " has no " + f);
     r.train = read_split({dir / "train.bin"}, kCifar100);
     r.test = read_split({dir / "test.bin"}, kCifar100);
     return r;

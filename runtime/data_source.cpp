@@ -41,8 +41,7 @@ Normalization float_statistics(const float* x, int64_t n, int64_t channels, int6
         sum += v;
         sq += v * v;
       }
-    const double count = static_cast<double>(n * hw), mean = sum / count,
-                 var = sq / count - mean * mean;
+    const double count = static_cast<double>(n * hw), mean = sum / count, var = sq / count - mean * mean;
     out.mean.push_back(static_cast<float>(mean));
     out.stddev.push_back(var > 1e-12 ? static_cast<float>(std::sqrt(var)) : 1.0f);
   }
@@ -56,8 +55,7 @@ Dataset to_dataset(RawSplit& s, const Normalization* norm) {
   const int64_t channels = s.image.is_image() ? s.image.channels : 1, hw = per / channels;
   if (s.values.dtype() == DType::UInt8) {
     const Normalization none{{0.0f}, {1.0f}};
-    d.images = normalize_pixels(s.values.ptr<uint8_t>(), s.values.shape(), channels, hw,
-                                norm ? *norm : none);
+    d.images = normalize_pixels(s.values.ptr<uint8_t>(), s.values.shape(), channels, hw, norm ? *norm : none);
   } else {
     d.images = s.values;
     if (norm) normalize_values(d.images.ptr<float>(), n, channels, hw, *norm);
@@ -79,8 +77,7 @@ void make_nhwc(Dataset& d) {
   for (int64_t i = 0; i < n; ++i)
     for (int64_t k = 0; k < c; ++k)
       for (int64_t y = 0; y < h; ++y)
-        for (int64_t x = 0; x < w; ++x)
-          dst[((i * h + y) * w + x) * c + k] = src[((i * c + k) * h + y) * w + x];
+        for (int64_t x = 0; x < w; ++x) dst[((i * h + y) * w + x) * c + k] = src[((i * c + k) * h + y) * w + x];
   d.images = out;
   d.image.layout = Layout::NHWC;
 }
@@ -95,10 +92,9 @@ void fit_layout(Dataset& d, const Shape& model, const std::string& dir) {
     return;
   }
   if (matches(model, nhwc)) return make_nhwc(d);
-  throw UserError("the model takes samples of " + shape_str(model) + " but the images in " + dir +
-                  " are " + std::to_string(l.channels) + " channel(s) of " +
-                  std::to_string(l.height) + "x" + std::to_string(l.width) +
-                  " (height x width); use images of the model's size");
+  throw UserError("the model takes samples of " + shape_str(model) + " but the images in " + dir + " are " +
+                  std::to_string(l.channels) + " channel(s) of " + std::to_string(l.height) + "x" +
+                  std::to_string(l.width) + " (height x width); use images of the model's size");
 }
 
 }  // namespace
@@ -134,8 +130,8 @@ DataFormat detect_data_format(const std::string& dir_arg) {
                     " (install Debian's dataset-fashion-mnist or pass --data DIR)");
   auto has = [&](const char* name) { return fs::exists(dir / name); };
   if (has("train-images-idx3-ubyte") || has("train-images-idx3-ubyte.gz")) return DataFormat::Idx;
-  if (has("test_batch.bin") || has("data_batch_1.bin") || has("train.bin") ||
-      has("cifar-10-batches-bin") || has("cifar-100-binary"))
+  if (has("test_batch.bin") || has("data_batch_1.bin") || has("train.bin") || has("cifar-10-batches-bin") ||
+      has("cifar-100-binary"))
     return DataFormat::Cifar;
   bool sub_with_images = false;
   for (const auto& e : fs::directory_iterator(dir)) {
@@ -143,20 +139,19 @@ DataFormat detect_data_format(const std::string& dir_arg) {
     if (e.is_directory() && !sub_with_images)
       for (const auto& f : fs::recursive_directory_iterator(e.path())) {
         const std::string ext = f.path().extension().string();
-        if (f.is_regular_file() && (ext == ".png" || ext == ".jpg" || ext == ".jpeg" ||
-                                    ext == ".PNG" || ext == ".JPG" || ext == ".JPEG")) {
+        if (f.is_regular_file() &&
+            (ext == ".png" || ext == ".jpg" || ext == ".jpeg" || ext == ".PNG" || ext == ".JPG" || ext == ".JPEG")) {
           sub_with_images = true;
           break;
         }
       }
   }
   if (sub_with_images) return DataFormat::Images;
-  throw UserError(
-      "cannot tell the format of the data in " + dir_arg +
-      ": expected IDX files (train-images-idx3-ubyte[.gz] ...), CIFAR binaries (data_batch_1.bin, "
-      "test_batch.bin, or train.bin, test.bin), .npy pairs (train_images.npy, train_labels.npy, "
-      "...) "
-      "or class sub-folders of PNG/JPEG images; --data-format says it explicitly");
+  throw UserError("cannot tell the format of the data in " + dir_arg +
+                  ": expected IDX files (train-images-idx3-ubyte[.gz] ...), CIFAR binaries (data_batch_1.bin, "
+                  "test_batch.bin, or train.bin, test.bin), .npy pairs (train_images.npy, train_labels.npy, "
+                  "...) "
+                  "or class sub-folders of PNG/JPEG images; --data-format says it explicitly");
 }
 
 Shape model_sample_shape(const Graph& model) {
@@ -168,12 +163,10 @@ Shape model_sample_shape(const Graph& model) {
 }
 
 TrainTestData load_data(const DataOptions& opt) {
-  const DataFormat format =
-      opt.format == DataFormat::Auto ? detect_data_format(opt.dir) : opt.format;
+  const DataFormat format = opt.format == DataFormat::Auto ? detect_data_format(opt.dir) : opt.format;
   if (opt.test_split > 0 && format != DataFormat::Images)
-    throw UserError("--test-split applies to image folders only; the " +
-                    std::string(data_format_name(format)) + " data in " + opt.dir +
-                    " have their own test set");
+    throw UserError("--test-split applies to image folders only; the " + std::string(data_format_name(format)) +
+                    " data in " + opt.dir + " have their own test set");
   RawData raw;
   switch (format) {
     case DataFormat::Idx:
@@ -217,8 +210,7 @@ TrainTestData load_data(const DataOptions& opt) {
   for (Dataset* d : {&t.train, &t.test}) fit_layout(*d, opt.sample_shape, opt.dir);
   if (opt.augment.enabled()) {
     if (!t.train.image.is_image())
-      throw UserError("--augment needs image samples, but the data in " + opt.dir +
-                      " are flat vectors");
+      throw UserError("--augment needs image samples, but the data in " + opt.dir + " are flat vectors");
     t.train.augment = opt.augment;
   }
   return t;

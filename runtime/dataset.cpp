@@ -24,8 +24,7 @@ struct GzCloser {
 using GzFile = std::unique_ptr<std::remove_pointer_t<gzFile>, GzCloser>;
 
 GzFile open_or_throw(const std::string& path) {
-  if (!std::filesystem::is_regular_file(path))
-    throw UserError("data file not found: " + path);
+  if (!std::filesystem::is_regular_file(path)) throw UserError("data file not found: " + path);
   GzFile f(gzopen(path.c_str(), "rb"));
   if (!f) throw UserError("cannot open data file " + path);
   return f;
@@ -52,8 +51,8 @@ uint32_t read_be32(gzFile f, const std::string& path) {
 std::vector<int64_t> read_header(gzFile f, const std::string& path, uint32_t want_rank) {
   uint32_t magic = read_be32(f, path);
   if ((magic >> 8) != 0x08 || (magic & 0xff) != want_rank)
-    throw UserError("data file " + path + " is not an IDX file of rank " +
-                    std::to_string(want_rank) + " (bad magic number)");
+    throw UserError("data file " + path + " is not an IDX file of rank " + std::to_string(want_rank) +
+                    " (bad magic number)");
   std::vector<int64_t> dims;
   for (uint32_t i = 0; i < want_rank; ++i) {
     uint32_t d = read_be32(f, path);
@@ -80,8 +79,8 @@ RawSplit read_idx(const std::string& images_path, const std::string& labels_path
   GzFile fl = open_or_throw(labels_path);
   auto ldims = read_header(fl.get(), labels_path, 1);
   if (ldims[0] != dims[0])
-    throw UserError("data files disagree: " + images_path + " has " + std::to_string(dims[0]) +
-                    " images but " + labels_path + " has " + std::to_string(ldims[0]) + " labels");
+    throw UserError("data files disagree: " + images_path + " has " + std::to_string(dims[0]) + " images but " +
+                    labels_path + " has " + std::to_string(ldims[0]) + " labels");
   const int64_t n = dims[0];
   if (dims[1] * dims[2] > (int64_t{1} << 24) || n * dims[1] * dims[2] > (int64_t{1} << 36))
     throw UserError("data file " + images_path + " claims an absurd size");
@@ -97,16 +96,14 @@ RawSplit read_idx(const std::string& images_path, const std::string& labels_path
 
 RawData read_idx_folder(const std::string& dir) {
   if (!std::filesystem::is_directory(dir))
-    throw UserError("data folder not found: " + dir +
-                    " (install Debian's dataset-fashion-mnist or pass --data DIR)");
+    throw UserError("data folder not found: " + dir + " (install Debian's dataset-fashion-mnist or pass --data DIR)");
   RawData r;
   r.train = read_idx(find_file(dir, "train-images-idx3-ubyte"), find_file(dir, "train-labels-idx1-ubyte"));
   r.test = read_idx(find_file(dir, "t10k-images-idx3-ubyte"), find_file(dir, "t10k-labels-idx1-ubyte"));
   return r;
 }
 
-Dataset load_idx(const std::string& images_path, const std::string& labels_path,
-                 const Normalization& norm) {
+Dataset load_idx(const std::string& images_path, const std::string& labels_path, const Normalization& norm) {
   RawSplit s = read_idx(images_path, labels_path);
   const int64_t n = s.values.dim(0), h = s.image.height, w = s.image.width;
   Dataset d;
@@ -122,13 +119,10 @@ Dataset load_idx(const std::string& images_path, const std::string& labels_path,
 
 TrainTestData load_idx_folder(const std::string& dir, const Normalization& norm) {
   if (!std::filesystem::is_directory(dir))
-    throw UserError("data folder not found: " + dir +
-                    " (install Debian's dataset-fashion-mnist or pass --data DIR)");
+    throw UserError("data folder not found: " + dir + " (install Debian's dataset-fashion-mnist or pass --data DIR)");
   TrainTestData t;
-  t.train = load_idx(find_file(dir, "train-images-idx3-ubyte"),
-                     find_file(dir, "train-labels-idx1-ubyte"), norm);
-  t.test = load_idx(find_file(dir, "t10k-images-idx3-ubyte"),
-                    find_file(dir, "t10k-labels-idx1-ubyte"), norm);
+  t.train = load_idx(find_file(dir, "train-images-idx3-ubyte"), find_file(dir, "train-labels-idx1-ubyte"), norm);
+  t.test = load_idx(find_file(dir, "t10k-images-idx3-ubyte"), find_file(dir, "t10k-labels-idx1-ubyte"), norm);
   int64_t classes = std::max(t.train.num_classes, t.test.num_classes);
   t.train.num_classes = t.test.num_classes = classes;
   return t;

@@ -50,8 +50,7 @@ struct Normalization {
 
 // Reads an IDX image file (magic 0x803, uint8, plain or gzip) and its label file (0x801).
 // Bad or truncated files throw UserError naming the file.
-Dataset load_idx(const std::string& images_path, const std::string& labels_path,
-                 const Normalization& norm);
+Dataset load_idx(const std::string& images_path, const std::string& labels_path, const Normalization& norm);
 
 struct TrainTestData {
   Dataset train, test;

@@ -5,8 +5,8 @@
 #include <signal.h>
 
 #include <chrono>
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -22,9 +22,7 @@ namespace cbt {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 volatile std::sig_atomic_t g_stop_signal = 0;
 
@@ -49,9 +47,8 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
   const int64_t per = shape_numel(in.shape) / batch;
   if (data.train.sample_numel() != per)
     throw UserError("the model input '" + trainer.training_graph().data_input + "' takes " +
-                    shape_str(Shape(in.shape.begin() + 1, in.shape.end())) + " per sample (" +
-                    std::to_string(per) + " values) but the data has " +
-                    std::to_string(data.train.sample_numel()) + " values per sample");
+                    shape_str(Shape(in.shape.begin() + 1, in.shape.end())) + " per sample (" + std::to_string(per) +
+                    " values) but the data has " + std::to_string(data.train.sample_numel()) + " values per sample");
   // Several processes (mpirun): rank r's learners are learners first..first+k-1 of k_all; each
   // rank takes their batches of the same shuffled epoch, and only rank 0 writes files.
   ProcessGroup& pg = trainer.processes();
@@ -79,8 +76,8 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     round_samples = batch * k_all;
     steps_per_epoch = samples / round_samples;
     if (opt.schedule.total_steps <= 1)
-      schedule.total_steps = opt.max_steps >= 0 ? std::min(opt.max_steps, opt.epochs * steps_per_epoch)
-                                                : opt.epochs * steps_per_epoch;
+      schedule.total_steps =
+          opt.max_steps >= 0 ? std::min(opt.max_steps, opt.epochs * steps_per_epoch) : opt.epochs * steps_per_epoch;
     if (!opt.milestone_epochs.empty()) {
       schedule.milestones.clear();
       for (int64_t e : opt.milestone_epochs) schedule.milestones.push_back(e * steps_per_epoch);
@@ -143,11 +140,11 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     if (!pg.is_root()) return;
     const std::string bad = first_non_finite(c.state);
     if (!bad.empty())
-      throw TrainingDiverged("training diverged: '" + bad + "' holds non-finite values at round " +
-                             std::to_string(res.steps) + " (epoch " + std::to_string(epoch) + "); " +
-                             (res.checkpoint.empty() ? "no checkpoint was written"
-                                                     : "the last good checkpoint is " + res.checkpoint) +
-                             "; lower the learning rate");
+      throw TrainingDiverged(
+          "training diverged: '" + bad + "' holds non-finite values at round " + std::to_string(res.steps) +
+          " (epoch " + std::to_string(epoch) + "); " +
+          (res.checkpoint.empty() ? "no checkpoint was written" : "the last good checkpoint is " + res.checkpoint) +
+          "; lower the learning rate");
     c.meta = now;
     c.meta.epoch = epoch;
     c.meta.round_in_epoch = next;
@@ -202,7 +199,8 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
         progress.end_epoch();
         save(epoch, s);
         log << "interrupted at round " << res.steps << "; "
-            << (checkpoints ? "checkpoint written to " + res.checkpoint : std::string("no --checkpoint-dir, nothing saved"))
+            << (checkpoints ? "checkpoint written to " + res.checkpoint
+                            : std::string("no --checkpoint-dir, nothing saved"))
             << std::endl;
         return res;
       }
@@ -249,9 +247,9 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
         continue;
       }
       if (!std::isfinite(loss))
-        throw TrainingDiverged("training diverged: the loss is " + std::to_string(loss) +
-                               " at step " + std::to_string(trainer.rounds()) + " (epoch " +
-                               std::to_string(epoch) + "); lower the learning rate");
+        throw TrainingDiverged("training diverged: the loss is " + std::to_string(loss) + " at step " +
+                               std::to_string(trainer.rounds()) + " (epoch " + std::to_string(epoch) +
+                               "); lower the learning rate");
       loss_sum += loss;
       ++loss_count;
       interval_loss += loss;
@@ -281,10 +279,9 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     double train_loss = loss_count ? loss_sum / loss_count : NAN;
     double ips = epoch_rounds ? static_cast<double>(epoch_images) / epoch_s : 0;
     char buf[320];
-    std::snprintf(buf, sizeof buf,
-                  "epoch %lld: train loss %.4f, test loss %.4f, test accuracy %.2f%%, %.1f s, %.0f img/s",
-                  static_cast<long long>(epoch), train_loss, res.final_eval.loss,
-                  100 * res.final_eval.accuracy, epoch_s, ips);
+    std::snprintf(
+        buf, sizeof buf, "epoch %lld: train loss %.4f, test loss %.4f, test accuracy %.2f%%, %.1f s, %.0f img/s",
+        static_cast<long long>(epoch), train_loss, res.final_eval.loss, 100 * res.final_eval.accuracy, epoch_s, ips);
     log << buf << std::endl;
     if (res.final_eval.accuracy > res.best_accuracy || res.best_epoch == 0)
       res.best_accuracy = res.final_eval.accuracy, res.best_epoch = epoch;
@@ -303,14 +300,12 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
                     "{\"epoch\": %lld, \"step\": %lld, \"train_loss\": %.6f, \"test_loss\": %.6f, "
                     "\"test_accuracy\": %.6f, \"images_per_sec\": %.1f, \"elapsed_s\": %.3f, "
                     "\"lr\": %g, \"autotune_s\": %.3f, \"learners\": %lld}",
-                    static_cast<long long>(epoch), static_cast<long long>(trainer.rounds()),
-                    train_loss, res.final_eval.loss, res.final_eval.accuracy, ips,
-                    res.train_seconds, trainer.learning_rate(), opt.autotune_seconds,
-                    static_cast<long long>(k_all));
+                    static_cast<long long>(epoch), static_cast<long long>(trainer.rounds()), train_loss,
+                    res.final_eval.loss, res.final_eval.accuracy, ips, res.train_seconds, trainer.learning_rate(),
+                    opt.autotune_seconds, static_cast<long long>(k_all));
       metrics << buf << "\n" << std::flush;
     }
-    if (co.every_epochs > 0 && epoch % co.every_epochs == 0)
-      s == steps_per_epoch ? save(epoch + 1, 0) : save(epoch, s);
+    if (co.every_epochs > 0 && epoch % co.every_epochs == 0) s == steps_per_epoch ? save(epoch + 1, 0) : save(epoch, s);
     if (opt.max_steps >= 0 && res.steps >= opt.max_steps) break;
   }
   if (tuner) {

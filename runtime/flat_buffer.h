@@ -21,8 +21,7 @@ struct FlatLayout {
   int64_t values = 0;  // elements of the tensors themselves
 
   // Entries in the order of `names`, each aligned to 64 elements (256 bytes for float32).
-  static FlatLayout of(const std::vector<std::string>& names,
-                       const std::map<std::string, ValueType>& types);
+  static FlatLayout of(const std::vector<std::string>& names, const std::map<std::string, ValueType>& types);
 };
 
 class FlatBuffer {

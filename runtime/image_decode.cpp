@@ -91,8 +91,7 @@ void jpeg_no_output(j_common_ptr) {}  // warnings (e.g. extraneous bytes) are no
 
 // Decodes into `out` (its own colour kind when header_only is false); false with
 // err.message set on failure. No C++ object is created between setjmp and longjmp.
-bool decode_jpeg_into(const std::vector<uint8_t>& bytes, DecodedImage& out, bool header_only,
-                      JpegError& err) {
+bool decode_jpeg_into(const std::vector<uint8_t>& bytes, DecodedImage& out, bool header_only, JpegError& err) {
   jpeg_decompress_struct cinfo;
   cinfo.err = jpeg_std_error(&err.mgr);
   err.mgr.error_exit = jpeg_error_exit;
@@ -108,8 +107,8 @@ bool decode_jpeg_into(const std::vector<uint8_t>& bytes, DecodedImage& out, bool
   out.height = cinfo.image_height;
   out.width = cinfo.image_width;
   if (out.height * out.width > (int64_t{1} << 28)) {
-    std::snprintf(err.message, sizeof err.message, "%lldx%lld pixels is too large",
-                  static_cast<long long>(out.width), static_cast<long long>(out.height));
+    std::snprintf(err.message, sizeof err.message, "%lldx%lld pixels is too large", static_cast<long long>(out.width),
+                  static_cast<long long>(out.height));
     jpeg_destroy_decompress(&cinfo);
     return false;
   }
@@ -128,8 +127,7 @@ bool decode_jpeg_into(const std::vector<uint8_t>& bytes, DecodedImage& out, bool
   return true;
 }
 
-DecodedImage decode_jpeg(const std::vector<uint8_t>& bytes, const std::string& path,
-                         bool header_only) {
+DecodedImage decode_jpeg(const std::vector<uint8_t>& bytes, const std::string& path, bool header_only) {
   DecodedImage out;
   JpegError err;
   if (!decode_jpeg_into(bytes, out, header_only, err))
@@ -151,8 +149,7 @@ int64_t image_channels(const std::string& path) {
 
 DecodedImage decode_image(const std::string& path, int64_t channels) {
   const auto bytes = read_file(path);
-  DecodedImage img = kind_of(bytes, path) == ImageKind::Png ? decode_png(bytes, path)
-                                                            : decode_jpeg(bytes, path, false);
+  DecodedImage img = kind_of(bytes, path) == ImageKind::Png ? decode_png(bytes, path) : decode_jpeg(bytes, path, false);
   if (img.channels == channels) return img;
   const size_t n = static_cast<size_t>(img.height * img.width);
   std::vector<uint8_t> px(n * static_cast<size_t>(channels));

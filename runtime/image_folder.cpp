@@ -24,8 +24,7 @@ struct Sample {
 
 bool is_image_name(const fs::path& p) {
   std::string ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
   return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
 }
 
@@ -43,13 +42,12 @@ std::vector<std::string> class_files(const fs::path& dir) {
   for (const auto& e : fs::directory_iterator(dir))
     if (e.is_regular_file() && is_image_name(e.path())) out.push_back(e.path().string());
   std::sort(out.begin(), out.end());
-  if (out.empty())
-    throw UserError("class folder " + dir.string() + " holds no .png, .jpg or .jpeg images");
+  if (out.empty()) throw UserError("class folder " + dir.string() + " holds no .png, .jpg or .jpeg images");
   return out;
 }
 
-RawSplit decode_split(const std::vector<Sample>& samples, int64_t channels, int64_t& height,
-                      int64_t& width, std::string& size_source) {
+RawSplit decode_split(const std::vector<Sample>& samples, int64_t channels, int64_t& height, int64_t& width,
+                      std::string& size_source) {
   RawSplit s;
   const auto n = static_cast<int64_t>(samples.size());
   std::vector<DecodedImage> images(static_cast<size_t>(n));
@@ -106,39 +104,32 @@ RawData read_image_folder(const std::string& dir_arg, const ImageFolderOptions& 
     if (!fs::is_directory(dir / "test"))
       throw UserError("image folder " + dir_arg + " has train/ but no test/ sub-folder");
     classes = sorted_subfolders(dir / "train");
-    if (classes.empty())
-      throw UserError("image folder " + (dir / "train").string() + " has no class sub-folders");
+    if (classes.empty()) throw UserError("image folder " + (dir / "train").string() + " has no class sub-folders");
     std::map<std::string, int64_t> index;
     for (size_t c = 0; c < classes.size(); ++c) index[classes[c]] = static_cast<int64_t>(c);
     for (size_t c = 0; c < classes.size(); ++c)
-      for (auto& f : class_files(dir / "train" / classes[c]))
-        train.push_back({f, static_cast<int64_t>(c)});
+      for (auto& f : class_files(dir / "train" / classes[c])) train.push_back({f, static_cast<int64_t>(c)});
     for (const auto& name : sorted_subfolders(dir / "test")) {
       auto it = index.find(name);
       if (it == index.end())
-        throw UserError("image folder " + (dir / "test" / name).string() +
-                        " is a class that train/ does not have");
+        throw UserError("image folder " + (dir / "test" / name).string() + " is a class that train/ does not have");
       for (auto& f : class_files(dir / "test" / name)) test.push_back({f, it->second});
     }
-    if (test.empty())
-      throw UserError("image folder " + (dir / "test").string() + " has no class sub-folders");
+    if (test.empty()) throw UserError("image folder " + (dir / "test").string() + " has no class sub-folders");
   } else {
     if (!(opt.test_split > 0 && opt.test_split < 1))
-      throw UserError(
-          "image folder " + dir_arg +
-          " has no train/ and test/ sub-folders; put the classes "
-          "there, or pass --test-split F (0 < F < 1) to hold out a fraction of each class");
+      throw UserError("image folder " + dir_arg +
+                      " has no train/ and test/ sub-folders; put the classes "
+                      "there, or pass --test-split F (0 < F < 1) to hold out a fraction of each class");
     classes = sorted_subfolders(dir);
     if (classes.size() < 2)
-      throw UserError("image folder " + dir_arg +
-                      " needs one sub-folder per class (at least 2), found " +
+      throw UserError("image folder " + dir_arg + " needs one sub-folder per class (at least 2), found " +
                       std::to_string(classes.size()));
     std::mt19937_64 rng(opt.seed * 0x9E3779B97F4A7C15ull + 0x1234567ull);
     for (size_t c = 0; c < classes.size(); ++c) {
       auto files = class_files(dir / classes[c]);
       std::shuffle(files.begin(), files.end(), rng);
-      const auto held =
-          static_cast<size_t>(std::llround(opt.test_split * static_cast<double>(files.size())));
+      const auto held = static_cast<size_t>(std::llround(opt.test_split * static_cast<double>(files.size())));
       for (size_t i = 0; i < files.size(); ++i)
         (i < held ? test : train).push_back({files[i], static_cast<int64_t>(c)});
     }
@@ -155,8 +146,7 @@ RawData read_image_folder(const std::string& dir_arg, const ImageFolderOptions& 
         if (channels == 1 && image_channels(s.path) == 3) channels = 3;
   }
   if (channels != 1 && channels != 3)
-    throw UserError("images can be read as 1 (grey) or 3 (RGB) channels, not " +
-                    std::to_string(channels));
+    throw UserError("images can be read as 1 (grey) or 3 (RGB) channels, not " + std::to_string(channels));
   RawData r;
   int64_t h = 0, w = 0;
   std::string size_source;

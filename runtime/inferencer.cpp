@@ -46,9 +46,9 @@ std::vector<Tensor> Inferencer::run(const Tensor& x_host) {
   int64_t batch = x_host.rank() == 0 ? 1 : x_host.dim(0);
   Program& p = program(batch);
   const Tensor& x = p.value(model_.inputs[0].name);
-  CBT_MODEL_CHECK(x.numel() == x_host.numel() && x.dtype() == x_host.dtype(), "input has ",
-                  dtype_name(x_host.dtype()), " shape ", shape_str(x_host.shape()),
-                  "; the model expects ", dtype_name(x.dtype()), " ", shape_str(x.shape()));
+  CBT_MODEL_CHECK(x.numel() == x_host.numel() && x.dtype() == x_host.dtype(), "input has ", dtype_name(x_host.dtype()),
+                  " shape ", shape_str(x_host.shape()), "; the model expects ", dtype_name(x.dtype()), " ",
+                  shape_str(x.shape()));
   backend_.copy_from_host(x, x_host.reshaped(x.shape()));
   p.run(0);
   std::vector<Tensor> out;

@@ -3,8 +3,8 @@
 
 namespace cbt {
 
-Learner::Learner(const TrainingGraph& tg, const FlatLayout& params, const FlatLayout& buffers,
-                 bool second_moment, std::unique_ptr<Backend> backend, bool use_graph)
+Learner::Learner(const TrainingGraph& tg, const FlatLayout& params, const FlatLayout& buffers, bool second_moment,
+                 std::unique_ptr<Backend> backend, bool use_graph)
     : backend_(std::move(backend)), tg_(tg), use_graph_(use_graph) {
   Backend& be = *backend_;
   params_ = FlatBuffer(params, be);
@@ -64,8 +64,8 @@ void Learner::build_program(const std::vector<LocalUpdate>& updates) {
 }
 
 void Learner::set_batch(const Tensor& x_host, const Tensor& y_host) {
-  CBT_CHECK(x_host.numel() == x_.numel() && y_host.numel() == y_.numel(), "batch has ",
-            x_host.numel(), " values, the learner expects ", x_.numel());
+  CBT_CHECK(x_host.numel() == x_.numel() && y_host.numel() == y_.numel(), "batch has ", x_host.numel(),
+            " values, the learner expects ", x_.numel());
   backend_->copy_from_host(x_, x_host.reshaped(x_.shape()));
   backend_->copy_from_host(y_, y_host.reshaped(y_.shape()));
 }
@@ -81,8 +81,8 @@ float Learner::loss() {
   return static_cast<float>(l.at_f64(0));
 }
 
-void run_kernel(Backend& backend, const std::string& op_type, std::vector<Tensor> inputs,
-                std::vector<Tensor> outputs, Attributes attrs) {
+void run_kernel(Backend& backend, const std::string& op_type, std::vector<Tensor> inputs, std::vector<Tensor> outputs,
+                Attributes attrs) {
   Node n;
   n.op_type = op_type;
   n.domain = kCbtDomain;

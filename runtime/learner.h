@@ -12,7 +12,7 @@ namespace cbt {
 
 // An update kernel over flat buffers (cbtrain domain) appended to the learner's program.
 struct LocalUpdate {
-  std::string op_type;          // "" for none
+  std::string op_type;           // "" for none
   std::vector<Tensor> operands;  // device tensors, in the kernel's input order
   Attributes attrs = {};
 };
@@ -20,8 +20,8 @@ struct LocalUpdate {
 class Learner {
  public:
   // `use_graph`: replay the training program as a CUDA graph on GPUs (see ProgramSpec).
-  Learner(const TrainingGraph& tg, const FlatLayout& params, const FlatLayout& buffers,
-          bool second_moment, std::unique_ptr<Backend> backend, bool use_graph = true);
+  Learner(const TrainingGraph& tg, const FlatLayout& params, const FlatLayout& buffers, bool second_moment,
+          std::unique_ptr<Backend> backend, bool use_graph = true);
 
   // Builds the training program and, as a second program, the `updates` (e.g. clipping, then
   // the optimizer step) in order. Call once, after construction (the updates' operands are this

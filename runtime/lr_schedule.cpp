@@ -12,7 +12,8 @@ float LrSchedule::at(int64_t step) const {
   if (warmup_steps > 0 && step < warmup_steps)
     return base_lr * static_cast<float>(step + 1) / static_cast<float>(warmup_steps);
   switch (kind) {
-    case Kind::Constant: break;
+    case Kind::Constant:
+      break;
     case Kind::Cosine: {
       int64_t span = std::max<int64_t>(1, total_steps - warmup_steps);
       double t = std::min(1.0, static_cast<double>(step - warmup_steps) / span);

@@ -54,15 +54,12 @@ NormalizeSpec parse_normalization(const std::string& spec) {
   out.given.mean = parse_list(spec.substr(0, colon), spec);
   out.given.stddev = parse_list(spec.substr(colon + 1), spec);
   for (float s : out.given.stddev)
-    if (!(s > 0))
-      throw UserError("--normalize '" + spec + "': every standard deviation must be > 0");
+    if (!(s > 0)) throw UserError("--normalize '" + spec + "': every standard deviation must be > 0");
   return out;
 }
 
 void check_normalization(const Normalization& n, int64_t channels) {
-  auto ok = [&](const std::vector<float>& v) {
-    return v.size() == 1 || static_cast<int64_t>(v.size()) == channels;
-  };
+  auto ok = [&](const std::vector<float>& v) { return v.size() == 1 || static_cast<int64_t>(v.size()) == channels; };
   if (!ok(n.mean) || !ok(n.stddev))
     throw UserError("--normalize gives " + std::to_string(n.mean.size()) + " mean(s) and " +
                     std::to_string(n.stddev.size()) + " standard deviation(s) but the data have " +
@@ -113,8 +110,7 @@ Tensor normalize_pixels(const uint8_t* pixels, const Shape& shape, int64_t chann
   return t;
 }
 
-void normalize_values(float* x, int64_t n, int64_t channels, int64_t hw,
-                      const Normalization& norm) {
+void normalize_values(float* x, int64_t n, int64_t channels, int64_t hw, const Normalization& norm) {
   check_normalization(norm, channels);
   for (int64_t c = 0; c < channels; ++c) {
     const float m = pick(norm.mean, c), inv = 1.0f / pick(norm.stddev, c);

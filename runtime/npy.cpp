@@ -27,14 +27,22 @@ DType dtype_from_descr(const std::string& d, const std::string& path) {
 
 const char* descr_of(DType t) {
   switch (t) {
-    case DType::Float32: return "<f4";
-    case DType::Float64: return "<f8";
-    case DType::Int64: return "<i8";
-    case DType::Int32: return "<i4";
-    case DType::UInt8: return "|u1";
-    case DType::Int8: return "|i1";
-    case DType::Bool: return "|b1";
-    default: throw UserError(std::string("cannot write ") + dtype_name(t) + " to .npy");
+    case DType::Float32:
+      return "<f4";
+    case DType::Float64:
+      return "<f8";
+    case DType::Int64:
+      return "<i8";
+    case DType::Int32:
+      return "<i4";
+    case DType::UInt8:
+      return "|u1";
+    case DType::Int8:
+      return "|i1";
+    case DType::Bool:
+      return "|b1";
+    default:
+      throw UserError(std::string("cannot write ") + dtype_name(t) + " to .npy");
   }
 }
 

@@ -21,27 +21,23 @@ Tensor to_nchw(const Tensor& t) {
   for (int64_t i = 0; i < n; ++i)
     for (int64_t y = 0; y < h; ++y)
       for (int64_t x = 0; x < w; ++x)
-        for (int64_t k = 0; k < c; ++k)
-          dst[((i * c + k) * h + y) * w + x] = src[((i * h + y) * w + x) * c + k];
+        for (int64_t k = 0; k < c; ++k) dst[((i * c + k) * h + y) * w + x] = src[((i * h + y) * w + x) * c + k];
   return out;
 }
 
 std::pair<fs::path, fs::path> find_pair(const fs::path& dir, const std::string& split) {
-  const std::pair<std::string, std::string> names[] = {
-      {split + "_images.npy", split + "_labels.npy"},
-      {split + "_x.npy", split + "_y.npy"},
-      {"x_" + split + ".npy", "y_" + split + ".npy"}};
+  const std::pair<std::string, std::string> names[] = {{split + "_images.npy", split + "_labels.npy"},
+                                                       {split + "_x.npy", split + "_y.npy"},
+                                                       {"x_" + split + ".npy", "y_" + split + ".npy"}};
   for (const auto& [x, y] : names)
     if (fs::exists(dir / x) || fs::exists(dir / y)) {
-      if (!fs::is_regular_file(dir / x))
-        throw UserError("data folder " + dir.string() + " has " + y + " but no " + x);
-      if (!fs::is_regular_file(dir / y))
-        throw UserError("data folder " + dir.string() + " has " + x + " but no " + y);
+      if (!fs::is_regular_file(dir / x)) throw UserError("data folder " + dir.string() + " has " + y + " but no " + x);
+      if (!fs::is_regular_file(dir / y)) throw UserError("data folder " + dir.string() + " has " + x + " but no " + y);
       return {dir / x, dir / y};
     }
-  throw UserError("data folder " + dir.string() + " has no " + split + " pair of .npy files (" +
-                  split + "_images.npy and " + split + "_labels.npy, or " + split + "_x.npy and " +
-                  split + "_y.npy, or x_" + split + ".npy and y_" + split + ".npy)");
+  throw UserError("data folder " + dir.string() + " has no " + split + " pair of .npy files (" + split +
+                  "_images.npy and " + split + "_labels.npy, or " + split + "_x.npy and " + split + "_y.npy, or x_" +
+                  split + ".npy and y_" + split + ".npy)");
 }
 
 RawSplit read_pair(const fs::path& xp, const fs::path& yp) {
@@ -49,17 +45,14 @@ RawSplit read_pair(const fs::path& xp, const fs::path& yp) {
   Tensor x = load_npy(xs), y = load_npy(ys);
   if (x.dtype() == DType::Float64) {
     Tensor f(DType::Float32, x.shape());
-    for (int64_t i = 0; i < x.numel(); ++i)
-      f.ptr<float>()[i] = static_cast<float>(x.ptr<double>()[i]);
+    for (int64_t i = 0; i < x.numel(); ++i) f.ptr<float>()[i] = static_cast<float>(x.ptr<double>()[i]);
     x = f;
   }
   if (x.dtype() != DType::UInt8 && x.dtype() != DType::Float32)
-    throw UserError(xs + ": inputs must be uint8 (pixels) or float32/float64, not " +
-                    dtype_name(x.dtype()));
+    throw UserError(xs + ": inputs must be uint8 (pixels) or float32/float64, not " + dtype_name(x.dtype()));
   if (x.rank() < 2 || x.rank() > 4 || x.dim(0) == 0)
-    throw UserError(
-        xs + ": inputs must be (N, D), (N, H, W), (N, C, H, W) or (N, H, W, C) with N > 0, not " +
-        shape_str(x.shape()));
+    throw UserError(xs + ": inputs must be (N, D), (N, H, W), (N, C, H, W) or (N, H, W, C) with N > 0, not " +
+                    shape_str(x.shape()));
   RawSplit s;
   if (x.rank() == 4) {
     // Channels last (Keras's habit) when the last axis looks like channels and the second does not.
@@ -75,20 +68,17 @@ RawSplit read_pair(const fs::path& xp, const fs::path& yp) {
 
   if (y.rank() == 2 && y.dim(1) == 1) y = y.reshaped({y.dim(0)});
   if (y.rank() != 1)
-    throw UserError(ys + ": labels must be one class index per sample (N,), not " +
-                    shape_str(y.shape()));
-  if (y.dtype() != DType::Int64 && y.dtype() != DType::Int32 && y.dtype() != DType::UInt8 &&
-      y.dtype() != DType::Int8)
-    throw UserError(ys + ": labels must be integers (int64, int32, uint8 or int8), not " +
-                    dtype_name(y.dtype()));
+    throw UserError(ys + ": labels must be one class index per sample (N,), not " + shape_str(y.shape()));
+  if (y.dtype() != DType::Int64 && y.dtype() != DType::Int32 && y.dtype() != DType::UInt8 && y.dtype() != DType::Int8)
+    throw UserError(ys + ": labels must be integers (int64, int32, uint8 or int8), not " + dtype_name(y.dtype()));
   if (y.dim(0) != x.dim(0))
-    throw UserError("data files disagree: " + xs + " has " + std::to_string(x.dim(0)) +
-                    " samples but " + ys + " has " + std::to_string(y.dim(0)) + " labels");
+    throw UserError("data files disagree: " + xs + " has " + std::to_string(x.dim(0)) + " samples but " + ys + " has " +
+                    std::to_string(y.dim(0)) + " labels");
   for (int64_t i = 0; i < y.numel(); ++i) {
     const double v = y.at_f64(i);
     if (v < 0 || v > 1e6)
-      throw UserError(ys + ": label " + std::to_string(static_cast<int64_t>(v)) + " at index " +
-                      std::to_string(i) + " is not a class index (0 to 1000000)");
+      throw UserError(ys + ": label " + std::to_string(static_cast<int64_t>(v)) + " at index " + std::to_string(i) +
+                      " is not a class index (0 to 1000000)");
     s.labels.push_back(static_cast<int64_t>(v));
   }
   return s;
@@ -106,10 +96,9 @@ RawData read_npy_folder(const std::string& dir) {
   if (r.train.values.dtype() != r.test.values.dtype() ||
       Shape(r.train.values.shape().begin() + 1, r.train.values.shape().end()) !=
           Shape(r.test.values.shape().begin() + 1, r.test.values.shape().end()))
-    throw UserError("data files disagree: " + trx.string() + " holds " +
-                    dtype_name(r.train.values.dtype()) + " " + shape_str(r.train.values.shape()) +
-                    " but " + tex.string() + " holds " + dtype_name(r.test.values.dtype()) + " " +
-                    shape_str(r.test.values.shape()));
+    throw UserError("data files disagree: " + trx.string() + " holds " + dtype_name(r.train.values.dtype()) + " " +
+                    shape_str(r.train.values.shape()) + " but " + tex.string() + " holds " +
+                    dtype_name(r.test.values.dtype()) + " " + shape_str(r.test.values.shape()));
   return r;
 }
 

@@ -10,8 +10,7 @@
 namespace cbt {
 
 #ifdef CBT_WITH_MPI
-std::shared_ptr<ProcessGroup> init_mpi_process_group(
-    const ProcessGroupOptions& opt);  // runtime/mpi/
+std::shared_ptr<ProcessGroup> init_mpi_process_group(const ProcessGroupOptions& opt);  // runtime/mpi/
 void finish_mpi_process_group(int rc);
 #endif
 
@@ -60,23 +59,19 @@ void check_torchrun_variables(int rank, int size) {
   if (world > 0 && world != size)
     throw UserError("WORLD_SIZE=" + std::to_string(world) + " but " + std::to_string(size) +
                     " process(es) were started" +
-                    (size == 1 ? "; cbtrain starts several processes with mpirun (mpirun -np " +
-                                     std::to_string(world) + " cbtrain ...), not with torchrun"
+                    (size == 1 ? "; cbtrain starts several processes with mpirun (mpirun -np " + std::to_string(world) +
+                                     " cbtrain ...), not with torchrun"
                                : std::string()));
   if (world > 0 && r >= 0 && r != rank)
-    throw UserError("RANK=" + std::to_string(r) + " but MPI gave this process rank " +
-                    std::to_string(rank));
+    throw UserError("RANK=" + std::to_string(r) + " but MPI gave this process rank " + std::to_string(rank));
 }
 
 }  // namespace
 
-std::shared_ptr<ProcessGroup> single_process_group() {
-  return std::make_shared<SingleProcessGroup>();
-}
+std::shared_ptr<ProcessGroup> single_process_group() { return std::make_shared<SingleProcessGroup>(); }
 
 std::shared_ptr<ProcessGroup> init_process_group(const ProcessGroupOptions& opt) {
-  if (!(opt.timeout_s > 0))
-    throw UserError("--collective-timeout must be a positive number of seconds");
+  if (!(opt.timeout_s > 0)) throw UserError("--collective-timeout must be a positive number of seconds");
   const long launched = mpi_launch_size();
   std::shared_ptr<ProcessGroup> g;
   if (launched > 0) {

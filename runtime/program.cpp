@@ -32,13 +32,11 @@ Program::Program(ProgramSpec spec, Backend& backend)
     auto it = values_.find(of);
     CBT_CHECK(it != values_.end(), "value ", of, " has no storage for its view ", name);
     const ValueType& t = spec.types.at(name);
-    values_[name] = Tensor::view(t.dtype, t.shape, it->second.data(), backend.device(),
-                                 it->second.storage());
+    values_[name] = Tensor::view(t.dtype, t.shape, it->second.data(), backend.device(), it->second.storage());
   }
   for (const Node& n : nodes_) {
     Step s{&n, find_kernel(n.domain, n.op_type, backend.device().kind), {}, {}, nullptr};
-    CBT_MODEL_CHECK(s.fn, "no ", backend.device().str(), " kernel for op ", n.op_type,
-                    " (node ", n.describe(), ")");
+    CBT_MODEL_CHECK(s.fn, "no ", backend.device().str(), " kernel for op ", n.op_type, " (node ", n.describe(), ")");
     for (const auto& in : n.inputs) {
       if (in.empty()) {
         s.inputs.emplace_back();
@@ -101,8 +99,7 @@ std::vector<std::string> unsupported_ops(const Graph& g, DeviceKind device) {
   std::set<std::string> missing;
   for (const Node& n : g.nodes) {
     std::string label = (n.domain.empty() ? "" : n.domain + ".") + n.op_type;
-    if (!find_schema(n.domain, n.op_type) || !find_kernel(n.domain, n.op_type, device))
-      missing.insert(label);
+    if (!find_schema(n.domain, n.op_type) || !find_kernel(n.domain, n.op_type, device)) missing.insert(label);
   }
   return {missing.begin(), missing.end()};
 }
@@ -110,8 +107,8 @@ std::vector<std::string> unsupported_ops(const Graph& g, DeviceKind device) {
 void check_supported(const Graph& g, Device device) {
   auto missing = unsupported_ops(g, device.kind);
   if (missing.empty()) return;
-  std::string msg = "the model uses " + std::to_string(missing.size()) +
-                    " op(s) that cbtrain does not support on " + device.str() + ":";
+  std::string msg = "the model uses " + std::to_string(missing.size()) + " op(s) that cbtrain does not support on " +
+                    device.str() + ":";
   for (const auto& m : missing) msg += " " + m;
   throw ModelError(msg + " (see `cbtrain ops` for the supported ones)");
 }

@@ -33,8 +33,7 @@ Progress::~Progress() {
   if (drawn_width_ > 0) out_ << "\n" << std::flush;
 }
 
-void Progress::begin_epoch(int64_t epoch, int64_t epochs, int64_t rounds, int64_t first,
-                           int64_t last) {
+void Progress::begin_epoch(int64_t epoch, int64_t epochs, int64_t rounds, int64_t first, int64_t last) {
   epoch_ = epoch, epochs_ = epochs, rounds_ = rounds, first_ = first;
   last_ = last < 0 ? rounds : std::min(last, rounds);
   last_draw_ = -1;
@@ -55,8 +54,7 @@ std::string Progress::bar_line(int64_t done, double loss, double ips, double eta
   char buf[256];
   std::snprintf(buf, sizeof buf, "epoch %lld/%lld [%s] %lld/%lld  loss %.4f  %.0f img/s  ETA %s",
                 static_cast<long long>(epoch_), static_cast<long long>(epochs_), bar.c_str(),
-                static_cast<long long>(done), static_cast<long long>(rounds_), loss, ips,
-                format_duration(eta).c_str());
+                static_cast<long long>(done), static_cast<long long>(rounds_), loss, ips, format_duration(eta).c_str());
   return buf;
 }
 
@@ -64,14 +62,13 @@ void Progress::update(int64_t done, double loss, double images, double seconds) 
   if (opt_.style == ProgressStyle::Off) return;
   const double ips = seconds > 0 ? images / seconds : 0;
   const int64_t since = done - first_;
-  const double eta =
-      since > 0 ? seconds / static_cast<double>(since) * static_cast<double>(last_ - done) : NAN;
+  const double eta = since > 0 ? seconds / static_cast<double>(since) * static_cast<double>(last_ - done) : NAN;
   if (opt_.style == ProgressStyle::Lines) {
     if (opt_.log_every <= 0 || done % opt_.log_every != 0) return;
     char buf[200];
     std::snprintf(buf, sizeof buf, "epoch %lld step %lld/%lld loss %.4f %.0f img/s ETA %s",
-                  static_cast<long long>(epoch_), static_cast<long long>(done),
-                  static_cast<long long>(rounds_), loss, ips, format_duration(eta).c_str());
+                  static_cast<long long>(epoch_), static_cast<long long>(done), static_cast<long long>(rounds_), loss,
+                  ips, format_duration(eta).c_str());
     out_ << buf << std::endl;
     return;
   }

@@ -21,8 +21,7 @@ class ResidentDataset {
   // positions say; queued on `on` (a backend of that device, e.g. the learner that reads x
   // and y), asynchronous. `on` must have waited for the last set_order, which is queued on
   // the backend the data set was made for.
-  virtual void gather(int64_t start, int64_t count, const Tensor& x, const Tensor& y,
-                      Backend& on) = 0;
+  virtual void gather(int64_t start, int64_t count, const Tensor& x, const Tensor& y, Backend& on) = 0;
 };
 
 // The data set on `backend`'s device when it takes at most half of the free memory there;

@@ -38,9 +38,12 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
     throw UserError("--deterministic runs each CPU kernel on one thread; use more learners (-k) instead of --threads");
   if (opt.device.is_cpu()) {
     int& t = opt_.cpu_threads;
-    if (opt.deterministic) t = 1;
-    else if (t == TrainerOptions::kAutoThreads) t = std::max(1, cpu::available_cores() / opt.learners);
-    else if (t == 0) t = cpu::kernel_threads();
+    if (opt.deterministic)
+      t = 1;
+    else if (t == TrainerOptions::kAutoThreads)
+      t = std::max(1, cpu::available_cores() / opt.learners);
+    else if (t == 0)
+      t = cpu::kernel_threads();
     cpu::set_kernel_threads(t);
   }
   const size_t devices_n = std::max<size_t>(1, opt.gpus.size());
@@ -141,12 +144,12 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
     Learner& l = *learners_[j];
     LocalUpdate u;
     if (opt_.algorithm == Algorithm::Sma) {
-      u = {"SMALearnerUpdate", {l.params().flat(), l.grads().flat(), l.moment1().flat(),
-                                groups_[group_of_[j]].z.flat(), l.correction().flat(), learner_hyper_[j]}};
+      u = {"SMALearnerUpdate",
+           {l.params().flat(), l.grads().flat(), l.moment1().flat(), groups_[group_of_[j]].z.flat(),
+            l.correction().flat(), learner_hyper_[j]}};
     } else if (learners_.size() == 1) {
       if (adam)
-        u = {"AdamW", {l.params().flat(), l.grads().flat(), l.moment1().flat(), l.moment2().flat(),
-                       learner_hyper_[j]}};
+        u = {"AdamW", {l.params().flat(), l.grads().flat(), l.moment1().flat(), l.moment2().flat(), learner_hyper_[j]}};
       else
         u = {"SGDMomentum", {l.params().flat(), l.grads().flat(), l.moment1().flat(), learner_hyper_[j]}};
     }
@@ -183,8 +186,7 @@ void Trainer::upload_hyper() {
     p[0] = o.lr, p[1] = o.beta1, p[2] = o.beta2, p[3] = o.eps, p[4] = o.weight_decay;
     p[5] = static_cast<float>(rounds_ + 1), p[6] = 1.0f / k;
   }
-  for (size_t j = 0; j < learners_.size(); ++j)
-    learners_[j]->backend().copy_from_host(learner_hyper_[j], h);
+  for (size_t j = 0; j < learners_.size(); ++j) learners_[j]->backend().copy_from_host(learner_hyper_[j], h);
   Tensor c(DType::Float32, {8});
   c.ptr<float>()[0] = opt_.sma_momentum;
   for (auto& g : groups_) g.sync->copy_from_host(g.hyper, c);
@@ -234,8 +236,10 @@ void Trainer::set_active_learners(int per_device) {
         // Every replica of synchronous SGD holds the same state.
         Learner& src = *learners_[first];
         b.wait(first_done);
-        for (auto [dst, from] : {std::pair{&l.params(), &src.params()}, {&l.moment1(), &src.moment1()},
-                                 {&l.moment2(), &src.moment2()}, {&l.buffers(), &src.buffers()}})
+        for (auto [dst, from] : {std::pair{&l.params(), &src.params()},
+                                 {&l.moment1(), &src.moment1()},
+                                 {&l.moment2(), &src.moment2()},
+                                 {&l.buffers(), &src.buffers()}})
           if (dst->flat().defined()) b.copy(dst->flat(), from->flat());
       }
     }
@@ -253,8 +257,8 @@ void Trainer::set_active_learners(int per_device) {
 }
 
 float Trainer::round(const std::vector<Tensor>& xs, const std::vector<Tensor>& ys, bool read_loss) {
-  CBT_CHECK(xs.size() == ys.size() && (xs.empty() || xs.size() == active_.size()), "round: ",
-            xs.size(), " batches for ", active_.size(), " learners");
+  CBT_CHECK(xs.size() == ys.size() && (xs.empty() || xs.size() == active_.size()), "round: ", xs.size(),
+            " batches for ", active_.size(), " learners");
   if (opt_.optimizer.kind == OptimizerKind::AdamW) upload_hyper();  // the step count
   const uint64_t round_seed = rng_hash(opt_.seed, static_cast<uint64_t>(rounds_));
   const size_t k = active_.size();
@@ -306,7 +310,8 @@ float Trainer::round(const std::vector<Tensor>& xs, const std::vector<Tensor>& y
         l.backend().wait(ready);
         // Synchronous SGD: every replica applies the summed gradient (scaled by 1/k).
         if (opt_.optimizer.kind == OptimizerKind::SGD)
-          run_kernel(l.backend(), "SGDMomentum", {l.params().flat(), g.sum.flat(), l.moment1().flat(), learner_hyper_[j]});
+          run_kernel(l.backend(), "SGDMomentum",
+                     {l.params().flat(), g.sum.flat(), l.moment1().flat(), learner_hyper_[j]});
         else
           run_kernel(l.backend(), "AdamW",
                      {l.params().flat(), g.sum.flat(), l.moment1().flat(), l.moment2().flat(), learner_hyper_[j]});
@@ -354,7 +359,8 @@ float Trainer::round_resident(int64_t start, bool read_loss) {
   // one: no learner waits for another (or for the synchronisation) to start its round.
   for (size_t i = 0; i < active_.size(); ++i) {
     Learner& l = *learners_[active_[i]];
-    resident_[group_of_[active_[i]]]->gather(start + static_cast<int64_t>(i) * b, b, l.input(), l.labels(), l.backend());
+    resident_[group_of_[active_[i]]]->gather(start + static_cast<int64_t>(i) * b, b, l.input(), l.labels(),
+                                             l.backend());
   }
   return round({}, {}, read_loss);
 }
@@ -437,8 +443,7 @@ std::optional<cpu::ScopedKernelThreads> Trainer::all_cpu_threads() const {
   // Between rounds the learners' cores are idle: the forward passes on z use all of them
   // (not with --deterministic, whose reductions keep one thread).
   if (!opt_.device.is_cpu() || opt_.deterministic || active_.size() < 2) return std::nullopt;
-  return std::optional<cpu::ScopedKernelThreads>(std::in_place,
-                                                 opt_.cpu_threads * static_cast<int>(active_.size()));
+  return std::optional<cpu::ScopedKernelThreads>(std::in_place, opt_.cpu_threads * static_cast<int>(active_.size()));
 }
 
 std::vector<Tensor> Trainer::infer(const Tensor& x_host) {
@@ -462,8 +467,8 @@ EvalResult Trainer::evaluate(const Dataset& data) {
   double loss_sum = 0;
   for (int64_t start = lo; start < hi; start += opt_.eval_batch_size) {
     const int64_t b = std::min(opt_.eval_batch_size, hi - start);
-    Tensor x = Tensor::view(DType::Float32, {b, per}, data.images.ptr<float>() + start * per,
-                            Device{}, data.images.storage());
+    Tensor x =
+        Tensor::view(DType::Float32, {b, per}, data.images.ptr<float>() + start * per, Device{}, data.images.storage());
     Tensor out = inferencer_->run(x)[pred_index];
     const int64_t classes = out.numel() / b;
     for (int64_t i = 0; i < b; ++i) {
@@ -552,8 +557,10 @@ void Trainer::restore(const TrainerState& s) {
   put("central/z_prev", primary(), groups_[0].z_prev);
   put("central/buffers", primary(), groups_[0].z_buffers);
   if (copies.size() != by_name.size())
-    throw UserError("the checkpoint holds " + std::to_string(by_name.size()) + " state tensors, this model and "
-                    "configuration " + std::to_string(copies.size()) + " (another number of learners or optimizer?)");
+    throw UserError("the checkpoint holds " + std::to_string(by_name.size()) +
+                    " state tensors, this model and "
+                    "configuration " +
+                    std::to_string(copies.size()) + " (another number of learners or optimizer?)");
   synchronize();
   for (auto& [b, dst, src] : copies) b->copy_from_host(dst, *src);
   // Every other device holds the same central model.
@@ -561,8 +568,7 @@ void Trainer::restore(const TrainerState& s) {
     DeviceGroup& grp = groups_[g];
     grp.sync->copy_from_host(grp.z.flat(), *by_name.at("central/z"));
     grp.sync->copy_from_host(grp.z_prev.flat(), *by_name.at("central/z_prev"));
-    if (grp.z_buffers.flat().defined())
-      grp.sync->copy_from_host(grp.z_buffers.flat(), *by_name.at("central/buffers"));
+    if (grp.z_buffers.flat().defined()) grp.sync->copy_from_host(grp.z_buffers.flat(), *by_name.at("central/buffers"));
   }
   rounds_ = s.rounds;
   opt_.optimizer.lr = s.lr;

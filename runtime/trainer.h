@@ -10,9 +10,9 @@
 
 #include "graph/autodiff.h"
 #include "ops/cpu/threads.h"
+#include "runtime/collective.h"
 #include "runtime/dataset.h"
 #include "runtime/inferencer.h"
-#include "runtime/collective.h"
 #include "runtime/learner.h"
 #include "runtime/learner_threads.h"
 #include "runtime/process_group.h"
@@ -28,7 +28,7 @@ enum class Algorithm { Sma, Ssgd };
 struct OptimizerOptions {
   OptimizerKind kind = OptimizerKind::SGD;
   float lr = 0.01f;
-  float momentum = 0.9f;      // SGD
+  float momentum = 0.9f;  // SGD
   float weight_decay = 5e-4f;
   float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;  // AdamW
 };
@@ -55,7 +55,7 @@ float default_sma_alpha(int k, float sma_momentum);
 int sma_stable_learners(float alpha, float sma_momentum);
 
 struct TrainerOptions {
-  int64_t batch_size = 32;    // per learner
+  int64_t batch_size = 32;  // per learner
   int64_t eval_batch_size = 500;
   int learners = 1;
   Algorithm algorithm = Algorithm::Ssgd;
@@ -65,15 +65,15 @@ struct TrainerOptions {
   // Clip the gradient by its global norm before each update (0: off): each learner's own
   // under SMA, the averaged one under synchronous SGD.
   float clip_grad_norm = 0.0f;
-  TrainingGraphOptions graph;         // loss, output, label smoothing, frozen parameters
+  TrainingGraphOptions graph;  // loss, output, label smoothing, frozen parameters
   uint64_t seed = 42;
   Device device;
-  std::vector<int> gpus;      // several GPUs of this process (K learners on each); empty: `device`
+  std::vector<int> gpus;  // several GPUs of this process (K learners on each); empty: `device`
   // The processes that train together (mpirun); null: this process alone. Every rank brings
   // the same number of learners; rank r's learner j is learner r*k+j of the whole run.
   std::shared_ptr<ProcessGroup> processes;
-  bool cuda_graphs = true;    // replay each learner's iteration as a CUDA graph on GPUs
-  bool tf32 = false;          // --precision tf32
+  bool cuda_graphs = true;                    // replay each learner's iteration as a CUDA graph on GPUs
+  bool tf32 = false;                          // --precision tf32
   ConvAlgos conv_algos = ConvAlgos::Engines;  // --cudnn-algos
   // Learners of a device its convolution searches assume run side by side (they time that
   // many copies at once, up to 8); 0: `learners`. The auto-tuner sets its largest count, so
@@ -112,9 +112,9 @@ class Trainer {
   Trainer(const Graph& model, const TrainerOptions& opt);
   ~Trainer();
 
-  int learners() const { return static_cast<int>(active_.size()); }   // training, of this process
-  int total_learners() const { return total_learners_; }                // of all processes
-  int first_learner() const { return first_learner_; }  // global index of learner 0 here
+  int learners() const { return static_cast<int>(active_.size()); }  // training, of this process
+  int total_learners() const { return total_learners_; }             // of all processes
+  int first_learner() const { return first_learner_; }               // global index of learner 0 here
   // Learners built, of this process (TrainerOptions::learners per device); learners() of them
   // train, the first per device (all unless set_active_learners chose fewer).
   int built_learners() const { return static_cast<int>(learners_.size()); }
@@ -202,23 +202,23 @@ class Trainer {
   struct DeviceGroup {
     std::unique_ptr<Backend> sync;
     FlatBuffer z, z_prev, sum, z_buffers;
-    Tensor hyper;                   // [mu_z]
-    std::vector<size_t> built;      // indices into learners_
-    std::vector<size_t> learners;   // those of them that train (the first few of `built`)
+    Tensor hyper;                  // [mu_z]
+    std::vector<size_t> built;     // indices into learners_
+    std::vector<size_t> learners;  // those of them that train (the first few of `built`)
     // SMA: done when the last round's z is; the learners' next local updates wait for it.
     std::shared_ptr<void> central_ready;
   };
   std::vector<DeviceGroup> groups_;
-  std::vector<size_t> group_of_;            // learner -> group
-  std::vector<size_t> active_;              // the learners that train, group by group
-  bool auto_alpha_ = false;                 // alpha = 1/k follows the count of learners
-  std::unique_ptr<AllReduce> all_reduce_;   // across devices and processes; null with one
+  std::vector<size_t> group_of_;           // learner -> group
+  std::vector<size_t> active_;             // the learners that train, group by group
+  bool auto_alpha_ = false;                // alpha = 1/k follows the count of learners
+  std::unique_ptr<AllReduce> all_reduce_;  // across devices and processes; null with one
   int total_learners_ = 1, first_learner_ = 0;
-  std::vector<Tensor> learner_hyper_;       // per learner, on its backend
+  std::vector<Tensor> learner_hyper_;  // per learner, on its backend
   Backend& primary() { return *groups_[0].sync; }
   std::unique_ptr<Inferencer> inferencer_;
   std::vector<std::unique_ptr<ResidentDataset>> resident_;  // per group, when resident
-  std::unique_ptr<LearnerThreads> learner_threads_;  // CPU learners, when more than one
+  std::unique_ptr<LearnerThreads> learner_threads_;         // CPU learners, when more than one
   int64_t rounds_ = 0;
 };
 

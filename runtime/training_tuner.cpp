@@ -69,8 +69,9 @@ bool TrainingTuner::after_round() {
       std::sort(rates_.begin(), rates_.end());
       const double median = rates_[1];
       char buf[200];
-      std::snprintf(buf, sizeof buf, "autotune: %d learner(s): %.0f images/s (%.1f MiB per learner; %.2f s)", k_, median,
-                    static_cast<double>(trainer_.bytes_per_learner()) / 1048576.0, training_clock() - count_start_);
+      std::snprintf(buf, sizeof buf, "autotune: %d learner(s): %.0f images/s (%.1f MiB per learner; %.2f s)", k_,
+                    median, static_cast<double>(trainer_.bytes_per_learner()) / 1048576.0,
+                    training_clock() - count_start_);
       log_ << buf;
       std::string verdict;
       const bool more = search_.add(k_, median, &verdict);

@@ -51,10 +51,10 @@ class TrainingTuner {
   int limit_ = 1, k_ = 1;
   bool searching_ = true, paused_ = false;
   Phase phase_ = Phase::Warmup;
-  int64_t rounds_ = 0;         // of the phase so far
-  int64_t window_rounds_ = 0;  // rounds of each timed window of this count
-  std::vector<double> rates_;  // of this count's windows
-  double banked_ = 0, resumed_ = 0;                      // the clock: before the last pause, and since
+  int64_t rounds_ = 0;                                                // of the phase so far
+  int64_t window_rounds_ = 0;                                         // rounds of each timed window of this count
+  std::vector<double> rates_;                                         // of this count's windows
+  double banked_ = 0, resumed_ = 0;                                   // the clock: before the last pause, and since
   double window_start_ = 0, count_start_ = 0, searched_seconds_ = 0;  // readings of training_clock()
 };
 

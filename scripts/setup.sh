@@ -8,7 +8,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 packages=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git clang-format
   libonnx-dev libprotobuf-dev protobuf-compiler
   libcli11-dev libgtest-dev libgmock-dev libopenblas-openmp-dev zlib1g-dev libpng-dev libjpeg-dev
   libcairo2-dev nlohmann-json3-dev

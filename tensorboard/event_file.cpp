@@ -23,8 +23,7 @@ std::array<uint32_t, 256> make_crc32c_table() {
   std::array<uint32_t, 256> t{};
   for (uint32_t i = 0; i < 256; ++i) {
     uint32_t c = i;
-    for (int k = 0; k < 8; ++k)
-      c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;  // reflected Castagnoli
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;  // reflected Castagnoli
     t[i] = c;
   }
   return t;
@@ -40,8 +39,7 @@ void put_le(std::string& s, uint64_t v, int bytes) {
 
 uint64_t get_le(const char* p, int bytes) {
   uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i)
-    v |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+  for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
   return v;
 }
 
@@ -66,9 +64,8 @@ EventWriter::EventWriter(const std::string& dir) {
   if (ec || !fs::is_directory(dir)) throw UserError("cannot create the TensorBoard folder " + dir);
   char host[256] = "localhost";
   gethostname(host, sizeof host - 1);
-  path_ = (fs::path(dir) /
-           ("events.out.tfevents." + std::to_string(static_cast<long long>(now_seconds())) + "." +
-            host + "." + std::to_string(getpid()) + ".cbtrain"))
+  path_ = (fs::path(dir) / ("events.out.tfevents." + std::to_string(static_cast<long long>(now_seconds())) + "." +
+                            host + "." + std::to_string(getpid()) + ".cbtrain"))
               .string();
   out_.open(path_, std::ios::binary | std::ios::trunc);
   if (!out_) throw UserError("cannot write the TensorBoard event file " + path_);
@@ -125,19 +122,15 @@ void read_file(const std::string& path, ScalarSeries& out) {
     if (bytes.size() - pos < 12) throw UserError(where + " is truncated");
     const char* p = bytes.data() + pos;
     const uint64_t len = get_le(p, 8);
-    if (get_le(p + 8, 4) != masked_crc32c(p, 8))
-      throw UserError(where + ": the length's CRC does not match");
-    if (len > bytes.size() - pos - 12 || bytes.size() - pos - 12 - len < 4)
-      throw UserError(where + " is truncated");
+    if (get_le(p + 8, 4) != masked_crc32c(p, 8)) throw UserError(where + ": the length's CRC does not match");
+    if (len > bytes.size() - pos - 12 || bytes.size() - pos - 12 - len < 4) throw UserError(where + " is truncated");
     const char* data = p + 12;
-    if (get_le(data + len, 4) != masked_crc32c(data, len))
-      throw UserError(where + ": the data's CRC does not match");
+    if (get_le(data + len, 4) != masked_crc32c(data, len)) throw UserError(where + ": the data's CRC does not match");
     Event e;
     if (!e.ParseFromArray(data, static_cast<int>(len))) throw UserError(where + " is not an Event");
     if (e.has_summary())
       for (const SummaryValue& v : e.summary().value())
-        if (v.has_simple_value())
-          out[v.tag()].push_back({e.step(), e.wall_time(), v.simple_value()});
+        if (v.has_simple_value()) out[v.tag()].push_back({e.step(), e.wall_time(), v.simple_value()});
     pos += 12 + len + 4;
     ++index;
   }
@@ -151,11 +144,9 @@ ScalarSeries read_scalars(const std::string& file_or_dir) {
   if (fs::is_directory(file_or_dir, ec)) {
     std::vector<std::string> files;
     for (const auto& entry : fs::directory_iterator(file_or_dir, ec))
-      if (entry.is_regular_file() &&
-          entry.path().filename().string().find("tfevents") != std::string::npos)
+      if (entry.is_regular_file() && entry.path().filename().string().find("tfevents") != std::string::npos)
         files.push_back(entry.path().string());
-    if (files.empty())
-      throw UserError(file_or_dir + " holds no TensorBoard event file (*tfevents*)");
+    if (files.empty()) throw UserError(file_or_dir + " holds no TensorBoard event file (*tfevents*)");
     std::sort(files.begin(), files.end());
     for (const auto& f : files) read_file(f, out);
   } else {

@@ -2,8 +2,8 @@
 #include <iostream>
 
 #include "onnx_import/model_io.h"
-#include "runtime/npy.h"
 #include "runtime/inferencer.h"
+#include "runtime/npy.h"
 #include "tools/commands.h"
 
 namespace cbt::cli {

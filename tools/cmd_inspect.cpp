@@ -16,8 +16,7 @@ std::string dims_str(const ValueInfo& v) {
   std::string s = "(";
   for (size_t i = 0; i < v.dims.size(); ++i) {
     if (i) s += ", ";
-    s += v.dims[i].is_static() ? std::to_string(v.dims[i].value)
-                               : (v.dims[i].symbol.empty() ? "?" : v.dims[i].symbol);
+    s += v.dims[i].is_static() ? std::to_string(v.dims[i].value) : (v.dims[i].symbol.empty() ? "?" : v.dims[i].symbol);
   }
   return s + ")";
 }
@@ -35,8 +34,8 @@ int run_inspect(const InspectArgs& a) {
   ImportedModel m = load_model(a.model);
   const Graph& g = m.graph;
   std::cout << "model: " << a.model << "\n"
-            << "producer: " << m.producer_name << " " << m.producer_version << ", opset " << g.opset
-            << ", IR version " << m.ir_version << "\n";
+            << "producer: " << m.producer_name << " " << m.producer_version << ", opset " << g.opset << ", IR version "
+            << m.ir_version << "\n";
   for (const auto& in : g.inputs)
     std::cout << "input:  " << in.name << " " << dtype_name(in.dtype) << " " << dims_str(in) << "\n";
   for (const auto& out : g.outputs)
@@ -46,8 +45,7 @@ int run_inspect(const InspectArgs& a) {
   int64_t params = 0, tensors = 0;
   for (const auto& [name, t] : g.initializers)
     if (is_floating(t.dtype()) && !g.constant_initializers.count(name)) params += t.numel(), ++tensors;
-  std::cout << "float initializers (parameters and statistics): " << tensors << " tensors, "
-            << params << " values\n";
+  std::cout << "float initializers (parameters and statistics): " << tensors << " tensors, " << params << " values\n";
   auto missing = unsupported_ops(g, DeviceKind::CPU);
   if (missing.empty()) {
     std::cout << "support: every op is supported on cpu\n";
@@ -62,10 +60,9 @@ int run_inspect(const InspectArgs& a) {
     Trainer trainer(g, to);
     const MemoryPlan& p = trainer.training_program().plan();
     double saved = p.naive_bytes ? 100.0 * (1.0 - double(p.arena_bytes) / p.naive_bytes) : 0;
-    std::cout << "memory plan of one training step at batch " << a.batch_size << ": "
-              << p.offset.size() << " intermediate tensors, naive " << format_bytes(p.naive_bytes)
-              << ", planned " << format_bytes(p.arena_bytes) << " (" << static_cast<int>(saved + 0.5)
-              << "% saved)\n"
+    std::cout << "memory plan of one training step at batch " << a.batch_size << ": " << p.offset.size()
+              << " intermediate tensors, naive " << format_bytes(p.naive_bytes) << ", planned "
+              << format_bytes(p.arena_bytes) << " (" << static_cast<int>(saved + 0.5) << "% saved)\n"
               << "parameters: " << trainer.num_parameters() << " values in one flat buffer\n";
     print_op_counts("training step", trainer.training_graph().graph.nodes);
     std::cout << "\n";
@@ -84,8 +81,8 @@ int run_ops() {
   for (const OpSchema* s : all_schemas()) {
     if (!s->domain.empty()) continue;
     std::cout << "| " << s->op_type << " | " << (cpu.count(s->op_type) ? "yes" : "no") << " | "
-              << (cuda.count(s->op_type) ? "yes" : "no") << " | "
-              << (s->grad ? "gradient" : "no gradient") << " | " << s->summary << " |\n";
+              << (cuda.count(s->op_type) ? "yes" : "no") << " | " << (s->grad ? "gradient" : "no gradient") << " | "
+              << s->summary << " |\n";
   }
   return 0;
 }

@@ -26,22 +26,16 @@ std::vector<Panel> panels_from_metrics(const std::string& path) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object() || !j.contains("step"))
-      throw UserError(path + ":" + std::to_string(n) +
-                      ": not a metrics record (a JSON object with \"step\")");
-    auto num = [&](const char* key) {
-      return j.contains(key) && j[key].is_number() ? j[key].get<double>() : NAN;
-    };
+      throw UserError(path + ":" + std::to_string(n) + ": not a metrics record (a JSON object with \"step\")");
+    auto num = [&](const char* key) { return j.contains(key) && j[key].is_number() ? j[key].get<double>() : NAN; };
     const double x = num("step");
-    for (auto [s, key, scale] :
-         {std::tuple{&train, "train_loss", 1.0}, std::tuple{&test, "test_loss", 1.0},
-          std::tuple{&acc, "test_accuracy", 100.0}, std::tuple{&lr, "lr", 1.0}}) {
+    for (auto [s, key, scale] : {std::tuple{&train, "train_loss", 1.0}, std::tuple{&test, "test_loss", 1.0},
+                                 std::tuple{&acc, "test_accuracy", 100.0}, std::tuple{&lr, "lr", 1.0}}) {
       s->x.push_back(x);
       s->y.push_back(num(key) * scale);
     }
   }
-  return {{"loss", "step", {train, test}},
-          {"accuracy", "step", {acc}},
-          {"learning rate", "step", {lr}}};
+  return {{"loss", "step", {train, test}}, {"accuracy", "step", {acc}}, {"learning rate", "step", {lr}}};
 }
 
 std::vector<Panel> panels_from_tensorboard(const std::string& path) {
@@ -50,18 +44,15 @@ std::vector<Panel> panels_from_tensorboard(const std::string& path) {
     Series s{label, {}, {}};
     auto it = all.find(tag);
     if (it != all.end())
-      for (const auto& p : it->second)
-        s.x.push_back(static_cast<double>(p.step)), s.y.push_back(p.value * scale);
+      for (const auto& p : it->second) s.x.push_back(static_cast<double>(p.step)), s.y.push_back(p.value * scale);
     return s;
   };
-  std::vector<Panel> panels = {
-      {"loss", "step", {series("train/loss", "train loss"), series("test/loss", "test loss")}},
-      {"accuracy", "step", {series("test/accuracy", "test accuracy (%)", 100.0)}},
-      {"learning rate", "step", {series("train/learning_rate", "learning rate")}}};
+  std::vector<Panel> panels = {{"loss", "step", {series("train/loss", "train loss"), series("test/loss", "test loss")}},
+                               {"accuracy", "step", {series("test/accuracy", "test accuracy (%)", 100.0)}},
+                               {"learning rate", "step", {series("train/learning_rate", "learning rate")}}};
   if (all.count("sma/replica_spread"))
-    panels.push_back({"SMA: spread of the replicas around z",
-                      "step",
-                      {series("sma/replica_spread", "rms ||x_j - z|| / ||z||")}});
+    panels.push_back(
+        {"SMA: spread of the replicas around z", "step", {series("sma/replica_spread", "rms ||x_j - z|| / ||z||")}});
   return panels;
 }
 
@@ -77,8 +68,7 @@ int run_plot(const PlotArgs& a) {
   if (out.empty()) {
     fs::path p(a.run);
     if (p.filename().empty()) p = p.parent_path();  // "dir/"
-    out = (tb && fs::is_directory(p, ec) ? p / "curves.png" : fs::path(p).replace_extension(".png"))
-              .string();
+    out = (tb && fs::is_directory(p, ec) ? p / "curves.png" : fs::path(p).replace_extension(".png")).string();
   }
   PlotOptions po;
   po.width = a.width;

@@ -6,9 +6,9 @@
 #include <iostream>
 #include <regex>
 
+#include "graph/atomic_file.h"
 #include "onnx_import/model_io.h"
 #include "ops/cpu/threads.h"
-#include "graph/atomic_file.h"
 #include "runtime/autotune.h"
 #include "runtime/collective.h"
 #include "runtime/fit.h"
@@ -85,8 +85,8 @@ int parse_count(const char* flag, const std::string& s, int max) {
     if (used == s.size() && n >= 1 && n <= max) return n;
   } catch (const std::exception&) {
   }
-  throw UserError(std::string(flag) + " must be a number from 1 to " + std::to_string(max) + " or 'auto', not '" +
-                  s + "'");
+  throw UserError(std::string(flag) + " must be a number from 1 to " + std::to_string(max) + " or 'auto', not '" + s +
+                  "'");
 }
 
 // --threads: a count, "auto" (TrainerOptions::kAutoThreads) or nothing (one thread: on a
@@ -112,8 +112,9 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
   to.sma_momentum = a.sma_momentum;
   // (One learner without --algorithm trains plain SGD, below, where alpha plays no part.)
   if (a.alpha == 0 && to.algorithm == Algorithm::Sma && !(a.algorithm.empty() && a.learners == "1"))
-    throw UserError("--alpha 0 never moves SMA's central model, which evaluation and the trained model are; "
-                    "give a positive --alpha, leave it out (it then follows the count), or use --algorithm ssgd");
+    throw UserError(
+        "--alpha 0 never moves SMA's central model, which evaluation and the trained model are; "
+        "give a positive --alpha, leave it out (it then follows the count), or use --algorithm ssgd");
   to.optimizer.kind = a.optimizer == "adamw" ? OptimizerKind::AdamW : OptimizerKind::SGD;
   to.optimizer.lr = a.lr;
   to.optimizer.momentum = a.momentum;
@@ -164,7 +165,6 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
   if (to.learners == 1 && a.algorithm.empty()) to.algorithm = Algorithm::Ssgd;
   return to;
 }
-
 
 void report_untied(const ImportedModel& model, std::ostream& out) {
   if (model.untied.empty()) return;
@@ -223,9 +223,9 @@ int run_train(const TrainArgs& a) {
   TrainTestData data;
   {
     // The GPUs' contexts are made while the data set is read.
-    DeviceWarmUp warm_up(device.is_cpu() ? std::vector<int>{}
-                         : a.gpus.empty()  ? std::vector<int>{device.index}
-                                           : parse_gpus(a.gpus));
+    DeviceWarmUp warm_up(device.is_cpu()  ? std::vector<int>{}
+                         : a.gpus.empty() ? std::vector<int>{device.index}
+                                          : parse_gpus(a.gpus));
     data = load_data(data_options(a.data_dir, a.data, model.graph, a.seed));
   }
 
@@ -238,9 +238,10 @@ int run_train(const TrainArgs& a) {
   const bool tune_while_training = a.learners == "auto" && a.autotune_when == "training" && pg->size() == 1 &&
                                    ckpt.dir.empty() && !(device.is_cpu() && a.threads == "auto");
   if (a.learners == "auto" && a.autotune_when == "training" && !tune_while_training)
-    out << "autotune: searching before training (" << (pg->size() > 1 ? "several processes"
-                                                       : !ckpt.dir.empty() ? "checkpoints"
-                                                                           : "--threads auto")
+    out << "autotune: searching before training ("
+        << (pg->size() > 1      ? "several processes"
+            : !ckpt.dir.empty() ? "checkpoints"
+                                : "--threads auto")
         << " need the count from the start)\n";
   TrainerOptions to = trainer_options(a, model.graph, device, out, &autotune_seconds, pg->size(),
                                       tune_while_training ? &tune : nullptr);
@@ -275,7 +276,9 @@ int run_train(const TrainArgs& a) {
   // tuned while training, "auto" until training has chosen, then rewritten).
   std::vector<std::string> config_files;
   std::string cfg;
-  auto resolved = [&](int learners) { return a.resolved_config({{"learners", "\"" + std::to_string(learners) + "\""}}); };
+  auto resolved = [&](int learners) {
+    return a.resolved_config({{"learners", "\"" + std::to_string(learners) + "\""}});
+  };
   if (a.resolved_config && pg->is_root()) {
     cfg = tune ? a.resolved_config({}) : resolved(to.learners);
     if (style != ProgressStyle::Off) out << "configuration:\n" << cfg;
@@ -288,15 +291,14 @@ int run_train(const TrainArgs& a) {
     for (const auto& f : config_files) write_file_atomically(f, cfg);
   }
 
-  out << "cbtrain: " << a.model << " on " << device.str() << ", "
-            << trainer.num_parameters() << " parameters, " << (tune ? "up to " : "") << trainer.total_learners()
-            << " learner(s)" << (tune ? " (tuned while training)" : "") << " x batch "
-            << a.batch_size << (trainer.total_learners() > 1 ? (trainer.algorithm() == Algorithm::Sma ? " (sma)" : " (ssgd)") : "")
-            << (pg->size() > 1 ? " in " + std::to_string(pg->size()) + " processes" : std::string())
-            << (device.is_cpu() ? ", " + std::to_string(trainer.options().cpu_threads) + " thread(s) each" : std::string())
-            << ", "
-            << a.optimizer << " lr " << a.lr << ", " << data.train.size() << " training / "
-            << data.test.size() << " test samples from " << a.data_dir << std::endl;
+  out << "cbtrain: " << a.model << " on " << device.str() << ", " << trainer.num_parameters() << " parameters, "
+      << (tune ? "up to " : "") << trainer.total_learners() << " learner(s)" << (tune ? " (tuned while training)" : "")
+      << " x batch " << a.batch_size
+      << (trainer.total_learners() > 1 ? (trainer.algorithm() == Algorithm::Sma ? " (sma)" : " (ssgd)") : "")
+      << (pg->size() > 1 ? " in " + std::to_string(pg->size()) + " processes" : std::string())
+      << (device.is_cpu() ? ", " + std::to_string(trainer.options().cpu_threads) + " thread(s) each" : std::string())
+      << ", " << a.optimizer << " lr " << a.lr << ", " << data.train.size() << " training / " << data.test.size()
+      << " test samples from " << a.data_dir << std::endl;
   if (!trainer.training_graph().frozen.empty()) {
     int64_t values = 0;
     for (const auto& n : trainer.training_graph().frozen) values += model.graph.initializers.at(n).numel();
@@ -354,10 +356,12 @@ int run_train(const TrainArgs& a) {
   out << buf;
   std::snprintf(buf, sizeof buf, "  training        %s for %lld steps, %lld images, %.0f img/s\n",
                 format_duration(r.train_seconds).c_str(), static_cast<long long>(r.steps),
-                static_cast<long long>(r.images), r.train_seconds > 0 ? static_cast<double>(r.images) / r.train_seconds : 0.0);
+                static_cast<long long>(r.images),
+                r.train_seconds > 0 ? static_cast<double>(r.images) / r.train_seconds : 0.0);
   out << buf;
   if (tune) {
-    std::snprintf(buf, sizeof buf, "  learners        %d per device, chosen in the first %.1f s of training (and %.1f s of building)\n",
+    std::snprintf(buf, sizeof buf,
+                  "  learners        %d per device, chosen in the first %.1f s of training (and %.1f s of building)\n",
                   r.learners, r.search_seconds, autotune_seconds);
     out << buf;
   }

@@ -36,15 +36,16 @@ struct TrainArgs {
   std::string device = "cpu";
   std::string learners = "1";  // a number or "auto"
   std::string cuda_graphs = "on";
-  std::string fusion = "on";  // graph/fusion.h: Relu folded into BatchNorm, Gemm and Conv; the loss gradient into the loss
+  std::string fusion =
+      "on";  // graph/fusion.h: Relu folded into BatchNorm, Gemm and Conv; the loss gradient into the loss
   std::string precision = "fp32";
   std::string gpus;  // "0,1", "all" or "" (one device: --device)
   // The tuner's own defaults (AutotuneOptions), so that the flags cannot drift from them.
   double autotune_threshold = AutotuneOptions{}.threshold;
-  int autotune_max_learners = AutotuneOptions{}.max_learners;  // in all: every GPU of every process
+  int autotune_max_learners = AutotuneOptions{}.max_learners;     // in all: every GPU of every process
   double autotune_window = AutotuneOptions{}.min_window_seconds;  // seconds of each timed window, at least
   std::string autotune_when = "training";  // "training": searched on the training rounds; "before"
-  std::string algorithm;  // "" = sma with several learners, plain SGD with one
+  std::string algorithm;                   // "" = sma with several learners, plain SGD with one
   float alpha = -1.0f;
   float sma_momentum = 0.9f;
   std::string output;
@@ -55,11 +56,11 @@ struct TrainArgs {
   bool resume = false;
   bool force_resume = false;
   bool deterministic = false;
-  std::string threads;  // CPU kernel threads per learner: a number or "auto"; "" = 1
+  std::string threads;                  // CPU kernel threads per learner: a number or "auto"; "" = 1
   std::string cudnn_algos = "measure";  // measure (cuDNN's engines, timed), find or heuristic
   std::string conv_choices;             // a file of convolution choices kept across runs; "" = none
-  double collective_timeout = 60;  // seconds a rank waits for the others (mpirun)
-  float clip_grad_norm = 0.0f;     // 0: off
+  double collective_timeout = 60;       // seconds a rank waits for the others (mpirun)
+  float clip_grad_norm = 0.0f;          // 0: off
   float label_smoothing = 0.0f;
   std::vector<std::string> freeze;  // regular expressions over initializer names
   std::string progress = "auto";    // auto, bar, lines, off
@@ -75,8 +76,6 @@ struct InspectArgs {
   bool plan = false;
   int64_t batch_size = 32;
 };
-
-
 
 struct InferArgs {
   std::string model;

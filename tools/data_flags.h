@@ -21,7 +21,6 @@ struct DataArgs {
 void add_data_flags(CLI::App& app, DataArgs& d);
 
 // Parses the flags (UserError on bad values) for the data in `dir` and the model's input.
-DataOptions data_options(const std::string& dir, const DataArgs& d, const Graph& model,
-                         uint64_t seed);
+DataOptions data_options(const std::string& dir, const DataArgs& d, const Graph& model, uint64_t seed);
 
 }  // namespace cbt::cli

@@ -1,12 +1,11 @@
 // cbtrain command line: train (default), inspect, infer, ops, bench, plot. Exit codes: 0 ok,
 // 2 bad input, 3 training diverged, 4 another process of an mpirun launch failed, 1 internal
 // error, 130 / 143 stopped by SIGINT / SIGTERM.
-#include <CLI/CLI.hpp>
+#include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <iostream>
-
-#include <unistd.h>
 
 #include "ops/cpu/blas_core.h"
 #include "runtime/fit.h"
@@ -30,44 +29,57 @@ static int run(int argc, char** argv) {
   app.add_option("--data", t.data_dir, "folder with the data set (see --data-format)")->default_str(kDefaultDataDir);
   add_data_flags(app, t.data);
   app.add_option("--epochs", t.epochs, "training epochs")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--batch-size,-b", t.batch_size, "samples per step")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--batch-size,-b", t.batch_size, "samples per step")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--max-steps", t.max_steps, "stop after this many steps (smoke runs)");
   app.add_option("--lr", t.lr, "learning rate")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--momentum", t.momentum, "SGD momentum")->capture_default_str()->check(CLI::Range(0.0, 1.0));
-  app.add_option("--weight-decay", t.weight_decay, "weight decay")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--weight-decay", t.weight_decay, "weight decay")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--lr-schedule", t.lr_schedule, "constant, cosine (to 0 at the end) or step")
-      ->capture_default_str()->check(CLI::IsMember({"constant", "cosine", "step"}));
+      ->capture_default_str()
+      ->check(CLI::IsMember({"constant", "cosine", "step"}));
   app.add_option("--warmup-steps", t.warmup_steps, "linear learning-rate warm-up steps")->capture_default_str();
   app.add_option("--milestones", t.milestones, "epochs at which --lr-schedule step multiplies the rate by --lr-gamma");
   app.add_option("--lr-gamma", t.lr_gamma, "factor of --lr-schedule step")->capture_default_str();
-  app.add_option("--optimizer", t.optimizer, "sgd or adamw")->capture_default_str()->check(CLI::IsMember({"sgd", "adamw"}));
+  app.add_option("--optimizer", t.optimizer, "sgd or adamw")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"sgd", "adamw"}));
   app.add_option("--loss", t.loss,
                  "loss on the output: cross-entropy (softmax, on logits), mse, or bce = binary "
                  "cross-entropy WITH LOGITS (sigmoid inside); mse/bce compare with one-hot labels")
-      ->capture_default_str()->check(CLI::IsMember({"cross-entropy", "mse", "bce"}));
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cross-entropy", "mse", "bce"}));
   app.add_option("--label-smoothing", t.label_smoothing, "label smoothing of the cross-entropy, in [0, 1)")
-      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   app.add_option("--clip-grad-norm", t.clip_grad_norm, "clip the gradient to this global L2 norm (0: off)")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
-  app.add_option("--freeze", t.freeze, "never train parameters whose name matches this regular expression (repeatable)");
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--freeze", t.freeze,
+                 "never train parameters whose name matches this regular expression (repeatable)");
   app.add_option("--output-name", t.output_name, "model output to train (default: the first)");
   app.add_option("--seed", t.seed, "random seed")->capture_default_str();
   app.add_option("--device", t.device, "cpu, cuda or cuda:N")->capture_default_str();
-  app.add_option("--learners,-k", t.learners, "model replicas (learners) per device, or auto")
-      ->capture_default_str();
+  app.add_option("--learners,-k", t.learners, "model replicas (learners) per device, or auto")->capture_default_str();
   app.add_option("--gpus", t.gpus, "several GPUs of this machine, e.g. 0,1 or all (K learners on each)");
   app.add_option("--threads", t.threads,
                  "CPU: threads of each learner's kernels, or auto (the cores this process may use,\n"
                  "or OMP_NUM_THREADS, divided among the learners); default 1");
   app.add_option("--precision", t.precision, "fp32, or tf32 tensor cores for matrix products and convolutions (GPU)")
-      ->capture_default_str()->check(CLI::IsMember({"fp32", "tf32"}));
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fp32", "tf32"}));
   app.add_option("--cuda-graphs", t.cuda_graphs, "replay each learner's iteration as a CUDA graph")
-      ->capture_default_str()->check(CLI::IsMember({"on", "off"}));
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--fusion", t.fusion,
                  "fold each Relu into the BatchNorm, Gemm, Conv or residual Add before it, a sum of two\n"
                  "gradients into the ReluGrad after it, and the loss's gradient into the loss (same\n"
                  "results, fewer passes)")
-      ->capture_default_str()->check(CLI::IsMember({"on", "off"}));
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--autotune-threshold", t.autotune_threshold,
                  "--learners auto adds learners while throughput rises by more than this")
       ->capture_default_str();
@@ -78,25 +90,29 @@ static int run(int argc, char** argv) {
   app.add_option("--autotune-window", t.autotune_window,
                  "--learners auto times each count over three windows of at least this many seconds\n"
                  "(the median counts); longer windows see through noisier devices")
-      ->capture_default_str()->check(CLI::Range(0.001, 10.0));
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 10.0));
   app.add_option("--autotune-when", t.autotune_when,
                  "--learners auto: training (time the counts on the first rounds of training, which\n"
                  "train the model) or before (on random data before training; always with several\n"
                  "processes or checkpoints)")
-      ->capture_default_str()->check(CLI::IsMember({"training", "before"}));
+      ->capture_default_str()
+      ->check(CLI::IsMember({"training", "before"}));
   app.add_option("--algorithm", t.algorithm, "sma (model averaging, default with several learners) or ssgd")
       ->check(CLI::IsMember({"sma", "ssgd"}));
   app.add_option("--alpha", t.alpha,
                  "SMA correction factor (default: min(1, (1 + sma-momentum) / k) for k learners in all)")
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--sma-momentum", t.sma_momentum, "momentum of the central model")
-      ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   app.add_option("--output,-o", t.output, "write the trained model to this .onnx file");
   app.add_option("--metrics", t.metrics, "write one JSON object per epoch to this file");
   app.add_option("--log-every", t.log_every, "steps between progress lines and TensorBoard scalars (0: none)")
       ->capture_default_str();
   app.add_option("--progress", t.progress, "auto (a bar on a terminal, lines otherwise), bar, lines or off")
-      ->capture_default_str()->check(CLI::IsMember({"auto", "bar", "lines", "off"}));
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "bar", "lines", "off"}));
   app.add_option("--tensorboard", t.tensorboard, "write TensorBoard event files to this folder");
   app.add_option("--save-config", t.save_config, "write the resolved configuration (a --config file) here")
       ->configurable(false);
@@ -114,19 +130,23 @@ static int run(int argc, char** argv) {
                  "GPU convolution algorithms: measure (time the engines of cuDNN's backend API once\n"
                  "at start-up, take the fastest), find (time cuDNN's legacy algorithms) or heuristic\n"
                  "(cuDNN's legacy ranking, no measuring)")
-      ->capture_default_str()->check(CLI::IsMember({"measure", "find", "heuristic"}));
+      ->capture_default_str()
+      ->check(CLI::IsMember({"measure", "find", "heuristic"}));
   app.add_option("--conv-choices", t.conv_choices,
                  "GPU: keep the convolution choices in this file, read at the start (when made on the same\n"
                  "GPU model, cuDNN and CUDA) and written at the end, so that later runs skip their searches");
   app.add_option("--collective-timeout", t.collective_timeout,
                  "seconds a process waits for the others (mpirun) before all stop, naming the missing rank")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
 
   InspectArgs ia;
   auto* inspect = app.add_subcommand("inspect", "show inputs, outputs, ops, parameters and support");
   inspect->add_option("model", ia.model, "ONNX model")->required()->check(CLI::ExistingFile);
   inspect->add_flag("--plan", ia.plan, "print the memory plan of the training step");
-  inspect->add_option("--batch-size,-b", ia.batch_size, "batch size for --plan")->capture_default_str()->check(CLI::PositiveNumber);
+  inspect->add_option("--batch-size,-b", ia.batch_size, "batch size for --plan")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
 
   InferArgs fa;
   auto* infer = app.add_subcommand("infer", "forward pass on a NumPy array");
@@ -141,20 +161,28 @@ static int run(int argc, char** argv) {
   auto* bench = app.add_subcommand("bench", "training throughput on synthetic data (images/s)");
   bench->add_option("model", ba.train.model, "ONNX model")->required()->check(CLI::ExistingFile);
   bench->add_option("--device", ba.train.device, "cpu, cuda or cuda:N")->capture_default_str();
-  bench->add_option("--batch-size,-b", ba.train.batch_size, "samples per learner")->capture_default_str()->check(CLI::PositiveNumber);
+  bench->add_option("--batch-size,-b", ba.train.batch_size, "samples per learner")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   bench->add_option("--learners,-k", ba.train.learners, "learners per device, or auto")->capture_default_str();
   bench->add_option("--algorithm", ba.train.algorithm, "sma or ssgd")->check(CLI::IsMember({"sma", "ssgd"}));
   bench->add_option("--gpus", ba.train.gpus, "several GPUs, e.g. 0,1 or all");
   bench->add_option("--threads", ba.train.threads, "CPU: threads of each learner's kernels, or auto (default 1)");
-  bench->add_option("--precision", ba.train.precision, "fp32 or tf32")->capture_default_str()
+  bench->add_option("--precision", ba.train.precision, "fp32 or tf32")
+      ->capture_default_str()
       ->check(CLI::IsMember({"fp32", "tf32"}));
   bench->add_option("--cudnn-algos", ba.train.cudnn_algos, "measure, find or heuristic")
-      ->capture_default_str()->check(CLI::IsMember({"measure", "find", "heuristic"}));
+      ->capture_default_str()
+      ->check(CLI::IsMember({"measure", "find", "heuristic"}));
   bench->add_option("--conv-choices", ba.train.conv_choices, "a file of convolution choices kept across runs");
-  bench->add_option("--cuda-graphs", ba.train.cuda_graphs, "on or off")->capture_default_str()
+  bench->add_option("--cuda-graphs", ba.train.cuda_graphs, "on or off")
+      ->capture_default_str()
       ->check(CLI::IsMember({"on", "off"}));
-  bench->add_option("--fusion", ba.train.fusion, "on or off (Relu folded into the node before it, the loss gradient into the loss)")
-      ->capture_default_str()->check(CLI::IsMember({"on", "off"}));
+  bench
+      ->add_option("--fusion", ba.train.fusion,
+                   "on or off (Relu folded into the node before it, the loss gradient into the loss)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
   bench->add_option("--warmup", ba.warmup, "rounds before timing")->capture_default_str();
   bench->add_option("--steps", ba.steps, "rounds per timed window (median of 3)")->capture_default_str();
   bench->add_flag("--json", ba.json, "print one JSON object");

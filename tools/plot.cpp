@@ -42,16 +42,12 @@ std::string tick_label(double v, double step) {
   if (v != 0 && (std::fabs(v) < 1e-3 || std::fabs(v) >= 1e6))
     std::snprintf(buf, sizeof buf, "%.1e", v);
   else
-    std::snprintf(buf, sizeof buf, "%.*f",
-                  std::max(0, -static_cast<int>(std::floor(std::log10(step)))), v);
+    std::snprintf(buf, sizeof buf, "%.*f", std::max(0, -static_cast<int>(std::floor(std::log10(step)))), v);
   return buf;
 }
 
-const double kColors[][3] = {{0.12, 0.47, 0.71},
-                             {1.0, 0.50, 0.05},
-                             {0.17, 0.63, 0.17},
-                             {0.84, 0.15, 0.16},
-                             {0.58, 0.40, 0.74}};
+const double kColors[][3] = {
+    {0.12, 0.47, 0.71}, {1.0, 0.50, 0.05}, {0.17, 0.63, 0.17}, {0.84, 0.15, 0.16}, {0.58, 0.40, 0.74}};
 
 // Pads a range by 5% on each side; a single value gets +-10% of itself (or +-0.5 at 0).
 Range padded(Range r) {
@@ -65,8 +61,7 @@ Range padded(Range r) {
 }
 
 // One chart in the box (x0, y0, w, h); every chart shares the x range `xr` (steps).
-void draw_panel(cairo_t* cr, const Panel& p, const Range& xr, double x0, double y0, double w,
-                double h) {
+void draw_panel(cairo_t* cr, const Panel& p, const Range& xr, double x0, double y0, double w, double h) {
   const double left = 70, right = 20, top = 30, bottom = 40;
   const double px = x0 + left, py = y0 + top, pw = w - left - right, ph = h - top - bottom;
   Range yr;
@@ -106,8 +101,7 @@ void draw_panel(cairo_t* cr, const Panel& p, const Range& xr, double x0, double 
     cairo_move_to(cr, px - ext.width - 6, Y(v) + 4), cairo_show_text(cr, t.c_str());
   }
   cairo_text_extents(cr, p.x_label.c_str(), &ext);
-  cairo_move_to(cr, px + pw / 2 - ext.width / 2, py + ph + 32),
-      cairo_show_text(cr, p.x_label.c_str());
+  cairo_move_to(cr, px + pw / 2 - ext.width / 2, py + ph + 32), cairo_show_text(cr, p.x_label.c_str());
 
   // The series, clipped to the frame, and the legend.
   cairo_save(cr);
@@ -132,8 +126,7 @@ void draw_panel(cairo_t* cr, const Panel& p, const Range& xr, double x0, double 
     cairo_stroke(cr);
     if (points <= 40)  // few points (one per epoch): mark each
       for (size_t i = 0; i < s.x.size(); ++i)
-        if (std::isfinite(s.y[i]))
-          cairo_arc(cr, X(s.x[i]), Y(s.y[i]), 3, 0, 2 * M_PI), cairo_fill(cr);
+        if (std::isfinite(s.y[i])) cairo_arc(cr, X(s.x[i]), Y(s.y[i]), 3, 0, 2 * M_PI), cairo_fill(cr);
   }
   cairo_restore(cr);
   double ly = py + 14;
@@ -173,20 +166,17 @@ void draw_panels(const std::vector<Panel>& all, const std::string& path, const P
       for (size_t i = 0; i < s.x.size(); ++i)
         if (std::isfinite(s.y[i])) xr.add(s.x[i]);
   xr = padded(xr);
-  if (panels.empty())
-    throw UserError("nothing to plot: the run holds no loss, accuracy or learning-rate values");
+  if (panels.empty()) throw UserError("nothing to plot: the run holds no loss, accuracy or learning-rate values");
   const auto dot = path.rfind('.');
   const std::string ext = dot == std::string::npos ? "" : path.substr(dot);
-  if (ext != ".png" && ext != ".svg")
-    throw UserError("the plot file must end in .png or .svg, not '" + path + "'");
+  if (ext != ".png" && ext != ".svg") throw UserError("the plot file must end in .png or .svg, not '" + path + "'");
   const double head = opt.title.empty() ? 0 : 30;
   const int height = static_cast<int>(head) + opt.panel_height * static_cast<int>(panels.size());
   // Drawn into memory, then written atomically: a failure leaves no half-written plot.
   std::string bytes;
-  SurfacePtr surface(
-      ext == ".png" ? cairo_image_surface_create(CAIRO_FORMAT_RGB24, opt.width, height)
-                    : cairo_svg_surface_create_for_stream(append_bytes, &bytes, opt.width, height),
-      &cairo_surface_destroy);
+  SurfacePtr surface(ext == ".png" ? cairo_image_surface_create(CAIRO_FORMAT_RGB24, opt.width, height)
+                                   : cairo_svg_surface_create_for_stream(append_bytes, &bytes, opt.width, height),
+                     &cairo_surface_destroy);
   if (cairo_surface_status(surface.get()) != CAIRO_STATUS_SUCCESS)
     throw UserError("cannot create the plot " + path + ": " +
                     cairo_status_to_string(cairo_surface_status(surface.get())));
@@ -196,24 +186,21 @@ void draw_panels(const std::vector<Panel>& all, const std::string& path, const P
     cairo_paint(cr.get());
     if (head > 0) {
       cairo_set_source_rgb(cr.get(), 0, 0, 0);
-      cairo_select_font_face(cr.get(), "sans-serif", CAIRO_FONT_SLANT_NORMAL,
-                             CAIRO_FONT_WEIGHT_BOLD);
+      cairo_select_font_face(cr.get(), "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
       cairo_set_font_size(cr.get(), 15);
       cairo_move_to(cr.get(), 12, 21);
       cairo_show_text(cr.get(), opt.title.c_str());
     }
     for (size_t i = 0; i < panels.size(); ++i)
-      draw_panel(cr.get(), *panels[i], xr, 0, head + static_cast<double>(i * opt.panel_height),
-                 opt.width, opt.panel_height);
+      draw_panel(cr.get(), *panels[i], xr, 0, head + static_cast<double>(i * opt.panel_height), opt.width,
+                 opt.panel_height);
   }
   cairo_surface_flush(surface.get());
-  cairo_status_t st = ext == ".png"
-                          ? cairo_surface_write_to_png_stream(surface.get(), append_bytes, &bytes)
-                          : CAIRO_STATUS_SUCCESS;
+  cairo_status_t st =
+      ext == ".png" ? cairo_surface_write_to_png_stream(surface.get(), append_bytes, &bytes) : CAIRO_STATUS_SUCCESS;
   cairo_surface_finish(surface.get());
   if (st == CAIRO_STATUS_SUCCESS) st = cairo_surface_status(surface.get());
-  if (st != CAIRO_STATUS_SUCCESS)
-    throw UserError("cannot draw the plot " + path + ": " + cairo_status_to_string(st));
+  if (st != CAIRO_STATUS_SUCCESS) throw UserError("cannot draw the plot " + path + ": " + cairo_status_to_string(st));
   write_file_atomically(path, bytes);
 }
 

@@ -10,8 +10,7 @@ std::vector<ValueType> infer_activation(const InferContext& ctx) {
     ctx.fail(std::string("input must be float32 or float64, got ") + dtype_name(x.dtype));
   if (ctx.node.op_type == "Gelu") {
     std::string approx = ctx.node.attrs.get_string("approximate", "none");
-    if (approx != "none" && approx != "tanh")
-      ctx.fail("approximate must be 'none' or 'tanh', got '" + approx + "'");
+    if (approx != "none" && approx != "tanh") ctx.fail("approximate must be 'none' or 'tanh', got '" + approx + "'");
   }
   return {x};
 }
@@ -72,41 +71,51 @@ std::vector<std::string> dropout_grad(GradContext& c) {
 
 }  // namespace
 
-CBT_REGISTER_SCHEMA({"", "Dropout", infer_dropout, dropout_grad, {0}, dropout_training_rewrite,
+CBT_REGISTER_SCHEMA({"",
+                     "Dropout",
+                     infer_dropout,
+                     dropout_grad,
+                     {0},
+                     dropout_training_rewrite,
                      "random zeroing while training (scaled by 1/(1-ratio)), identity otherwise"});
-CBT_REGISTER_SCHEMA({kCbtDomain, "DropoutGrad",
+CBT_REGISTER_SCHEMA({kCbtDomain,
+                     "DropoutGrad",
                      [](const InferContext& ctx) -> std::vector<ValueType> {
                        const ValueType& dy = ctx.input(0);
-                       if (dy.dtype != DType::Float32 && dy.dtype != DType::Float64)
-                         ctx.fail("dY must be float");
+                       if (dy.dtype != DType::Float32 && dy.dtype != DType::Float64) ctx.fail("dY must be float");
                        const ValueType& m = ctx.input(1);
-                       if (m.dtype != DType::Bool || m.shape != dy.shape)
-                         ctx.fail("mask must be bool of dY's shape");
+                       if (m.dtype != DType::Bool || m.shape != dy.shape) ctx.fail("mask must be bool of dY's shape");
                        return {dy};
                      },
-                     {}, {}, {},
+                     {},
+                     {},
+                     {},
                      "(dY, mask, [ratio]) -> dY mask / (1 - ratio); ratio input over attribute"});
-CBT_REGISTER_SCHEMA({"", "Relu", infer_activation, activation_grad("ReluGrad", true), {0}, {},
-                     "max(X, 0)"});
+CBT_REGISTER_SCHEMA({"", "Relu", infer_activation, activation_grad("ReluGrad", true), {0}, {}, "max(X, 0)"});
 // LeakyRelu saves X: with alpha <= 0 the sign of Y does not tell the side of zero.
-CBT_REGISTER_SCHEMA({"", "LeakyRelu", infer_activation, activation_grad("LeakyReluGrad", false),
-                     {0}, {}, "X >= 0 ? X : alpha X"});
-CBT_REGISTER_SCHEMA({"", "Sigmoid", infer_activation, activation_grad("SigmoidGrad", true), {0},
-                     {}, "1 / (1 + exp(-X))"});
-CBT_REGISTER_SCHEMA({"", "Tanh", infer_activation, activation_grad("TanhGrad", true), {0}, {},
-                     "tanh(X)"});
-CBT_REGISTER_SCHEMA({"", "Gelu", infer_activation, activation_grad("GeluGrad", false), {0}, {},
+CBT_REGISTER_SCHEMA(
+    {"", "LeakyRelu", infer_activation, activation_grad("LeakyReluGrad", false), {0}, {}, "X >= 0 ? X : alpha X"});
+CBT_REGISTER_SCHEMA(
+    {"", "Sigmoid", infer_activation, activation_grad("SigmoidGrad", true), {0}, {}, "1 / (1 + exp(-X))"});
+CBT_REGISTER_SCHEMA({"", "Tanh", infer_activation, activation_grad("TanhGrad", true), {0}, {}, "tanh(X)"});
+CBT_REGISTER_SCHEMA({"",
+                     "Gelu",
+                     infer_activation,
+                     activation_grad("GeluGrad", false),
+                     {0},
+                     {},
                      "Gaussian error linear unit (approximate none or tanh)"});
 
-CBT_REGISTER_SCHEMA({kCbtDomain, "ReluGrad", infer_activation_grad, {}, {}, {},
+CBT_REGISTER_SCHEMA({kCbtDomain,
+                     "ReluGrad",
+                     infer_activation_grad,
+                     {},
+                     {},
+                     {},
                      "(dY, Y[, dY2]) -> dY (+ dY2) where Y > 0 (dY2: fuse_gradient_sum_relu)"});
-CBT_REGISTER_SCHEMA({kCbtDomain, "LeakyReluGrad", infer_activation_grad, {}, {}, {},
-                     "(dY, X) -> dY or alpha dY"});
-CBT_REGISTER_SCHEMA({kCbtDomain, "SigmoidGrad", infer_activation_grad, {}, {}, {},
-                     "(dY, Y) -> dY Y (1 - Y)"});
-CBT_REGISTER_SCHEMA({kCbtDomain, "TanhGrad", infer_activation_grad, {}, {}, {},
-                     "(dY, Y) -> dY (1 - Y^2)"});
-CBT_REGISTER_SCHEMA({kCbtDomain, "GeluGrad", infer_activation_grad, {}, {}, {},
-                     "(dY, X) -> dY Gelu'(X)"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "LeakyReluGrad", infer_activation_grad, {}, {}, {}, "(dY, X) -> dY or alpha dY"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "SigmoidGrad", infer_activation_grad, {}, {}, {}, "(dY, Y) -> dY Y (1 - Y)"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "TanhGrad", infer_activation_grad, {}, {}, {}, "(dY, Y) -> dY (1 - Y^2)"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "GeluGrad", infer_activation_grad, {}, {}, {}, "(dY, X) -> dY Gelu'(X)"});
 
 }  // namespace cbt

@@ -20,30 +20,24 @@ ConvAttrs read_conv_attrs(const InferContext& ctx, const Shape& x, const Shape& 
   if (!is_floating(ctx.in[0].dtype) || ctx.in[1].dtype != ctx.in[0].dtype)
     ctx.fail("input and weight must be float tensors of the same type");
   if (x.size() != 3 && x.size() != 4)
-    ctx.fail("only 1-D and 2-D convolutions are supported (input rank 3 or 4), got input " +
-             shape_str(x));
-  if (w.size() != x.size())
-    ctx.fail("weight " + shape_str(w) + " must have the rank of input " + shape_str(x));
+    ctx.fail("only 1-D and 2-D convolutions are supported (input rank 3 or 4), got input " + shape_str(x));
+  if (w.size() != x.size()) ctx.fail("weight " + shape_str(w) + " must have the rank of input " + shape_str(x));
   ConvAttrs a;
   a.nd = x.size() - 2;
   const Attributes& at = ctx.node.attrs;
   Shape wk(w.begin() + 2, w.end());
   a.kernel = at.get_ints("kernel_shape", wk);
-  if (a.kernel != wk)
-    ctx.fail("kernel_shape " + shape_str(a.kernel) + " does not match weight " + shape_str(w));
+  if (a.kernel != wk) ctx.fail("kernel_shape " + shape_str(a.kernel) + " does not match weight " + shape_str(w));
   a.strides = at.get_ints("strides", std::vector<int64_t>(a.nd, 1));
   a.dilations = at.get_ints("dilations", std::vector<int64_t>(a.nd, 1));
   a.pads = at.get_ints("pads", std::vector<int64_t>(2 * a.nd, 0));
   if (a.strides.size() != a.nd || a.dilations.size() != a.nd || a.pads.size() != 2 * a.nd)
-    ctx.fail("strides/dilations/pads have the wrong length for " + std::to_string(a.nd) +
-             " spatial dims");
+    ctx.fail("strides/dilations/pads have the wrong length for " + std::to_string(a.nd) + " spatial dims");
   for (size_t i = 0; i < a.nd; ++i)
-    if (a.strides[i] < 1 || a.dilations[i] < 1 || a.pads[i] < 0 || a.pads[a.nd + i] < 0 ||
-        a.kernel[i] < 1)
+    if (a.strides[i] < 1 || a.dilations[i] < 1 || a.pads[i] < 0 || a.pads[a.nd + i] < 0 || a.kernel[i] < 1)
       ctx.fail("strides, dilations and kernel must be positive and pads non-negative");
   a.auto_pad = at.get_string("auto_pad", "NOTSET");
-  if (a.auto_pad != "NOTSET" && a.auto_pad != "VALID" && a.auto_pad != "SAME_UPPER" &&
-      a.auto_pad != "SAME_LOWER")
+  if (a.auto_pad != "NOTSET" && a.auto_pad != "VALID" && a.auto_pad != "SAME_UPPER" && a.auto_pad != "SAME_LOWER")
     ctx.fail("unknown auto_pad '" + a.auto_pad + "'");
   a.group = at.get_int("group", 1);
   if (a.group < 1) ctx.fail("group must be positive");
@@ -72,8 +66,8 @@ std::vector<ValueType> infer_conv(const InferContext& ctx) {
     int64_t span = in - eff;
     if (a.auto_pad == "NOTSET") span += a.pads[i] + a.pads[a.nd + i];
     int64_t out = (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") ? (in + s - 1) / s
-                  : span >= 0                                               ? span / s + 1
-                                                                            : 0;
+                  : span >= 0                                                ? span / s + 1
+                                                                             : 0;
     if (out < 1) ctx.fail("kernel larger than the padded input " + shape_str(x));
     y.push_back(out);
   }
@@ -101,8 +95,10 @@ std::vector<ValueType> infer_conv_transpose(const InferContext& ctx) {
     if (out_pad[i] < 0 || out_pad[i] >= std::max(s, a.dilations[i]))
       ctx.fail("output_padding must be smaller than the stride or dilation");
     int64_t out;
-    if (!out_shape.empty()) out = out_shape[out_shape.size() - a.nd + i];
-    else if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") out = in * s;
+    if (!out_shape.empty())
+      out = out_shape[out_shape.size() - a.nd + i];
+    else if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER")
+      out = in * s;
     else {
       out = s * (in - 1) + out_pad[i] + eff;
       if (a.auto_pad == "NOTSET") out -= a.pads[i] + a.pads[a.nd + i];
@@ -147,13 +143,33 @@ std::vector<std::string> conv_grad(GradContext& c) {
 
 }  // namespace
 
-CBT_REGISTER_SCHEMA(OpSchema{"", "Conv", infer_conv, conv_grad, {0, 1, 2}, {},
+CBT_REGISTER_SCHEMA(OpSchema{"",
+                             "Conv",
+                             infer_conv,
+                             conv_grad,
+                             {0, 1, 2},
+                             {},
                              "1-D/2-D convolution (group, dilations, strides, pads, auto_pad)"});
-CBT_REGISTER_SCHEMA(OpSchema{"", "ConvTranspose", infer_conv_transpose, conv_grad, {0, 1, 2}, {},
+CBT_REGISTER_SCHEMA(OpSchema{"",
+                             "ConvTranspose",
+                             infer_conv_transpose,
+                             conv_grad,
+                             {0, 1, 2},
+                             {},
                              "1-D/2-D transposed convolution (output_padding, output_shape)"});
-CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "ConvGrad", infer_conv_grad, {}, {}, {},
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain,
+                             "ConvGrad",
+                             infer_conv_grad,
+                             {},
+                             {},
+                             {},
                              "backward of Conv: (dY, X, W[, Y if relu=1]) -> (dX, dW, dB[, masked dY])"});
-CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "ConvTransposeGrad", infer_conv_grad, {}, {}, {},
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain,
+                             "ConvTransposeGrad",
+                             infer_conv_grad,
+                             {},
+                             {},
+                             {},
                              "backward of ConvTranspose: (dY, X, W) -> (dX, dW, dB)"});
 
 }  // namespace cbt

@@ -8,15 +8,12 @@
 namespace cbt {
 namespace {
 
-bool is_arith(DType t) {
-  return t == DType::Float32 || t == DType::Float64 || t == DType::Int64 || t == DType::Int32;
-}
+bool is_arith(DType t) { return t == DType::Float32 || t == DType::Float64 || t == DType::Int64 || t == DType::Int32; }
 
 const ValueType& float_input(const InferContext& ctx, size_t i) {
   const ValueType& t = ctx.input(i);
   if (t.dtype != DType::Float32 && t.dtype != DType::Float64)
-    ctx.fail("input " + std::to_string(i) + " must be float32 or float64, got " +
-             dtype_name(t.dtype));
+    ctx.fail("input " + std::to_string(i) + " must be float32 or float64, got " + dtype_name(t.dtype));
   return t;
 }
 
@@ -34,15 +31,12 @@ std::vector<ValueType> infer_binary(const InferContext& ctx) {
   const ValueType& a = ctx.input(0);
   const ValueType& b = ctx.input(1);
   if (a.dtype != b.dtype)
-    ctx.fail(std::string("input types differ: ") + dtype_name(a.dtype) + " vs " +
-             dtype_name(b.dtype));
+    ctx.fail(std::string("input types differ: ") + dtype_name(a.dtype) + " vs " + dtype_name(b.dtype));
   if (!is_arith(a.dtype)) ctx.fail(std::string("unsupported type ") + dtype_name(a.dtype));
   return {{a.dtype, broadcast_or_fail(ctx, a.shape, b.shape)}};
 }
 
-std::vector<ValueType> infer_same_float(const InferContext& ctx) {
-  return {float_input(ctx, 0)};
-}
+std::vector<ValueType> infer_same_float(const InferContext& ctx) { return {float_input(ctx, 0)}; }
 
 // The gradient dY of a broadcast result, summed back to the shape of input `i`.
 std::string reduce_to(GradContext& c, const std::string& dy, size_t i) {
@@ -53,9 +47,7 @@ std::string reduce_to(GradContext& c, const std::string& dy, size_t i) {
   return c.g.emit1("ReduceSumTo", {dy}, a, "reduce_to");
 }
 
-std::string neg(GradContext& c, const std::string& v) {
-  return c.g.emit("Neg", "", {v}, 1, {}, "neg")[0];
-}
+std::string neg(GradContext& c, const std::string& v) { return c.g.emit("Neg", "", {v}, 1, {}, "neg")[0]; }
 
 // An Add with relu=1 (graph/fusion.h, fuse_relu) first counts dY where its output Y > 0, as
 // the Relu's ReluGrad would.
@@ -84,8 +76,7 @@ std::vector<std::string> grad_mul(GradContext& c) {
 std::vector<std::string> grad_fused_pair(GradContext& c, const char* op) {
   std::vector<std::string> d(2);
   if (c.dY[0].empty() || (!c.wants[0] && !c.wants[1])) return d;
-  auto outs = c.g.emit(op, kCbtDomain, {c.dY[0], c.node.inputs[0], c.node.inputs[1]},
-                       c.wants[1] ? 2 : 1, {}, "grad");
+  auto outs = c.g.emit(op, kCbtDomain, {c.dY[0], c.node.inputs[0], c.node.inputs[1]}, c.wants[1] ? 2 : 1, {}, "grad");
   if (c.wants[0]) d[0] = outs[0];
   if (c.wants[1]) d[1] = outs[1];
   return d;
@@ -122,36 +113,46 @@ std::vector<ValueType> infer_unary_grad(const InferContext& ctx) {
 // ONNX TensorProto.DataType codes that Cast supports.
 DType cast_target(const InferContext& ctx, int64_t code) {
   switch (code) {
-    case 1: return DType::Float32;
-    case 2: return DType::UInt8;
-    case 3: return DType::Int8;
-    case 6: return DType::Int32;
-    case 7: return DType::Int64;
-    case 9: return DType::Bool;
-    case 11: return DType::Float64;
-    default: ctx.fail("Cast to ONNX type " + std::to_string(code) + " is not supported");
+    case 1:
+      return DType::Float32;
+    case 2:
+      return DType::UInt8;
+    case 3:
+      return DType::Int8;
+    case 6:
+      return DType::Int32;
+    case 7:
+      return DType::Int64;
+    case 9:
+      return DType::Bool;
+    case 11:
+      return DType::Float64;
+    default:
+      ctx.fail("Cast to ONNX type " + std::to_string(code) + " is not supported");
   }
 }
 
 int64_t onnx_code(DType t) {
   switch (t) {
-    case DType::Float32: return 1;
-    case DType::Float64: return 11;
-    default: CBT_CHECK(false, "no float code for ", dtype_name(t));
+    case DType::Float32:
+      return 1;
+    case DType::Float64:
+      return 11;
+    default:
+      CBT_CHECK(false, "no float code for ", dtype_name(t));
   }
   return 0;
 }
 
 bool castable(DType t) {
-  return t == DType::Float32 || t == DType::Float64 || t == DType::Int64 || t == DType::Int32 ||
-         t == DType::Int8 || t == DType::UInt8 || t == DType::Bool;
+  return t == DType::Float32 || t == DType::Float64 || t == DType::Int64 || t == DType::Int32 || t == DType::Int8 ||
+         t == DType::UInt8 || t == DType::Bool;
 }
 
 std::vector<ValueType> infer_clip(const InferContext& ctx) {
   const ValueType& x = ctx.input(0);
   if (!is_arith(x.dtype)) ctx.fail(std::string("unsupported type ") + dtype_name(x.dtype));
-  if (ctx.opset < 11 && ctx.num_inputs() > 1)
-    ctx.fail("min/max are attributes before opset 11, not inputs");
+  if (ctx.opset < 11 && ctx.num_inputs() > 1) ctx.fail("min/max are attributes before opset 11, not inputs");
   if (ctx.opset >= 11 && (ctx.node.attrs.has("min") || ctx.node.attrs.has("max")))
     ctx.fail("min/max are inputs since opset 11, not attributes");
   for (size_t i = 1; i < 3; ++i)
@@ -162,16 +163,30 @@ std::vector<ValueType> infer_clip(const InferContext& ctx) {
 
 }  // namespace
 
-CBT_REGISTER_SCHEMA({"", "Add", infer_binary, [](GradContext& c) { return grad_add_sub(c, false); },
-                     {0, 1}, {}, "A + B with numpy broadcasting"});
-CBT_REGISTER_SCHEMA({"", "Sub", infer_binary, [](GradContext& c) { return grad_add_sub(c, true); },
-                     {0, 1}, {}, "A - B with numpy broadcasting"});
-CBT_REGISTER_SCHEMA({"", "Mul", infer_binary, grad_mul, {0, 1}, {},
-                     "A * B with numpy broadcasting"});
-CBT_REGISTER_SCHEMA({"", "Div", infer_binary,
-                     [](GradContext& c) { return grad_fused_pair(c, "DivGrad"); }, {0, 1}, {},
+CBT_REGISTER_SCHEMA({"",
+                     "Add",
+                     infer_binary,
+                     [](GradContext& c) { return grad_add_sub(c, false); },
+                     {0, 1},
+                     {},
+                     "A + B with numpy broadcasting"});
+CBT_REGISTER_SCHEMA({"",
+                     "Sub",
+                     infer_binary,
+                     [](GradContext& c) { return grad_add_sub(c, true); },
+                     {0, 1},
+                     {},
+                     "A - B with numpy broadcasting"});
+CBT_REGISTER_SCHEMA({"", "Mul", infer_binary, grad_mul, {0, 1}, {}, "A * B with numpy broadcasting"});
+CBT_REGISTER_SCHEMA({"",
+                     "Div",
+                     infer_binary,
+                     [](GradContext& c) { return grad_fused_pair(c, "DivGrad"); },
+                     {0, 1},
+                     {},
                      "A / B with numpy broadcasting (integers truncate)"});
-CBT_REGISTER_SCHEMA({"", "Pow",
+CBT_REGISTER_SCHEMA({"",
+                     "Pow",
                      [](const InferContext& ctx) -> std::vector<ValueType> {
                        const ValueType& a = float_input(ctx, 0);
                        const ValueType& b = ctx.input(1);
@@ -183,8 +198,11 @@ CBT_REGISTER_SCHEMA({"", "Pow",
                        if (!is_floating(c.g.type(c.node.inputs[1]).dtype)) c.wants[1] = false;
                        return grad_fused_pair(c, "PowGrad");
                      },
-                     {0, 1}, {}, "A ^ B with numpy broadcasting (float base)"});
-CBT_REGISTER_SCHEMA({"", "Neg",
+                     {0, 1},
+                     {},
+                     "A ^ B with numpy broadcasting (float base)"});
+CBT_REGISTER_SCHEMA({"",
+                     "Neg",
                      [](const InferContext& ctx) -> std::vector<ValueType> {
                        const ValueType& x = ctx.input(0);
                        if (!is_arith(x.dtype)) ctx.fail("Neg needs a float or integer input");
@@ -194,19 +212,18 @@ CBT_REGISTER_SCHEMA({"", "Neg",
                        if (c.dY[0].empty() || !c.wants[0]) return {""};
                        return {neg(c, c.dY[0])};
                      },
-                     {0}, {}, "-X"});
-CBT_REGISTER_SCHEMA({"", "Sqrt", infer_same_float, unary_grad("SqrtGrad", true), {0}, {},
-                     "square root"});
-CBT_REGISTER_SCHEMA({"", "Erf", infer_same_float, unary_grad("ErfGrad", false), {0}, {},
-                     "Gauss error function"});
-CBT_REGISTER_SCHEMA({"", "Identity",
-                     [](const InferContext& ctx) -> std::vector<ValueType> {
-                       return {ctx.input(0)};
-                     },
-                     [](GradContext& c) -> std::vector<std::string> {
-                       return {c.wants[0] ? c.dY[0] : ""};
-                     },
-                     {0}, {}, "Y = X"});
+                     {0},
+                     {},
+                     "-X"});
+CBT_REGISTER_SCHEMA({"", "Sqrt", infer_same_float, unary_grad("SqrtGrad", true), {0}, {}, "square root"});
+CBT_REGISTER_SCHEMA({"", "Erf", infer_same_float, unary_grad("ErfGrad", false), {0}, {}, "Gauss error function"});
+CBT_REGISTER_SCHEMA({"",
+                     "Identity",
+                     [](const InferContext& ctx) -> std::vector<ValueType> { return {ctx.input(0)}; },
+                     [](GradContext& c) -> std::vector<std::string> { return {c.wants[0] ? c.dY[0] : ""}; },
+                     {0},
+                     {},
+                     "Y = X"});
 // Cast and CastLike: only float -> float casts carry a gradient (cast back).
 static std::vector<std::string> cast_grad(GradContext& c) {
   DType from = c.g.type(c.node.inputs[0]).dtype;
@@ -218,64 +235,75 @@ static std::vector<std::string> cast_grad(GradContext& c) {
   return {c.g.emit("Cast", "", {c.dY[0]}, 1, a, "cast_grad")[0]};
 }
 
-CBT_REGISTER_SCHEMA({"", "Cast",
+CBT_REGISTER_SCHEMA({"",
+                     "Cast",
                      [](const InferContext& ctx) -> std::vector<ValueType> {
                        const ValueType& x = ctx.input(0);
                        if (!ctx.node.attrs.has("to")) ctx.fail("attribute 'to' is required");
                        DType to = cast_target(ctx, ctx.node.attrs.get_int("to", 0));
                        if (!castable(x.dtype))
-                         ctx.fail(std::string("Cast from ") + dtype_name(x.dtype) +
-                                  " is not supported");
+                         ctx.fail(std::string("Cast from ") + dtype_name(x.dtype) + " is not supported");
                        return {{to, x.shape}};
                      },
-                     cast_grad, {0}, {}, "element type conversion (float/int/bool)"});
-CBT_REGISTER_SCHEMA({"", "CastLike",
+                     cast_grad,
+                     {0},
+                     {},
+                     "element type conversion (float/int/bool)"});
+CBT_REGISTER_SCHEMA({"",
+                     "CastLike",
                      [](const InferContext& ctx) -> std::vector<ValueType> {
                        const ValueType& x = ctx.input(0);
                        DType to = ctx.input(1).dtype;
                        if (!castable(x.dtype) || !castable(to))
-                         ctx.fail(std::string("CastLike from ") + dtype_name(x.dtype) + " to " +
-                                  dtype_name(to) + " is not supported");
+                         ctx.fail(std::string("CastLike from ") + dtype_name(x.dtype) + " to " + dtype_name(to) +
+                                  " is not supported");
                        return {{to, x.shape}};
                      },
-                     cast_grad, {0}, {}, "element type conversion to the type of a second input"});
-CBT_REGISTER_SCHEMA({"", "Clip", infer_clip,
-                     [](GradContext& c) -> std::vector<std::string> {
-                       if (c.dY[0].empty() || !c.wants[0]) return {""};
-                       return {c.g.emit1("ClipGrad",
-                                         {c.dY[0], c.node.inputs[0], c.node.input(1),
-                                          c.node.input(2)},
-                                         c.node.attrs)};
-                     },
-                     {0}, {}, "clamp to [min, max] (attributes before opset 11, inputs after)"});
+                     cast_grad,
+                     {0},
+                     {},
+                     "element type conversion to the type of a second input"});
+CBT_REGISTER_SCHEMA(
+    {"",
+     "Clip",
+     infer_clip,
+     [](GradContext& c) -> std::vector<std::string> {
+       if (c.dY[0].empty() || !c.wants[0]) return {""};
+       return {c.g.emit1("ClipGrad", {c.dY[0], c.node.inputs[0], c.node.input(1), c.node.input(2)}, c.node.attrs)};
+     },
+     {0},
+     {},
+     "clamp to [min, max] (attributes before opset 11, inputs after)"});
 
-CBT_REGISTER_SCHEMA({kCbtDomain, "ReduceSumTo",
+CBT_REGISTER_SCHEMA({kCbtDomain,
+                     "ReduceSumTo",
                      [](const InferContext& ctx) -> std::vector<ValueType> {
                        const ValueType& dy = ctx.input(0);
                        if (!ctx.node.attrs.has("shape")) ctx.fail("attribute 'shape' is required");
                        Shape to = ctx.node.attrs.get_ints("shape");
                        if (!is_arith(dy.dtype)) ctx.fail("unsupported type");
-                       if (to.size() > dy.shape.size() ||
-                           broadcast_or_fail(ctx, to, dy.shape) != dy.shape)
-                         ctx.fail("shape " + shape_str(to) + " does not broadcast to " +
-                                  shape_str(dy.shape));
+                       if (to.size() > dy.shape.size() || broadcast_or_fail(ctx, to, dy.shape) != dy.shape)
+                         ctx.fail("shape " + shape_str(to) + " does not broadcast to " + shape_str(dy.shape));
                        return {{dy.dtype, to}};
                      },
-                     {}, {}, {}, "sums a broadcast tensor back to attribute 'shape'"});
-CBT_REGISTER_SCHEMA({kCbtDomain, "DivGrad", infer_pair_grad, {}, {}, {},
-                     "(dY, A, B) -> (dA, dB) of A / B"});
-CBT_REGISTER_SCHEMA({kCbtDomain, "PowGrad", infer_pair_grad, {}, {}, {},
-                     "(dY, A, B) -> (dA, dB) of A ^ B"});
-CBT_REGISTER_SCHEMA({kCbtDomain, "SqrtGrad", infer_unary_grad, {}, {}, {},
-                     "(dY, Y) -> dY / (2 Y)"});
-CBT_REGISTER_SCHEMA({kCbtDomain, "ErfGrad", infer_unary_grad, {}, {}, {},
-                     "(dY, X) -> dY * 2/sqrt(pi) * exp(-X^2)"});
-CBT_REGISTER_SCHEMA({kCbtDomain, "ClipGrad",
+                     {},
+                     {},
+                     {},
+                     "sums a broadcast tensor back to attribute 'shape'"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "DivGrad", infer_pair_grad, {}, {}, {}, "(dY, A, B) -> (dA, dB) of A / B"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "PowGrad", infer_pair_grad, {}, {}, {}, "(dY, A, B) -> (dA, dB) of A ^ B"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "SqrtGrad", infer_unary_grad, {}, {}, {}, "(dY, Y) -> dY / (2 Y)"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "ErfGrad", infer_unary_grad, {}, {}, {}, "(dY, X) -> dY * 2/sqrt(pi) * exp(-X^2)"});
+CBT_REGISTER_SCHEMA({kCbtDomain,
+                     "ClipGrad",
                      [](const InferContext& ctx) -> std::vector<ValueType> {
                        const ValueType& dy = float_input(ctx, 0);
                        if (ctx.input(1) != dy) ctx.fail("dY and X differ in type or shape");
                        return {dy};
                      },
-                     {}, {}, {}, "(dY, X, [min], [max]) -> dY where min < X < max"});
+                     {},
+                     {},
+                     {},
+                     "(dY, X, [min], [max]) -> dY where min < X < max"});
 
 }  // namespace cbt

@@ -7,8 +7,7 @@ namespace {
 const ValueType& float_input(const InferContext& ctx, size_t i) {
   const ValueType& t = ctx.input(i);
   if (t.dtype != DType::Float32 && t.dtype != DType::Float64)
-    ctx.fail("input " + std::to_string(i) + " must be float32 or float64, got " +
-             dtype_name(t.dtype));
+    ctx.fail("input " + std::to_string(i) + " must be float32 or float64, got " + dtype_name(t.dtype));
   return t;
 }
 
@@ -21,8 +20,7 @@ std::vector<ValueType> infer_sce(const InferContext& ctx) {
   if (labels.dtype != DType::Int64 && labels.dtype != DType::Int32)
     ctx.fail(std::string("labels must be int64 or int32, got ") + dtype_name(labels.dtype));
   if (labels.shape != Shape{x.shape[0]})
-    ctx.fail("labels must be (N,) = (" + std::to_string(x.shape[0]) + ",), got " +
-             shape_str(labels.shape));
+    ctx.fail("labels must be (N,) = (" + std::to_string(x.shape[0]) + ",), got " + shape_str(labels.shape));
   float eps = ctx.node.attrs.get_float("label_smoothing", 0.0f);
   if (!(eps >= 0 && eps <= 1)) ctx.fail("label_smoothing must be in [0, 1]");
   if (!ctx.node.has_input(2)) return {{x.dtype, {}}, x};
@@ -40,9 +38,7 @@ void sce_training_rewrite(Node& node, GradEmitter& g) {
 
 std::vector<std::string> sce_grad(GradContext& c) {
   if (c.dY[0].empty() || !c.wants[0]) return {"", ""};
-  return {c.g.emit1("SoftmaxCrossEntropyGrad", {c.dY[0], c.node.outputs.at(1), c.node.inputs[1]},
-                    c.node.attrs),
-          ""};
+  return {c.g.emit1("SoftmaxCrossEntropyGrad", {c.dY[0], c.node.outputs.at(1), c.node.inputs[1]}, c.node.attrs), ""};
 }
 
 // (dLoss (), log_probs (N, C), labels (N)) -> dLogits (N, C).
@@ -60,8 +56,8 @@ std::vector<ValueType> infer_pointwise_loss(const InferContext& ctx) {
   const ValueType& p = float_input(ctx, 0);
   const ValueType& t = ctx.input(1);
   if (t != p)
-    ctx.fail("target must match the prediction: " + shape_str(t.shape) + " " +
-             dtype_name(t.dtype) + " vs " + shape_str(p.shape) + " " + dtype_name(p.dtype));
+    ctx.fail("target must match the prediction: " + shape_str(t.shape) + " " + dtype_name(t.dtype) + " vs " +
+             shape_str(p.shape) + " " + dtype_name(p.dtype));
   return {{p.dtype, {}}};
 }
 
@@ -83,21 +79,38 @@ std::vector<ValueType> infer_pointwise_loss_grad(const InferContext& ctx) {
 
 }  // namespace
 
-CBT_REGISTER_SCHEMA({kCbtDomain, "SoftmaxCrossEntropy", infer_sce, sce_grad, {0},
+CBT_REGISTER_SCHEMA({kCbtDomain,
+                     "SoftmaxCrossEntropy",
+                     infer_sce,
+                     sce_grad,
+                     {0},
                      sce_training_rewrite,
                      "(logits (N,C), labels (N)[, dLoss]) -> (mean loss, log_probs[, dLogits = dLoss * "
                      "the loss's gradient[, dBias = its column sums], fuse_loss_gradient]); label_smoothing"});
-CBT_REGISTER_SCHEMA({kCbtDomain, "SoftmaxCrossEntropyGrad", infer_sce_grad, {}, {}, {},
-                     "(dLoss, log_probs, labels) -> dLogits"});
-CBT_REGISTER_SCHEMA({kCbtDomain, "MeanSquaredError", infer_pointwise_loss,
-                     pointwise_loss_grad("MeanSquaredErrorGrad"), {0}, {},
+CBT_REGISTER_SCHEMA(
+    {kCbtDomain, "SoftmaxCrossEntropyGrad", infer_sce_grad, {}, {}, {}, "(dLoss, log_probs, labels) -> dLogits"});
+CBT_REGISTER_SCHEMA({kCbtDomain,
+                     "MeanSquaredError",
+                     infer_pointwise_loss,
+                     pointwise_loss_grad("MeanSquaredErrorGrad"),
+                     {0},
+                     {},
                      "(pred, target) -> mean (pred - target)^2"});
-CBT_REGISTER_SCHEMA({kCbtDomain, "MeanSquaredErrorGrad", infer_pointwise_loss_grad, {}, {}, {},
-                     "(dLoss, pred, target) -> dPred"});
-CBT_REGISTER_SCHEMA({kCbtDomain, "BinaryCrossEntropyWithLogits", infer_pointwise_loss,
-                     pointwise_loss_grad("BinaryCrossEntropyWithLogitsGrad"), {0}, {},
+CBT_REGISTER_SCHEMA(
+    {kCbtDomain, "MeanSquaredErrorGrad", infer_pointwise_loss_grad, {}, {}, {}, "(dLoss, pred, target) -> dPred"});
+CBT_REGISTER_SCHEMA({kCbtDomain,
+                     "BinaryCrossEntropyWithLogits",
+                     infer_pointwise_loss,
+                     pointwise_loss_grad("BinaryCrossEntropyWithLogitsGrad"),
+                     {0},
+                     {},
                      "(logits, targets) -> mean binary cross-entropy of sigmoid(logits)"});
-CBT_REGISTER_SCHEMA({kCbtDomain, "BinaryCrossEntropyWithLogitsGrad", infer_pointwise_loss_grad,
-                     {}, {}, {}, "(dLoss, logits, targets) -> dLogits"});
+CBT_REGISTER_SCHEMA({kCbtDomain,
+                     "BinaryCrossEntropyWithLogitsGrad",
+                     infer_pointwise_loss_grad,
+                     {},
+                     {},
+                     {},
+                     "(dLoss, logits, targets) -> dLogits"});
 
 }  // namespace cbt

@@ -11,8 +11,7 @@ namespace {
 void check_float_pair(const InferContext& ctx) {
   const ValueType& a = ctx.input(0);
   const ValueType& b = ctx.input(1);
-  if (!is_floating(a.dtype) || a.dtype != b.dtype)
-    ctx.fail("operands must be float tensors of the same type");
+  if (!is_floating(a.dtype) || a.dtype != b.dtype) ctx.fail("operands must be float tensors of the same type");
 }
 
 // A (M, K) or (K, M) with transA, B (K, N) or (N, K) with transB, C broadcastable to (M, N).
@@ -20,8 +19,7 @@ std::vector<ValueType> infer_gemm(const InferContext& ctx) {
   check_float_pair(ctx);
   const Shape& a = ctx.in[0].shape;
   const Shape& b = ctx.in[1].shape;
-  if (a.size() != 2 || b.size() != 2)
-    ctx.fail("Gemm needs 2-D operands, got " + shape_str(a) + " and " + shape_str(b));
+  if (a.size() != 2 || b.size() != 2) ctx.fail("Gemm needs 2-D operands, got " + shape_str(a) + " and " + shape_str(b));
   bool ta = ctx.node.attrs.get_int("transA", 0) != 0, tb = ctx.node.attrs.get_int("transB", 0) != 0;
   int64_t m = ta ? a[1] : a[0], k = ta ? a[0] : a[1];
   int64_t kb = tb ? b[1] : b[0], n = tb ? b[0] : b[1];
@@ -30,8 +28,7 @@ std::vector<ValueType> infer_gemm(const InferContext& ctx) {
     const Shape& c = ctx.in[2].shape;
     bool ok = c.size() <= 2 && ctx.in[2].dtype == ctx.in[0].dtype;
     Shape full{m, n};
-    for (size_t i = 0; ok && i < c.size(); ++i)
-      ok = c[i] == 1 || c[i] == full[2 - c.size() + i];
+    for (size_t i = 0; ok && i < c.size(); ++i) ok = c[i] == 1 || c[i] == full[2 - c.size() + i];
     if (!ok) ctx.fail("C " + shape_str(c) + " cannot be broadcast to " + shape_str(full));
   }
   return {{ctx.in[0].dtype, {m, n}}};
@@ -46,8 +43,7 @@ std::vector<ValueType> infer_matmul(const InferContext& ctx) {
   if (a1) a.insert(a.begin(), 1);
   if (b1) b.push_back(1);
   if (a[a.size() - 1] != b[b.size() - 2])
-    ctx.fail("inner dimensions differ: " + shape_str(ctx.in[0].shape) + " and " +
-             shape_str(ctx.in[1].shape));
+    ctx.fail("inner dimensions differ: " + shape_str(ctx.in[0].shape) + " and " + shape_str(ctx.in[1].shape));
   Shape out;
   try {
     out = broadcast_shapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
@@ -65,8 +61,7 @@ std::vector<ValueType> infer_matmul(const InferContext& ctx) {
 std::vector<ValueType> infer_product_grad(const InferContext& ctx) {
   std::vector<ValueType> out{ctx.input(1), ctx.input(2)};
   if (ctx.node.op_type == "GemmGrad") out.push_back(ctx.has(3) ? ctx.in[3] : ValueType{});
-  if (ctx.node.attrs.get_int("relu", 0) &&
-      (!ctx.has(4) || ctx.input(4).shape != ctx.input(0).shape))
+  if (ctx.node.attrs.get_int("relu", 0) && (!ctx.has(4) || ctx.input(4).shape != ctx.input(0).shape))
     ctx.fail("relu=1 needs the fused output Y (input 4) of dY's shape");
   if (ctx.node.attrs.get_int("relu", 0)) out.push_back(ctx.input(0));
   if (ctx.input(0).dtype != out[0].dtype) ctx.fail("dY and A differ in type");
@@ -95,13 +90,23 @@ std::vector<std::string> product_grad(GradContext& c) {
 
 }  // namespace
 
-CBT_REGISTER_SCHEMA(OpSchema{"", "Gemm", infer_gemm, product_grad, {0, 1, 2}, {},
-                             "alpha*op(A)*op(B) + beta*C (transA, transB, broadcast C)"});
-CBT_REGISTER_SCHEMA(OpSchema{"", "MatMul", infer_matmul, product_grad, {0, 1}, {},
+CBT_REGISTER_SCHEMA(OpSchema{
+    "", "Gemm", infer_gemm, product_grad, {0, 1, 2}, {}, "alpha*op(A)*op(B) + beta*C (transA, transB, broadcast C)"});
+CBT_REGISTER_SCHEMA(OpSchema{"",
+                             "MatMul",
+                             infer_matmul,
+                             product_grad,
+                             {0, 1},
+                             {},
                              "numpy matmul (batched, broadcast batch dims, 1-D operands)"});
-CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "GemmGrad", infer_product_grad, {}, {}, {},
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain,
+                             "GemmGrad",
+                             infer_product_grad,
+                             {},
+                             {},
+                             {},
                              "backward of Gemm: (dY, A, B, C?[, Y if relu=1]) -> (dA, dB, dC[, masked dY])"});
-CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "MatMulGrad", infer_product_grad, {}, {}, {},
-                             "backward of MatMul: (dY, A, B) -> (dA, dB)"});
+CBT_REGISTER_SCHEMA(OpSchema{
+    kCbtDomain, "MatMulGrad", infer_product_grad, {}, {}, {}, "backward of MatMul: (dY, A, B) -> (dA, dB)"});
 
 }  // namespace cbt

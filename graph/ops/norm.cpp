@@ -17,8 +17,8 @@ std::vector<ValueType> infer_batch_norm(const InferContext& ctx) {
   for (size_t i = 1; i < 5; ++i) {
     const ValueType& p = ctx.input(i);
     if (p.shape != Shape{x.shape[1]} || p.dtype != x.dtype)
-      ctx.fail("input " + std::to_string(i) + " must be (" + std::to_string(x.shape[1]) + ") " +
-               dtype_name(x.dtype) + ", got " + shape_str(p.shape) + " " + dtype_name(p.dtype));
+      ctx.fail("input " + std::to_string(i) + " must be (" + std::to_string(x.shape[1]) + ") " + dtype_name(x.dtype) +
+               ", got " + shape_str(p.shape) + " " + dtype_name(p.dtype));
   }
   ValueType stat{x.dtype, {x.shape[1]}};
   std::vector<ValueType> out{x};
@@ -108,8 +108,8 @@ std::vector<ValueType> infer_layer_norm(const InferContext& ctx) {
     if (i == 2 && !ctx.has(2)) continue;
     const ValueType& p = ctx.input(i);
     if (p.dtype != x.dtype || shape_numel(p.shape) != inner)
-      ctx.fail("input " + std::to_string(i) + " " + shape_str(p.shape) +
-               " does not match the normalized shape of " + shape_str(x.shape));
+      ctx.fail("input " + std::to_string(i) + " " + shape_str(p.shape) + " does not match the normalized shape of " +
+               shape_str(x.shape));
   }
   std::vector<ValueType> out{x};
   for (size_t i = 1; i < ctx.node.outputs.size() && i < 3; ++i) out.push_back({x.dtype, d.stat});
@@ -150,18 +150,36 @@ std::vector<std::string> layer_norm_grad(GradContext& c) {
 
 }  // namespace
 
-CBT_REGISTER_SCHEMA(OpSchema{"", "BatchNormalization", infer_batch_norm, batch_norm_grad,
-                             {0, 1, 2}, batch_norm_training_rewrite,
+CBT_REGISTER_SCHEMA(OpSchema{"",
+                             "BatchNormalization",
+                             infer_batch_norm,
+                             batch_norm_grad,
+                             {0, 1, 2},
+                             batch_norm_training_rewrite,
                              "batch norm; batch statistics and running-stat updates in training"});
-CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "BatchNormTraining", infer_batch_norm_training,
-                             batch_norm_grad, {0, 1, 2}, {},
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain,
+                             "BatchNormTraining",
+                             infer_batch_norm_training,
+                             batch_norm_grad,
+                             {0, 1, 2},
+                             {},
                              "training BatchNormalization: (Y, saved_mean, saved_invstd); "
                              "relu=1: Y = max(BN(X), 0)"});
-CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "BatchNormGrad", infer_batch_norm_grad, {}, {}, {},
-                             "backward of batch norm: -> (dX, dScale, dBias)"});
-CBT_REGISTER_SCHEMA(OpSchema{"", "LayerNormalization", infer_layer_norm, layer_norm_grad,
-                             {0, 1, 2}, {}, "layer norm (axis, epsilon, optional B, Mean, InvStdDev)"});
-CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "LayerNormGrad", infer_layer_norm_grad, {}, {}, {},
+CBT_REGISTER_SCHEMA(OpSchema{
+    kCbtDomain, "BatchNormGrad", infer_batch_norm_grad, {}, {}, {}, "backward of batch norm: -> (dX, dScale, dBias)"});
+CBT_REGISTER_SCHEMA(OpSchema{"",
+                             "LayerNormalization",
+                             infer_layer_norm,
+                             layer_norm_grad,
+                             {0, 1, 2},
+                             {},
+                             "layer norm (axis, epsilon, optional B, Mean, InvStdDev)"});
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain,
+                             "LayerNormGrad",
+                             infer_layer_norm_grad,
+                             {},
+                             {},
+                             {},
                              "backward of LayerNormalization: -> (dX, dScale, dBias)"});
 
 }  // namespace cbt

@@ -12,8 +12,7 @@ std::vector<ValueType> infer_pool(const InferContext& ctx) {
   const ValueType& x = ctx.input(0);
   if (!is_floating(x.dtype)) ctx.fail("input must be a float tensor");
   if (x.shape.size() != 3 && x.shape.size() != 4)
-    ctx.fail("only 1-D and 2-D pooling is supported (input rank 3 or 4), got " +
-             shape_str(x.shape));
+    ctx.fail("only 1-D and 2-D pooling is supported (input rank 3 or 4), got " + shape_str(x.shape));
   size_t nd = x.shape.size() - 2;
   const Attributes& at = ctx.node.attrs;
   if (!at.has("kernel_shape")) ctx.fail("kernel_shape is required");
@@ -22,8 +21,7 @@ std::vector<ValueType> infer_pool(const InferContext& ctx) {
   auto d = at.get_ints("dilations", std::vector<int64_t>(nd, 1));
   auto p = at.get_ints("pads", std::vector<int64_t>(2 * nd, 0));
   if (k.size() != nd || s.size() != nd || d.size() != nd || p.size() != 2 * nd)
-    ctx.fail("kernel_shape/strides/dilations/pads have the wrong length for " +
-             std::to_string(nd) + " spatial dims");
+    ctx.fail("kernel_shape/strides/dilations/pads have the wrong length for " + std::to_string(nd) + " spatial dims");
   std::string ap = at.get_string("auto_pad", "NOTSET");
   if (ap != "NOTSET" && ap != "VALID" && ap != "SAME_UPPER" && ap != "SAME_LOWER")
     ctx.fail("unknown auto_pad '" + ap + "'");
@@ -63,8 +61,7 @@ std::vector<ValueType> infer_global_pool(const InferContext& ctx) {
 
 // Pool backward ops: (dY, X) -> dX.
 std::vector<ValueType> infer_pool_grad(const InferContext& ctx) {
-  if (ctx.input(0).shape.size() != ctx.input(1).shape.size())
-    ctx.fail("dY and X must have the same rank");
+  if (ctx.input(0).shape.size() != ctx.input(1).shape.size()) ctx.fail("dY and X must have the same rank");
   return {ctx.input(1)};
 }
 
@@ -76,17 +73,22 @@ std::vector<std::string> pool_grad(GradContext& c) {
 
 }  // namespace
 
-CBT_REGISTER_SCHEMA(OpSchema{"", "MaxPool", infer_pool, pool_grad, {0}, {},
+CBT_REGISTER_SCHEMA(OpSchema{"",
+                             "MaxPool",
+                             infer_pool,
+                             pool_grad,
+                             {0},
+                             {},
                              "1-D/2-D max pooling (pads, strides, dilations, ceil_mode, Indices)"});
-CBT_REGISTER_SCHEMA(OpSchema{"", "AveragePool", infer_pool, pool_grad, {0}, {},
-                             "1-D/2-D average pooling (count_include_pad, ceil_mode)"});
-CBT_REGISTER_SCHEMA(OpSchema{"", "GlobalAveragePool", infer_global_pool, pool_grad, {0}, {},
-                             "mean over all spatial dims"});
-CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "MaxPoolGrad", infer_pool_grad, {}, {}, {},
-                             "backward of MaxPool (argmax recomputed): (dY, X) -> dX"});
-CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "AveragePoolGrad", infer_pool_grad, {}, {}, {},
-                             "backward of AveragePool: (dY, X) -> dX"});
-CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "GlobalAveragePoolGrad", infer_pool_grad, {}, {}, {},
-                             "backward of GlobalAveragePool: (dY, X) -> dX"});
+CBT_REGISTER_SCHEMA(OpSchema{
+    "", "AveragePool", infer_pool, pool_grad, {0}, {}, "1-D/2-D average pooling (count_include_pad, ceil_mode)"});
+CBT_REGISTER_SCHEMA(OpSchema{
+    "", "GlobalAveragePool", infer_global_pool, pool_grad, {0}, {}, "mean over all spatial dims"});
+CBT_REGISTER_SCHEMA(OpSchema{
+    kCbtDomain, "MaxPoolGrad", infer_pool_grad, {}, {}, {}, "backward of MaxPool (argmax recomputed): (dY, X) -> dX"});
+CBT_REGISTER_SCHEMA(OpSchema{
+    kCbtDomain, "AveragePoolGrad", infer_pool_grad, {}, {}, {}, "backward of AveragePool: (dY, X) -> dX"});
+CBT_REGISTER_SCHEMA(OpSchema{
+    kCbtDomain, "GlobalAveragePoolGrad", infer_pool_grad, {}, {}, {}, "backward of GlobalAveragePool: (dY, X) -> dX"});
 
 }  // namespace cbt

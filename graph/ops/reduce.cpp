@@ -6,9 +6,7 @@ namespace cbt {
 namespace {
 
 // First opset in which the op takes its axes as input 1 instead of an attribute.
-int64_t axes_input_since(const std::string& op) {
-  return (op == "ReduceSum" || op == "ReduceSumGrad") ? 13 : 18;
-}
+int64_t axes_input_since(const std::string& op) { return (op == "ReduceSum" || op == "ReduceSumGrad") ? 13 : 18; }
 
 // Which dims of X (shape `in`) are reduced, from the axes attribute or input by opset.
 std::vector<bool> reduced_dims(const InferContext& ctx, const Shape& in) {
@@ -46,8 +44,10 @@ std::vector<ValueType> infer_reduce(const InferContext& ctx) {
   bool keep = ctx.node.attrs.get_int("keepdims", 1) != 0;
   Shape out;
   for (size_t i = 0; i < x.shape.size(); ++i)
-    if (!reduced[i]) out.push_back(x.shape[i]);
-    else if (keep) out.push_back(1);
+    if (!reduced[i])
+      out.push_back(x.shape[i]);
+    else if (keep)
+      out.push_back(1);
   return {{x.dtype, out}};
 }
 
@@ -76,13 +76,33 @@ GradFn reduce_grad(const char* op) {
 
 }  // namespace
 
-CBT_REGISTER_SCHEMA({"", "ReduceSum", infer_reduce, reduce_grad("ReduceSumGrad"), {0}, {},
+CBT_REGISTER_SCHEMA({"",
+                     "ReduceSum",
+                     infer_reduce,
+                     reduce_grad("ReduceSumGrad"),
+                     {0},
+                     {},
                      "sum over axes (keepdims, noop_with_empty_axes)"});
-CBT_REGISTER_SCHEMA({"", "ReduceMean", infer_reduce, reduce_grad("ReduceMeanGrad"), {0}, {},
+CBT_REGISTER_SCHEMA({"",
+                     "ReduceMean",
+                     infer_reduce,
+                     reduce_grad("ReduceMeanGrad"),
+                     {0},
+                     {},
                      "mean over axes (keepdims, noop_with_empty_axes)"});
-CBT_REGISTER_SCHEMA({kCbtDomain, "ReduceSumGrad", infer_reduce_grad, {}, {}, {},
+CBT_REGISTER_SCHEMA({kCbtDomain,
+                     "ReduceSumGrad",
+                     infer_reduce_grad,
+                     {},
+                     {},
+                     {},
                      "(dY, [axes]) -> dY broadcast back to attribute 'shape'"});
-CBT_REGISTER_SCHEMA({kCbtDomain, "ReduceMeanGrad", infer_reduce_grad, {}, {}, {},
+CBT_REGISTER_SCHEMA({kCbtDomain,
+                     "ReduceMeanGrad",
+                     infer_reduce_grad,
+                     {},
+                     {},
+                     {},
                      "(dY, [axes]) -> dY / count broadcast back to attribute 'shape'"});
 
 }  // namespace cbt

@@ -10,8 +10,7 @@ namespace {
 
 // Backward node of Slice/Pad: dY, then the forward's parameter inputs at the same positions,
 // the forward's attributes and the forward input's shape; `unused` inputs are left out.
-std::vector<std::string> grad_with_params(GradContext& ctx, const char* op,
-                                          std::initializer_list<size_t> unused = {}) {
+std::vector<std::string> grad_with_params(GradContext& ctx, const char* op, std::initializer_list<size_t> unused = {}) {
   std::vector<std::string> dX(ctx.node.inputs.size());
   if (!ctx.wants[0] || ctx.dY[0].empty()) return dX;
   std::vector<std::string> inputs = ctx.node.inputs;
@@ -33,8 +32,7 @@ std::vector<ValueType> infer_slice_grad(const InferContext& ctx) {
   const ValueType& dy = ctx.input(0);
   Shape shape = ctx.node.attrs.get_ints("shape");
   SliceRange r = node_slice_range(ctx.node, shape, const_inputs(ctx, {1, 2, 3, 4}));
-  if (r.out != dy.shape)
-    ctx.fail("dY shape " + shape_str(dy.shape) + " differs from the slice " + shape_str(r.out));
+  if (r.out != dy.shape) ctx.fail("dY shape " + shape_str(dy.shape) + " differs from the slice " + shape_str(r.out));
   return {{dy.dtype, shape}};
 }
 
@@ -53,8 +51,8 @@ std::vector<ValueType> infer_pad(const InferContext& ctx) {
   if (ctx.has(2)) {
     const ValueType& v = ctx.in[2];
     if (v.dtype != x.dtype || shape_numel(v.shape) != 1)
-      ctx.fail("constant_value must be one " + std::string(dtype_name(x.dtype)) + " value, got " +
-               dtype_name(v.dtype) + " " + shape_str(v.shape));
+      ctx.fail("constant_value must be one " + std::string(dtype_name(x.dtype)) + " value, got " + dtype_name(v.dtype) +
+               " " + shape_str(v.shape));
   }
   return {{x.dtype, checked_padded_shape(ctx, x.shape)}};
 }
@@ -82,8 +80,7 @@ void check_indices(const InferContext& ctx, size_t i, int64_t dim) {
   if (i >= ctx.values.size() || !ctx.values[i]) return;
   for (int64_t v : ctx.values[i]->to_i64_vector())
     if (v < -dim || v >= dim)
-      ctx.fail("index " + std::to_string(v) + " out of range for an axis of " +
-               std::to_string(dim));
+      ctx.fail("index " + std::to_string(v) + " out of range for an axis of " + std::to_string(dim));
 }
 
 std::vector<ValueType> infer_gather(const InferContext& ctx) {
@@ -119,19 +116,37 @@ std::vector<ValueType> infer_gather_grad(const InferContext& ctx) {
 
 }  // namespace
 
-CBT_REGISTER_SCHEMA(OpSchema{"", "Slice", naming_node(infer_slice),
+CBT_REGISTER_SCHEMA(OpSchema{"",
+                             "Slice",
+                             naming_node(infer_slice),
                              [](GradContext& c) { return grad_with_params(c, "SliceGrad"); },
-                             {0}, {}, "Strided slice (negative steps, clamped ends)"});
-CBT_REGISTER_SCHEMA(OpSchema{"", "Pad", naming_node(infer_pad),
+                             {0},
+                             {},
+                             "Strided slice (negative steps, clamped ends)"});
+CBT_REGISTER_SCHEMA(OpSchema{"",
+                             "Pad",
+                             naming_node(infer_pad),
                              [](GradContext& c) { return grad_with_params(c, "PadGrad", {2}); },
-                             {0}, {}, "Pad (constant, reflect, edge, wrap)"});
-CBT_REGISTER_SCHEMA(OpSchema{"", "Gather", naming_node(infer_gather), grad_gather, {0}, {},
-                             "Gather slices along an axis by index"});
-CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "SliceGrad", naming_node(infer_slice_grad), {}, {}, {},
-                             "Gradient of Slice: dY placed into zeros"});
-CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "PadGrad", naming_node(infer_pad_grad), {}, {}, {},
+                             {0},
+                             {},
+                             "Pad (constant, reflect, edge, wrap)"});
+CBT_REGISTER_SCHEMA(OpSchema{
+    "", "Gather", naming_node(infer_gather), grad_gather, {0}, {}, "Gather slices along an axis by index"});
+CBT_REGISTER_SCHEMA(OpSchema{
+    kCbtDomain, "SliceGrad", naming_node(infer_slice_grad), {}, {}, {}, "Gradient of Slice: dY placed into zeros"});
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain,
+                             "PadGrad",
+                             naming_node(infer_pad_grad),
+                             {},
+                             {},
+                             {},
                              "Gradient of Pad: dY summed back onto the positions it read"});
-CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "GatherGrad", naming_node(infer_gather_grad), {}, {}, {},
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain,
+                             "GatherGrad",
+                             naming_node(infer_gather_grad),
+                             {},
+                             {},
+                             {},
                              "Gradient of Gather: dY scatter-added into zeros"});
 
 }  // namespace cbt

@@ -22,12 +22,11 @@ std::vector<int64_t> transpose_perm(const Node& n, size_t rank) {
     perm.resize(rank);
     std::iota(perm.rbegin(), perm.rend(), 0);
   }
-  CBT_MODEL_CHECK(perm.size() == rank, "perm ", shape_str(perm), " has the wrong length for rank ",
-                  rank);
+  CBT_MODEL_CHECK(perm.size() == rank, "perm ", shape_str(perm), " has the wrong length for rank ", rank);
   std::vector<bool> seen(rank, false);
   for (int64_t p : perm) {
-    CBT_MODEL_CHECK(p >= 0 && p < static_cast<int64_t>(rank) && !seen[p], "perm ",
-                    shape_str(perm), " is not a permutation of 0..", rank - 1);
+    CBT_MODEL_CHECK(p >= 0 && p < static_cast<int64_t>(rank) && !seen[p], "perm ", shape_str(perm),
+                    " is not a permutation of 0..", rank - 1);
     seen[p] = true;
   }
   return perm;
@@ -62,15 +61,13 @@ std::vector<ValueType> infer_concat(const InferContext& ctx) {
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
     const ValueType& t = ctx.input(i);
     if (t.dtype != first.dtype)
-      ctx.fail(std::string("input dtypes differ: ") + dtype_name(t.dtype) + " vs " +
-               dtype_name(first.dtype));
+      ctx.fail(std::string("input dtypes differ: ") + dtype_name(t.dtype) + " vs " + dtype_name(first.dtype));
     bool same = t.shape.size() == first.shape.size();
     for (size_t d = 0; same && d < t.shape.size(); ++d)
       same = static_cast<int64_t>(d) == axis || t.shape[d] == first.shape[d];
     if (!same)
-      ctx.fail("input " + std::to_string(i) + " has shape " + shape_str(t.shape) +
-               ", incompatible with " + shape_str(first.shape) + " on axis " +
-               std::to_string(axis));
+      ctx.fail("input " + std::to_string(i) + " has shape " + shape_str(t.shape) + ", incompatible with " +
+               shape_str(first.shape) + " on axis " + std::to_string(axis));
     out[axis] += t.shape[axis];
   }
   return {{first.dtype, out}};
@@ -94,8 +91,7 @@ std::vector<std::string> grad_concat(GradContext& ctx) {
 }
 
 // Output types of a split of `x` into pieces of `sizes` along `axis`.
-std::vector<ValueType> split_types(const ValueType& x, int64_t axis,
-                                   const std::vector<int64_t>& sizes) {
+std::vector<ValueType> split_types(const ValueType& x, int64_t axis, const std::vector<int64_t>& sizes) {
   std::vector<ValueType> out;
   for (int64_t s : sizes) {
     ValueType t = x;
@@ -114,13 +110,13 @@ std::vector<ValueType> infer_split(const InferContext& ctx) {
   if (has_num && ctx.opset < 18) ctx.fail("num_outputs exists from opset 18 on");
   if (has_num && explicit_split) ctx.fail("give either the split input or num_outputs, not both");
   if (has_num && ctx.node.attrs.get_int("num_outputs", 0) != static_cast<int64_t>(n))
-    ctx.fail("num_outputs " + std::to_string(ctx.node.attrs.get_int("num_outputs", 0)) +
-             " differs from the node's " + std::to_string(n) + " outputs");
+    ctx.fail("num_outputs " + std::to_string(ctx.node.attrs.get_int("num_outputs", 0)) + " differs from the node's " +
+             std::to_string(n) + " outputs");
   if (!explicit_split && ctx.opset >= 18 && !has_num)
     ctx.fail("from opset 18 on, Split needs the split input or num_outputs");
   if (!explicit_split && ctx.opset < 18 && x.shape[axis] % static_cast<int64_t>(n) != 0)
-    ctx.fail("axis of size " + std::to_string(x.shape[axis]) + " does not split evenly into " +
-             std::to_string(n) + " outputs");
+    ctx.fail("axis of size " + std::to_string(x.shape[axis]) + " does not split evenly into " + std::to_string(n) +
+             " outputs");
   return split_types(x, axis, node_split_sizes(ctx.node, x.shape, const_inputs(ctx, {1})));
 }
 
@@ -164,8 +160,8 @@ std::vector<ValueType> infer_split_grad(const InferContext& ctx) {
     Shape want = shape;
     want[axis] = sizes[i];
     if (ctx.in[i].shape != want)
-      ctx.fail("dY " + std::to_string(i) + " has shape " + shape_str(ctx.in[i].shape) +
-               ", expected " + shape_str(want));
+      ctx.fail("dY " + std::to_string(i) + " has shape " + shape_str(ctx.in[i].shape) + ", expected " +
+               shape_str(want));
     dtype = ctx.in[i].dtype;
   }
   if (dtype == DType::Undefined) ctx.fail("SplitGrad needs at least one dY");
@@ -199,19 +195,39 @@ std::vector<ValueType> infer_expand_grad(const InferContext& ctx) {
 
 }  // namespace
 
-CBT_REGISTER_SCHEMA(OpSchema{"", "Transpose", naming_node(infer_transpose), grad_transpose, {0},
-                             {}, "Permute axes (default: reverse)"});
-CBT_REGISTER_SCHEMA(OpSchema{"", "Concat", naming_node(infer_concat), grad_concat,
-                             variadic_inputs(), {}, "Join tensors along an axis"});
-CBT_REGISTER_SCHEMA(OpSchema{"", "Split", naming_node(infer_split), grad_split, {0}, {},
+CBT_REGISTER_SCHEMA(OpSchema{
+    "", "Transpose", naming_node(infer_transpose), grad_transpose, {0}, {}, "Permute axes (default: reverse)"});
+CBT_REGISTER_SCHEMA(OpSchema{
+    "", "Concat", naming_node(infer_concat), grad_concat, variadic_inputs(), {}, "Join tensors along an axis"});
+CBT_REGISTER_SCHEMA(OpSchema{"",
+                             "Split",
+                             naming_node(infer_split),
+                             grad_split,
+                             {0},
+                             {},
                              "Split along an axis (split input, attribute or num_outputs)"});
-CBT_REGISTER_SCHEMA(OpSchema{"", "Expand", naming_node(infer_expand), grad_expand, {0}, {},
-                             "Broadcast to a constant shape"});
-CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "ConcatGrad", naming_node(infer_concat_grad), {}, {}, {},
+CBT_REGISTER_SCHEMA(OpSchema{
+    "", "Expand", naming_node(infer_expand), grad_expand, {0}, {}, "Broadcast to a constant shape"});
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain,
+                             "ConcatGrad",
+                             naming_node(infer_concat_grad),
+                             {},
+                             {},
+                             {},
                              "Gradient of Concat: dY split into the inputs' pieces"});
-CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "SplitGrad", naming_node(infer_split_grad), {}, {}, {},
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain,
+                             "SplitGrad",
+                             naming_node(infer_split_grad),
+                             {},
+                             {},
+                             {},
                              "Gradient of Split: dY pieces joined, zeros where absent"});
-CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "ExpandGrad", naming_node(infer_expand_grad), {}, {}, {},
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain,
+                             "ExpandGrad",
+                             naming_node(infer_expand_grad),
+                             {},
+                             {},
+                             {},
                              "Gradient of Expand: dY summed over broadcast axes"});
 
 }  // namespace cbt

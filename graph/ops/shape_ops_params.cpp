@@ -13,8 +13,7 @@ std::vector<int64_t> split_sizes(int64_t dim, size_t num_outputs,
   CBT_MODEL_CHECK(num_outputs > 0, "Split needs at least one output");
   if (explicit_sizes) {
     const auto& s = *explicit_sizes;
-    CBT_MODEL_CHECK(s.size() == num_outputs, "split has ", s.size(), " sizes for ", num_outputs,
-                    " outputs");
+    CBT_MODEL_CHECK(s.size() == num_outputs, "split has ", s.size(), " sizes for ", num_outputs, " outputs");
     int64_t sum = 0;
     for (int64_t v : s) {
       CBT_MODEL_CHECK(v >= 0, "split sizes must be non-negative, got ", v);
@@ -32,16 +31,13 @@ std::vector<int64_t> split_sizes(int64_t dim, size_t num_outputs,
   return s;
 }
 
-SliceRange slice_range(const Shape& in, const std::vector<int64_t>& starts,
-                       const std::vector<int64_t>& ends, const std::vector<int64_t>& axes_in,
-                       const std::vector<int64_t>& steps) {
+SliceRange slice_range(const Shape& in, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+                       const std::vector<int64_t>& axes_in, const std::vector<int64_t>& steps) {
   const int64_t rank = static_cast<int64_t>(in.size());
-  CBT_MODEL_CHECK(starts.size() == ends.size(), "Slice starts (", starts.size(), ") and ends (",
-                  ends.size(), ") differ in length");
-  CBT_MODEL_CHECK(axes_in.empty() || axes_in.size() == starts.size(),
-                  "Slice axes length differs from starts");
-  CBT_MODEL_CHECK(steps.empty() || steps.size() == starts.size(),
-                  "Slice steps length differs from starts");
+  CBT_MODEL_CHECK(starts.size() == ends.size(), "Slice starts (", starts.size(), ") and ends (", ends.size(),
+                  ") differ in length");
+  CBT_MODEL_CHECK(axes_in.empty() || axes_in.size() == starts.size(), "Slice axes length differs from starts");
+  CBT_MODEL_CHECK(steps.empty() || steps.size() == starts.size(), "Slice steps length differs from starts");
   SliceRange r{in, std::vector<int64_t>(rank, 0), std::vector<int64_t>(rank, 1)};
   std::set<int64_t> seen;
   for (size_t i = 0; i < starts.size(); ++i) {
@@ -80,15 +76,13 @@ PadMode parse_pad_mode(const std::string& mode) {
   throw ModelError("unknown Pad mode '" + mode + "' (constant, reflect, edge, wrap)");
 }
 
-std::vector<int64_t> full_pads(int64_t rank, const std::vector<int64_t>& pads,
-                               const std::vector<int64_t>& axes) {
+std::vector<int64_t> full_pads(int64_t rank, const std::vector<int64_t>& pads, const std::vector<int64_t>& axes) {
   if (axes.empty()) {
-    CBT_MODEL_CHECK(static_cast<int64_t>(pads.size()) == 2 * rank, "Pad has ", pads.size(),
-                    " pads for rank ", rank, " (expected ", 2 * rank, ")");
+    CBT_MODEL_CHECK(static_cast<int64_t>(pads.size()) == 2 * rank, "Pad has ", pads.size(), " pads for rank ", rank,
+                    " (expected ", 2 * rank, ")");
     return pads;
   }
-  CBT_MODEL_CHECK(pads.size() == 2 * axes.size(), "Pad has ", pads.size(), " pads for ",
-                  axes.size(), " axes");
+  CBT_MODEL_CHECK(pads.size() == 2 * axes.size(), "Pad has ", pads.size(), " pads for ", axes.size(), " axes");
   std::vector<int64_t> full(2 * rank, 0);
   std::set<int64_t> seen;
   for (size_t i = 0; i < axes.size(); ++i) {
@@ -110,8 +104,7 @@ Shape padded_shape(const Shape& in, const std::vector<int64_t>& pads) {
   return out;
 }
 
-std::vector<std::vector<int64_t>> pad_index_maps(const Shape& in, const std::vector<int64_t>& pads,
-                                                 PadMode mode) {
+std::vector<std::vector<int64_t>> pad_index_maps(const Shape& in, const std::vector<int64_t>& pads, PadMode mode) {
   size_t r = in.size();
   Shape out = padded_shape(in, pads);
   std::vector<std::vector<int64_t>> maps(r);
@@ -119,8 +112,7 @@ std::vector<std::vector<int64_t>> pad_index_maps(const Shape& in, const std::vec
     int64_t n = in[d], before = pads[d], after = pads[d + r];
     bool grows = before > 0 || after > 0;
     if (grows && mode != PadMode::Constant)
-      CBT_MODEL_CHECK(n > 0, "Pad cannot ", mode == PadMode::Edge ? "edge" : "reflect/wrap",
-                      "-pad an empty axis ", d);
+      CBT_MODEL_CHECK(n > 0, "Pad cannot ", mode == PadMode::Edge ? "edge" : "reflect/wrap", "-pad an empty axis ", d);
     if (mode == PadMode::Reflect)
       CBT_MODEL_CHECK(before < n && after < n, "reflect Pad of ", std::max(before, after),
                       " needs an axis larger than that, axis ", d, " has ", n);
@@ -129,10 +121,18 @@ std::vector<std::vector<int64_t>> pad_index_maps(const Shape& in, const std::vec
       int64_t i = o - before;
       if (i < 0 || i >= n) {
         switch (mode) {
-          case PadMode::Constant: i = -1; break;
-          case PadMode::Edge: i = i < 0 ? 0 : n - 1; break;
-          case PadMode::Reflect: i = i < 0 ? -i : 2 * (n - 1) - i; break;
-          case PadMode::Wrap: i = ((i % n) + n) % n; break;
+          case PadMode::Constant:
+            i = -1;
+            break;
+          case PadMode::Edge:
+            i = i < 0 ? 0 : n - 1;
+            break;
+          case PadMode::Reflect:
+            i = i < 0 ? -i : 2 * (n - 1) - i;
+            break;
+          case PadMode::Wrap:
+            i = ((i % n) + n) % n;
+            break;
         }
       }
       maps[d][o] = i;
@@ -155,30 +155,28 @@ Shape reshape_target(const Shape& in, const std::vector<int64_t>& shape, bool al
     }
     CBT_MODEL_CHECK(v >= 0, "Reshape shape ", shape_str(shape), " has invalid dim ", v);
     if (v == 0 && !allow_zero) {
-      CBT_MODEL_CHECK(i < in.size(), "Reshape shape ", shape_str(shape),
-                      " copies dim ", i, " (0) beyond the input rank ", in.size());
+      CBT_MODEL_CHECK(i < in.size(), "Reshape shape ", shape_str(shape), " copies dim ", i,
+                      " (0) beyond the input rank ", in.size());
       v = in[i];
     } else if (v == 0) {
       has_zero = true;
     }
     out[i] = v;
-    CBT_MODEL_CHECK(!__builtin_mul_overflow(known, v, &known), "Reshape shape ",
-                    shape_str(shape), " overflows");
+    CBT_MODEL_CHECK(!__builtin_mul_overflow(known, v, &known), "Reshape shape ", shape_str(shape), " overflows");
   }
   int64_t numel = shape_numel(in);
   if (infer_at >= 0) {
     CBT_MODEL_CHECK(!has_zero, "Reshape with allowzero=1 cannot combine 0 and -1");
-    CBT_MODEL_CHECK(known != 0 && numel % known == 0, "cannot reshape ", shape_str(in), " to ",
-                    shape_str(shape));
+    CBT_MODEL_CHECK(known != 0 && numel % known == 0, "cannot reshape ", shape_str(in), " to ", shape_str(shape));
     out[infer_at] = numel / known;
   }
-  CBT_MODEL_CHECK(shape_numel(out) == numel, "cannot reshape ", shape_str(in), " (", numel,
-                  " elements) to ", shape_str(shape));
+  CBT_MODEL_CHECK(shape_numel(out) == numel, "cannot reshape ", shape_str(in), " (", numel, " elements) to ",
+                  shape_str(shape));
   return out;
 }
 
-std::optional<std::vector<int64_t>> ints_input_or_attr(const Node& n, const InputValues& inputs,
-                                                       size_t i, const char* attr) {
+std::optional<std::vector<int64_t>> ints_input_or_attr(const Node& n, const InputValues& inputs, size_t i,
+                                                       const char* attr) {
   if (i < inputs.size() && inputs[i]) {
     const Tensor& t = *inputs[i];
     CBT_MODEL_CHECK(t.dtype() == DType::Int64 || t.dtype() == DType::Int32, "input ", i,
@@ -196,8 +194,7 @@ SliceRange node_slice_range(const Node& n, const Shape& in, const InputValues& i
   CBT_MODEL_CHECK(starts && ends, "Slice needs starts and ends");
   auto axes = ints_input_or_attr(n, inputs, 3, "axes");
   auto steps = ints_input_or_attr(n, inputs, 4, "steps");
-  return slice_range(in, *starts, *ends, axes.value_or(std::vector<int64_t>{}),
-                     steps.value_or(std::vector<int64_t>{}));
+  return slice_range(in, *starts, *ends, axes.value_or(std::vector<int64_t>{}), steps.value_or(std::vector<int64_t>{}));
 }
 
 std::vector<int64_t> node_pads(const Node& n, const Shape& in, const InputValues& inputs) {

@@ -25,21 +25,18 @@ struct SliceRange {
 };
 // starts/ends/axes/steps as ONNX gives them (axes and steps may be empty); ends beyond the
 // dim (INT64_MAX) are clamped, negative values count from the end.
-SliceRange slice_range(const Shape& in, const std::vector<int64_t>& starts,
-                       const std::vector<int64_t>& ends, const std::vector<int64_t>& axes,
-                       const std::vector<int64_t>& steps);
+SliceRange slice_range(const Shape& in, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+                       const std::vector<int64_t>& axes, const std::vector<int64_t>& steps);
 
 enum class PadMode { Constant, Reflect, Edge, Wrap };
 PadMode parse_pad_mode(const std::string& mode);
 // Full-rank pads [b_0, ..., b_{r-1}, e_0, ..., e_{r-1}] from pads given for `axes` (all axes
 // when empty). Negative pads crop.
-std::vector<int64_t> full_pads(int64_t rank, const std::vector<int64_t>& pads,
-                               const std::vector<int64_t>& axes);
+std::vector<int64_t> full_pads(int64_t rank, const std::vector<int64_t>& pads, const std::vector<int64_t>& axes);
 Shape padded_shape(const Shape& in, const std::vector<int64_t>& pads);
 // For every output position along each axis, the input position it reads (-1: the constant).
 // Throws ModelError where the mode cannot produce the padding (reflect wider than the dim).
-std::vector<std::vector<int64_t>> pad_index_maps(const Shape& in, const std::vector<int64_t>& pads,
-                                                 PadMode mode);
+std::vector<std::vector<int64_t>> pad_index_maps(const Shape& in, const std::vector<int64_t>& pads, PadMode mode);
 
 // Reshape's target: 0 copies the input dim unless allow_zero, one -1 is inferred.
 Shape reshape_target(const Shape& in, const std::vector<int64_t>& shape, bool allow_zero);
@@ -48,8 +45,8 @@ Shape reshape_target(const Shape& in, const std::vector<int64_t>& shape, bool al
 // `inputs[i]` is input i's value or null when omitted. Older opsets carry the same
 // parameters as attributes, which are read when the input is absent (attr may be null).
 using InputValues = std::vector<const Tensor*>;
-std::optional<std::vector<int64_t>> ints_input_or_attr(const Node& n, const InputValues& inputs,
-                                                       size_t i, const char* attr);
+std::optional<std::vector<int64_t>> ints_input_or_attr(const Node& n, const InputValues& inputs, size_t i,
+                                                       const char* attr);
 SliceRange node_slice_range(const Node& n, const Shape& in, const InputValues& inputs);
 // Full-rank pads of a Pad node (pads input since opset 11, axes input since 18).
 std::vector<int64_t> node_pads(const Node& n, const Shape& in, const InputValues& inputs);

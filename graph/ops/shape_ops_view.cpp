@@ -23,8 +23,7 @@ std::vector<ValueType> infer_flatten(const InferContext& ctx) {
   const ValueType& x = ctx.input(0);
   int64_t r = static_cast<int64_t>(x.shape.size());
   int64_t axis = ctx.node.attrs.get_int("axis", 1);
-  if (axis < -r || axis > r)
-    ctx.fail("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(r));
+  if (axis < -r || axis > r) ctx.fail("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(r));
   if (axis < 0) axis += r;
   return {{x.dtype, {dims_product(x.shape, 0, axis), dims_product(x.shape, axis, r)}}};
 }
@@ -45,8 +44,8 @@ std::vector<ValueType> infer_squeeze(const InferContext& ctx) {
   if (axes) {
     for (int64_t a : normalize_axes(*axes, r)) {
       if (x.shape[a] != 1)
-        ctx.fail("cannot squeeze axis " + std::to_string(a) + " of size " +
-                 std::to_string(x.shape[a]) + " in " + shape_str(x.shape));
+        ctx.fail("cannot squeeze axis " + std::to_string(a) + " of size " + std::to_string(x.shape[a]) + " in " +
+                 shape_str(x.shape));
       drop[a] = true;
     }
   } else {
@@ -81,15 +80,24 @@ std::vector<ValueType> infer_reshape_to(const InferContext& ctx) {
 
 }  // namespace
 
-CBT_REGISTER_SCHEMA(OpSchema{"", "Flatten", naming_node(infer_flatten), reshape_back, {0}, {},
-                             "Flatten to 2-D around an axis"});
-CBT_REGISTER_SCHEMA(OpSchema{"", "Reshape", naming_node(infer_reshape), reshape_back, {0}, {},
+CBT_REGISTER_SCHEMA(OpSchema{
+    "", "Flatten", naming_node(infer_flatten), reshape_back, {0}, {}, "Flatten to 2-D around an axis"});
+CBT_REGISTER_SCHEMA(OpSchema{"",
+                             "Reshape",
+                             naming_node(infer_reshape),
+                             reshape_back,
+                             {0},
+                             {},
                              "Reshape to a constant shape (0 copies, one -1 inferred)"});
-CBT_REGISTER_SCHEMA(OpSchema{"", "Squeeze", naming_node(infer_squeeze), reshape_back, {0}, {},
-                             "Remove size-1 axes"});
-CBT_REGISTER_SCHEMA(OpSchema{"", "Unsqueeze", naming_node(infer_unsqueeze), reshape_back, {0}, {},
-                             "Insert size-1 axes"});
-CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain, "ReshapeTo", naming_node(infer_reshape_to), reshape_back,
-                             {0}, {}, "Reshape to the shape attribute (gradient of view ops)"});
+CBT_REGISTER_SCHEMA(OpSchema{"", "Squeeze", naming_node(infer_squeeze), reshape_back, {0}, {}, "Remove size-1 axes"});
+CBT_REGISTER_SCHEMA(OpSchema{
+    "", "Unsqueeze", naming_node(infer_unsqueeze), reshape_back, {0}, {}, "Insert size-1 axes"});
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain,
+                             "ReshapeTo",
+                             naming_node(infer_reshape_to),
+                             reshape_back,
+                             {0},
+                             {},
+                             "Reshape to the shape attribute (gradient of view ops)"});
 
 }  // namespace cbt

@@ -15,8 +15,7 @@ std::vector<ValueType> infer_softmax(const InferContext& ctx) {
   // one-axis form only when the axis is the last one.
   int64_t axis = ctx.node.attrs.get_int("axis", ctx.opset < 13 ? 1 : -1);
   int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= rank)
-    ctx.fail("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
+  if (a < 0 || a >= rank) ctx.fail("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
   if (ctx.opset < 13 && a != rank - 1)
     ctx.fail("opset " + std::to_string(ctx.opset) +
              " softmax over the flattened trailing dims is supported only for the last axis");
@@ -45,13 +44,11 @@ GradFn softmax_grad(const char* op) {
 
 }  // namespace
 
-CBT_REGISTER_SCHEMA({"", "Softmax", infer_softmax, softmax_grad("SoftmaxGrad"), {0}, {},
-                     "exp(X) / sum(exp(X)) along axis"});
-CBT_REGISTER_SCHEMA({"", "LogSoftmax", infer_softmax, softmax_grad("LogSoftmaxGrad"), {0}, {},
-                     "X - log(sum(exp(X))) along axis"});
-CBT_REGISTER_SCHEMA({kCbtDomain, "SoftmaxGrad", infer_softmax_grad, {}, {}, {},
-                     "(dY, Y) -> Y (dY - sum(dY Y))"});
-CBT_REGISTER_SCHEMA({kCbtDomain, "LogSoftmaxGrad", infer_softmax_grad, {}, {}, {},
-                     "(dY, Y) -> dY - exp(Y) sum(dY)"});
+CBT_REGISTER_SCHEMA(
+    {"", "Softmax", infer_softmax, softmax_grad("SoftmaxGrad"), {0}, {}, "exp(X) / sum(exp(X)) along axis"});
+CBT_REGISTER_SCHEMA(
+    {"", "LogSoftmax", infer_softmax, softmax_grad("LogSoftmaxGrad"), {0}, {}, "X - log(sum(exp(X))) along axis"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "SoftmaxGrad", infer_softmax_grad, {}, {}, {}, "(dY, Y) -> Y (dY - sum(dY Y))"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "LogSoftmaxGrad", infer_softmax_grad, {}, {}, {}, "(dY, Y) -> dY - exp(Y) sum(dY)"});
 
 }  // namespace cbt

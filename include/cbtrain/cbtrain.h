@@ -29,24 +29,24 @@ class Error : public std::runtime_error {
 
 struct TrainOptions {
   std::string data_dir = "/usr/share/datasets/fashion-mnist";  // IDX files (train, t10k)
-  std::string device = "cpu";   // "cpu", "cuda" or "cuda:N"
-  int learners = 1;             // model replicas, averaged with SMA when more than one
-  int64_t batch_size = 32;      // per learner
+  std::string device = "cpu";                                  // "cpu", "cuda" or "cuda:N"
+  int learners = 1;                                            // model replicas, averaged with SMA when more than one
+  int64_t batch_size = 32;                                     // per learner
   int64_t epochs = 1;
-  int64_t max_steps = -1;       // stop after this many rounds; -1: all epochs
+  int64_t max_steps = -1;  // stop after this many rounds; -1: all epochs
   double lr = 0.01;
   double momentum = 0.9;
   double weight_decay = 5e-4;
   uint64_t seed = 42;
-  bool deterministic = false;   // bit-identical runs for a seed
-  bool verbose = false;         // progress lines on standard output
+  bool deterministic = false;  // bit-identical runs for a seed
+  bool verbose = false;        // progress lines on standard output
 };
 
 struct TrainReport {
-  double test_accuracy = 0;     // after the last epoch, in [0, 1]
+  double test_accuracy = 0;  // after the last epoch, in [0, 1]
   double test_loss = 0;
-  int64_t steps = 0;            // rounds trained
-  double train_seconds = 0;     // evaluation excluded
+  int64_t steps = 0;         // rounds trained
+  double train_seconds = 0;  // evaluation excluded
 };
 
 class Model {

@@ -11,8 +11,7 @@ namespace {
 template <class Fn>
 void activation(KernelContext& ctx, Fn fn) {
   dispatch_float(ctx.in(0).dtype(), [&]<class T>() {
-    unary_map(ctx.in(0).ptr<T>(), ctx.out(0).ptr<T>(), ctx.in(0).numel(),
-              [&](T v) { return static_cast<T>(fn(v)); });
+    unary_map(ctx.in(0).ptr<T>(), ctx.out(0).ptr<T>(), ctx.in(0).numel(), [&](T v) { return static_cast<T>(fn(v)); });
   });
 }
 
@@ -40,11 +39,11 @@ T sigmoid(T x) {
 constexpr double kSqrt2OverPi = 0.7978845608028654;  // sqrt(2 / pi)
 constexpr double kGeluCubic = 0.044715;
 
-bool gelu_tanh(const KernelContext& ctx) {
-  return ctx.node.attrs.get_string("approximate", "none") == "tanh";
-}
+bool gelu_tanh(const KernelContext& ctx) { return ctx.node.attrs.get_string("approximate", "none") == "tanh"; }
 
-void relu(KernelContext& ctx) { activation(ctx, [](auto x) { return x > 0 ? x : decltype(x)(0); }); }
+void relu(KernelContext& ctx) {
+  activation(ctx, [](auto x) { return x > 0 ? x : decltype(x)(0); });
+}
 // A third input (graph/fusion.h, fuse_gradient_sum_relu) is a second dY, added first.
 void relu_grad(KernelContext& ctx) {
   if (!ctx.has_in(2)) {
@@ -69,17 +68,19 @@ void leaky_relu(KernelContext& ctx) {
 }
 void leaky_relu_grad(KernelContext& ctx) {
   double alpha = ctx.node.attrs.get_float("alpha", 0.01f);
-  activation_grad(ctx, [alpha](auto dy, auto x) {
-    return x >= 0 ? dy : static_cast<decltype(dy)>(alpha * dy);
-  });
+  activation_grad(ctx, [alpha](auto dy, auto x) { return x >= 0 ? dy : static_cast<decltype(dy)>(alpha * dy); });
 }
 
-void sigmoid_kernel(KernelContext& ctx) { activation(ctx, [](auto x) { return sigmoid(x); }); }
+void sigmoid_kernel(KernelContext& ctx) {
+  activation(ctx, [](auto x) { return sigmoid(x); });
+}
 void sigmoid_grad(KernelContext& ctx) {
   activation_grad(ctx, [](auto dy, auto y) { return dy * y * (1 - y); });
 }
 
-void tanh_kernel(KernelContext& ctx) { activation(ctx, [](auto x) { return std::tanh(x); }); }
+void tanh_kernel(KernelContext& ctx) {
+  activation(ctx, [](auto x) { return std::tanh(x); });
+}
 void tanh_grad(KernelContext& ctx) {
   activation_grad(ctx, [](auto dy, auto y) { return dy * (1 - y * y); });
 }

@@ -17,8 +17,8 @@ const char* suggested_blas_core() {
   if (std::getenv("OPENBLAS_CORETYPE")) return nullptr;  // the user's choice
 #if defined(__x86_64__)
   // OpenBLAS's x86-64 kernel sets older than Haswell: what its fallback picks.
-  static const char* const kGeneric[] = {"Prescott", "Core2", "Penryn", "Dunnington", "Nehalem",
-                                         "Atom", "Sandybridge", "Barcelona", "Bobcat"};
+  static const char* const kGeneric[] = {"Prescott", "Core2",       "Penryn",    "Dunnington", "Nehalem",
+                                         "Atom",     "Sandybridge", "Barcelona", "Bobcat"};
   const std::string core = blas_core();
   bool generic = false;
   for (const char* g : kGeneric) generic = generic || strcasecmp(core.c_str(), g) == 0;

@@ -69,8 +69,7 @@ void for_each_row(const BroadcastLayout& l, RowFn row) {
 
 // y = op(a, b) with numpy broadcasting; y has the broadcast shape.
 template <class TA, class TB, class TY, class Op>
-void binary_broadcast(const TA* a, const Shape& as, const TB* b, const Shape& bs, TY* y,
-                      const Shape& ys, Op op) {
+void binary_broadcast(const TA* a, const Shape& as, const TB* b, const Shape& bs, TY* y, const Shape& ys, Op op) {
   int64_t n = shape_numel(ys), na = shape_numel(as), nb = shape_numel(bs);
   if (na == n && nb == n && as == bs) {
 #pragma omp parallel for simd schedule(static) if (n >= kParallelMin)
@@ -137,8 +136,7 @@ void reduce_sum_to(const T* x, const Shape& xs, T* y, const Shape& ys, T scale) 
     (kept ? kn : rn).push_back(l.dims[d]);
     (kept ? ks : rs).push_back(l.sa[d]);
   }
-  auto offset = [](const std::vector<int64_t>& n, const std::vector<int64_t>& s, size_t count,
-                   int64_t idx) {
+  auto offset = [](const std::vector<int64_t>& n, const std::vector<int64_t>& s, size_t count, int64_t idx) {
     int64_t off = 0;
     for (size_t d = count; d-- > 0;) {
       off += (idx % n[d]) * s[d];
@@ -191,11 +189,16 @@ void reduce_sum_to(const T* x, const Shape& xs, T* y, const Shape& ys, T scale) 
 template <class F>
 decltype(auto) dispatch_arith(DType t, F&& f) {
   switch (t) {
-    case DType::Float32: return f.template operator()<float>();
-    case DType::Float64: return f.template operator()<double>();
-    case DType::Int64: return f.template operator()<int64_t>();
-    case DType::Int32: return f.template operator()<int32_t>();
-    default: throw InternalError(std::string("unsupported dtype ") + dtype_name(t));
+    case DType::Float32:
+      return f.template operator()<float>();
+    case DType::Float64:
+      return f.template operator()<double>();
+    case DType::Int64:
+      return f.template operator()<int64_t>();
+    case DType::Int32:
+      return f.template operator()<int32_t>();
+    default:
+      throw InternalError(std::string("unsupported dtype ") + dtype_name(t));
   }
 }
 

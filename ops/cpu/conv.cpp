@@ -18,15 +18,14 @@ namespace {
 // (H, W) and a grid (OH, OW) of kernel positions over it. Conv reads X as the image and
 // writes Y on the grid; ConvTranspose reads X on the grid and scatters into Y, the image.
 struct Geom {
-  int64_t C = 0, H = 1, W = 1, KH = 1, KW = 1, SH = 1, SW = 1, DH = 1, DW = 1, PH = 0, PW = 0,
-          OH = 1, OW = 1;
+  int64_t C = 0, H = 1, W = 1, KH = 1, KW = 1, SH = 1, SW = 1, DH = 1, DW = 1, PH = 0, PW = 0, OH = 1, OW = 1;
   int64_t rows() const { return C * KH * KW; }
   int64_t img() const { return H * W; }
   int64_t cols() const { return OH * OW; }
 };
 
-Geom make_geom(const Node& node, int64_t channels, const Shape& img, const Shape& grid,
-               const Shape& w, bool transpose) {
+Geom make_geom(const Node& node, int64_t channels, const Shape& img, const Shape& grid, const Shape& w,
+               bool transpose) {
   size_t nd = w.size() - 2;
   std::vector<int64_t> ones(nd, 1), zeros(nd, 0);
   auto s = node.attrs.get_ints("strides", ones);
@@ -34,8 +33,7 @@ Geom make_geom(const Node& node, int64_t channels, const Shape& img, const Shape
   auto pads = node.attrs.get_ints("pads", std::vector<int64_t>(2 * nd, 0));
   auto out_pad = transpose ? node.attrs.get_ints("output_padding", zeros) : zeros;
   std::string ap = node.attrs.get_string("auto_pad", "NOTSET");
-  bool derive = ap == "SAME_UPPER" || ap == "SAME_LOWER" ||
-                (transpose && node.attrs.has("output_shape"));
+  bool derive = ap == "SAME_UPPER" || ap == "SAME_LOWER" || (transpose && node.attrs.has("output_shape"));
   std::vector<int64_t> pb(nd, 0);
   for (size_t i = 0; i < nd; ++i) {
     int64_t eff = (w[2 + i] - 1) * d[i] + 1;
@@ -149,18 +147,14 @@ int64_t chunk_size(int64_t n, int64_t per_image) {
 
 // Channel block [c0, c0+cn) of images [n0, n0+b) of t: (N, ctot, P) <-> m: (cn, b*P).
 template <class T>
-void pack(const T* t, int64_t ctot, int64_t c0, int64_t cn, int64_t P, int64_t n0, int64_t b,
-          T* m) {
+void pack(const T* t, int64_t ctot, int64_t c0, int64_t cn, int64_t P, int64_t n0, int64_t b, T* m) {
   for (int64_t i = 0; i < b; ++i)
-    for (int64_t c = 0; c < cn; ++c)
-      std::copy_n(t + ((n0 + i) * ctot + c0 + c) * P, P, m + c * b * P + i * P);
+    for (int64_t c = 0; c < cn; ++c) std::copy_n(t + ((n0 + i) * ctot + c0 + c) * P, P, m + c * b * P + i * P);
 }
 template <class T>
-void unpack(const T* m, int64_t ctot, int64_t c0, int64_t cn, int64_t P, int64_t n0, int64_t b,
-            T* t) {
+void unpack(const T* m, int64_t ctot, int64_t c0, int64_t cn, int64_t P, int64_t n0, int64_t b, T* t) {
   for (int64_t i = 0; i < b; ++i)
-    for (int64_t c = 0; c < cn; ++c)
-      std::copy_n(m + c * b * P + i * P, P, t + ((n0 + i) * ctot + c0 + c) * P);
+    for (int64_t c = 0; c < cn; ++c) std::copy_n(m + c * b * P + i * P, P, t + ((n0 + i) * ctot + c0 + c) * P);
 }
 
 // y: (N, M, P) += bias: (M)

@@ -30,8 +30,12 @@ void add(KernelContext& ctx) {
     binary_kernel(ctx, [](auto u, auto v) { return u + v; });
   }
 }
-void sub(KernelContext& ctx) { binary_kernel(ctx, [](auto u, auto v) { return u - v; }); }
-void mul(KernelContext& ctx) { binary_kernel(ctx, [](auto u, auto v) { return u * v; }); }
+void sub(KernelContext& ctx) {
+  binary_kernel(ctx, [](auto u, auto v) { return u - v; });
+}
+void mul(KernelContext& ctx) {
+  binary_kernel(ctx, [](auto u, auto v) { return u * v; });
+}
 
 void div(KernelContext& ctx) {
   const Tensor& b = ctx.in(1);
@@ -74,13 +78,16 @@ void neg(KernelContext& ctx) {
 template <class Fn>
 void float_unary(KernelContext& ctx, Fn fn) {
   dispatch_float(ctx.in(0).dtype(), [&]<class T>() {
-    unary_map(ctx.in(0).ptr<T>(), ctx.out(0).ptr<T>(), ctx.in(0).numel(),
-              [&](T v) { return static_cast<T>(fn(v)); });
+    unary_map(ctx.in(0).ptr<T>(), ctx.out(0).ptr<T>(), ctx.in(0).numel(), [&](T v) { return static_cast<T>(fn(v)); });
   });
 }
 
-void sqrt_kernel(KernelContext& ctx) { float_unary(ctx, [](auto v) { return std::sqrt(v); }); }
-void erf_kernel(KernelContext& ctx) { float_unary(ctx, [](auto v) { return std::erf(v); }); }
+void sqrt_kernel(KernelContext& ctx) {
+  float_unary(ctx, [](auto v) { return std::sqrt(v); });
+}
+void erf_kernel(KernelContext& ctx) {
+  float_unary(ctx, [](auto v) { return std::erf(v); });
+}
 
 void identity(KernelContext& ctx) {
   if (ctx.in(0).nbytes()) std::memcpy(ctx.out(0).data(), ctx.in(0).data(), ctx.in(0).nbytes());
@@ -90,14 +97,22 @@ void identity(KernelContext& ctx) {
 template <class F>
 void dispatch_cast(DType t, F&& f) {
   switch (t) {
-    case DType::Float32: return f.template operator()<float>();
-    case DType::Float64: return f.template operator()<double>();
-    case DType::Int64: return f.template operator()<int64_t>();
-    case DType::Int32: return f.template operator()<int32_t>();
-    case DType::Int8: return f.template operator()<int8_t>();
-    case DType::UInt8: return f.template operator()<uint8_t>();
-    case DType::Bool: return f.template operator()<bool>();
-    default: CBT_CHECK(false, "Cast of ", dtype_name(t));
+    case DType::Float32:
+      return f.template operator()<float>();
+    case DType::Float64:
+      return f.template operator()<double>();
+    case DType::Int64:
+      return f.template operator()<int64_t>();
+    case DType::Int32:
+      return f.template operator()<int32_t>();
+    case DType::Int8:
+      return f.template operator()<int8_t>();
+    case DType::UInt8:
+      return f.template operator()<uint8_t>();
+    case DType::Bool:
+      return f.template operator()<bool>();
+    default:
+      CBT_CHECK(false, "Cast of ", dtype_name(t));
   }
 }
 
@@ -135,16 +150,14 @@ void clip(KernelContext& ctx) {
 void clip_grad(KernelContext& ctx) {
   dispatch_float(ctx.in(0).dtype(), [&]<class T>() {
     auto [lo, hi] = clip_bounds<T>(ctx);
-    binary_broadcast(ctx.in(0).ptr<T>(), ctx.in(0).shape(), ctx.in(1).ptr<T>(),
-                     ctx.in(1).shape(), ctx.out(0).ptr<T>(), ctx.out(0).shape(),
-                     [lo, hi](T dy, T x) { return (x > lo && x < hi) ? dy : T(0); });
+    binary_broadcast(ctx.in(0).ptr<T>(), ctx.in(0).shape(), ctx.in(1).ptr<T>(), ctx.in(1).shape(), ctx.out(0).ptr<T>(),
+                     ctx.out(0).shape(), [lo, hi](T dy, T x) { return (x > lo && x < hi) ? dy : T(0); });
   });
 }
 
 void reduce_sum_to_kernel(KernelContext& ctx) {
   dispatch_arith(ctx.in(0).dtype(), [&]<class T>() {
-    reduce_sum_to(ctx.in(0).ptr<T>(), ctx.in(0).shape(), ctx.out(0).ptr<T>(), ctx.out(0).shape(),
-                  T(1));
+    reduce_sum_to(ctx.in(0).ptr<T>(), ctx.in(0).shape(), ctx.out(0).ptr<T>(), ctx.out(0).shape(), T(1));
   });
 }
 
@@ -188,29 +201,28 @@ void pair_grad(KernelContext& ctx, Da da, Db db) {
 }
 
 void div_grad(KernelContext& ctx) {
-  pair_grad(ctx, [](auto dy, auto, auto b) { return dy / b; },
-            [](auto dy, auto a, auto b) { return -dy * a / (b * b); });
+  pair_grad(
+      ctx, [](auto dy, auto, auto b) { return dy / b; }, [](auto dy, auto a, auto b) { return -dy * a / (b * b); });
 }
 
 void pow_grad(KernelContext& ctx) {
-  pair_grad(ctx, [](auto dy, auto a, auto b) { return dy * b * std::pow(a, b - 1); },
-            [](auto dy, auto a, auto b) { return dy * std::pow(a, b) * std::log(a); });
+  pair_grad(
+      ctx, [](auto dy, auto a, auto b) { return dy * b * std::pow(a, b - 1); },
+      [](auto dy, auto a, auto b) { return dy * std::pow(a, b) * std::log(a); });
 }
 
 void sqrt_grad(KernelContext& ctx) {
   dispatch_float(ctx.in(0).dtype(), [&]<class T>() {
-    binary_broadcast(ctx.in(0).ptr<T>(), ctx.in(0).shape(), ctx.in(1).ptr<T>(),
-                     ctx.in(1).shape(), ctx.out(0).ptr<T>(), ctx.out(0).shape(),
-                     [](T dy, T y) { return dy / (T(2) * y); });
+    binary_broadcast(ctx.in(0).ptr<T>(), ctx.in(0).shape(), ctx.in(1).ptr<T>(), ctx.in(1).shape(), ctx.out(0).ptr<T>(),
+                     ctx.out(0).shape(), [](T dy, T y) { return dy / (T(2) * y); });
   });
 }
 
 void erf_grad(KernelContext& ctx) {
   dispatch_float(ctx.in(0).dtype(), [&]<class T>() {
     const T k = static_cast<T>(2.0 / std::sqrt(M_PI));
-    binary_broadcast(ctx.in(0).ptr<T>(), ctx.in(0).shape(), ctx.in(1).ptr<T>(),
-                     ctx.in(1).shape(), ctx.out(0).ptr<T>(), ctx.out(0).shape(),
-                     [k](T dy, T x) { return dy * k * std::exp(-x * x); });
+    binary_broadcast(ctx.in(0).ptr<T>(), ctx.in(0).shape(), ctx.in(1).ptr<T>(), ctx.in(1).shape(), ctx.out(0).ptr<T>(),
+                     ctx.out(0).shape(), [k](T dy, T x) { return dy * k * std::exp(-x * x); });
   });
 }
 

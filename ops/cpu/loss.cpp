@@ -14,9 +14,8 @@ void check_labels(const KernelContext& ctx, const Tensor& labels, int64_t classe
   for (int64_t n = 0; n < labels.numel(); ++n) {
     int64_t y = labels.at_i64(n);
     if (y < 0 || y >= classes)
-      throw UserError("node " + ctx.node.describe() + ": label " + std::to_string(y) +
-                      " at row " + std::to_string(n) + " is outside [0, " +
-                      std::to_string(classes) + ")");
+      throw UserError("node " + ctx.node.describe() + ": label " + std::to_string(y) + " at row " + std::to_string(n) +
+                      " is outside [0, " + std::to_string(classes) + ")");
   }
 }
 
@@ -124,9 +123,7 @@ void mse_grad(KernelContext& ctx) {
 
 // max(x, 0) - x t + log(1 + exp(-|x|)): the stable form of -t log s(x) - (1-t) log(1-s(x)).
 void bce_with_logits(KernelContext& ctx) {
-  mean_loss(ctx, [](double x, double t) {
-    return std::max(x, 0.0) - x * t + std::log1p(std::exp(-std::fabs(x)));
-  });
+  mean_loss(ctx, [](double x, double t) { return std::max(x, 0.0) - x * t + std::log1p(std::exp(-std::fabs(x))); });
 }
 void bce_with_logits_grad(KernelContext& ctx) {
   mean_loss_grad(ctx, [](auto x, auto t) {
@@ -139,12 +136,10 @@ void bce_with_logits_grad(KernelContext& ctx) {
 }  // namespace
 
 CBT_REGISTER_KERNEL(kCbtDomain, "SoftmaxCrossEntropy", DeviceKind::CPU, softmax_cross_entropy);
-CBT_REGISTER_KERNEL(kCbtDomain, "SoftmaxCrossEntropyGrad", DeviceKind::CPU,
-                    softmax_cross_entropy_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "SoftmaxCrossEntropyGrad", DeviceKind::CPU, softmax_cross_entropy_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "MeanSquaredError", DeviceKind::CPU, mse);
 CBT_REGISTER_KERNEL(kCbtDomain, "MeanSquaredErrorGrad", DeviceKind::CPU, mse_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "BinaryCrossEntropyWithLogits", DeviceKind::CPU, bce_with_logits);
-CBT_REGISTER_KERNEL(kCbtDomain, "BinaryCrossEntropyWithLogitsGrad", DeviceKind::CPU,
-                    bce_with_logits_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "BinaryCrossEntropyWithLogitsGrad", DeviceKind::CPU, bce_with_logits_grad);
 
 }  // namespace cbt::cpu

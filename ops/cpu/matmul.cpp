@@ -46,8 +46,8 @@ void matmul_forward(KernelContext& ctx) {
   }
   auto ai = broadcast_index(d.abatch, d.batch), bi = broadcast_index(d.bbatch, d.batch);
   for (int64_t i = 0; i < d.count(); ++i)
-    gemm(Trans::No, Trans::No, d.M, d.N, d.K, T(1), a + ai[i] * d.M * d.K, b + bi[i] * d.K * d.N,
-         T(0), y + i * d.M * d.N);
+    gemm(Trans::No, Trans::No, d.M, d.N, d.K, T(1), a + ai[i] * d.M * d.K, b + bi[i] * d.K * d.N, T(0),
+         y + i * d.M * d.N);
 }
 
 // dy: (batch, M, N), a, b as in the forward -> dA, dB summed over broadcast batch dims.
@@ -71,12 +71,8 @@ void matmul_backward(KernelContext& ctx) {
   auto ai = broadcast_index(d.abatch, d.batch), bi = broadcast_index(d.bbatch, d.batch);
   int64_t mk = d.M * d.K, kn = d.K * d.N, mn = d.M * d.N;
   for (int64_t i = 0; i < d.count(); ++i) {
-    if (da)
-      gemm(Trans::No, Trans::Yes, d.M, d.K, d.N, T(1), dy + i * mn, b + bi[i] * kn, T(1),
-           da + ai[i] * mk);
-    if (db)
-      gemm(Trans::Yes, Trans::No, d.K, d.N, d.M, T(1), a + ai[i] * mk, dy + i * mn, T(1),
-           db + bi[i] * kn);
+    if (da) gemm(Trans::No, Trans::Yes, d.M, d.K, d.N, T(1), dy + i * mn, b + bi[i] * kn, T(1), da + ai[i] * mk);
+    if (db) gemm(Trans::Yes, Trans::No, d.K, d.N, d.M, T(1), a + ai[i] * mk, dy + i * mn, T(1), db + bi[i] * kn);
   }
 }
 

@@ -10,7 +10,6 @@
 namespace cbt::cpu {
 namespace {
 
-
 // Flat index (within one (H, W) plane) of the maximum of window (oh, ow); -1 if empty.
 template <class T>
 int64_t window_argmax(const PoolGeom& g, const T* x, int64_t oh, int64_t ow) {
@@ -64,7 +63,7 @@ int64_t argmax_2x2(const T* x, int64_t i, int64_t W) {
   for (int64_t j : next) {
     const int64_t more = x[j] > v;  // 0 or 1: selected by arithmetic, not by a branch
     best += more * (j - best);
-    v = std::max(v, x[j]);          // x[j] exactly when x[j] > v
+    v = std::max(v, x[j]);  // x[j] exactly when x[j] > v
   }
   return best;
 }
@@ -132,8 +131,7 @@ int64_t window_count(const PoolGeom& g, int64_t oh, int64_t ow, bool include_pad
     return c;
   };
   int64_t h0 = oh * g.SH - g.PH, w0 = ow * g.SW - g.PW;
-  if (include_pad)
-    return count(h0, g.KH, g.DH, -g.PH, g.H + g.PEH) * count(w0, g.KW, g.DW, -g.PW, g.W + g.PEW);
+  if (include_pad) return count(h0, g.KH, g.DH, -g.PH, g.H + g.PEH) * count(w0, g.KW, g.DW, -g.PW, g.W + g.PEW);
   return count(h0, g.KH, g.DH, 0, g.H) * count(w0, g.KW, g.DW, 0, g.W);
 }
 

@@ -30,8 +30,10 @@ void reduce(KernelContext& ctx) {
     T scale = Mean && x.numel() ? static_cast<T>(static_cast<double>(y.numel()) / x.numel()) : T(1);
     reduce_sum_to(x.ptr<T>(), x.shape(), y.ptr<T>(), kept, scale);
   };
-  if (Mean) dispatch_float(x.dtype(), run);
-  else dispatch_arith(x.dtype(), run);
+  if (Mean)
+    dispatch_float(x.dtype(), run);
+  else
+    dispatch_arith(x.dtype(), run);
 }
 
 // dY: the reduced shape; dX: attribute 'shape'.

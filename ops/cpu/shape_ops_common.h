@@ -15,19 +15,27 @@ namespace cbt::shape_ops {
 template <class F>
 void with_elem_size(size_t elem, F&& f) {
   switch (elem) {
-    case 1: f.template operator()<1>(); return;
-    case 2: f.template operator()<2>(); return;
-    case 4: f.template operator()<4>(); return;
-    case 8: f.template operator()<8>(); return;
-    default: CBT_CHECK(false, "unsupported element size ", elem);
+    case 1:
+      f.template operator()<1>();
+      return;
+    case 2:
+      f.template operator()<2>();
+      return;
+    case 4:
+      f.template operator()<4>();
+      return;
+    case 8:
+      f.template operator()<8>();
+      return;
+    default:
+      CBT_CHECK(false, "unsupported element size ", elem);
   }
 }
 
 // Calls f(offset_a, offset_b) for every index of `shape` in row-major order, with offsets
 // (in elements) following strides `sa` and `sb` (any sign, 0 for broadcasting).
 template <class F>
-void for_each_strided(const Shape& shape, const std::vector<int64_t>& sa,
-                      const std::vector<int64_t>& sb, F&& f) {
+void for_each_strided(const Shape& shape, const std::vector<int64_t>& sa, const std::vector<int64_t>& sb, F&& f) {
   const size_t r = shape.size();
   if (shape_numel(shape) == 0) return;
   if (r == 0) {
@@ -55,8 +63,7 @@ void for_each_strided(const Shape& shape, const std::vector<int64_t>& sa,
 
 // dst[i * dst_strides] = src[i * src_strides] over `shape`; pointers at the first element.
 inline void strided_copy(void* dst, const std::vector<int64_t>& dst_strides, const void* src,
-                         const std::vector<int64_t>& src_strides, const Shape& shape,
-                         size_t elem) {
+                         const std::vector<int64_t>& src_strides, const Shape& shape, size_t elem) {
   auto* d = static_cast<std::byte*>(dst);
   const auto* s = static_cast<const std::byte*>(src);
   with_elem_size(elem, [&]<size_t E>() {

@@ -53,13 +53,17 @@ void range_kernel(KernelContext& ctx) {
   auto fill = [&]<class T>() {
     T start = *ctx.in(0).ptr<T>(), delta = *ctx.in(2).ptr<T>();
     T* p = y.ptr<T>();
-    for (int64_t i = 0; i < y.numel(); ++i)
-      p[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+    for (int64_t i = 0; i < y.numel(); ++i) p[i] = static_cast<T>(start + static_cast<T>(i) * delta);
   };
   switch (y.dtype()) {
-    case DType::Int64: fill.operator()<int64_t>(); break;
-    case DType::Int32: fill.operator()<int32_t>(); break;
-    default: dispatch_float(y.dtype(), fill);
+    case DType::Int64:
+      fill.operator()<int64_t>();
+      break;
+    case DType::Int32:
+      fill.operator()<int32_t>();
+      break;
+    default:
+      dispatch_float(y.dtype(), fill);
   }
 }
 
@@ -67,14 +71,29 @@ void range_kernel(KernelContext& ctx) {
 template <class F>
 void dispatch_value(DType t, F&& f) {
   switch (t) {
-    case DType::Float32: f.template operator()<float>(); return;
-    case DType::Float64: f.template operator()<double>(); return;
-    case DType::Int64: f.template operator()<int64_t>(); return;
-    case DType::Int32: f.template operator()<int32_t>(); return;
-    case DType::Int8: f.template operator()<int8_t>(); return;
-    case DType::UInt8: f.template operator()<uint8_t>(); return;
-    case DType::Bool: f.template operator()<uint8_t>(); return;
-    default: throw ModelError(std::string("Equal on unsupported dtype ") + dtype_name(t));
+    case DType::Float32:
+      f.template operator()<float>();
+      return;
+    case DType::Float64:
+      f.template operator()<double>();
+      return;
+    case DType::Int64:
+      f.template operator()<int64_t>();
+      return;
+    case DType::Int32:
+      f.template operator()<int32_t>();
+      return;
+    case DType::Int8:
+      f.template operator()<int8_t>();
+      return;
+    case DType::UInt8:
+      f.template operator()<uint8_t>();
+      return;
+    case DType::Bool:
+      f.template operator()<uint8_t>();
+      return;
+    default:
+      throw ModelError(std::string("Equal on unsupported dtype ") + dtype_name(t));
   }
 }
 
@@ -88,9 +107,7 @@ void equal_kernel(KernelContext& ctx) {
     const T* pa = static_cast<const T*>(a.data());
     const T* pb = static_cast<const T*>(b.data());
     int64_t i = 0;
-    for_each_strided(y.shape(), sa, sb, [&](int64_t oa, int64_t ob) {
-      out[i++] = pa[oa] == pb[ob] ? 1 : 0;
-    });
+    for_each_strided(y.shape(), sa, sb, [&](int64_t oa, int64_t ob) { out[i++] = pa[oa] == pb[ob] ? 1 : 0; });
   });
 }
 

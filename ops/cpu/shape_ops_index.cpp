@@ -32,8 +32,7 @@ void slice_kernel(KernelContext& ctx) {
   auto [offset, src] = slice_layout(x.shape(), r);
   size_t elem = dtype_size(x.dtype());
   strided_copy(y.data(), strides_of(y.shape()),
-               static_cast<const std::byte*>(x.data()) + offset * static_cast<int64_t>(elem), src,
-               y.shape(), elem);
+               static_cast<const std::byte*>(x.data()) + offset * static_cast<int64_t>(elem), src, y.shape(), elem);
 }
 
 // dX: zeros with dY written at the sliced positions (they are distinct, so no sums)
@@ -44,15 +43,14 @@ void slice_grad_kernel(KernelContext& ctx) {
   auto [offset, dst] = slice_layout(dX.shape(), r);
   size_t elem = dtype_size(dX.dtype());
   zero_fill(dX);
-  strided_copy(static_cast<std::byte*>(dX.data()) + offset * static_cast<int64_t>(elem), dst,
-               dY.data(), strides_of(dY.shape()), dY.shape(), elem);
+  strided_copy(static_cast<std::byte*>(dX.data()) + offset * static_cast<int64_t>(elem), dst, dY.data(),
+               strides_of(dY.shape()), dY.shape(), elem);
 }
 
 // Calls f(out_offset, in_offset) for every element of the padded shape; in_offset is -1
 // where the output holds the constant.
 template <class F>
-void for_each_padded(const Shape& in, const Shape& out, const std::vector<int64_t>& pads,
-                     PadMode mode, F&& f) {
+void for_each_padded(const Shape& in, const Shape& out, const std::vector<int64_t>& pads, PadMode mode, F&& f) {
   auto maps = pad_index_maps(in, pads, mode);
   auto st = strides_of(in);
   for (size_t d = 0; d < maps.size(); ++d)
@@ -68,10 +66,8 @@ void for_each_padded(const Shape& in, const Shape& out, const std::vector<int64_
   std::vector<int64_t> idx(r, 0);
   for (int64_t o = 0; o < n; o += inner) {
     int64_t base = 0;
-    for (size_t d = 0; d + 1 < r && base >= 0; ++d)
-      base = maps[d][idx[d]] < 0 ? -1 : base + maps[d][idx[d]];
-    for (int64_t k = 0; k < inner; ++k)
-      f(o + k, base < 0 || maps[r - 1][k] < 0 ? int64_t{-1} : base + maps[r - 1][k]);
+    for (size_t d = 0; d + 1 < r && base >= 0; ++d) base = maps[d][idx[d]] < 0 ? -1 : base + maps[d][idx[d]];
+    for (int64_t k = 0; k < inner; ++k) f(o + k, base < 0 || maps[r - 1][k] < 0 ? int64_t{-1} : base + maps[r - 1][k]);
     for (size_t d = r - 1; d-- > 0;) {
       if (++idx[d] < out[d]) break;
       idx[d] = 0;
@@ -89,11 +85,20 @@ std::vector<std::byte> pad_value(const KernelContext& ctx, DType dtype) {
     double f = ctx.node.attrs.get_float("value", 0.0f);
     Tensor t(dtype, {});
     switch (dtype) {
-      case DType::Float32: *t.ptr<float>() = static_cast<float>(f); break;
-      case DType::Float64: *t.ptr<double>() = f; break;
-      case DType::Int64: *t.ptr<int64_t>() = static_cast<int64_t>(f); break;
-      case DType::Int32: *t.ptr<int32_t>() = static_cast<int32_t>(f); break;
-      default: CBT_MODEL_CHECK(f == 0, "Pad value attribute on ", dtype_name(dtype), " data");
+      case DType::Float32:
+        *t.ptr<float>() = static_cast<float>(f);
+        break;
+      case DType::Float64:
+        *t.ptr<double>() = f;
+        break;
+      case DType::Int64:
+        *t.ptr<int64_t>() = static_cast<int64_t>(f);
+        break;
+      case DType::Int32:
+        *t.ptr<int32_t>() = static_cast<int32_t>(f);
+        break;
+      default:
+        CBT_MODEL_CHECK(f == 0, "Pad value attribute on ", dtype_name(dtype), " data");
     }
     std::memcpy(v.data(), t.data(), elem);
   }
@@ -110,9 +115,8 @@ void pad_kernel(KernelContext& ctx) {
     auto* dst = static_cast<std::byte*>(y.data());
     const auto* src = static_cast<const std::byte*>(x.data());
     const int64_t e = static_cast<int64_t>(E);
-    for_each_padded(x.shape(), y.shape(), pads, mode, [&](int64_t o, int64_t i) {
-      std::memcpy(dst + o * e, i < 0 ? value.data() : src + i * e, E);
-    });
+    for_each_padded(x.shape(), y.shape(), pads, mode,
+                    [&](int64_t o, int64_t i) { std::memcpy(dst + o * e, i < 0 ? value.data() : src + i * e, E); });
   });
 }
 
@@ -136,8 +140,7 @@ void pad_grad_kernel(KernelContext& ctx) {
 std::vector<int64_t> gather_indices(const Tensor& indices, int64_t dim) {
   auto idx = indices.to_i64_vector();
   for (int64_t& k : idx) {
-    CBT_MODEL_CHECK(k >= -dim && k < dim, "Gather index ", k, " out of range for an axis of ",
-                    dim);
+    CBT_MODEL_CHECK(k >= -dim && k < dim, "Gather index ", k, " out of range for an axis of ", dim);
     if (k < 0) k += dim;
   }
   return idx;
@@ -151,14 +154,12 @@ void gather_kernel(KernelContext& ctx) {
   int64_t dim = data.shape()[axis];
   auto idx = gather_indices(ctx.in(1), dim);
   int64_t outer = dims_product(data.shape(), 0, axis);
-  int64_t row = dims_product(data.shape(), axis + 1, data.rank()) *
-                static_cast<int64_t>(dtype_size(data.dtype()));
+  int64_t row = dims_product(data.shape(), axis + 1, data.rank()) * static_cast<int64_t>(dtype_size(data.dtype()));
   const auto* src = static_cast<const std::byte*>(data.data());
   auto* dst = static_cast<std::byte*>(y.data());
   int64_t n = static_cast<int64_t>(idx.size());
   for (int64_t o = 0; o < outer; ++o)
-    for (int64_t j = 0; j < n; ++j)
-      std::memcpy(dst + (o * n + j) * row, src + (o * dim + idx[j]) * row, row);
+    for (int64_t j = 0; j < n; ++j) std::memcpy(dst + (o * n + j) * row, src + (o * dim + idx[j]) * row, row);
 }
 
 // dY: (outer, n, inner) -> dX: (outer, dim, inner), repeated indices accumulate

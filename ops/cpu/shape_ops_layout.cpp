@@ -34,8 +34,8 @@ void transpose_kernel(KernelContext& ctx) {
 // Copies between one tensor of shape (outer, sum(sizes), inner) and pieces of shape
 // (outer, sizes[i], inner); `to_pieces` selects the direction. Undefined pieces are skipped
 // when splitting and read as zeros when joining.
-void move_pieces(Tensor& whole, std::span<Tensor> pieces, int64_t axis,
-                 const std::vector<int64_t>& sizes, bool to_pieces) {
+void move_pieces(Tensor& whole, std::span<Tensor> pieces, int64_t axis, const std::vector<int64_t>& sizes,
+                 bool to_pieces) {
   const Shape& s = whole.shape();
   size_t elem = dtype_size(whole.dtype());
   int64_t outer = dims_product(s, 0, axis);
@@ -52,8 +52,10 @@ void move_pieces(Tensor& whole, std::span<Tensor> pieces, int64_t axis,
       auto* p = static_cast<std::byte*>(pieces[i].data());
       for (int64_t o = 0; o < outer; ++o) {
         std::byte* w = base + o * whole_row + offset;
-        if (to_pieces) std::memcpy(p + o * bytes, w, bytes);
-        else std::memcpy(w, p + o * bytes, bytes);
+        if (to_pieces)
+          std::memcpy(p + o * bytes, w, bytes);
+        else
+          std::memcpy(w, p + o * bytes, bytes);
       }
     }
     offset += bytes;
@@ -92,8 +94,8 @@ void split_grad_kernel(KernelContext& ctx) {
 void expand_kernel(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
-  strided_copy(y.data(), strides_of(y.shape()), x.data(), broadcast_strides(x.shape(), y.shape()),
-               y.shape(), dtype_size(x.dtype()));
+  strided_copy(y.data(), strides_of(y.shape()), x.data(), broadcast_strides(x.shape(), y.shape()), y.shape(),
+               dtype_size(x.dtype()));
 }
 
 // dX: dY summed over the axes the forward broadcast
@@ -104,8 +106,8 @@ void expand_grad_kernel(KernelContext& ctx) {
     zero_fill(dX);
     T* dx = dX.ptr<T>();
     const T* dy = dY.ptr<T>();
-    for_each_strided(dY.shape(), broadcast_strides(dX.shape(), dY.shape()),
-                     strides_of(dY.shape()), [&](int64_t a, int64_t b) { dx[a] += dy[b]; });
+    for_each_strided(dY.shape(), broadcast_strides(dX.shape(), dY.shape()), strides_of(dY.shape()),
+                     [&](int64_t a, int64_t b) { dx[a] += dy[b]; });
   });
 }
 

@@ -70,9 +70,8 @@ void softmax_backward(const T* dy, const T* y, T* dx, const AxisView& v, bool lo
 template <bool Log>
 void softmax_kernel(KernelContext& ctx) {
   AxisView v = axis_view(ctx, ctx.in(0).shape());
-  dispatch_float(ctx.in(0).dtype(), [&]<class T>() {
-    softmax_forward(ctx.in(0).ptr<T>(), ctx.out(0).ptr<T>(), v, Log);
-  });
+  dispatch_float(ctx.in(0).dtype(),
+                 [&]<class T>() { softmax_forward(ctx.in(0).ptr<T>(), ctx.out(0).ptr<T>(), v, Log); });
 }
 
 template <bool Log>

@@ -29,15 +29,11 @@ struct ReluGradOp {
 // alpha * x is formed in double and rounded once, as on the CPU.
 struct LeakyReluOp {
   double alpha;
-  __device__ float operator()(float x) const {
-    return x >= 0 ? x : static_cast<float>(alpha * x);
-  }
+  __device__ float operator()(float x) const { return x >= 0 ? x : static_cast<float>(alpha * x); }
 };
 struct LeakyReluGradOp {
   double alpha;
-  __device__ float operator()(float dy, float x) const {
-    return x >= 0 ? dy : static_cast<float>(alpha * dy);
-  }
+  __device__ float operator()(float dy, float x) const { return x >= 0 ? dy : static_cast<float>(alpha * dy); }
 };
 struct SigmoidOp {
   __device__ float operator()(float x) const { return sigmoid(x); }
@@ -76,9 +72,7 @@ struct GeluGradOp {
   }
 };
 
-bool gelu_tanh(const KernelContext& ctx) {
-  return ctx.node.attrs.get_string("approximate", "none") == "tanh";
-}
+bool gelu_tanh(const KernelContext& ctx) { return ctx.node.attrs.get_string("approximate", "none") == "tanh"; }
 
 // x: any shape; y: same shape.
 template <class Op>
@@ -94,8 +88,8 @@ void activation_grad(KernelContext& ctx, Op op) {
   auto& cc = context_of(ctx.device_ctx);
   require_f32(ctx, ctx.in(0));
   require_f32(ctx, ctx.in(1));
-  binary_map(cc.stream, ctx.in(0).ptr<float>(), ctx.in(0).shape(), ctx.in(1).ptr<float>(),
-             ctx.in(1).shape(), ctx.out(0).ptr<float>(), ctx.out(0).shape(), op);
+  binary_map(cc.stream, ctx.in(0).ptr<float>(), ctx.in(0).shape(), ctx.in(1).ptr<float>(), ctx.in(1).shape(),
+             ctx.out(0).ptr<float>(), ctx.out(0).shape(), op);
 }
 
 double alpha_of(const KernelContext& ctx) { return ctx.node.attrs.get_float("alpha", 0.01f); }
@@ -137,17 +131,20 @@ DropoutRatio dropout_ratio(const KernelContext& ctx, size_t ratio_input) {
   r.attr = ctx.node.attrs.get_float("ratio", 0.5f);
   if (!ctx.has_in(ratio_input)) return r;
   const Tensor& t = ctx.in(ratio_input);
-  if (t.device().is_cpu()) r.attr = t.at_f64(0);
-  else if (t.dtype() == DType::Float64) r.f64 = t.ptr<double>();
-  else r.f32 = t.ptr<float>();
+  if (t.device().is_cpu())
+    r.attr = t.at_f64(0);
+  else if (t.dtype() == DType::Float64)
+    r.f64 = t.ptr<double>();
+  else
+    r.f32 = t.ptr<float>();
   return r;
 }
 
 // x, y, mask (optional): same shape. Active while training or when training_mode (a device
 // bool scalar, optional) says so; element i is kept when rng_uniform(seed, i) >= ratio,
 // exactly as on the CPU.
-__global__ void dropout_kernel(const float* x, float* y, bool* mask, int64_t n, uint64_t seed,
-                               DropoutRatio ratio_in, bool training, const bool* training_mode) {
+__global__ void dropout_kernel(const float* x, float* y, bool* mask, int64_t n, uint64_t seed, DropoutRatio ratio_in,
+                               bool training, const bool* training_mode) {
   bool active = training || (training_mode && *training_mode);
   double ratio = active ? ratio_in.value() : 0.0;
   float scale = static_cast<float>(1.0 / (1.0 - ratio));
@@ -166,22 +163,21 @@ void dropout(KernelContext& ctx) {
   const bool* training_mode = nullptr;
   bool training = ctx.training;
   if (ctx.has_in(2)) {
-    if (ctx.in(2).device().is_cpu()) training = training || ctx.in(2).at_i64(0) != 0;
-    else training_mode = ctx.in(2).ptr<bool>();
+    if (ctx.in(2).device().is_cpu())
+      training = training || ctx.in(2).at_i64(0) != 0;
+    else
+      training_mode = ctx.in(2).ptr<bool>();
   }
   int64_t n = x.numel();
   if (n == 0) return;
   bool* mask = ctx.has_out(1) ? ctx.out(1).ptr<bool>() : nullptr;
-  dropout_kernel<<<blocks_for(n), kThreads, 0, cc.stream>>>(x.ptr<float>(), ctx.out(0).ptr<float>(),
-                                                           mask, n, ctx.seed,
-                                                           dropout_ratio(ctx, 1), training,
-                                                           training_mode);
+  dropout_kernel<<<blocks_for(n), kThreads, 0, cc.stream>>>(x.ptr<float>(), ctx.out(0).ptr<float>(), mask, n, ctx.seed,
+                                                            dropout_ratio(ctx, 1), training, training_mode);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
 // dY, mask, dX: same shape; dX = dY / (1 - ratio) where kept.
-__global__ void dropout_grad_kernel(const float* dy, const bool* mask, float* dx, int64_t n,
-                                    DropoutRatio ratio_in) {
+__global__ void dropout_grad_kernel(const float* dy, const bool* mask, float* dx, int64_t n, DropoutRatio ratio_in) {
   float scale = static_cast<float>(1.0 / (1.0 - ratio_in.value()));
   CBT_GRID_STRIDE_LOOP(i, n) dx[i] = mask[i] ? dy[i] * scale : 0.0f;
 }
@@ -191,9 +187,8 @@ void dropout_grad(KernelContext& ctx) {
   require_f32(ctx, ctx.in(0));
   int64_t n = ctx.out(0).numel();
   if (n == 0) return;
-  dropout_grad_kernel<<<blocks_for(n), kThreads, 0, cc.stream>>>(
-      ctx.in(0).ptr<float>(), ctx.in(1).ptr<bool>(), ctx.out(0).ptr<float>(), n,
-      dropout_ratio(ctx, 2));
+  dropout_grad_kernel<<<blocks_for(n), kThreads, 0, cc.stream>>>(ctx.in(0).ptr<float>(), ctx.in(1).ptr<bool>(),
+                                                                 ctx.out(0).ptr<float>(), n, dropout_ratio(ctx, 2));
   CBT_CUDA_CHECK_LAUNCH();
 }
 

@@ -2,6 +2,8 @@
 // Own kernels rather than cuDNN, whose saved-variance and running-variance conventions
 // differ from the CPU kernels; statistics are reduced in double, in a fixed order
 // (deterministic), with the CPU's formulas.
+#include "ops/cuda/batch_norm.h"
+
 #include <cooperative_groups.h>
 
 #include <algorithm>
@@ -13,7 +15,6 @@
 #include <string>
 #include <type_traits>
 
-#include "ops/cuda/batch_norm.h"
 #include "ops/cuda/dense_util.cuh"
 
 namespace cg = cooperative_groups;
@@ -40,8 +41,8 @@ __device__ __forceinline__ float affine(float x, float a, float b, bool relu) {
 // Element-wise kernels over (N, C, S) index with I: uint32_t whenever fits_32.
 // y: (N, C, S) = affine(x, a[c], b[c], relu)
 template <class I>
-__global__ void channel_affine_kernel(const float* x, const float* a, const float* b, float* y,
-                                      I C, I S, I total, bool relu) {
+__global__ void channel_affine_kernel(const float* x, const float* a, const float* b, float* y, I C, I S, I total,
+                                      bool relu) {
   for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
        i += static_cast<I>(blockDim.x) * gridDim.x) {
     I c = (i / S) % C;
@@ -49,23 +50,20 @@ __global__ void channel_affine_kernel(const float* x, const float* a, const floa
   }
 }
 
-void channel_affine(const CudaContext& cc, const ChannelSplit& d, const float* x, const float* a,
-                    const float* b, float* y, bool relu = false) {
+void channel_affine(const CudaContext& cc, const ChannelSplit& d, const float* x, const float* a, const float* b,
+                    float* y, bool relu = false) {
   int64_t total = d.N * d.C * d.S;
   if (fits_32(total))
     channel_affine_kernel<uint32_t><<<blocks_for(total), kThreads, 0, cc.stream>>>(
-        x, a, b, y, static_cast<uint32_t>(d.C), static_cast<uint32_t>(d.S),
-        static_cast<uint32_t>(total), relu);
+        x, a, b, y, static_cast<uint32_t>(d.C), static_cast<uint32_t>(d.S), static_cast<uint32_t>(total), relu);
   else
-    channel_affine_kernel<int64_t><<<blocks_for(total), kThreads, 0, cc.stream>>>(
-        x, a, b, y, d.C, d.S, total, relu);
+    channel_affine_kernel<int64_t><<<blocks_for(total), kThreads, 0, cc.stream>>>(x, a, b, y, d.C, d.S, total, relu);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
 // a = scale / sqrt(var + eps), b = bias - mean * a, per channel: (C)
-__global__ void bn_inference_coeffs_kernel(const float* scale, const float* bias,
-                                           const float* mean, const float* var, double eps,
-                                           int64_t C, float* a, float* b) {
+__global__ void bn_inference_coeffs_kernel(const float* scale, const float* bias, const float* mean, const float* var,
+                                           double eps, int64_t C, float* a, float* b) {
   CBT_GRID_STRIDE_LOOP(c, C) {
     a[c] = static_cast<float>(scale[c] / sqrt(double(var[c]) + eps));
     b[c] = bias[c] - mean[c] * a[c];
@@ -171,8 +169,7 @@ struct BnGradFinish {
     double sum_dy = t.x, sum_dy_xhat = t.y * invstd, m = double(d.N * d.S);
     if (store && p.dbias) p.dbias[c] = static_cast<float>(sum_dy);
     if (store && p.dscale) p.dscale[c] = static_cast<float>(sum_dy_xhat);
-    BnGradCoef k{p.scale[c] * invstd, p.frozen ? 0.0 : sum_dy / m,
-                 p.frozen ? 0.0 : sum_dy_xhat / m, invstd};
+    BnGradCoef k{p.scale[c] * invstd, p.frozen ? 0.0 : sum_dy / m, p.frozen ? 0.0 : sum_dy_xhat / m, invstd};
     if (p.coef) p.coef[c] = k;
     return k;
   }
@@ -186,9 +183,8 @@ __device__ __forceinline__ float bn_dx(const BnGradCoef& k, float g, float x, fl
 }
 
 template <class I>
-__global__ void bn_grad_dx_kernel(const float* dy, const float* y, const float* x,
-                                  const float* mean, const BnGradCoef* coef, float* dx, I C, I S,
-                                  I total) {
+__global__ void bn_grad_dx_kernel(const float* dy, const float* y, const float* x, const float* mean,
+                                  const BnGradCoef* coef, float* dx, I C, I S, I total) {
   for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
        i += static_cast<I>(blockDim.x) * gridDim.x) {
     I c = (i / S) % C;
@@ -212,9 +208,9 @@ __global__ void bn_grad_dx_kernel(const float* dy, const float* y, const float* 
 // about 4096 elements were (+2.5% against one launch over the same blocks, +3% against two
 // launches over blocks of 1024, +8.5% against one launch over blocks of 1024).
 
-constexpr int kMaxValues = 16;              // elements per thread
-constexpr int64_t kMaxClusterBlocks = 8;    // the portable cluster size
-constexpr int kFewLearners = 8;             // up to this many learners a GPU: one launch
+constexpr int kMaxValues = 16;            // elements per thread
+constexpr int64_t kMaxClusterBlocks = 8;  // the portable cluster size
+constexpr int kFewLearners = 8;           // up to this many learners a GPU: one launch
 
 // X viewed as (N, C, S) and split into chunks of about 1024 elements (few learners) or 4096
 // (many), at most 8 a channel, wherever a channel fits one cluster's registers (at most
@@ -246,12 +242,18 @@ int values_per_thread(const ChannelSplit& d) {
 template <class F>
 void with_values(const ChannelSplit& d, F f) {
   switch (values_per_thread(d)) {
-    case 1: return f(std::integral_constant<int, 1>{});
-    case 2: return f(std::integral_constant<int, 2>{});
-    case 4: return f(std::integral_constant<int, 4>{});
-    case 8: return f(std::integral_constant<int, 8>{});
-    case 16: return f(std::integral_constant<int, 16>{});
-    default: CBT_CHECK(false, "batch norm: no one-launch kernel for this chunk size");
+    case 1:
+      return f(std::integral_constant<int, 1>{});
+    case 2:
+      return f(std::integral_constant<int, 2>{});
+    case 4:
+      return f(std::integral_constant<int, 4>{});
+    case 8:
+      return f(std::integral_constant<int, 8>{});
+    case 16:
+      return f(std::integral_constant<int, 16>{});
+    default:
+      CBT_CHECK(false, "batch norm: no one-launch kernel for this chunk size");
   }
 }
 
@@ -334,9 +336,8 @@ __global__ void __launch_bounds__(kThreads)
 // BatchNorm backward in one launch: sums as channel_reduce with GradMoments and BnGradFinish
 // (block rank 0 stores dScale and dBias), then dX (when dx is set) as bn_grad_dx_kernel.
 template <int V>
-__global__ void __launch_bounds__(kThreads)
-    bn_grad_one_launch_kernel(ChannelSplit d, BnGradParams p, const float* dy, const float* y,
-                              const float* x, float* dx) {
+__global__ void __launch_bounds__(kThreads) bn_grad_one_launch_kernel(ChannelSplit d, BnGradParams p, const float* dy,
+                                                                      const float* y, const float* x, float* dx) {
 #ifdef CBT_BN_CLUSTERS
   __shared__ BnGradCoef coef;
   const ClusterChunk<V> my(d);
@@ -372,8 +373,7 @@ bool one_launch(const CudaContext& cc, const ChannelSplit& d) {
 
 // Launches `kernel` with one cluster of d.chunks blocks per channel on the context's stream.
 template <class... Params, class... Args>
-void launch_clusters(const CudaContext& cc, const ChannelSplit& d, void (*kernel)(Params...),
-                     Args... args) {
+void launch_clusters(const CudaContext& cc, const ChannelSplit& d, void (*kernel)(Params...), Args... args) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(static_cast<unsigned>(d.blocks()));
   cfg.blockDim = dim3(kThreads);
@@ -405,17 +405,16 @@ void batch_norm_training(KernelContext& ctx) {
   float* y = fptr_out(ctx.out(0));
   const bool relu = ctx.node.attrs.get_int("relu", 0) != 0;
   if (one_launch(cc, d)) {
-    with_values(d, [&](auto v) {
-      launch_clusters(cc, d, bn_train_one_launch_kernel<decltype(v)::value>, d, p, y, relu);
-    });
+    with_values(d,
+                [&](auto v) { launch_clusters(cc, d, bn_train_one_launch_kernel<decltype(v)::value>, d, p, y, relu); });
     return;
   }
   Scratch scratch(cc);
   auto* partial = scratch.take<double2>(d.blocks(), "batch-norm statistics");
   p.a = scratch.take<float>(d.C, "batch-norm coefficients");
   p.b = scratch.take<float>(d.C, "batch-norm coefficients");
-  channel_reduce(cc, d, ShiftedMoments{p.x, d.S}, partial,
-                 arrival_counters(ctx, cc, scratch, d.C), BnTrainFinish{d, p});
+  channel_reduce(cc, d, ShiftedMoments{p.x, d.S}, partial, arrival_counters(ctx, cc, scratch, d.C),
+                 BnTrainFinish{d, p});
   channel_affine(cc, d, p.x, p.a, p.b, y, relu);
 }
 
@@ -437,16 +436,15 @@ void batch_norm_backward(KernelContext& ctx) {
   if (one_launch(cc, d)) {
     float* dx = output_needed(ctx, 0) ? fptr_out(ctx.out(0)) : nullptr;
     with_values(d, [&](auto v) {
-      launch_clusters(cc, d, bn_grad_one_launch_kernel<decltype(v)::value>, d, p, fptr(dY), y,
-                      fptr(X), dx);
+      launch_clusters(cc, d, bn_grad_one_launch_kernel<decltype(v)::value>, d, p, fptr(dY), y, fptr(X), dx);
     });
     return;
   }
   Scratch scratch(cc);
   auto* partial = scratch.take<double2>(d.blocks(), "batch-norm gradient sums");
   p.coef = scratch.take<BnGradCoef>(d.C, "batch-norm gradient coefficients");
-  channel_reduce(cc, d, GradMoments{fptr(dY), fptr(X), p.mean, y}, partial,
-                 arrival_counters(ctx, cc, scratch, d.C), BnGradFinish{d, p});
+  channel_reduce(cc, d, GradMoments{fptr(dY), fptr(X), p.mean, y}, partial, arrival_counters(ctx, cc, scratch, d.C),
+                 BnGradFinish{d, p});
   if (!output_needed(ctx, 0)) return;
   int64_t total = X.numel();
   if (fits_32(total))
@@ -454,8 +452,8 @@ void batch_norm_backward(KernelContext& ctx) {
         fptr(dY), y, fptr(X), p.mean, p.coef, fptr_out(ctx.out(0)), static_cast<uint32_t>(d.C),
         static_cast<uint32_t>(d.S), static_cast<uint32_t>(total));
   else
-    bn_grad_dx_kernel<int64_t><<<blocks_for(total), kThreads, 0, cc.stream>>>(
-        fptr(dY), y, fptr(X), p.mean, p.coef, fptr_out(ctx.out(0)), d.C, d.S, total);
+    bn_grad_dx_kernel<int64_t><<<blocks_for(total), kThreads, 0, cc.stream>>>(fptr(dY), y, fptr(X), p.mean, p.coef,
+                                                                              fptr_out(ctx.out(0)), d.C, d.S, total);
   CBT_CUDA_CHECK_LAUNCH();
 }
 

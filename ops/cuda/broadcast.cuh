@@ -3,8 +3,8 @@
 #pragma once
 #include <cstdint>
 #include <initializer_list>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "graph/shape_utils.h"
@@ -21,18 +21,22 @@ inline constexpr int64_t kBusyThreads = 132 * 2048;
 // ---- dtype dispatch ------------------------------------------------------------------------
 
 [[noreturn]] inline void unsupported_dtype(const KernelContext& ctx, DType t) {
-  throw UserError("node " + ctx.node.describe() + ": the CUDA kernel does not support " +
-                  dtype_name(t) + " (float64 runs on the CPU only)");
+  throw UserError("node " + ctx.node.describe() + ": the CUDA kernel does not support " + dtype_name(t) +
+                  " (float64 runs on the CPU only)");
 }
 
 // Calls f.template operator()<T>() for the arithmetic types of the GPU: float32, int64, int32.
 template <class F>
 void dispatch_arith(const KernelContext& ctx, DType t, F&& f) {
   switch (t) {
-    case DType::Float32: return f.template operator()<float>();
-    case DType::Int64: return f.template operator()<int64_t>();
-    case DType::Int32: return f.template operator()<int32_t>();
-    default: unsupported_dtype(ctx, t);
+    case DType::Float32:
+      return f.template operator()<float>();
+    case DType::Int64:
+      return f.template operator()<int64_t>();
+    case DType::Int32:
+      return f.template operator()<int32_t>();
+    default:
+      unsupported_dtype(ctx, t);
   }
 }
 
@@ -105,8 +109,7 @@ __global__ void map1_kernel(const TX* x, TY* y, int64_t n, Op op) {
 
 // y[i] = op(a[i * da], b[i * db]): same element order (d = 1) or a scalar operand (d = 0).
 template <class TA, class TB, class TY, class Op>
-__global__ void map2_flat_kernel(const TA* a, int64_t da, const TB* b, int64_t db, TY* y,
-                                 int64_t n, Op op) {
+__global__ void map2_flat_kernel(const TA* a, int64_t da, const TB* b, int64_t db, TY* y, int64_t n, Op op) {
   CBT_GRID_STRIDE_LOOP(i, n) y[i] = op(a[i * da], b[i * db]);
 }
 
@@ -168,8 +171,8 @@ void unary_map(cudaStream_t s, const TX* x, TY* y, int64_t n, Op op) {
 
 // y = op(a, b) with numpy broadcasting; y has the broadcast shape ys.
 template <class TA, class TB, class TY, class Op>
-void binary_map(cudaStream_t s, const TA* a, const Shape& as, const TB* b, const Shape& bs, TY* y,
-                const Shape& ys, Op op) {
+void binary_map(cudaStream_t s, const TA* a, const Shape& as, const TB* b, const Shape& bs, TY* y, const Shape& ys,
+                Op op) {
   int64_t n = shape_numel(ys);
   if (n == 0) return;
   int64_t na = shape_numel(as), nb = shape_numel(bs);
@@ -177,19 +180,17 @@ void binary_map(cudaStream_t s, const TA* a, const Shape& as, const TB* b, const
   // adds or drops 1-dims), so it is read flat.
   if constexpr (std::is_same_v<TA, float> && std::is_same_v<TB, float> && std::is_same_v<TY, float>) {
     if (na == n && nb == n && n % 4 == 0 && aligned16(a) && aligned16(b) && aligned16(y)) {
-      map2_vec4_kernel<<<blocks_for(n / 4), kThreads, 0, s>>>(
-          reinterpret_cast<const float4*>(a), reinterpret_cast<const float4*>(b),
-          reinterpret_cast<float4*>(y), n / 4, op);
+      map2_vec4_kernel<<<blocks_for(n / 4), kThreads, 0, s>>>(reinterpret_cast<const float4*>(a),
+                                                              reinterpret_cast<const float4*>(b),
+                                                              reinterpret_cast<float4*>(y), n / 4, op);
       CBT_CUDA_CHECK_LAUNCH();
       return;
     }
   }
   if ((na == n || na == 1) && (nb == n || nb == 1)) {
-    map2_flat_kernel<<<blocks_for(n), kThreads, 0, s>>>(a, na == n ? 1 : 0, b, nb == n ? 1 : 0, y,
-                                                        n, op);
+    map2_flat_kernel<<<blocks_for(n), kThreads, 0, s>>>(a, na == n ? 1 : 0, b, nb == n ? 1 : 0, y, n, op);
   } else {
-    map2_strided_kernel<<<blocks_for(n), kThreads, 0, s>>>(a, b, y, n, make_layout(ys, {&as, &bs}),
-                                                           op);
+    map2_strided_kernel<<<blocks_for(n), kThreads, 0, s>>>(a, b, y, n, make_layout(ys, {&as, &bs}), op);
   }
   CBT_CUDA_CHECK_LAUNCH();
 }
@@ -210,11 +211,15 @@ void broadcast_to(cudaStream_t s, const T* x, const Shape& xs, T* y, const Shape
 
 struct SumOp {
   template <class T>
-  __device__ T operator()(T a, T b) const { return a + b; }
+  __device__ T operator()(T a, T b) const {
+    return a + b;
+  }
 };
 struct MaxOp {
   template <class T>
-  __device__ T operator()(T a, T b) const { return a < b ? b : a; }
+  __device__ T operator()(T a, T b) const {
+    return a < b ? b : a;
+  }
 };
 
 // Reduces v over a group of G threads: a warp (G = 32) or the whole block (G = kThreads,
@@ -290,8 +295,7 @@ __device__ inline void for_each_run(const T* x, const SumPlan& p, int64_t j0, in
 // One thread per (output o, chunk s of the reduced range); adjacent threads take adjacent
 // outputs, coalesced when the innermost dim is kept. out[s * ny + o], scaled when final.
 template <class T>
-__global__ void sum_lines_kernel(const T* x, SumPlan p, int64_t chunks, int64_t chunk, T* out,
-                                 T scale, bool final) {
+__global__ void sum_lines_kernel(const T* x, SumPlan p, int64_t chunks, int64_t chunk, T* out, T scale, bool final) {
   CBT_GRID_STRIDE_LOOP(w, p.ny * chunks) {
     int64_t s = w / p.ny, o = w % p.ny;
     T acc = 0;
@@ -306,8 +310,7 @@ __global__ void sum_lines_kernel(const T* x, SumPlan p, int64_t chunks, int64_t 
 // One group of G threads per (output o, chunk s) when the innermost dim is reduced: the group
 // reads contiguous runs together, then reduces in a fixed order.
 template <int G, class T>
-__global__ void sum_rows_kernel(const T* x, SumPlan p, int64_t chunks, int64_t chunk, T* out,
-                                T scale, bool final) {
+__global__ void sum_rows_kernel(const T* x, SumPlan p, int64_t chunks, int64_t chunk, T* out, T scale, bool final) {
   __shared__ T smem[kThreads / 32];
   constexpr int per_block = kThreads / G;
   int lane = threadIdx.x % G;
@@ -340,8 +343,7 @@ __global__ void sum_partials_kernel(const T* part, int64_t ny, int64_t chunks, T
 // is not; the inverse of broadcasting ys to xs. Deterministic: the split of the work depends
 // on the shapes only; partial sums (from `ws` when it has room) are combined in a fixed order.
 template <class T>
-void sum_to(cudaStream_t s, Scratch& ws, const T* x, const Shape& xs, T* y, const Shape& ys,
-            T scale) {
+void sum_to(cudaStream_t s, Scratch& ws, const T* x, const Shape& xs, T* y, const Shape& ys, T scale) {
   int64_t ny = shape_numel(ys);
   if (ny == 0) return;
   if (shape_numel(xs) == 0) {  // empty sums
@@ -370,11 +372,9 @@ void sum_to(cudaStream_t s, Scratch& ws, const T* x, const Shape& xs, T* y, cons
   if (!rows) {
     sum_lines_kernel<<<blocks_for(items), kThreads, 0, s>>>(x, p, chunks, chunk, out, scale, final);
   } else if (group == 32) {
-    sum_rows_kernel<32><<<blocks_for(items * 32), kThreads, 0, s>>>(x, p, chunks, chunk, out, scale,
-                                                                  final);
+    sum_rows_kernel<32><<<blocks_for(items * 32), kThreads, 0, s>>>(x, p, chunks, chunk, out, scale, final);
   } else {
-    sum_rows_kernel<kThreads><<<blocks_for(items * kThreads), kThreads, 0, s>>>(x, p, chunks, chunk,
-                                                                              out, scale, final);
+    sum_rows_kernel<kThreads><<<blocks_for(items * kThreads), kThreads, 0, s>>>(x, p, chunks, chunk, out, scale, final);
   }
   CBT_CUDA_CHECK_LAUNCH();
   if (!final) {

@@ -12,8 +12,7 @@ namespace {
 constexpr int kClipBlocks = 1024;
 
 // partial[b] = sum of g[i]^2 over block b's grid-stride share.
-__global__ void clip_partials_kernel(const float* __restrict__ g, int64_t n,
-                                     double* __restrict__ partial) {
+__global__ void clip_partials_kernel(const float* __restrict__ g, int64_t n, double* __restrict__ partial) {
   __shared__ double shared[32];
   double acc = 0;
   CBT_GRID_STRIDE_LOOP(i, n) acc += static_cast<double>(g[i]) * g[i];
@@ -22,8 +21,8 @@ __global__ void clip_partials_kernel(const float* __restrict__ g, int64_t n,
 }
 
 // factor[0] = min(1, max_norm / (|scale| * sqrt(sum partial) + 1e-6)); one block, fixed order.
-__global__ void clip_factor_kernel(const double* __restrict__ partial, int blocks, double max_norm,
-                                   double scale, float* __restrict__ factor) {
+__global__ void clip_factor_kernel(const double* __restrict__ partial, int blocks, double max_norm, double scale,
+                                   float* __restrict__ factor) {
   __shared__ double shared[32];
   double acc = 0;
   for (int b = threadIdx.x; b < blocks; b += blockDim.x) acc += partial[b];
@@ -34,8 +33,7 @@ __global__ void clip_factor_kernel(const double* __restrict__ partial, int block
   }
 }
 
-__global__ void clip_scale_kernel(float* __restrict__ g, int64_t n,
-                                  const float* __restrict__ factor) {
+__global__ void clip_scale_kernel(float* __restrict__ g, int64_t n, const float* __restrict__ factor) {
   const float c = factor[0];
   if (c == 1.0f) return;
   CBT_GRID_STRIDE_LOOP(i, n) g[i] *= c;
@@ -44,8 +42,7 @@ __global__ void clip_scale_kernel(float* __restrict__ g, int64_t n,
 // inputs: g (P) in place; attributes max_norm, scale.
 void clip_grad_norm(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
-  CBT_CHECK(ctx.in(0).dtype() == DType::Float32,
-            "ClipGradNorm: the gradient buffer must be float32");
+  CBT_CHECK(ctx.in(0).dtype() == DType::Float32, "ClipGradNorm: the gradient buffer must be float32");
   const int64_t n = ctx.in(0).numel();
   if (n == 0) return;
   const double max_norm = ctx.node.attrs.get_float("max_norm", 0.0f);

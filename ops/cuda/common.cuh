@@ -21,6 +21,6 @@ inline int blocks_for(int64_t n, int threads = kThreads) {
 
 }  // namespace cbt::cuda
 
-#define CBT_GRID_STRIDE_LOOP(i, n)                                                          \
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);    \
+#define CBT_GRID_STRIDE_LOOP(i, n)                                                       \
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(blockDim.x) * gridDim.x)

@@ -29,8 +29,8 @@ namespace {
 // Conv: image = X, grid = Y. ConvTranspose: image = Y, grid = X (its weight layout
 // (C, M/G, k) is exactly that filter). PH/PW are the leading pads, as in the CPU kernel.
 struct ConvGeom {
-  int64_t N = 1, Ci = 1, Cg = 1, G = 1, H = 1, W = 1, KH = 1, KW = 1, SH = 1, SW = 1, DH = 1,
-          DW = 1, PH = 0, PW = 0, OH = 1, OW = 1;
+  int64_t N = 1, Ci = 1, Cg = 1, G = 1, H = 1, W = 1, KH = 1, KW = 1, SH = 1, SW = 1, DH = 1, DW = 1, PH = 0, PW = 0,
+          OH = 1, OW = 1;
   // cuDNN pads symmetrically; when the leading pads do not give the grid size, the image is
   // padded into the workspace as (N, Ci, HP, WP) and convolved without padding.
   bool explicit_pad = false;
@@ -39,8 +39,7 @@ struct ConvGeom {
   __host__ __device__ int64_t padded_numel() const { return N * Ci * HP * WP; }
 };
 
-ConvGeom make_geom(const Node& node, const Shape& img, const Shape& grid, const Shape& w,
-                   bool transpose) {
+ConvGeom make_geom(const Node& node, const Shape& img, const Shape& grid, const Shape& w, bool transpose) {
   size_t nd = w.size() - 2;
   std::vector<int64_t> ones(nd, 1), zeros(nd, 0);
   auto s = node.attrs.get_ints("strides", ones);
@@ -48,14 +47,12 @@ ConvGeom make_geom(const Node& node, const Shape& img, const Shape& grid, const 
   auto pads = node.attrs.get_ints("pads", std::vector<int64_t>(2 * nd, 0));
   auto out_pad = transpose ? node.attrs.get_ints("output_padding", zeros) : zeros;
   std::string ap = node.attrs.get_string("auto_pad", "NOTSET");
-  bool derive = ap == "SAME_UPPER" || ap == "SAME_LOWER" ||
-                (transpose && node.attrs.has("output_shape"));
+  bool derive = ap == "SAME_UPPER" || ap == "SAME_LOWER" || (transpose && node.attrs.has("output_shape"));
   std::vector<int64_t> pb(nd, 0);
   for (size_t i = 0; i < nd; ++i) {
     int64_t eff = (w[2 + i] - 1) * d[i] + 1;
     if (derive) {
-      int64_t total =
-          std::max<int64_t>(0, (grid[2 + i] - 1) * s[i] + out_pad[i] + eff - img[2 + i]);
+      int64_t total = std::max<int64_t>(0, (grid[2 + i] - 1) * s[i] + out_pad[i] + eff - img[2 + i]);
       pb[i] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
     } else if (ap != "VALID") {
       pb[i] = pads[i];
@@ -70,8 +67,7 @@ ConvGeom make_geom(const Node& node, const Shape& img, const Shape& grid, const 
     int64_t span = in + 2 * p - ((k - 1) * dil + 1);
     return span >= 0 && span / st + 1 == out;
   };
-  g.explicit_pad = !fits(g.H, g.KH, g.SH, g.DH, g.PH, g.OH) ||
-                   !fits(g.W, g.KW, g.SW, g.DW, g.PW, g.OW);
+  g.explicit_pad = !fits(g.H, g.KH, g.SH, g.DH, g.PH, g.OH) || !fits(g.W, g.KW, g.SW, g.DW, g.PW, g.OW);
   g.HP = (g.OH - 1) * g.SH + (g.KH - 1) * g.DH + 1;
   g.WP = (g.OW - 1) * g.SW + (g.KW - 1) * g.DW + 1;
   return g;
@@ -90,9 +86,7 @@ struct ConvPlan {
   const AlgoChoice& of(ConvOp op) const { return algo[static_cast<int>(op)]; }
   EnginePlan* engine_of(ConvOp op) const { return engine[static_cast<int>(op)].get(); }
   size_t algo_ws() const { return std::max({algo[0].ws, algo[1].ws, algo[2].ws}); }
-  size_t pad_bytes() const {
-    return g.explicit_pad ? Scratch::aligned(g.padded_numel() * sizeof(float)) : 0;
-  }
+  size_t pad_bytes() const { return g.explicit_pad ? Scratch::aligned(g.padded_numel() * sizeof(float)) : 0; }
 };
 
 // FFT and non-fused Winograd trade accuracy for speed: their float32 error reaches ~5e-4 of
@@ -115,8 +109,7 @@ bool accurate(cudnnConvolutionBwdFilterAlgo_t a) {
 // allowed, deterministic under --deterministic, within the workspace `budget` (its size from
 // `ws_size`, which needs the candidate's math type set on the descriptor).
 template <class Perf, class WsFn>
-bool usable(const Perf& p, const ConvPlan& plan, const CudaContext& cc, size_t budget,
-            WsFn ws_size, size_t& need) {
+bool usable(const Perf& p, const ConvPlan& plan, const CudaContext& cc, size_t budget, WsFn ws_size, size_t& need) {
   if (p.status != CUDNN_STATUS_SUCCESS || (!cc.tf32 && p.mathType != CUDNN_FMA_MATH)) return false;
   if (!accurate(p.algo)) return false;
   if (cc.deterministic && p.determinism != CUDNN_DETERMINISTIC) return false;
@@ -133,9 +126,8 @@ AlgoChoice fallback_choice(const ConvPlan& plan, size_t budget, WsFn ws_size, Al
 // `fallback` (an implicit-GEMM algorithm, deterministic and supported for every float32
 // convolution) with FMA math.
 template <class Perf, class Algo, class WsFn>
-AlgoChoice pick_algo(const Perf* perf, int n, bool measured, const ConvPlan& plan,
-                     const CudaContext& cc, size_t budget, WsFn ws_size, Algo fallback,
-                     const char* what) {
+AlgoChoice pick_algo(const Perf* perf, int n, bool measured, const ConvPlan& plan, const CudaContext& cc, size_t budget,
+                     WsFn ws_size, Algo fallback, const char* what) {
   std::vector<AlgoCandidate> cands(static_cast<size_t>(n));
   std::vector<size_t> ws_need(static_cast<size_t>(n), 0);
   for (int i = 0; i < n; ++i) {
@@ -155,9 +147,8 @@ AlgoChoice fallback_choice(const ConvPlan& plan, size_t budget, WsFn ws_size, Al
   CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, CUDNN_FMA_MATH));
   size_t need = 0;
   bool ok = ws_size(fallback, &need) == CUDNN_STATUS_SUCCESS && need <= budget;
-  CBT_MODEL_CHECK(ok, "cuDNN offers no ", what, " algorithm for a convolution of image (",
-                  plan.g.N, ", ", plan.g.Ci, ", ", plan.g.H, ", ", plan.g.W, ") within ", budget,
-                  " bytes of workspace");
+  CBT_MODEL_CHECK(ok, "cuDNN offers no ", what, " algorithm for a convolution of image (", plan.g.N, ", ", plan.g.Ci,
+                  ", ", plan.g.H, ", ", plan.g.W, ") within ", budget, " bytes of workspace");
   return {static_cast<int>(fallback), CUDNN_FMA_MATH, need};
 }
 
@@ -223,15 +214,14 @@ bool log_conv_algos() {
 template <class Perf>
 void log_choice(const char* what, const ConvGeom& g, const Perf* perf, int n, const AlgoChoice& c) {
   std::string line = std::string("cbtrain conv algos: ") + what + " N=" + std::to_string(g.N) +
-                     " C=" + std::to_string(g.Ci) + " H=" + std::to_string(g.H) + " W=" +
-                     std::to_string(g.W) + " M=" + std::to_string(g.Cg) + " k=" +
-                     std::to_string(g.KH) + "x" + std::to_string(g.KW) + " s=" +
-                     std::to_string(g.SH) + " G=" + std::to_string(g.G) + " candidates:";
+                     " C=" + std::to_string(g.Ci) + " H=" + std::to_string(g.H) + " W=" + std::to_string(g.W) +
+                     " M=" + std::to_string(g.Cg) + " k=" + std::to_string(g.KH) + "x" + std::to_string(g.KW) +
+                     " s=" + std::to_string(g.SH) + " G=" + std::to_string(g.G) + " candidates:";
   char buf[96];
   for (int i = 0; i < n; ++i) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-    std::snprintf(buf, sizeof buf, " %d/%.4fms/%zuB/%s/%s", static_cast<int>(perf[i].algo),
-                  perf[i].time, perf[i].memory, perf[i].mathType == CUDNN_FMA_MATH ? "fma" : "tc",
+    std::snprintf(buf, sizeof buf, " %d/%.4fms/%zuB/%s/%s", static_cast<int>(perf[i].algo), perf[i].time,
+                  perf[i].memory, perf[i].mathType == CUDNN_FMA_MATH ? "fma" : "tc",
                   perf[i].determinism == CUDNN_DETERMINISTIC ? "det" : "nondet");
     line += buf;
   }
@@ -300,9 +290,8 @@ bool take_direct(const std::optional<Choice>& best, float engine_ms, const Direc
                  "%s%s (searched in %.1f ms: %s)\n",
                  what, copies, static_cast<long long>(d.N), static_cast<long long>(d.C), static_cast<long long>(d.H),
                  static_cast<long long>(d.W), static_cast<long long>(d.M), static_cast<long long>(d.K),
-                 d.phases ? " (stride-2 phases)" : "",
-                 best ? best->cfg.str().c_str() : "none", best ? best->ms : -1.0f, engine_ms, take ? "direct" : "cuDNN",
-                 looked(best).c_str(), phases->total_ms(), phases->str().c_str());
+                 d.phases ? " (stride-2 phases)" : "", best ? best->cfg.str().c_str() : "none", best ? best->ms : -1.0f,
+                 engine_ms, take ? "direct" : "cuDNN", looked(best).c_str(), phases->total_ms(), phases->str().c_str());
   return take;
 }
 
@@ -344,8 +333,9 @@ AlgoChoice choose_algo(const CudaContext& cc, const ConvPlan& p, size_t budget) 
   using Calls = OpCalls<op>;
   auto ws = [&](typename Calls::Algo a, size_t* bytes) { return Calls::ws(cc.cudnn, p, a, bytes); };
   if (cc.conv_algos == ConvAlgos::Engines) {
-    EngineSearch search{cc.tf32, cc.deterministic, budget, deterministic_slack(), timing_concurrency(cc.conv_concurrency),
-                        log_conv_algos()};
+    EngineSearch search{
+        cc.tf32,         cc.deterministic, budget, deterministic_slack(), timing_concurrency(cc.conv_concurrency),
+        log_conv_algos()};
     if (auto id = choose_engine(cc.cudnn, cc.stream, engine_conv(p.g), op, search)) {
       AlgoChoice c = fallback_choice(p, budget, ws, Calls::kFallback, Calls::kName);
       c.ws = std::max(c.ws, id->workspace);
@@ -373,9 +363,31 @@ AlgoKey algo_key(const CudaContext& cc, const ConvGeom& g, ConvOp op, size_t bud
   // Only the engines are timed with the learners' concurrency: a legacy choice holds for any.
   const int64_t concurrency = cc.conv_algos == ConvAlgos::Engines ? timing_concurrency(cc.conv_concurrency) : 1;
   // One search serves every GPU of the same model (first_device_alike).
-  return {{first_device_alike(cc.device), static_cast<int64_t>(op), cc.tf32, cc.deterministic, static_cast<int64_t>(cc.conv_algos), concurrency,
-           static_cast<int64_t>(budget), static_cast<int64_t>(direct_mode()), g.N, g.Ci, g.Cg, g.G, g.H, g.W, g.KH, g.KW, g.SH, g.SW,
-           g.DH, g.DW, g.PH, g.PW, g.OH, g.OW, g.explicit_pad}};
+  return {{first_device_alike(cc.device),
+           static_cast<int64_t>(op),
+           cc.tf32,
+           cc.deterministic,
+           static_cast<int64_t>(cc.conv_algos),
+           concurrency,
+           static_cast<int64_t>(budget),
+           static_cast<int64_t>(direct_mode()),
+           g.N,
+           g.Ci,
+           g.Cg,
+           g.G,
+           g.H,
+           g.W,
+           g.KH,
+           g.KW,
+           g.SH,
+           g.SW,
+           g.DH,
+           g.DW,
+           g.PH,
+           g.PW,
+           g.OH,
+           g.OW,
+           g.explicit_pad}};
 }
 
 // The chosen engine's execution plan on this context's handle; null (the legacy fallback
@@ -385,14 +397,14 @@ std::unique_ptr<EnginePlan> engine_plan(const CudaContext& cc, const ConvGeom& g
     auto plan = std::make_unique<EnginePlan>(cc.cudnn, engine_conv(g), op, *c.engine);
     if (plan->workspace() <= c.ws) return plan;
   } catch (const std::exception& e) {
-    if (log_conv_algos()) std::fprintf(stderr, "cbtrain conv engines: engine %lld not built: %s\n",
-                                       static_cast<long long>(c.engine->global_index), e.what());
+    if (log_conv_algos())
+      std::fprintf(stderr, "cbtrain conv engines: engine %lld not built: %s\n",
+                   static_cast<long long>(c.engine->global_index), e.what());
   }
   return nullptr;
 }
 
-std::shared_ptr<ConvPlan> make_plan(const CudaContext& cc, const ConvGeom& geom,
-                                    const std::vector<ConvOp>& ops) {
+std::shared_ptr<ConvPlan> make_plan(const CudaContext& cc, const ConvGeom& geom, const std::vector<ConvOp>& ops) {
   auto plan = std::make_shared<ConvPlan>();
   ConvPlan& p = *plan;
   const ConvGeom& g = p.g = geom;
@@ -401,19 +413,17 @@ std::shared_ptr<ConvPlan> make_plan(const CudaContext& cc, const ConvGeom& geom,
   set_nchw(p.grid, g.N, g.Cg, g.OH, g.OW);
   set_filter(p.filter, g.Cg, g.Ci / g.G, g.KH, g.KW);
   int ph = g.explicit_pad ? 0 : cudnn_dim(g.PH), pw = g.explicit_pad ? 0 : cudnn_dim(g.PW);
-  CBT_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(p.conv, ph, pw, cudnn_dim(g.SH), cudnn_dim(g.SW),
-                                                  cudnn_dim(g.DH), cudnn_dim(g.DW),
-                                                  CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+  CBT_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(p.conv, ph, pw, cudnn_dim(g.SH), cudnn_dim(g.SW), cudnn_dim(g.DH),
+                                                  cudnn_dim(g.DW), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   CBT_CUDNN_CHECK(cudnnSetConvolutionGroupCount(p.conv, cudnn_dim(g.G)));
   // FMA math keeps float32 convolutions bit-honest; TF32 tensor cores only when asked for.
   CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv, cc.tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
   int n = 0, c = 0, h = 0, w = 0;
   CBT_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(p.conv, p.image, p.filter, &n, &c, &h, &w));
-  CBT_CHECK(n == g.N && c == g.Cg && h == g.OH && w == g.OW, "cuDNN convolution output (", n,
-            ", ", c, ", ", h, ", ", w, ") differs from the inferred grid (", g.N, ", ", g.Cg, ", ",
-            g.OH, ", ", g.OW, ")");
-  CBT_MODEL_CHECK(p.pad_bytes() <= cc.workspace_bytes, "CUDA workspace too small for padding a ",
-                  "convolution input (", p.pad_bytes(), " bytes needed)");
+  CBT_CHECK(n == g.N && c == g.Cg && h == g.OH && w == g.OW, "cuDNN convolution output (", n, ", ", c, ", ", h, ", ", w,
+            ") differs from the inferred grid (", g.N, ", ", g.Cg, ", ", g.OH, ", ", g.OW, ")");
+  CBT_MODEL_CHECK(p.pad_bytes() <= cc.workspace_bytes, "CUDA workspace too small for padding a ", "convolution input (",
+                  p.pad_bytes(), " bytes needed)");
   size_t budget = cc.workspace_bytes - p.pad_bytes();
   std::lock_guard lock(conv_choices_mutex());
   for (ConvOp op : ops) {
@@ -431,9 +441,8 @@ std::shared_ptr<ConvPlan> make_plan(const CudaContext& cc, const ConvGeom& geom,
 }
 
 // The node's cached plan, built on first use (shapes never change for a node).
-std::shared_ptr<ConvPlan> plan_of(KernelContext& ctx, const CudaContext& cc, const Shape& img,
-                                  const Shape& grid, const Shape& w, bool transpose,
-                                  const std::vector<ConvOp>& ops) {
+std::shared_ptr<ConvPlan> plan_of(KernelContext& ctx, const CudaContext& cc, const Shape& img, const Shape& grid,
+                                  const Shape& w, bool transpose, const std::vector<ConvOp>& ops) {
   if (ctx.state && *ctx.state) return std::static_pointer_cast<ConvPlan>(*ctx.state);
   auto plan = make_plan(cc, make_geom(ctx.node, img, grid, w, transpose), ops);
   if (ctx.state) *ctx.state = plan;
@@ -491,8 +500,7 @@ struct BiasFinish {
   __device__ void operator()(int64_t c, double2 t) const { db[c] = static_cast<float>(t.x); }
 };
 
-void add_bias(const CudaContext& cc, float* y, const Tensor& b, int64_t N, int64_t M, int64_t P,
-              bool relu = false) {
+void add_bias(const CudaContext& cc, float* y, const Tensor& b, int64_t N, int64_t M, int64_t P, bool relu = false) {
   int64_t total = N * M * P;
   const auto* bias = static_cast<const float*>(b.data());
   if (relu)
@@ -505,9 +513,8 @@ void add_bias(const CudaContext& cc, float* y, const Tensor& b, int64_t N, int64
 // dB: (M) = sum of dY: (N, M, P) over N and P, in one launch (channel_reduce, deterministic);
 // `counters` keeps its arrival counters (null: scratch). With `y` (a fused Relu: the fused
 // output Y) the sum of dY where Y > 0, written to `masked` on the way.
-void bias_grad(const CudaContext& cc, const Tensor& dY, int64_t N, int64_t M, int64_t P,
-               Tensor& dB, std::shared_ptr<void>* counters, const float* y = nullptr,
-               float* masked = nullptr) {
+void bias_grad(const CudaContext& cc, const Tensor& dY, int64_t N, int64_t M, int64_t P, Tensor& dB,
+               std::shared_ptr<void>* counters, const float* y = nullptr, float* masked = nullptr) {
   Scratch scratch(cc);
   ChannelSplit split(N, M, P);
   auto* partial = scratch.take<double2>(split.blocks(), "the bias gradient");
@@ -521,11 +528,10 @@ void bias_grad(const CudaContext& cc, const Tensor& dY, int64_t N, int64_t M, in
 }
 
 // The image `src` padded into the workspace when the plan needs it, else `src` itself.
-const float* padded_image(const CudaContext& cc, const ConvPlan& p, const void* src,
-                          float* pad_buf) {
+const float* padded_image(const CudaContext& cc, const ConvPlan& p, const void* src, float* pad_buf) {
   if (!p.g.explicit_pad) return static_cast<const float*>(src);
-  pad_image_kernel<<<blocks_for(p.g.padded_numel()), kThreads, 0, cc.stream>>>(
-      static_cast<const float*>(src), pad_buf, p.g);
+  pad_image_kernel<<<blocks_for(p.g.padded_numel()), kThreads, 0, cc.stream>>>(static_cast<const float*>(src), pad_buf,
+                                                                               p.g);
   CBT_CUDA_CHECK_LAUNCH();
   return pad_buf;
 }
@@ -533,8 +539,7 @@ const float* padded_image(const CudaContext& cc, const ConvPlan& p, const void* 
 // Writes the image computed into `pad_buf` back to `dst` when the plan pads explicitly.
 void crop_image(const CudaContext& cc, const ConvPlan& p, const float* pad_buf, void* dst) {
   if (!p.g.explicit_pad) return;
-  crop_image_kernel<<<blocks_for(p.g.image_numel()), kThreads, 0, cc.stream>>>(
-      pad_buf, static_cast<float*>(dst), p.g);
+  crop_image_kernel<<<blocks_for(p.g.image_numel()), kThreads, 0, cc.stream>>>(pad_buf, static_cast<float*>(dst), p.g);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
@@ -580,8 +585,8 @@ struct ConvRunner {
     }
     const AlgoChoice& c = use(ConvOp::Forward);
     CBT_CUDNN_CHECK(cudnnConvolutionForward(h, &one, p.image, image, p.filter, w, p.conv,
-                                            static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), ws,
-                                            c.ws, &zero, p.grid, grid));
+                                            static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), ws, c.ws, &zero, p.grid,
+                                            grid));
     return false;
   }
   // image = conv^T(grid, w)
@@ -590,8 +595,8 @@ struct ConvRunner {
     if (EnginePlan* e = engine(ConvOp::BackwardData, image, w, grid)) return e->run(h, image, w, grid, ws);
     const AlgoChoice& c = use(ConvOp::BackwardData);
     CBT_CUDNN_CHECK(cudnnConvolutionBackwardData(h, &one, p.filter, w, p.grid, grid, p.conv,
-                                                 static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo),
-                                                 ws, c.ws, &zero, p.image, image));
+                                                 static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo), ws, c.ws, &zero,
+                                                 p.image, image));
   }
   // dw = correlation of image and grid
   void backward_filter(const float* image, const void* grid, void* dw) {
@@ -604,15 +609,13 @@ struct ConvRunner {
     }
     if (EnginePlan* e = engine(ConvOp::BackwardFilter, image, dw, grid)) return e->run(h, image, dw, grid, ws);
     const AlgoChoice& c = use(ConvOp::BackwardFilter);
-    CBT_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
-        h, &one, p.image, image, p.grid, grid, p.conv,
-        static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo), ws, c.ws, &zero, p.filter, dw));
+    CBT_CUDNN_CHECK(cudnnConvolutionBackwardFilter(h, &one, p.image, image, p.grid, grid, p.conv,
+                                                   static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo), ws, c.ws,
+                                                   &zero, p.filter, dw));
   }
 };
 
-void check_float(const Tensor& t, const Node& node) {
-  check_float32(t, node, "runs convolutions in float32");
-}
+void check_float(const Tensor& t, const Node& node) { check_float32(t, node, "runs convolutions in float32"); }
 
 // x: (N, C, spatial), w: (M, C/G, k...), b: (M) -> y: (N, M, out spatial); with relu=1
 // (fused, graph/fusion.h) y = max(that, 0), in the bias pass when there is one.
@@ -629,8 +632,10 @@ void conv_fwd(KernelContext& ctx) {
   if (run.forward(padded_image(cc, *plan, X.data(), pad_buf), Wt.data(), Y.data(), bias, fused_relu(ctx))) return;
   const ConvGeom& g = plan->g;
   auto* y = static_cast<float*>(Y.data());
-  if (ctx.has_in(2)) add_bias(cc, y, ctx.in(2), g.N, g.Cg, g.OH * g.OW, fused_relu(ctx));
-  else if (fused_relu(ctx)) relu_in_place(cc, y, Y.numel());
+  if (ctx.has_in(2))
+    add_bias(cc, y, ctx.in(2), g.N, g.Cg, g.OH * g.OW, fused_relu(ctx));
+  else if (fused_relu(ctx))
+    relu_in_place(cc, y, Y.numel());
 }
 
 // dy: (N, M, out spatial), x: (N, C, spatial), w: (M, C/G, k...) -> dX, dW, dB: (M); with
@@ -656,8 +661,7 @@ void conv_bwd(KernelContext& ctx) {
   Scratch scratch(cc);
   float* pad_buf = g.explicit_pad ? scratch.take<float>(g.padded_numel(), "padding") : nullptr;
   ConvRunner run(cc, *plan, scratch.rest(plan->algo_ws(), "cuDNN convolution"));
-  if (want_dw) run.backward_filter(padded_image(cc, *plan, X.data(), pad_buf), dy,
-                                   ctx.out(1).data());
+  if (want_dw) run.backward_filter(padded_image(cc, *plan, X.data(), pad_buf), dy, ctx.out(1).data());
   if (want_dx) {
     // The padded buffer is free again: dW's cuDNN call precedes on the same stream.
     float* dst = g.explicit_pad ? pad_buf : static_cast<float*>(ctx.out(0).data());

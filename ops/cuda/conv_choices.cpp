@@ -168,7 +168,9 @@ size_t read_conv_choices(std::istream& in, const std::string& header,
                          const std::function<int(const std::string& signature)>& local, std::string* why) {
   std::string line;
   if (!std::getline(in, line) || line != header) {
-    if (why) *why = "made by another version (its first line is '" + line.substr(0, 120) + "', this cbtrain's '" + header + "')";
+    if (why)
+      *why =
+          "made by another version (its first line is '" + line.substr(0, 120) + "', this cbtrain's '" + header + "')";
     return 0;
   }
   std::map<int64_t, int> devices;  // the file's index -> this process's first alike, or -1

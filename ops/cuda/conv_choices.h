@@ -50,7 +50,7 @@ struct AlgoChoice {
   cudnnMathType_t math = CUDNN_FMA_MATH;
   size_t ws = 0;
   std::optional<EngineId> engine;
-  std::optional<DirectPlan> direct;              // forward or backward data
+  std::optional<DirectPlan> direct;             // forward or backward data
   std::optional<DirectWgradPlan> direct_wgrad;  // backward filter
   bool runs_direct() const { return direct || direct_wgrad; }
 };

@@ -8,8 +8,8 @@
 #include <cstddef>
 
 #include "graph/errors.h"
-#include "ops/kernel.h"
 #include "ops/cuda/workspace.h"
+#include "ops/kernel.h"
 
 namespace cbt::cuda {
 
@@ -42,7 +42,8 @@ struct CudaContext {
 class Scratch {
  public:
   explicit Scratch(const CudaContext& cc)
-      : cc_(cc), base_(static_cast<std::byte*>(cc.workspace)),
+      : cc_(cc),
+        base_(static_cast<std::byte*>(cc.workspace)),
         size_(cc.workspace ? cc.workspace_bytes / 256 * 256 : 0) {}
   static size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
   template <class T>
@@ -78,19 +79,18 @@ const char* cublas_status_name(cublasStatus_t s);
       ::cbt::detail::throw_internal(#expr, __FILE__, __LINE__, cudaGetErrorString(cbt_err_)); \
   } while (0)
 
-#define CBT_CUBLAS_CHECK(expr)                                                                  \
-  do {                                                                                          \
-    cublasStatus_t cbt_st_ = (expr);                                                            \
-    if (cbt_st_ != CUBLAS_STATUS_SUCCESS)                                                       \
-      ::cbt::detail::throw_internal(#expr, __FILE__, __LINE__,                                  \
-                                    ::cbt::cuda::cublas_status_name(cbt_st_));                 \
+#define CBT_CUBLAS_CHECK(expr)                                                                            \
+  do {                                                                                                    \
+    cublasStatus_t cbt_st_ = (expr);                                                                      \
+    if (cbt_st_ != CUBLAS_STATUS_SUCCESS)                                                                 \
+      ::cbt::detail::throw_internal(#expr, __FILE__, __LINE__, ::cbt::cuda::cublas_status_name(cbt_st_)); \
   } while (0)
 
-#define CBT_CUDNN_CHECK(expr)                                                                   \
-  do {                                                                                          \
-    cudnnStatus_t cbt_st_ = (expr);                                                             \
-    if (cbt_st_ != CUDNN_STATUS_SUCCESS)                                                        \
-      ::cbt::detail::throw_internal(#expr, __FILE__, __LINE__, cudnnGetErrorString(cbt_st_));   \
+#define CBT_CUDNN_CHECK(expr)                                                                 \
+  do {                                                                                        \
+    cudnnStatus_t cbt_st_ = (expr);                                                           \
+    if (cbt_st_ != CUDNN_STATUS_SUCCESS)                                                      \
+      ::cbt::detail::throw_internal(#expr, __FILE__, __LINE__, cudnnGetErrorString(cbt_st_)); \
   } while (0)
 
 // After a kernel launch: reports launch-configuration errors at the launch site.

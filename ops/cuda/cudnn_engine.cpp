@@ -20,9 +20,7 @@ namespace {
 // Owner of one backend descriptor.
 class Desc {
  public:
-  explicit Desc(cudnnBackendDescriptorType_t type) {
-    CBT_CUDNN_CHECK(cudnnBackendCreateDescriptor(type, &d_));
-  }
+  explicit Desc(cudnnBackendDescriptorType_t type) { CBT_CUDNN_CHECK(cudnnBackendCreateDescriptor(type, &d_)); }
   ~Desc() {
     if (d_) cudnnBackendDestroyDescriptor(d_);
   }
@@ -37,8 +35,7 @@ class Desc {
   cudnnBackendDescriptor_t* ptr() { return &d_; }
 
   template <class T>
-  Desc& set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, const T* values,
-            int64_t count = 1) {
+  Desc& set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, const T* values, int64_t count = 1) {
     CBT_CUDNN_CHECK(cudnnBackendSetAttribute(d_, name, type, count, values));
     return *this;
   }
@@ -103,21 +100,30 @@ struct OpAttrs {
 OpAttrs attrs_of(ConvOp op) {
   switch (op) {
     case ConvOp::Forward:
-      return {CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
-              CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
-              CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+      return {CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
               CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA};
     case ConvOp::BackwardData:
-      return {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
-              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
-              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+      return {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+              CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
               CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA};
     case ConvOp::BackwardFilter:
       break;
   }
-  return {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
-          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
-          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA,
+  return {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA,
           CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA};
 }
 
@@ -147,7 +153,8 @@ void build_graph(Parts& p, cudnnHandle_t handle, const EngineConv& c, ConvOp op)
       .set(a.alpha, CUDNN_TYPE_FLOAT, &alpha)
       .set(a.beta, CUDNN_TYPE_FLOAT, &beta);
   p.op.finalize();
-  p.graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &handle).set_desc(CUDNN_ATTR_OPERATIONGRAPH_OPS, p.op);
+  p.graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &handle)
+      .set_desc(CUDNN_ATTR_OPERATIONGRAPH_OPS, p.op);
   p.graph.finalize();
 }
 
@@ -159,7 +166,8 @@ cudnnStatus_t build_plan(Parts& p, cudnnHandle_t handle, const Desc& config, siz
   cudnnStatus_t st = p.plan.try_finalize();
   if (st != CUDNN_STATUS_SUCCESS) return st;
   int64_t n = 0, bytes = 0;
-  st = cudnnBackendGetAttribute(p.plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n, &bytes);
+  st =
+      cudnnBackendGetAttribute(p.plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &n, &bytes);
   *workspace = static_cast<size_t>(std::max<int64_t>(bytes, 0));
   return st;
 }
@@ -188,16 +196,27 @@ bool describe(Candidate& c) {
     return false;
   for (int64_t i = 0; i < nn; ++i) {
     switch (notes[i]) {
-      case CUDNN_NUMERICAL_NOTE_TENSOR_CORE: c.notes.tensor_core = true; break;
-      case CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS: c.notes.down_convert = true; break;
-      case CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION: c.notes.reduced_precision = true; break;
+      case CUDNN_NUMERICAL_NOTE_TENSOR_CORE:
+        c.notes.tensor_core = true;
+        break;
+      case CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS:
+        c.notes.down_convert = true;
+        break;
+      case CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION:
+        c.notes.reduced_precision = true;
+        break;
       case CUDNN_NUMERICAL_NOTE_FFT:
       case CUDNN_NUMERICAL_NOTE_WINOGRAD:
       case CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_4x4:
       case CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_6x6:
-      case CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_13x13: c.notes.fft = true; break;
-      case CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC: c.notes.nondeterministic = true; break;
-      default: break;
+      case CUDNN_NUMERICAL_NOTE_WINOGRAD_TILE_13x13:
+        c.notes.fft = true;
+        break;
+      case CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC:
+        c.notes.nondeterministic = true;
+        break;
+      default:
+        break;
     }
   }
   cudnnBackendBehaviorNote_t behaviour[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
@@ -233,11 +252,13 @@ bool describe(Candidate& c) {
 std::vector<Candidate> heuristics(const Parts& p, cudnnBackendHeurMode_t mode) {
   std::vector<Candidate> out;
   Desc heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-  heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, p.graph).set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &mode);
+  heur.set_desc(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, p.graph)
+      .set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &mode);
   if (heur.try_finalize() != CUDNN_STATUS_SUCCESS) return out;
   int64_t count = 0;
   if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
-                               nullptr) != CUDNN_STATUS_SUCCESS || count <= 0)
+                               nullptr) != CUDNN_STATUS_SUCCESS ||
+      count <= 0)
     return out;
   out.resize(static_cast<size_t>(count));
   std::vector<cudnnBackendDescriptor_t> raw;
@@ -255,7 +276,8 @@ std::vector<Candidate> heuristics(const Parts& p, cudnnBackendHeurMode_t mode) {
 std::optional<Candidate> engine_by_index(const Parts& p, int64_t index) {
   Candidate c;
   Desc& engine = c.engine.emplace(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-  engine.set_desc(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, p.graph).set(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, &index);
+  engine.set_desc(CUDNN_ATTR_ENGINE_OPERATION_GRAPH, p.graph)
+      .set(CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, &index);
   if (engine.try_finalize() != CUDNN_STATUS_SUCCESS) return std::nullopt;
   c.config.set_desc(CUDNN_ATTR_ENGINECFG_ENGINE, engine);
   if (c.config.try_finalize() != CUDNN_STATUS_SUCCESS) return std::nullopt;
@@ -282,8 +304,8 @@ const char* op_name(ConvOp op) {
 
 }  // namespace
 
-std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream, const EngineConv& conv,
-                                      ConvOp op, const EngineSearch& search) {
+std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream, const EngineConv& conv, ConvOp op,
+                                      const EngineSearch& search) {
   CBT_CUDNN_CHECK(cudnnSetStream(handle, stream));
   SearchPhases laps;
   SearchPhases* phases = search.log ? &laps : nullptr;
@@ -312,8 +334,8 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
     add(c, false, false);
   }
   lap(phases, "heuristics");
-  if (std::optional<Candidate> plain = engine_by_index(p, 0); plain && describe(*plain) && plain->id.deterministic &&
-                                                              !plain->notes.tensor_core) {
+  if (std::optional<Candidate> plain = engine_by_index(p, 0);
+      plain && describe(*plain) && plain->id.deterministic && !plain->notes.tensor_core) {
     add(*plain, true, true);
   } else {
     for (Candidate& c : heuristics(p, CUDNN_HEUR_MODE_FALLBACK)) add(c, true, false);
@@ -327,7 +349,9 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
   };
   // The plain implicit-GEMM engines of the fallback list first: the first of them that runs is
   // the reference the others' results are compared with (below).
-  auto is_plain = [&](size_t i) { return cands[i].fallback && cands[i].id.deterministic && !cands[i].notes.tensor_core; };
+  auto is_plain = [&](size_t i) {
+    return cands[i].fallback && cands[i].id.deterministic && !cands[i].notes.tensor_core;
+  };
   std::vector<size_t> order;
   for (size_t i = 0; i < cands.size(); ++i)
     if (is_plain(i)) order.push_back(i);
@@ -352,85 +376,89 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
   std::vector<Timed> timed;
   const size_t copies = static_cast<size_t>(std::clamp(search.concurrency, 1, 16));
   {  // the timing's buffers and streams, freed at the end of this block
-  // Inputs shared by the copies; an output and a workspace each. The candidates run one after
-  // another, so a copy's workspace serves all of them: it is as large as the largest needs, and
-  // when that cannot be had, the candidates that need the most are left out.
-  const size_t out_count = numel_of(op == ConvOp::Forward ? conv.grid : op == ConvOp::BackwardData ? conv.image : conv.filter);
-  DeviceBuffer image(bytes_of(conv.image)), filter(bytes_of(conv.filter)), grid(bytes_of(conv.grid)),
-      reference(out_count * sizeof(float)), error_scratch(relative_error_scratch_bytes);
-  if (!image.p || !filter.p || !grid.p || !reference.p || !error_scratch.p) return std::nullopt;
-  image.fill_random(numel_of(conv.image), 1);
-  filter.fill_random(numel_of(conv.filter), 2);
-  grid.fill_random(numel_of(conv.grid), 3);
-  std::vector<std::unique_ptr<DeviceBuffer>> outs, workspaces;
-  for (size_t c = 0; c < copies; ++c) {
-    outs.push_back(std::make_unique<DeviceBuffer>(out_count * sizeof(float)));
-    if (!outs.back()->p) return std::nullopt;
-  }
-  while (!built.empty()) {
-    size_t ws = 0;
-    for (const Built& b : built) ws = std::max(ws, b.workspace);
-    workspaces.clear();
-    bool got = true;
-    for (size_t c = 0; got && c < copies; ++c) {
-      workspaces.push_back(std::make_unique<DeviceBuffer>(ws));
-      got = ws == 0 || workspaces.back()->p;
+    // Inputs shared by the copies; an output and a workspace each. The candidates run one after
+    // another, so a copy's workspace serves all of them: it is as large as the largest needs, and
+    // when that cannot be had, the candidates that need the most are left out.
+    const size_t out_count = numel_of(op == ConvOp::Forward        ? conv.grid
+                                      : op == ConvOp::BackwardData ? conv.image
+                                                                   : conv.filter);
+    DeviceBuffer image(bytes_of(conv.image)), filter(bytes_of(conv.filter)), grid(bytes_of(conv.grid)),
+        reference(out_count * sizeof(float)), error_scratch(relative_error_scratch_bytes);
+    if (!image.p || !filter.p || !grid.p || !reference.p || !error_scratch.p) return std::nullopt;
+    image.fill_random(numel_of(conv.image), 1);
+    filter.fill_random(numel_of(conv.filter), 2);
+    grid.fill_random(numel_of(conv.grid), 3);
+    std::vector<std::unique_ptr<DeviceBuffer>> outs, workspaces;
+    for (size_t c = 0; c < copies; ++c) {
+      outs.push_back(std::make_unique<DeviceBuffer>(out_count * sizeof(float)));
+      if (!outs.back()->p) return std::nullopt;
     }
-    if (got) break;
-    std::erase_if(built, [&](const Built& b) { return b.workspace == ws; });
-  }
-  if (built.empty()) return std::nullopt;
-  std::vector<Desc> packs;
-  for (size_t c = 0; c < copies; ++c) {
-    void* out = outs[c]->p;
-    packs.push_back(variant_pack(op == ConvOp::BackwardData ? out : image.p, op == ConvOp::BackwardFilter ? out : filter.p,
-                                 op == ConvOp::Forward ? out : grid.p, workspaces[c]->p));
-  }
-  lap(phases, "buffers");
-  Streams side(copies);
-  lap(phases, "streams");
-  g_engine_searches[copies].fetch_add(1, std::memory_order_relaxed);
-  // Each plan runs once outside the graph (an engine's first run may set itself up), and its
-  // result is compared, on the device, with the reference's: engines whose notes do not say so
-  // may still compute in a way far from FMA rounding (a Winograd backward-filter engine was 1%
-  // off on LeNet-5's first convolution). The reference is never a tensor-core engine, so that
-  // TF32 engines are measured against float32 sums. Only the accurate ones are timed.
-  std::vector<const Built*> runs;
-  std::vector<size_t> timed_of_run;
-  bool have_reference = false;
-  for (const Built& b : built) {
-    if (cudnnBackendExecute(handle, b.plan.get(), packs[0].get()) != CUDNN_STATUS_SUCCESS) {
-      (void)cudaGetLastError();
-      continue;
+    while (!built.empty()) {
+      size_t ws = 0;
+      for (const Built& b : built) ws = std::max(ws, b.workspace);
+      workspaces.clear();
+      bool got = true;
+      for (size_t c = 0; got && c < copies; ++c) {
+        workspaces.push_back(std::make_unique<DeviceBuffer>(ws));
+        got = ws == 0 || workspaces.back()->p;
+      }
+      if (got) break;
+      std::erase_if(built, [&](const Built& b) { return b.workspace == ws; });
     }
-    double err = 0;
-    if (!have_reference && is_plain(b.index)) {
-      CBT_CUDA_CHECK(cudaMemcpyAsync(reference.p, outs[0]->p, out_count * sizeof(float), cudaMemcpyDeviceToDevice, stream));
-      have_reference = true;
-    } else if (have_reference) {
-      err = relative_error(*outs[0], reference, out_count, stream, &error_scratch);
+    if (built.empty()) return std::nullopt;
+    std::vector<Desc> packs;
+    for (size_t c = 0; c < copies; ++c) {
+      void* out = outs[c]->p;
+      packs.push_back(variant_pack(op == ConvOp::BackwardData ? out : image.p,
+                                   op == ConvOp::BackwardFilter ? out : filter.p, op == ConvOp::Forward ? out : grid.p,
+                                   workspaces[c]->p));
     }
-    cands[b.index].id.workspace = b.workspace;
-    timed.push_back({b.index, -1.0f, b.build_ms, err});
-    if (!accurate_enough(err, search.tf32)) continue;
-    timed_of_run.push_back(timed.size() - 1);
-    runs.push_back(&b);
-  }
-  lap(phases, "checks");
-  if (!have_reference) return std::nullopt;  // nothing to check the others against: the legacy API decides
-  // Then timed in CUDA graphs, copies side by side as the learners of a GPU run them: every one
-  // once a copy, then those within reach of the best (the deterministic slack included) with 3
-  // runs a copy (time_shortlisted).
-  const Shortlist shortlist{std::max(1.5f, 1.0f + static_cast<float>(search.det_slack)), 16, false};
-  const std::vector<float> ms = time_shortlisted(
-      stream, side, 3, runs.size(),
-      [&](size_t i, size_t copy, cudaStream_t s) {
-        return cudnnSetStream(handle, s) == CUDNN_STATUS_SUCCESS &&
-               cudnnBackendExecute(handle, runs[i]->plan.get(), packs[copy].get()) == CUDNN_STATUS_SUCCESS;
-      },
-      shortlist, phases);
-  CBT_CUDNN_CHECK(cudnnSetStream(handle, stream));
-  for (size_t i = 0; i < runs.size(); ++i) timed[timed_of_run[i]].ms = ms[i];
+    lap(phases, "buffers");
+    Streams side(copies);
+    lap(phases, "streams");
+    g_engine_searches[copies].fetch_add(1, std::memory_order_relaxed);
+    // Each plan runs once outside the graph (an engine's first run may set itself up), and its
+    // result is compared, on the device, with the reference's: engines whose notes do not say so
+    // may still compute in a way far from FMA rounding (a Winograd backward-filter engine was 1%
+    // off on LeNet-5's first convolution). The reference is never a tensor-core engine, so that
+    // TF32 engines are measured against float32 sums. Only the accurate ones are timed.
+    std::vector<const Built*> runs;
+    std::vector<size_t> timed_of_run;
+    bool have_reference = false;
+    for (const Built& b : built) {
+      if (cudnnBackendExecute(handle, b.plan.get(), packs[0].get()) != CUDNN_STATUS_SUCCESS) {
+        (void)cudaGetLastError();
+        continue;
+      }
+      double err = 0;
+      if (!have_reference && is_plain(b.index)) {
+        CBT_CUDA_CHECK(
+            cudaMemcpyAsync(reference.p, outs[0]->p, out_count * sizeof(float), cudaMemcpyDeviceToDevice, stream));
+        have_reference = true;
+      } else if (have_reference) {
+        err = relative_error(*outs[0], reference, out_count, stream, &error_scratch);
+      }
+      cands[b.index].id.workspace = b.workspace;
+      timed.push_back({b.index, -1.0f, b.build_ms, err});
+      if (!accurate_enough(err, search.tf32)) continue;
+      timed_of_run.push_back(timed.size() - 1);
+      runs.push_back(&b);
+    }
+    lap(phases, "checks");
+    if (!have_reference) return std::nullopt;  // nothing to check the others against: the legacy API decides
+    // Then timed in CUDA graphs, copies side by side as the learners of a GPU run them: every one
+    // once a copy, then those within reach of the best (the deterministic slack included) with 3
+    // runs a copy (time_shortlisted).
+    const Shortlist shortlist{std::max(1.5f, 1.0f + static_cast<float>(search.det_slack)), 16, false};
+    const std::vector<float> ms = time_shortlisted(
+        stream, side, 3, runs.size(),
+        [&](size_t i, size_t copy, cudaStream_t s) {
+          return cudnnSetStream(handle, s) == CUDNN_STATUS_SUCCESS &&
+                 cudnnBackendExecute(handle, runs[i]->plan.get(), packs[copy].get()) == CUDNN_STATUS_SUCCESS;
+        },
+        shortlist, phases);
+    CBT_CUDNN_CHECK(cudnnSetStream(handle, stream));
+    for (size_t i = 0; i < runs.size(); ++i) timed[timed_of_run[i]].ms = ms[i];
   }
   lap(phases, "free");
   // In the candidates' order again (ties of time keep it).
@@ -443,10 +471,12 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
     if (accurate_ok && t.ms >= 0) accurate.push_back(t);
     if (search.log) {
       char buf[112];
-      std::snprintf(buf, sizeof buf, " e%lld/%zuk/%.4fms/%zuB/%s%s/err%.1e/plan%.1fms%s", static_cast<long long>(c.id.global_index),
-                    c.id.knobs.size(), t.ms, c.id.workspace, c.id.deterministic ? "det" : "nondet",
-                    c.notes.tensor_core ? "/tc" : "", t.err, t.build_ms,
-                    !accurate_ok ? "(rejected)" : t.ms < 0 ? "(left out)" : "");
+      std::snprintf(buf, sizeof buf, " e%lld/%zuk/%.4fms/%zuB/%s%s/err%.1e/plan%.1fms%s",
+                    static_cast<long long>(c.id.global_index), c.id.knobs.size(), t.ms, c.id.workspace,
+                    c.id.deterministic ? "det" : "nondet", c.notes.tensor_core ? "/tc" : "", t.err, t.build_ms,
+                    !accurate_ok ? "(rejected)"
+                    : t.ms < 0   ? "(left out)"
+                                 : "");
       log += buf;
     }
   }
@@ -500,8 +530,7 @@ EnginePlan::EnginePlan(cudnnHandle_t handle, const EngineConv& conv, ConvOp op, 
 
 EnginePlan::~EnginePlan() = default;
 
-void EnginePlan::run(cudnnHandle_t handle, const void* image, const void* filter, const void* grid,
-                     void* workspace) {
+void EnginePlan::run(cudnnHandle_t handle, const void* image, const void* filter, const void* grid, void* workspace) {
   const void* now[4] = {image, filter, grid, workspace};
   if (!std::equal(now, now + 4, bound_)) {
     parts_->pack = variant_pack(image, filter, grid, workspace);
@@ -514,7 +543,8 @@ void EnginePlan::run(cudnnHandle_t handle, const void* image, const void* filter
 uint64_t engine_runs() { return g_engine_runs.load(std::memory_order_relaxed); }
 
 uint64_t engine_searches(int copies) {
-  return copies >= 1 && copies <= 16 ? g_engine_searches[static_cast<size_t>(copies)].load(std::memory_order_relaxed) : 0;
+  return copies >= 1 && copies <= 16 ? g_engine_searches[static_cast<size_t>(copies)].load(std::memory_order_relaxed)
+                                     : 0;
 }
 
 }  // namespace cbt::cuda

@@ -30,19 +30,17 @@ struct EngineId {
   size_t workspace = 0;
   bool deterministic = true;
   bool tensor_core = false;  // cuDNN notes it runs on tensor cores (TF32: only with --precision tf32)
-  float ms = -1;  // milliseconds per copy as the search timed it
-  bool operator==(const EngineId& o) const {
-    return global_index == o.global_index && knobs == o.knobs;
-  }
+  float ms = -1;             // milliseconds per copy as the search timed it
+  bool operator==(const EngineId& o) const { return global_index == o.global_index && knobs == o.knobs; }
 };
 
 struct EngineSearch {
   bool tf32 = false;           // tensor-core (TF32) engines allowed
   bool deterministic = false;  // only engines cuDNN does not mark non-deterministic
   size_t workspace_budget = 0;
-  double det_slack = 0.25;     // choose_candidate's slack for a deterministic engine
-  int concurrency = 1;         // copies timed side by side (timing_concurrency; at most 16)
-  bool log = false;            // every candidate and the choice to stderr
+  double det_slack = 0.25;  // choose_candidate's slack for a deterministic engine
+  int concurrency = 1;      // copies timed side by side (timing_concurrency; at most 16)
+  bool log = false;         // every candidate and the choice to stderr
 };
 
 // Times the usable engines of cuDNN's heuristics (mode A's first eight, then the plain
@@ -52,8 +50,8 @@ struct EngineSearch {
 // near the best three times), and returns the one choose_candidate takes; nullopt when none can be
 // built or run (the caller then uses the legacy API). The returned id carries its measured time.
 // Must not run inside a CUDA-graph capture.
-std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream, const EngineConv& conv,
-                                      ConvOp op, const EngineSearch& search);
+std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream, const EngineConv& conv, ConvOp op,
+                                      const EngineSearch& search);
 
 // The chosen engine's execution plan on one handle. run() binds the image, filter and grid
 // (by their roles in `op`: Forward writes the grid, BackwardData the image, BackwardFilter

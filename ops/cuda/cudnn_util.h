@@ -32,22 +32,18 @@ class CudnnDescriptor {
   H h_ = nullptr;
 };
 
-using TensorDesc = CudnnDescriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor,
-                                   cudnnDestroyTensorDescriptor>;
-using FilterDesc = CudnnDescriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor,
-                                   cudnnDestroyFilterDescriptor>;
-using ConvDesc = CudnnDescriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor,
-                                 cudnnDestroyConvolutionDescriptor>;
-using PoolingDesc = CudnnDescriptor<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor,
-                                    cudnnDestroyPoolingDescriptor>;
-using ActivationDesc = CudnnDescriptor<cudnnActivationDescriptor_t,
-                                       cudnnCreateActivationDescriptor,
-                                       cudnnDestroyActivationDescriptor>;
+using TensorDesc = CudnnDescriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor, cudnnDestroyTensorDescriptor>;
+using FilterDesc = CudnnDescriptor<cudnnFilterDescriptor_t, cudnnCreateFilterDescriptor, cudnnDestroyFilterDescriptor>;
+using ConvDesc =
+    CudnnDescriptor<cudnnConvolutionDescriptor_t, cudnnCreateConvolutionDescriptor, cudnnDestroyConvolutionDescriptor>;
+using PoolingDesc =
+    CudnnDescriptor<cudnnPoolingDescriptor_t, cudnnCreatePoolingDescriptor, cudnnDestroyPoolingDescriptor>;
+using ActivationDesc =
+    CudnnDescriptor<cudnnActivationDescriptor_t, cudnnCreateActivationDescriptor, cudnnDestroyActivationDescriptor>;
 
 // cuDNN takes int dimensions; larger ones are a model the GPU path cannot run.
 inline int cudnn_dim(int64_t v) {
-  CBT_MODEL_CHECK(v >= 0 && v <= std::numeric_limits<int>::max(), "dimension ", v,
-                  " is too large for cuDNN");
+  CBT_MODEL_CHECK(v >= 0 && v <= std::numeric_limits<int>::max(), "dimension ", v, " is too large for cuDNN");
   return static_cast<int>(v);
 }
 
@@ -55,14 +51,14 @@ inline int cudnn_dim(int64_t v) {
 inline void set_nchw(const TensorDesc& d, int64_t n, int64_t c, int64_t h, int64_t w) {
   CBT_MODEL_CHECK(n * c * h * w <= std::numeric_limits<int>::max(), "tensor of ", n * c * h * w,
                   " elements is too large for cuDNN");
-  CBT_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, cudnn_dim(n),
-                                             cudnn_dim(c), cudnn_dim(h), cudnn_dim(w)));
+  CBT_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, cudnn_dim(n), cudnn_dim(c),
+                                             cudnn_dim(h), cudnn_dim(w)));
 }
 
 // Float32 filter (k output channels, c input channels per group, kh, kw).
 inline void set_filter(const FilterDesc& d, int64_t k, int64_t c, int64_t kh, int64_t kw) {
-  CBT_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, cudnn_dim(k),
-                                             cudnn_dim(c), cudnn_dim(kh), cudnn_dim(kw)));
+  CBT_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, cudnn_dim(k), cudnn_dim(c),
+                                             cudnn_dim(kh), cudnn_dim(kw)));
 }
 
 // cuDNN calls of a kernel go to the context's stream.

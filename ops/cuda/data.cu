@@ -1,6 +1,7 @@
 // Batch gather from a device-resident data set (see ops/cuda/data.h).
-#include "ops/cuda/common.cuh"
 #include "ops/cuda/data.h"
+
+#include "ops/cuda/common.cuh"
 
 namespace cbt::cuda {
 
@@ -8,9 +9,9 @@ namespace {
 
 // One grid-stride pass over the batch's elements; the first `count` threads also copy the
 // labels.
-__global__ void gather_kernel(const float* __restrict__ images, const int64_t* __restrict__ labels,
-                              int64_t per, const int64_t* __restrict__ indices, int64_t count,
-                              float* __restrict__ x, int64_t* __restrict__ y) {
+__global__ void gather_kernel(const float* __restrict__ images, const int64_t* __restrict__ labels, int64_t per,
+                              const int64_t* __restrict__ indices, int64_t count, float* __restrict__ x,
+                              int64_t* __restrict__ y) {
   const int64_t total = count * per;
   CBT_GRID_STRIDE_LOOP(i, total) {
     const int64_t b = i / per, e = i - b * per;
@@ -21,14 +22,12 @@ __global__ void gather_kernel(const float* __restrict__ images, const int64_t* _
 
 // One thread per output element: decode (c, y, x) in the sample's layout, read the shifted
 // (and mirrored) source element or write 0 outside the image.
-__global__ void gather_augment_kernel(const float* __restrict__ images,
-                                      const int64_t* __restrict__ labels, ImageGeometry g,
-                                      const int64_t* __restrict__ indices,
-                                      const int32_t* __restrict__ choices, int64_t count,
-                                      float* __restrict__ x, int64_t* __restrict__ y) {
+__global__ void gather_augment_kernel(const float* __restrict__ images, const int64_t* __restrict__ labels,
+                                      ImageGeometry g, const int64_t* __restrict__ indices,
+                                      const int32_t* __restrict__ choices, int64_t count, float* __restrict__ x,
+                                      int64_t* __restrict__ y) {
   const int64_t C = g.channels, H = g.height, W = g.width, per = C * H * W;
-  const int64_t sc = g.channels_last ? 1 : H * W, sy = g.channels_last ? W * C : W,
-                sx = g.channels_last ? C : 1;
+  const int64_t sc = g.channels_last ? 1 : H * W, sy = g.channels_last ? W * C : W, sx = g.channels_last ? C : 1;
   const int64_t total = count * per;
   CBT_GRID_STRIDE_LOOP(i, total) {
     const int64_t b = i / per, e = i - b * per;
@@ -52,22 +51,19 @@ __global__ void gather_augment_kernel(const float* __restrict__ images,
 
 }  // namespace
 
-void gather_augment_batch(const float* images, const int64_t* labels, ImageGeometry g,
-                          const int64_t* indices, const int32_t* choices, int64_t count, float* x,
-                          int64_t* y, cudaStream_t stream) {
+void gather_augment_batch(const float* images, const int64_t* labels, ImageGeometry g, const int64_t* indices,
+                          const int32_t* choices, int64_t count, float* x, int64_t* y, cudaStream_t stream) {
   if (count <= 0) return;
   const int64_t per = g.channels * g.height * g.width;
-  gather_augment_kernel<<<blocks_for(count * per), kThreads, 0, stream>>>(images, labels, g, indices,
-                                                                          choices, count, x, y);
+  gather_augment_kernel<<<blocks_for(count * per), kThreads, 0, stream>>>(images, labels, g, indices, choices, count, x,
+                                                                          y);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
-void gather_batch(const float* images, const int64_t* labels, int64_t per,
-                  const int64_t* indices, int64_t count, float* x, int64_t* y,
-                  cudaStream_t stream) {
+void gather_batch(const float* images, const int64_t* labels, int64_t per, const int64_t* indices, int64_t count,
+                  float* x, int64_t* y, cudaStream_t stream) {
   if (count <= 0) return;
-  gather_kernel<<<blocks_for(count * per), kThreads, 0, stream>>>(images, labels, per, indices,
-                                                                  count, x, y);
+  gather_kernel<<<blocks_for(count * per), kThreads, 0, stream>>>(images, labels, per, indices, count, x, y);
   CBT_CUDA_CHECK_LAUNCH();
 }
 

@@ -18,8 +18,8 @@ inline float* fptr_out(const Tensor& t) { return static_cast<float*>(t.data()); 
 // A model error naming the node unless `t` is float32: "the CUDA backend <does>, got <dtype>",
 // e.g. does = "pools float32 tensors".
 inline void check_float32(const Tensor& t, const Node& node, const char* does) {
-  CBT_MODEL_CHECK(t.dtype() == DType::Float32, "node ", node.describe(), ": the CUDA backend ",
-                  does, ", got ", dtype_name(t.dtype()));
+  CBT_MODEL_CHECK(t.dtype() == DType::Float32, "node ", node.describe(), ": the CUDA backend ", does, ", got ",
+                  dtype_name(t.dtype()));
 }
 
 // Whether backward output k is allocated and asked for (the gradient rules' mask).
@@ -74,14 +74,12 @@ __host__ __device__ inline bool fits_32(int64_t n) { return n < (int64_t{1} << 3
 // Sum of f(flat index of (n, c, s), c) over chunk b of channel c, in double, valid in thread
 // 0; the fixed order of the sum keeps it deterministic. `shared` holds 32 doubles.
 template <class F>
-__device__ double2 chunk_sum(const ChannelSplit& d, const F& f, int64_t c, int64_t b,
-                             double* shared) {
+__device__ double2 chunk_sum(const ChannelSplit& d, const F& f, int64_t c, int64_t b, double* shared) {
   int64_t count = d.N * d.S, lo = count * b / d.chunks, hi = count * (b + 1) / d.chunks;
   double a0 = 0, a1 = 0;
   if (fits_32(count * d.C)) {
     const uint32_t S = static_cast<uint32_t>(d.S), C = static_cast<uint32_t>(d.C);
-    for (uint32_t j = static_cast<uint32_t>(lo) + threadIdx.x; j < static_cast<uint32_t>(hi);
-         j += blockDim.x) {
+    for (uint32_t j = static_cast<uint32_t>(lo) + threadIdx.x; j < static_cast<uint32_t>(hi); j += blockDim.x) {
       uint32_t n = j / S, s = j - n * S;
       double2 v = f(static_cast<int64_t>((n * C + static_cast<uint32_t>(c)) * S + s), c);
       a0 += v.x, a1 += v.y;
@@ -99,8 +97,7 @@ __device__ double2 chunk_sum(const ChannelSplit& d, const F& f, int64_t c, int64
 }
 
 // Sum of the chunks of channel c, in chunk order (read through L2: other blocks wrote them).
-__device__ __forceinline__ double2 channel_total(const double2* partial, int64_t chunks,
-                                                 int64_t c) {
+__device__ __forceinline__ double2 channel_total(const double2* partial, int64_t chunks, int64_t c) {
   double2 t = make_double2(0, 0);
   for (int64_t b = 0; b < chunks; ++b) {
     double2 v = __ldcg(partial + c * chunks + b);
@@ -114,8 +111,7 @@ __device__ __forceinline__ double2 channel_total(const double2* partial, int64_t
 // chunks' sums in chunk order and calls fin(c, total). Which block finishes last varies, the
 // order of the sum does not: deterministic.
 template <class F, class Fin>
-__global__ void channel_reduce_kernel(ChannelSplit d, F f, double2* partial, unsigned* arrivals,
-                                      Fin fin) {
+__global__ void channel_reduce_kernel(ChannelSplit d, F f, double2* partial, unsigned* arrivals, Fin fin) {
   __shared__ double shared[32];
   __shared__ bool last;
   int64_t c = blockIdx.x / d.chunks;
@@ -137,8 +133,8 @@ __global__ void channel_reduce_kernel(ChannelSplit d, F f, double2* partial, uns
 // across runs: allocated and zeroed once, outside a CUDA-graph capture (every launch leaves
 // them zero again). While capturing without them, or without an owner: zeroed scratch (a
 // memset on the stream).
-inline unsigned* arrival_counters(std::shared_ptr<void>* owner, const CudaContext& cc,
-                                  Scratch& scratch, int64_t channels) {
+inline unsigned* arrival_counters(std::shared_ptr<void>* owner, const CudaContext& cc, Scratch& scratch,
+                                  int64_t channels) {
   if (owner && *owner) return static_cast<unsigned*>(owner->get());
   const size_t bytes = static_cast<size_t>(channels) * sizeof(unsigned);
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
@@ -162,17 +158,14 @@ inline unsigned* arrival_counters(std::shared_ptr<void>* owner, const CudaContex
 }
 
 // The same, kept in the node's state.
-inline unsigned* arrival_counters(KernelContext& ctx, const CudaContext& cc, Scratch& scratch,
-                                  int64_t channels) {
+inline unsigned* arrival_counters(KernelContext& ctx, const CudaContext& cc, Scratch& scratch, int64_t channels) {
   return arrival_counters(ctx.state, cc, scratch, channels);
 }
 
 // Launches channel_reduce_kernel on the context's stream.
 template <class F, class Fin>
-void channel_reduce(const CudaContext& cc, const ChannelSplit& d, F f, double2* partial,
-                    unsigned* arrivals, Fin fin) {
-  channel_reduce_kernel<<<static_cast<unsigned>(d.blocks()), kThreads, 0, cc.stream>>>(
-      d, f, partial, arrivals, fin);
+void channel_reduce(const CudaContext& cc, const ChannelSplit& d, F f, double2* partial, unsigned* arrivals, Fin fin) {
+  channel_reduce_kernel<<<static_cast<unsigned>(d.blocks()), kThreads, 0, cc.stream>>>(d, f, partial, arrivals, fin);
   CBT_CUDA_CHECK_LAUNCH();
 }
 

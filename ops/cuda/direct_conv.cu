@@ -44,8 +44,10 @@ bool opted_in_to_max_shared() {
   std::lock_guard lock(m);
   auto it = opted.find(device);
   if (it == opted.end())
-    it = opted.emplace(device, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                    static_cast<int>(kMaxSharedBytes)) == cudaSuccess).first;
+    it = opted
+             .emplace(device, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   static_cast<int>(kMaxSharedBytes)) == cudaSuccess)
+             .first;
   return it->second;
 }
 
@@ -111,7 +113,8 @@ __device__ __forceinline__ void finish_copies() {
 // values known only at run time were most of a block's instructions before its sums began).
 struct Digits {
   int hi, lo, n, dhi, dlo;
-  __device__ Digits(int i, int step, int base) : hi(i / base), lo(i % base), n(base), dhi(step / base), dlo(step % base) {}
+  __device__ Digits(int i, int step, int base)
+      : hi(i / base), lo(i % base), n(base), dhi(step / base), dlo(step % base) {}
   // i += step; returns how far hi moved.
   __device__ int next() {
     int moved = dhi;
@@ -183,8 +186,8 @@ __device__ void load_block_taps(const float* __restrict__ w, const DirectConv& d
   for (; at.hi < C * mb; carry(a, b, at.next(), B)) {  // i < C * mb * KK
     const int k = at.lo, c = d.turned ? a : b, m = d.turned ? b : a;
     const bool in = m0 + m < M;
-    const int64_t from = d.turned ? (static_cast<int64_t>(c) * M + m0 + m) * KK + k
-                                  : (static_cast<int64_t>(m0 + m) * C + c) * KK + k;
+    const int64_t from =
+        d.turned ? (static_cast<int64_t>(c) * M + m0 + m) * KK + k : (static_cast<int64_t>(m0 + m) * C + c) * KK + k;
     copy_or_zero(taps + (c * KK + (d.turned ? KK - 1 - k : k)) * mb + m, in ? w + from : w, in);
   }
 }
@@ -204,7 +207,7 @@ __device__ void load_padded_rows(const float* __restrict__ image, const DirectCo
                    (reinterpret_cast<uintptr_t>(image) | reinterpret_cast<uintptr_t>(xs)) % 16 == 0;
   const int width = by4 ? 4 : 1;
   Digits at(threadIdx.x, blockDim.x, cols_in / width);  // i = line * pieces a row + piece
-  int c = at.hi / rows_in, row = at.hi - c * rows_in;  // line = c * rows_in + row
+  int c = at.hi / rows_in, row = at.hi - c * rows_in;   // line = c * rows_in + row
   for (; at.hi < C * rows_in; carry(c, row, at.next(), rows_in)) {
     const int h = h0 + row, col = at.lo * width, x = col - lead;
     const bool in = h >= 0 && h < H && x >= 0 && x < W;
@@ -243,9 +246,9 @@ __device__ __forceinline__ void load_taps(const float* t, float (&v)[MT]) {
 // taps for K * PT * MT products; the threads of a warp read adjacent columns (no bank
 // conflicts). Every output sums over (c, kw, kh) in that order.
 template <int K, int MT, int PT>
-__global__ void __launch_bounds__(256) direct_conv_kernel(const float* __restrict__ in, const float* __restrict__ w,
-                                                          const float* __restrict__ bias, float* __restrict__ out,
-                                                          DirectConv d, Split s, bool relu) {
+__global__ void __launch_bounds__(256)
+    direct_conv_kernel(const float* __restrict__ in, const float* __restrict__ w, const float* __restrict__ bias,
+                       float* __restrict__ out, DirectConv d, Split s, bool relu) {
   extern __shared__ __align__(16) float smem[];
   const int C = static_cast<int>(d.C), M = static_cast<int>(d.M), OW = static_cast<int>(d.OW);
   const int H = static_cast<int>(d.H), W = static_cast<int>(d.W), mb = s.mb;
@@ -336,10 +339,14 @@ template <int K, int MT>
 bool launch_pt(cudaStream_t st, const DirectConv& d, const DirectConfig& c, const float* in, const float* w,
                const float* bias, bool relu, float* out) {
   switch (c.pt) {
-    case 1: return launch_kernel<K, MT, 1>(st, d, c, in, w, bias, relu, out);
-    case 2: return launch_kernel<K, MT, 2>(st, d, c, in, w, bias, relu, out);
-    case 4: return launch_kernel<K, MT, 4>(st, d, c, in, w, bias, relu, out);
-    default: return false;
+    case 1:
+      return launch_kernel<K, MT, 1>(st, d, c, in, w, bias, relu, out);
+    case 2:
+      return launch_kernel<K, MT, 2>(st, d, c, in, w, bias, relu, out);
+    case 4:
+      return launch_kernel<K, MT, 4>(st, d, c, in, w, bias, relu, out);
+    default:
+      return false;
   }
 }
 
@@ -347,12 +354,18 @@ template <int K>
 bool launch_k(cudaStream_t st, const DirectConv& d, const DirectConfig& c, const float* in, const float* w,
               const float* bias, bool relu, float* out) {
   switch (c.mt) {
-    case 1: return launch_pt<K, 1>(st, d, c, in, w, bias, relu, out);
-    case 2: return launch_pt<K, 2>(st, d, c, in, w, bias, relu, out);
-    case 4: return launch_pt<K, 4>(st, d, c, in, w, bias, relu, out);
-    case 8: return launch_pt<K, 8>(st, d, c, in, w, bias, relu, out);
-    case 16: return launch_pt<K, 16>(st, d, c, in, w, bias, relu, out);
-    default: return false;
+    case 1:
+      return launch_pt<K, 1>(st, d, c, in, w, bias, relu, out);
+    case 2:
+      return launch_pt<K, 2>(st, d, c, in, w, bias, relu, out);
+    case 4:
+      return launch_pt<K, 4>(st, d, c, in, w, bias, relu, out);
+    case 8:
+      return launch_pt<K, 8>(st, d, c, in, w, bias, relu, out);
+    case 16:
+      return launch_pt<K, 16>(st, d, c, in, w, bias, relu, out);
+    default:
+      return false;
   }
 }
 
@@ -369,10 +382,10 @@ bool launch(cudaStream_t stream, const DirectConv& d, const DirectConfig& cfg, c
 // the output rows oh = z, z + Z, ... and slides a window of K inputs along each. Its sums go to
 // partial[(g * Z + z) * M*C*K*K + dW index]; wgrad_sum_kernel adds them in that order.
 struct WgradSplit {
-  int rb = 1;      // (m, c, kh) rows a block takes
-  int blocks = 1;  // blocks along those rows
-  int groups = 1;  // blocks along the images
-  int m_span = 1;  // output channels whose dY planes a block holds
+  int rb = 1;                    // (m, c, kh) rows a block takes
+  int blocks = 1;                // blocks along those rows
+  int groups = 1;                // blocks along the images
+  int m_span = 1;                // output channels whose dY planes a block holds
   int rows_in = 1, cols_in = 1;  // input rows and columns held: OH + K - 1, OW + K - 1
 };
 
@@ -395,9 +408,9 @@ size_t wgrad_shared_bytes(const DirectConv& d, const WgradSplit& s) {
 
 // x: (N, C, H, W), dy: (N, M, OH, OW) -> partial (see above).
 template <int K>
-__global__ void __launch_bounds__(256) wgrad_partial_kernel(const float* __restrict__ x, const float* __restrict__ dy,
-                                                            float* __restrict__ partial, DirectConv d, WgradSplit s,
-                                                            int z_count, int ipb) {
+__global__ void __launch_bounds__(256)
+    wgrad_partial_kernel(const float* __restrict__ x, const float* __restrict__ dy, float* __restrict__ partial,
+                         DirectConv d, WgradSplit s, int z_count, int ipb) {
   extern __shared__ __align__(16) float smem[];
   const int C = static_cast<int>(d.C), M = static_cast<int>(d.M), H = static_cast<int>(d.H), W = static_cast<int>(d.W);
   const int OH = static_cast<int>(d.OH), OW = static_cast<int>(d.OW);
@@ -456,7 +469,7 @@ __global__ void wgrad_sum_kernel(const float* __restrict__ partial, float* __res
 bool sum_partials(cudaStream_t st, const DirectConv& d, const float* partial, float* dw, int64_t parts) {
   const int count = static_cast<int>(d.M * d.C * d.K * d.K);
   wgrad_sum_kernel<<<static_cast<unsigned>(ceil_div(count, 128)), 128, 0, st>>>(partial, dw, count,
-                                                                               static_cast<int>(parts));
+                                                                                static_cast<int>(parts));
   return cudaPeekAtLastError() == cudaSuccess;
 }
 
@@ -505,9 +518,9 @@ size_t tile_shared_bytes(const DirectConv& d, const WgradConfig& c, const TileSp
 }
 
 template <int K, int MT, int CT>
-__global__ void __launch_bounds__(256) wgrad_tile_kernel(const float* __restrict__ x, const float* __restrict__ dy,
-                                                         float* __restrict__ partial, DirectConv d, TileSplit s, int rb,
-                                                         int ipb) {
+__global__ void __launch_bounds__(256)
+    wgrad_tile_kernel(const float* __restrict__ x, const float* __restrict__ dy, float* __restrict__ partial,
+                      DirectConv d, TileSplit s, int rb, int ipb) {
   constexpr int A = MT * CT * K * K;  // sums a thread holds
   extern __shared__ __align__(16) float smem[];
   const int C = static_cast<int>(d.C), M = static_cast<int>(d.M), H = static_cast<int>(d.H), W = static_cast<int>(d.W);
@@ -622,8 +635,9 @@ bool tile_compiled(int K, int mt, int ct) {
 bool launch_tile(cudaStream_t st, const DirectConv& d, const WgradConfig& c, const float* x, const float* dy,
                  float* partial, float* dw) {
   if (!tile_compiled(static_cast<int>(d.K), c.mt, c.ct)) return false;
-  if (d.K == 5) return c.mt == 1 ? launch_wgrad_tile<5, 1, 1>(st, d, c, x, dy, partial, dw)
-                                 : launch_wgrad_tile<5, 2, 1>(st, d, c, x, dy, partial, dw);
+  if (d.K == 5)
+    return c.mt == 1 ? launch_wgrad_tile<5, 1, 1>(st, d, c, x, dy, partial, dw)
+                     : launch_wgrad_tile<5, 2, 1>(st, d, c, x, dy, partial, dw);
   if (c.mt == 1) return launch_wgrad_tile<3, 1, 1>(st, d, c, x, dy, partial, dw);
   if (c.mt == 4) return launch_wgrad_tile<3, 4, 2>(st, d, c, x, dy, partial, dw);
   return c.ct == 1 ? launch_wgrad_tile<3, 2, 1>(st, d, c, x, dy, partial, dw)
@@ -666,8 +680,9 @@ template <class Config, class Launch>
 std::optional<TimedConfig<Config>> fastest(cudaStream_t stream, const Streams& side, const std::vector<Config>& configs,
                                            SearchPhases* phases, float bar_ms, Launch&& launch) {
   const LookedTimes t = time_after_first_look(
-      stream, side, 3, configs.size(), [&](size_t i, size_t copy, cudaStream_t s) { return launch(configs[i], copy, s); },
-      Shortlist{}, FirstLook{bar_ms}, phases);
+      stream, side, 3, configs.size(),
+      [&](size_t i, size_t copy, cudaStream_t s) { return launch(configs[i], copy, s); }, Shortlist{},
+      FirstLook{bar_ms}, phases);
   std::optional<TimedConfig<Config>> best;
   for (size_t i = 0; i < configs.size(); ++i)
     if (t.ms[i] >= 0 && (!best || t.ms[i] < best->ms))
@@ -702,12 +717,12 @@ bool direct_supported(const DirectConv& d) {
   const bool common = d.N >= 1 && d.N <= 65535 && d.C >= 1 && d.M >= 1 && d.M <= 65535 && d.H >= 1 && d.W >= 1 &&
                       d.PH >= 0 && d.PW >= 0 && d.PH < d.K && d.PW < d.K && d.C * d.K * d.K <= 4096 &&
                       d.C * d.H * d.W < kInt;
-  const bool shapes =
-      d.phases ? d.turned && d.K == 2 && d.PH == 0 && d.PW == 0 && d.M % 4 == 0 && d.XH >= 1 && d.XW >= 1 &&
-                     d.H == (d.XH + 1) / 2 && d.W == (d.XW + 1) / 2 && d.OH == d.H && d.OW == d.W &&
-                     d.M / 4 * d.XH * d.XW < kInt
-               : (d.K == 3 || d.K == 5) && d.XH == 0 && d.XW == 0 && d.OH == d.H + 2 * d.PH - d.K + 1 &&
-                     d.OW == d.W + 2 * d.PW - d.K + 1 && d.OH >= 1 && d.OW >= 1 && d.M * d.OH * d.OW < kInt;
+  const bool shapes = d.phases
+                          ? d.turned && d.K == 2 && d.PH == 0 && d.PW == 0 && d.M % 4 == 0 && d.XH >= 1 && d.XW >= 1 &&
+                                d.H == (d.XH + 1) / 2 && d.W == (d.XW + 1) / 2 && d.OH == d.H && d.OW == d.W &&
+                                d.M / 4 * d.XH * d.XW < kInt
+                          : (d.K == 3 || d.K == 5) && d.XH == 0 && d.XW == 0 && d.OH == d.H + 2 * d.PH - d.K + 1 &&
+                                d.OW == d.W + 2 * d.PW - d.K + 1 && d.OH >= 1 && d.OW >= 1 && d.M * d.OH * d.OW < kInt;
   if (!common || !shapes) return false;
   // The smallest footprint: one channel and one output a thread, eight bands, eight splits.
   return shared_bytes(d, split_of(d, DirectConfig{1, 1, 8, 8, 128})) <= kMaxSharedBytes;
@@ -736,20 +751,21 @@ std::vector<DirectConfig> direct_configs(const DirectConv& d) {
   return out;
 }
 
-bool direct_conv(cudaStream_t stream, const DirectConv& d, const DirectConfig& cfg, const float* in,
-                 const float* w, const float* bias, bool relu, float* out) {
+bool direct_conv(cudaStream_t stream, const DirectConv& d, const DirectConfig& cfg, const float* in, const float* w,
+                 const float* bias, bool relu, float* out) {
   const bool ok = launch(stream, d, cfg, in, w, bias, relu, out);
   if (ok) g_direct_runs.fetch_add(1, std::memory_order_relaxed);
   return ok;
 }
 
-std::optional<DirectChoice> choose_direct(cudaStream_t stream, const DirectConv& d, int copies,
-                                          SearchPhases* phases, float bar_ms) {
+std::optional<DirectChoice> choose_direct(cudaStream_t stream, const DirectConv& d, int copies, SearchPhases* phases,
+                                          float bar_ms) {
   const std::vector<DirectConfig> configs = direct_configs(d);
   if (configs.empty()) return std::nullopt;
   const size_t n = static_cast<size_t>(std::clamp(copies, 1, 16));
   const size_t in_count = static_cast<size_t>(d.N * d.C * d.H * d.W);
-  const size_t w_count = static_cast<size_t>(direct_filter_floats(d)), out_count = static_cast<size_t>(direct_out_floats(d));
+  const size_t w_count = static_cast<size_t>(direct_filter_floats(d)),
+               out_count = static_cast<size_t>(direct_out_floats(d));
   DeviceBuffer in(in_count * sizeof(float)), w(w_count * sizeof(float)), bias(static_cast<size_t>(d.M) * sizeof(float));
   if (!in.p || !w.p || !bias.p) return std::nullopt;
   in.fill_random(in_count, 1);
@@ -799,8 +815,10 @@ std::vector<WgradConfig> direct_wgrad_configs(const DirectConv& d, size_t worksp
     if (!tile_compiled(static_cast<int>(d.K), mt, ct) || d.M % mt != 0 || d.C % ct != 0) continue;
     for (int threads : {128, 256})
       for (int rb : {4, 8, 16, 0}) {
-        if (rb == 0) rb = static_cast<int>(d.OH);
-        else if (rb >= d.OH) continue;  // the whole image, which rb = 0 stands for
+        if (rb == 0)
+          rb = static_cast<int>(d.OH);
+        else if (rb >= d.OH)
+          continue;  // the whole image, which rb = 0 stands for
         for (int ipb : {1, 2, 4}) {
           WgradConfig c{threads, 1, ipb};
           c.mt = mt, c.ct = ct, c.rb = rb;
@@ -829,7 +847,8 @@ std::optional<WgradChoice> choose_direct_wgrad(cudaStream_t stream, const Direct
   const std::vector<WgradConfig> configs = direct_wgrad_configs(d, workspace_budget);
   if (configs.empty()) return std::nullopt;
   const size_t n = static_cast<size_t>(std::clamp(copies, 1, 16));
-  const size_t x_count = static_cast<size_t>(d.N * d.C * d.H * d.W), dy_count = static_cast<size_t>(d.N * d.M * d.OH * d.OW);
+  const size_t x_count = static_cast<size_t>(d.N * d.C * d.H * d.W),
+               dy_count = static_cast<size_t>(d.N * d.M * d.OH * d.OW);
   const size_t dw_count = static_cast<size_t>(d.M * d.C * d.K * d.K);
   size_t partial_bytes = 0;
   for (const WgradConfig& c : configs) partial_bytes = std::max(partial_bytes, direct_wgrad_partial_bytes(d, c));

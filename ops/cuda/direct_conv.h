@@ -65,8 +65,8 @@ int64_t direct_out_floats(const DirectConv& d);
 
 // out = conv(in, w) (+ bias[m], then max(., 0) with `relu`) on `stream`; bias may be null.
 // Returns false when the launch failed (the CUDA error is left to the caller).
-bool direct_conv(cudaStream_t stream, const DirectConv& d, const DirectConfig& cfg, const float* in,
-                 const float* w, const float* bias, bool relu, float* out);
+bool direct_conv(cudaStream_t stream, const DirectConv& d, const DirectConfig& cfg, const float* in, const float* w,
+                 const float* bias, bool relu, float* out);
 
 // A configuration with its milliseconds per copy, as a search timed it.
 template <class Config>

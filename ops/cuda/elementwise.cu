@@ -11,7 +11,9 @@ namespace {
 
 struct AddOp {
   template <class T>
-  __device__ T operator()(T u, T v) const { return u + v; }
+  __device__ T operator()(T u, T v) const {
+    return u + v;
+  }
 };
 // relu=1 (graph/fusion.h): max(a + b, 0), as a Relu after the Add computes it.
 struct AddReluOp {
@@ -23,19 +25,25 @@ struct AddReluOp {
 };
 struct SubOp {
   template <class T>
-  __device__ T operator()(T u, T v) const { return u - v; }
+  __device__ T operator()(T u, T v) const {
+    return u - v;
+  }
 };
 struct MulOp {
   template <class T>
-  __device__ T operator()(T u, T v) const { return u * v; }
+  __device__ T operator()(T u, T v) const {
+    return u * v;
+  }
 };
 // The CPU reports integer division by zero; a kernel cannot, and the GPU's quotient is
 // undefined, so it is 0 here.
 struct DivOp {
   template <class T>
   __device__ T operator()(T u, T v) const {
-    if constexpr (std::is_integral_v<T>) return v == 0 ? T(0) : u / v;
-    else return u / v;
+    if constexpr (std::is_integral_v<T>)
+      return v == 0 ? T(0) : u / v;
+    else
+      return u / v;
   }
 };
 
@@ -56,7 +64,9 @@ struct PowOp {
 
 struct NegOp {
   template <class T>
-  __device__ T operator()(T v) const { return -v; }
+  __device__ T operator()(T v) const {
+    return -v;
+  }
 };
 struct SqrtOp {
   __device__ float operator()(float v) const { return sqrtf(v); }
@@ -68,7 +78,9 @@ struct ErfOp {
 template <class D>
 struct CastOp {
   template <class S>
-  __device__ D operator()(S v) const { return static_cast<D>(v); }
+  __device__ D operator()(S v) const {
+    return static_cast<D>(v);
+  }
 };
 
 template <class Op>
@@ -77,14 +89,15 @@ void binary(KernelContext& ctx) {
   const Tensor &a = ctx.in(0), &b = ctx.in(1);
   Tensor& y = ctx.out(0);
   dispatch_arith(ctx, y.dtype(), [&]<class T>() {
-    binary_map(cc.stream, a.ptr<T>(), a.shape(), b.ptr<T>(), b.shape(), y.ptr<T>(), y.shape(),
-               Op{});
+    binary_map(cc.stream, a.ptr<T>(), a.shape(), b.ptr<T>(), b.shape(), y.ptr<T>(), y.shape(), Op{});
   });
 }
 
 void add(KernelContext& ctx) {
-  if (ctx.node.attrs.get_int("relu", 0)) binary<AddReluOp>(ctx);
-  else binary<AddOp>(ctx);
+  if (ctx.node.attrs.get_int("relu", 0))
+    binary<AddReluOp>(ctx);
+  else
+    binary<AddOp>(ctx);
 }
 
 // a: float; b: float or integer exponent; y: broadcast shape.
@@ -94,8 +107,7 @@ void pow_kernel(KernelContext& ctx) {
   Tensor& y = ctx.out(0);
   require_f32(ctx, a);
   dispatch_arith(ctx, b.dtype(), [&]<class E>() {
-    binary_map(cc.stream, a.ptr<float>(), a.shape(), b.ptr<E>(), b.shape(), y.ptr<float>(),
-               y.shape(), PowOp{});
+    binary_map(cc.stream, a.ptr<float>(), a.shape(), b.ptr<E>(), b.shape(), y.ptr<float>(), y.shape(), PowOp{});
   });
 }
 
@@ -115,8 +127,7 @@ void float_unary(KernelContext& ctx) {
 
 void copy_tensor(const CudaContext& cc, const Tensor& x, Tensor& y) {
   if (x.nbytes() && x.data() != y.data())
-    CBT_CUDA_CHECK(cudaMemcpyAsync(y.data(), x.data(), x.nbytes(), cudaMemcpyDeviceToDevice,
-                                   cc.stream));
+    CBT_CUDA_CHECK(cudaMemcpyAsync(y.data(), x.data(), x.nbytes(), cudaMemcpyDeviceToDevice, cc.stream));
 }
 
 void identity(KernelContext& ctx) { copy_tensor(context_of(ctx.device_ctx), ctx.in(0), ctx.out(0)); }
@@ -125,13 +136,20 @@ void identity(KernelContext& ctx) { copy_tensor(context_of(ctx.device_ctx), ctx.
 template <class F>
 void dispatch_cast(const KernelContext& ctx, DType t, F&& f) {
   switch (t) {
-    case DType::Float32: return f.template operator()<float>();
-    case DType::Int64: return f.template operator()<int64_t>();
-    case DType::Int32: return f.template operator()<int32_t>();
-    case DType::Int8: return f.template operator()<int8_t>();
-    case DType::UInt8: return f.template operator()<uint8_t>();
-    case DType::Bool: return f.template operator()<bool>();
-    default: unsupported_dtype(ctx, t);
+    case DType::Float32:
+      return f.template operator()<float>();
+    case DType::Int64:
+      return f.template operator()<int64_t>();
+    case DType::Int32:
+      return f.template operator()<int32_t>();
+    case DType::Int8:
+      return f.template operator()<int8_t>();
+    case DType::UInt8:
+      return f.template operator()<uint8_t>();
+    case DType::Bool:
+      return f.template operator()<bool>();
+    default:
+      unsupported_dtype(ctx, t);
   }
 }
 
@@ -142,9 +160,8 @@ void cast(KernelContext& ctx) {
   Tensor& y = ctx.out(0);
   if (x.dtype() == y.dtype()) return copy_tensor(cc, x, y);
   dispatch_cast(ctx, x.dtype(), [&]<class S>() {
-    dispatch_cast(ctx, y.dtype(), [&]<class D>() {
-      unary_map(cc.stream, x.ptr<S>(), y.ptr<D>(), x.numel(), CastOp<D>{});
-    });
+    dispatch_cast(ctx, y.dtype(),
+                  [&]<class D>() { unary_map(cc.stream, x.ptr<S>(), y.ptr<D>(), x.numel(), CastOp<D>{}); });
   });
 }
 
@@ -168,8 +185,10 @@ ClipBounds<T> clip_bounds(const KernelContext& ctx) {
   size_t first = ctx.node.op_type == "ClipGrad" ? 2 : 1;
   auto take = [&](size_t i, const T*& p, T& v) {
     if (!ctx.has_in(i)) return;
-    if (ctx.in(i).device().is_cpu()) v = ctx.in(i).ptr<T>()[0];
-    else p = ctx.in(i).ptr<T>();
+    if (ctx.in(i).device().is_cpu())
+      v = ctx.in(i).ptr<T>()[0];
+    else
+      p = ctx.in(i).ptr<T>();
   };
   take(first, b.lo_p, b.lo);
   take(first + 1, b.hi_p, b.hi);
@@ -194,8 +213,7 @@ struct ClipGradOp {
 void clip(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
   dispatch_arith(ctx, ctx.in(0).dtype(), [&]<class T>() {
-    unary_map(cc.stream, ctx.in(0).ptr<T>(), ctx.out(0).ptr<T>(), ctx.in(0).numel(),
-              ClipOp<T>{clip_bounds<T>(ctx)});
+    unary_map(cc.stream, ctx.in(0).ptr<T>(), ctx.out(0).ptr<T>(), ctx.in(0).numel(), ClipOp<T>{clip_bounds<T>(ctx)});
   });
 }
 
@@ -203,17 +221,15 @@ void clip(KernelContext& ctx) {
 void clip_grad(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
   require_f32(ctx, ctx.in(0));
-  binary_map(cc.stream, ctx.in(0).ptr<float>(), ctx.in(0).shape(), ctx.in(1).ptr<float>(),
-             ctx.in(1).shape(), ctx.out(0).ptr<float>(), ctx.out(0).shape(),
-             ClipGradOp<float>{clip_bounds<float>(ctx)});
+  binary_map(cc.stream, ctx.in(0).ptr<float>(), ctx.in(0).shape(), ctx.in(1).ptr<float>(), ctx.in(1).shape(),
+             ctx.out(0).ptr<float>(), ctx.out(0).shape(), ClipGradOp<float>{clip_bounds<float>(ctx)});
 }
 
 void reduce_sum_to_kernel(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
   Scratch ws(cc);
   dispatch_arith(ctx, ctx.in(0).dtype(), [&]<class T>() {
-    sum_to(cc.stream, ws, ctx.in(0).ptr<T>(), ctx.in(0).shape(), ctx.out(0).ptr<T>(),
-           ctx.out(0).shape(), T(1));
+    sum_to(cc.stream, ws, ctx.in(0).ptr<T>(), ctx.in(0).shape(), ctx.out(0).ptr<T>(), ctx.out(0).shape(), T(1));
   });
 }
 
@@ -229,8 +245,8 @@ struct PowGradOp {
 // dy: (broadcast shape), contiguous; a, b read at their broadcast offsets; da, db (either may
 // be null): the gradients over the broadcast shape.
 template <class E, class F>
-__global__ void pair_grad_kernel(const float* dy, const float* a, const E* b, float* da, float* db,
-                                 int64_t n, Layout l, F f) {
+__global__ void pair_grad_kernel(const float* dy, const float* a, const E* b, float* da, float* db, int64_t n, Layout l,
+                                 F f) {
   CBT_GRID_STRIDE_LOOP(i, n) {
     int64_t off[2];
     layout_offsets<2>(l, i, off);
@@ -260,9 +276,9 @@ void pair_grad(KernelContext& ctx, F f) {
   }
   if (n > 0 && (full[0] || full[1])) {
     dispatch_arith(ctx, b.dtype(), [&]<class E>() {
-      pair_grad_kernel<<<blocks_for(n), kThreads, 0, cc.stream>>>(
-          dy.ptr<float>(), a.ptr<float>(), b.ptr<E>(), full[0], full[1], n,
-          make_layout(ys, {&a.shape(), &b.shape()}), f);
+      pair_grad_kernel<<<blocks_for(n), kThreads, 0, cc.stream>>>(dy.ptr<float>(), a.ptr<float>(), b.ptr<E>(), full[0],
+                                                                  full[1], n, make_layout(ys, {&a.shape(), &b.shape()}),
+                                                                  f);
       CBT_CUDA_CHECK_LAUNCH();
     });
   }
@@ -287,14 +303,12 @@ template <class Op>
 void unary_grad(KernelContext& ctx, Op op) {
   auto& cc = context_of(ctx.device_ctx);
   require_f32(ctx, ctx.in(0));
-  binary_map(cc.stream, ctx.in(0).ptr<float>(), ctx.in(0).shape(), ctx.in(1).ptr<float>(),
-             ctx.in(1).shape(), ctx.out(0).ptr<float>(), ctx.out(0).shape(), op);
+  binary_map(cc.stream, ctx.in(0).ptr<float>(), ctx.in(0).shape(), ctx.in(1).ptr<float>(), ctx.in(1).shape(),
+             ctx.out(0).ptr<float>(), ctx.out(0).shape(), op);
 }
 
 void sqrt_grad(KernelContext& ctx) { unary_grad(ctx, SqrtGradOp{}); }
-void erf_grad(KernelContext& ctx) {
-  unary_grad(ctx, ErfGradOp{static_cast<float>(2.0 / std::sqrt(M_PI))});
-}
+void erf_grad(KernelContext& ctx) { unary_grad(ctx, ErfGradOp{static_cast<float>(2.0 / std::sqrt(M_PI))}); }
 
 }  // namespace
 

@@ -17,7 +17,6 @@ void relu_in_place(const CudaContext& cc, float* y, int64_t n);
 // The gradient the products of a fused node's backward use: dY (input 0) itself without
 // relu=1, else dY where the fused output (input `y_input`) > 0, written to output
 // `masked_output` (when `mask` is false the caller's own kernel writes it there).
-const float* fused_relu_grad(KernelContext& ctx, size_t y_input, size_t masked_output,
-                             bool mask = true);
+const float* fused_relu_grad(KernelContext& ctx, size_t y_input, size_t masked_output, bool mask = true);
 
 }  // namespace cbt::cuda

@@ -1,6 +1,7 @@
 // signal_host: see host_signal.h.
-#include "ops/cuda/common.cuh"
 #include "ops/cuda/host_signal.h"
+
+#include "ops/cuda/common.cuh"
 
 namespace cbt::cuda {
 

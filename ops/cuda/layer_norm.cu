@@ -31,9 +31,8 @@ __device__ double2 row_stats(const float* xr, int64_t n, double eps, double* sha
 }
 
 // x: (rows, inner), scale, b: (inner) -> y, mean?, invstd?: (rows)
-__global__ void layer_norm_fwd_kernel(const float* x, const float* scale, const float* bias,
-                                      float* y, float* mean_out, float* invstd_out, Rows d,
-                                      double eps) {
+__global__ void layer_norm_fwd_kernel(const float* x, const float* scale, const float* bias, float* y, float* mean_out,
+                                      float* invstd_out, Rows d, double eps) {
   __shared__ double shared[32];
   for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
     const float* xr = x + r * d.inner;
@@ -56,27 +55,24 @@ void layer_norm_forward(KernelContext& ctx) {
   double eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
   layer_norm_fwd_kernel<<<d.blocks(), d.threads(), 0, cc.stream>>>(
       fptr(X), fptr(ctx.in(1)), ctx.has_in(2) ? fptr(ctx.in(2)) : nullptr, fptr_out(ctx.out(0)),
-      ctx.has_out(1) ? fptr_out(ctx.out(1)) : nullptr,
-      ctx.has_out(2) ? fptr_out(ctx.out(2)) : nullptr, d, eps);
+      ctx.has_out(1) ? fptr_out(ctx.out(1)) : nullptr, ctx.has_out(2) ? fptr_out(ctx.out(2)) : nullptr, d, eps);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
 // stats[r] = (mean, invstd) of row r: the saved ones when given, else recomputed.
-__global__ void layer_norm_stats_kernel(const float* x, const float* saved_mean,
-                                        const float* saved_invstd, double2* stats, Rows d,
-                                        double eps) {
+__global__ void layer_norm_stats_kernel(const float* x, const float* saved_mean, const float* saved_invstd,
+                                        double2* stats, Rows d, double eps) {
   __shared__ double shared[32];
   for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
-    double2 st = saved_mean ? make_double2(saved_mean[r], saved_invstd[r])
-                            : row_stats(x + r * d.inner, d.inner, eps, shared);
+    double2 st =
+        saved_mean ? make_double2(saved_mean[r], saved_invstd[r]) : row_stats(x + r * d.inner, d.inner, eps, shared);
     if (threadIdx.x == 0) stats[r] = st;
   }
 }
 
 // partial[chunk * inner + j] = (sum dy * xhat, sum dy) of column j over the rows of chunk.
-__global__ void layer_norm_param_partials_kernel(const float* dy, const float* x,
-                                                 const double2* stats, Rows d, int64_t chunks,
-                                                 double2* partial) {
+__global__ void layer_norm_param_partials_kernel(const float* dy, const float* x, const double2* stats, Rows d,
+                                                 int64_t chunks, double2* partial) {
   int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= d.inner) return;
   int64_t chunk = blockIdx.y, lo = d.rows * chunk / chunks, hi = d.rows * (chunk + 1) / chunks;
@@ -89,8 +85,8 @@ __global__ void layer_norm_param_partials_kernel(const float* dy, const float* x
   partial[chunk * d.inner + j] = make_double2(ds, db);
 }
 
-__global__ void layer_norm_param_finalize_kernel(const double2* partial, int64_t inner,
-                                                 int64_t chunks, float* dscale, float* dbias) {
+__global__ void layer_norm_param_finalize_kernel(const double2* partial, int64_t inner, int64_t chunks, float* dscale,
+                                                 float* dbias) {
   CBT_GRID_STRIDE_LOOP(j, inner) {
     double ds = 0, db = 0;
     for (int64_t k = 0; k < chunks; ++k) ds += partial[k * inner + j].x, db += partial[k * inner + j].y;
@@ -100,8 +96,8 @@ __global__ void layer_norm_param_finalize_kernel(const double2* partial, int64_t
 }
 
 // dX = invstd * (dy * scale - mean(g) - xhat * mean(g * xhat)), g = dy * scale, per row
-__global__ void layer_norm_dx_kernel(const float* dy, const float* x, const float* scale,
-                                     const double2* stats, float* dx, Rows d) {
+__global__ void layer_norm_dx_kernel(const float* dy, const float* x, const float* scale, const double2* stats,
+                                     float* dx, Rows d) {
   __shared__ double shared[32];
   for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
     const float *xr = x + r * d.inner, *dyr = dy + r * d.inner;
@@ -116,8 +112,7 @@ __global__ void layer_norm_dx_kernel(const float* dy, const float* x, const floa
     double mean_gx = block_sum_all(sgx, shared) / double(d.inner);
     for (int64_t j = threadIdx.x; j < d.inner; j += blockDim.x) {
       double xhat = (xr[j] - st.x) * st.y;
-      dx[r * d.inner + j] =
-          static_cast<float>(st.y * (dyr[j] * scale[j] - mean_g - xhat * mean_gx));
+      dx[r * d.inner + j] = static_cast<float>(st.y * (dyr[j] * scale[j] - mean_g - xhat * mean_gx));
     }
   }
 }
@@ -132,9 +127,8 @@ void layer_norm_backward(KernelContext& ctx) {
   bool saved = ctx.has_in(3) && ctx.has_in(4);
   Scratch scratch(cc);
   auto* stats = scratch.take<double2>(d.rows, "layer-norm statistics");
-  layer_norm_stats_kernel<<<d.blocks(), d.threads(), 0, cc.stream>>>(
-      fptr(X), saved ? fptr(ctx.in(3)) : nullptr, saved ? fptr(ctx.in(4)) : nullptr, stats, d,
-      eps);
+  layer_norm_stats_kernel<<<d.blocks(), d.threads(), 0, cc.stream>>>(fptr(X), saved ? fptr(ctx.in(3)) : nullptr,
+                                                                     saved ? fptr(ctx.in(4)) : nullptr, stats, d, eps);
   CBT_CUDA_CHECK_LAUNCH();
   bool want_ds = output_needed(ctx, 1), want_db = output_needed(ctx, 2);
   if (want_ds || want_db) {
@@ -143,17 +137,15 @@ void layer_norm_backward(KernelContext& ctx) {
     int64_t chunks = std::clamp<int64_t>(std::min<int64_t>(d.rows / 16, 528 / col_blocks), 1, 1024);
     auto* partial = scratch.take<double2>(chunks * d.inner, "layer-norm parameter gradients");
     dim3 grid(static_cast<unsigned>(col_blocks), static_cast<unsigned>(chunks));
-    layer_norm_param_partials_kernel<<<grid, kThreads, 0, cc.stream>>>(fptr(dY), fptr(X), stats, d,
-                                                                       chunks, partial);
+    layer_norm_param_partials_kernel<<<grid, kThreads, 0, cc.stream>>>(fptr(dY), fptr(X), stats, d, chunks, partial);
     CBT_CUDA_CHECK_LAUNCH();
     layer_norm_param_finalize_kernel<<<blocks_for(d.inner), kThreads, 0, cc.stream>>>(
-        partial, d.inner, chunks, want_ds ? fptr_out(ctx.out(1)) : nullptr,
-        want_db ? fptr_out(ctx.out(2)) : nullptr);
+        partial, d.inner, chunks, want_ds ? fptr_out(ctx.out(1)) : nullptr, want_db ? fptr_out(ctx.out(2)) : nullptr);
     CBT_CUDA_CHECK_LAUNCH();
   }
   if (!output_needed(ctx, 0)) return;
-  layer_norm_dx_kernel<<<d.blocks(), d.threads(), 0, cc.stream>>>(
-      fptr(dY), fptr(X), fptr(ctx.in(2)), stats, fptr_out(ctx.out(0)), d);
+  layer_norm_dx_kernel<<<d.blocks(), d.threads(), 0, cc.stream>>>(fptr(dY), fptr(X), fptr(ctx.in(2)), stats,
+                                                                  fptr_out(ctx.out(0)), d);
   CBT_CUDA_CHECK_LAUNCH();
 }
 

@@ -40,9 +40,7 @@ __device__ inline bool label_ok(L y, int64_t classes) {
 struct SceGrad {
   float k, on, off;
   __device__ SceGrad(double dloss, int64_t N, int64_t C, double eps)
-      : k(static_cast<float>(dloss / N)),
-        on(static_cast<float>(1 - eps + eps / C)),
-        off(static_cast<float>(eps / C)) {}
+      : k(static_cast<float>(dloss / N)), on(static_cast<float>(1 - eps + eps / C)), off(static_cast<float>(eps / C)) {}
   __device__ float operator()(float v, bool label) const { return k * (expf(v) - (label ? on : off)); }
 };
 
@@ -52,9 +50,9 @@ struct SceGrad {
 // as on the CPU. The last block to finish (`arrival` counts them; zero before and after)
 // writes the mean loss as finish_mean_kernel would, in the same order.
 template <int G, class L>
-__global__ void sce_rows_kernel(const float* x, const L* labels, float* lp, double* row_loss,
-                                int64_t N, int64_t C, double eps, unsigned* arrival,
-                                float* loss, const float* dloss, float* dx, float* dbias) {
+__global__ void sce_rows_kernel(const float* x, const L* labels, float* lp, double* row_loss, int64_t N, int64_t C,
+                                double eps, unsigned* arrival, float* loss, const float* dloss, float* dx,
+                                float* dbias) {
   __shared__ float fmem[kThreads / 32];
   __shared__ double dmem[kThreads / 32];
   constexpr int per_block = kThreads / G;
@@ -80,8 +78,7 @@ __global__ void sce_rows_kernel(const float* x, const L* labels, float* lp, doub
     }
     all = group_reduce<G>(all, SumOp{}, dmem);
     if (lane == 0) {
-      row_loss[n] = ok ? -(1 - eps) * static_cast<float>(xr[y] - lse) - eps / C * all
-                                   : static_cast<double>(NAN);
+      row_loss[n] = ok ? -(1 - eps) * static_cast<float>(xr[y] - lse) - eps / C * all : static_cast<double>(NAN);
     }
   }
   __shared__ bool last;
@@ -111,8 +108,7 @@ void softmax_cross_entropy(KernelContext& ctx) {
   double eps = ctx.node.attrs.get_float("label_smoothing", 0.0f);
   float* loss = ctx.out(0).ptr<float>();
   if (N == 0 || C == 0) {
-    finish_mean_kernel<<<1, kThreads, 0, cc.stream>>>(static_cast<const double*>(nullptr), 0, 0,
-                                                      loss);
+    finish_mean_kernel<<<1, kThreads, 0, cc.stream>>>(static_cast<const double*>(nullptr), 0, 0, loss);
     CBT_CUDA_CHECK_LAUNCH();
     return;
   }
@@ -133,15 +129,18 @@ void softmax_cross_entropy(KernelContext& ctx) {
     }
     CBT_CUDA_CHECK_LAUNCH();
   };
-  if (labels.dtype() == DType::Int64) launch.template operator()<int64_t>();
-  else if (labels.dtype() == DType::Int32) launch.template operator()<int32_t>();
-  else unsupported_dtype(ctx, labels.dtype());
+  if (labels.dtype() == DType::Int64)
+    launch.template operator()<int64_t>();
+  else if (labels.dtype() == DType::Int32)
+    launch.template operator()<int32_t>();
+  else
+    unsupported_dtype(ctx, labels.dtype());
 }
 
 // dLoss: () on the device; log_probs, dLogits: (N, C); labels: (N).
 template <class L>
-__global__ void sce_grad_kernel(const float* dloss, const float* lp, const L* labels, float* dx,
-                                int64_t N, int64_t C, double eps) {
+__global__ void sce_grad_kernel(const float* dloss, const float* lp, const L* labels, float* dx, int64_t N, int64_t C,
+                                double eps) {
   const SceGrad grad(dloss[0], N, C, eps);
   CBT_GRID_STRIDE_LOOP(i, N * C) {
     int64_t n = i / C, c = i % C;
@@ -158,13 +157,16 @@ void softmax_cross_entropy_grad(KernelContext& ctx) {
   if (N * C == 0) return;
   double eps = ctx.node.attrs.get_float("label_smoothing", 0.0f);
   auto launch = [&]<class L>() {
-    sce_grad_kernel<<<blocks_for(N * C), kThreads, 0, cc.stream>>>(
-        dl.ptr<float>(), lp.ptr<float>(), labels.ptr<L>(), ctx.out(0).ptr<float>(), N, C, eps);
+    sce_grad_kernel<<<blocks_for(N * C), kThreads, 0, cc.stream>>>(dl.ptr<float>(), lp.ptr<float>(), labels.ptr<L>(),
+                                                                   ctx.out(0).ptr<float>(), N, C, eps);
     CBT_CUDA_CHECK_LAUNCH();
   };
-  if (labels.dtype() == DType::Int64) launch.template operator()<int64_t>();
-  else if (labels.dtype() == DType::Int32) launch.template operator()<int32_t>();
-  else unsupported_dtype(ctx, labels.dtype());
+  if (labels.dtype() == DType::Int64)
+    launch.template operator()<int64_t>();
+  else if (labels.dtype() == DType::Int32)
+    launch.template operator()<int32_t>();
+  else
+    unsupported_dtype(ctx, labels.dtype());
 }
 
 struct MseTerm {
@@ -175,9 +177,7 @@ struct MseGrad {
 };
 // max(x, 0) - x t + log(1 + exp(-|x|)): the stable form of -t log s(x) - (1-t) log(1-s(x)).
 struct BceTerm {
-  __device__ double operator()(double x, double t) const {
-    return fmax(x, 0.0) - x * t + log1p(exp(-fabs(x)));
-  }
+  __device__ double operator()(double x, double t) const { return fmax(x, 0.0) - x * t + log1p(exp(-fabs(x))); }
 };
 struct BceGrad {
   __device__ float operator()(float x, float t) const {
@@ -208,19 +208,16 @@ void mean_loss(KernelContext& ctx, F f) {
   int blocks = static_cast<int>(std::min<int64_t>(kMeanBlocks, blocks_for(n)));
   double* part = ws.take<double>(blocks, "loss partial sums");
   if (n > 0) {
-    mean_terms_kernel<<<blocks, kThreads, 0, cc.stream>>>(p.ptr<float>(), t.ptr<float>(), n, part,
-                                                          f);
+    mean_terms_kernel<<<blocks, kThreads, 0, cc.stream>>>(p.ptr<float>(), t.ptr<float>(), n, part, f);
     CBT_CUDA_CHECK_LAUNCH();
   }
-  finish_mean_kernel<<<1, kThreads, 0, cc.stream>>>(static_cast<const double*>(part),
-                                                    n ? blocks : 0, n, loss);
+  finish_mean_kernel<<<1, kThreads, 0, cc.stream>>>(static_cast<const double*>(part), n ? blocks : 0, n, loss);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
 // dLoss: () on the device; pred, target, dPred: same shape; dPred = dLoss / n * g(pred, target).
 template <class G>
-__global__ void mean_loss_grad_kernel(const float* dloss, const float* p, const float* t,
-                                      float* dp, int64_t n, G g) {
+__global__ void mean_loss_grad_kernel(const float* dloss, const float* p, const float* t, float* dp, int64_t n, G g) {
   float k = static_cast<float>(static_cast<double>(dloss[0]) / (n > 1 ? n : 1));
   CBT_GRID_STRIDE_LOOP(i, n) dp[i] = k * g(p[i], t[i]);
 }
@@ -232,8 +229,8 @@ void mean_loss_grad(KernelContext& ctx, G g) {
   require_f32(ctx, p);
   int64_t n = p.numel();
   if (n == 0) return;
-  mean_loss_grad_kernel<<<blocks_for(n), kThreads, 0, cc.stream>>>(
-      ctx.in(0).ptr<float>(), p.ptr<float>(), t.ptr<float>(), ctx.out(0).ptr<float>(), n, g);
+  mean_loss_grad_kernel<<<blocks_for(n), kThreads, 0, cc.stream>>>(ctx.in(0).ptr<float>(), p.ptr<float>(),
+                                                                   t.ptr<float>(), ctx.out(0).ptr<float>(), n, g);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
@@ -245,12 +242,10 @@ void bce_with_logits_grad(KernelContext& ctx) { mean_loss_grad(ctx, BceGrad{}); 
 }  // namespace
 
 CBT_REGISTER_KERNEL(kCbtDomain, "SoftmaxCrossEntropy", DeviceKind::CUDA, softmax_cross_entropy);
-CBT_REGISTER_KERNEL(kCbtDomain, "SoftmaxCrossEntropyGrad", DeviceKind::CUDA,
-                    softmax_cross_entropy_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "SoftmaxCrossEntropyGrad", DeviceKind::CUDA, softmax_cross_entropy_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "MeanSquaredError", DeviceKind::CUDA, mse);
 CBT_REGISTER_KERNEL(kCbtDomain, "MeanSquaredErrorGrad", DeviceKind::CUDA, mse_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "BinaryCrossEntropyWithLogits", DeviceKind::CUDA, bce_with_logits);
-CBT_REGISTER_KERNEL(kCbtDomain, "BinaryCrossEntropyWithLogitsGrad", DeviceKind::CUDA,
-                    bce_with_logits_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "BinaryCrossEntropyWithLogitsGrad", DeviceKind::CUDA, bce_with_logits_grad);
 
 }  // namespace cbt::cuda::ew

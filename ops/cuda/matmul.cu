@@ -21,14 +21,12 @@ cublasHandle_t cublas_on_stream(const CudaContext& cc) {
   // The backend binds the handle to cc.stream (with its workspace) once; setting the stream
   // again here would drop that workspace.
   // Default math never uses TF32 for sgemm; tensor cores only when --precision tf32 asks.
-  CBT_CUBLAS_CHECK(cublasSetMathMode(cc.cublas, cc.tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                        : CUBLAS_DEFAULT_MATH));
+  CBT_CUBLAS_CHECK(cublasSetMathMode(cc.cublas, cc.tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
   return cc.cublas;
 }
 
 int blas_int(int64_t v) {
-  CBT_MODEL_CHECK(v >= 0 && v <= std::numeric_limits<int>::max(), "matrix dimension ", v,
-                  " is too large for cuBLAS");
+  CBT_MODEL_CHECK(v >= 0 && v <= std::numeric_limits<int>::max(), "matrix dimension ", v, " is too large for cuBLAS");
   return static_cast<int>(v);
 }
 
@@ -62,9 +60,8 @@ OperandMap operand_map(const Shape& batch_of_operand, const Shape& batch) {
 
 // Row-major out[i] = alpha * op(L[l(i)]) op(R[r(i)]) + beta * out[i] for i < count, with
 // op(L): (M, K), op(R): (K, N), out: (M, N); matrices packed, `lsize`/`rsize` elements each.
-void batched_gemm(cublasHandle_t h, bool tl, bool tr, int64_t M, int64_t N, int64_t K,
-                  float alpha, const float* L, const OperandMap& lm, const float* R,
-                  const OperandMap& rm, float beta, float* out, int64_t count) {
+void batched_gemm(cublasHandle_t h, bool tl, bool tr, int64_t M, int64_t N, int64_t K, float alpha, const float* L,
+                  const OperandMap& lm, const float* R, const OperandMap& rm, float beta, float* out, int64_t count) {
   int m = blas_int(M), n = blas_int(N), k = blas_int(K);
   int ldl = blas_int(tl ? M : K), ldr = blas_int(tr ? K : N);
   cublasOperation_t opl = tl ? CUBLAS_OP_T : CUBLAS_OP_N, opr = tr ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -74,17 +71,16 @@ void batched_gemm(cublasHandle_t h, bool tl, bool tr, int64_t M, int64_t N, int6
     return;
   }
   if ((lm.single || lm.full) && (rm.single || rm.full)) {
-    CBT_CUBLAS_CHECK(cublasSgemmStridedBatched(h, opr, opl, n, m, k, &alpha, R, ldr,
-                                               rm.full ? rsize : 0, L, ldl, lm.full ? lsize : 0,
-                                               &beta, out, n, osize, blas_int(count)));
+    CBT_CUBLAS_CHECK(cublasSgemmStridedBatched(h, opr, opl, n, m, k, &alpha, R, ldr, rm.full ? rsize : 0, L, ldl,
+                                               lm.full ? lsize : 0, &beta, out, n, osize, blas_int(count)));
     return;
   }
   // Operands broadcast along different dims: one product per matrix (rare in models).
   for (int64_t i = 0; i < count; ++i) {
     int64_t li = lm.full ? i : lm.single ? 0 : lm.index[i];
     int64_t ri = rm.full ? i : rm.single ? 0 : rm.index[i];
-    CBT_CUBLAS_CHECK(cublasSgemm(h, opr, opl, n, m, k, &alpha, R + ri * rsize, ldr,
-                                 L + li * lsize, ldl, &beta, out + i * osize, n));
+    CBT_CUBLAS_CHECK(
+        cublasSgemm(h, opr, opl, n, m, k, &alpha, R + ri * rsize, ldr, L + li * lsize, ldl, &beta, out + i * osize, n));
   }
 }
 
@@ -107,8 +103,8 @@ BatchBroadcast batch_broadcast(const Shape& operand_batch, const Shape& batch) {
 }
 
 // grad: (own, mat) = sum over products i reading matrix j of p: (count, mat), in order of i.
-__global__ void sum_broadcast_kernel(const float* p, float* grad, int64_t own, int64_t mat,
-                                     int64_t count, BatchBroadcast b) {
+__global__ void sum_broadcast_kernel(const float* p, float* grad, int64_t own, int64_t mat, int64_t count,
+                                     BatchBroadcast b) {
   CBT_GRID_STRIDE_LOOP(t, own * mat) {
     int64_t j = t / mat, e = t - j * mat;
     double acc = 0;
@@ -126,10 +122,9 @@ __global__ void sum_broadcast_kernel(const float* p, float* grad, int64_t own, i
 
 // The gradient of one MatMul operand: products prod(i) of the batch, summed over the batch
 // dims the operand was broadcast along.
-void operand_grad(const CudaContext& cc, cublasHandle_t h, const MatDims& d,
-                  const Shape& own_batch, int64_t mat, float* grad, bool tl, bool tr, int64_t M,
-                  int64_t N, int64_t K, const float* L, const OperandMap& lm, const float* R,
-                  const OperandMap& rm) {
+void operand_grad(const CudaContext& cc, cublasHandle_t h, const MatDims& d, const Shape& own_batch, int64_t mat,
+                  float* grad, bool tl, bool tr, int64_t M, int64_t N, int64_t K, const float* L, const OperandMap& lm,
+                  const float* R, const OperandMap& rm) {
   int64_t count = d.count(), own = dims_product(own_batch, 0, own_batch.size());
   if (own == count) {
     batched_gemm(h, tl, tr, M, N, K, 1.0f, L, lm, R, rm, 0.0f, grad, count);
@@ -139,8 +134,8 @@ void operand_grad(const CudaContext& cc, cublasHandle_t h, const MatDims& d,
   if (static_cast<size_t>(count * mat) * sizeof(float) <= scratch.left()) {
     float* p = scratch.take<float>(count * mat, "MatMul gradient products");
     batched_gemm(h, tl, tr, M, N, K, 1.0f, L, lm, R, rm, 0.0f, p, count);
-    sum_broadcast_kernel<<<blocks_for(own * mat), kThreads, 0, cc.stream>>>(
-        p, grad, own, mat, count, batch_broadcast(own_batch, d.batch));
+    sum_broadcast_kernel<<<blocks_for(own * mat), kThreads, 0, cc.stream>>>(p, grad, own, mat, count,
+                                                                            batch_broadcast(own_batch, d.batch));
     CBT_CUDA_CHECK_LAUNCH();
     return;
   }
@@ -153,14 +148,11 @@ void operand_grad(const CudaContext& cc, cublasHandle_t h, const MatDims& d,
     int64_t li = lm.full ? i : lm.single ? 0 : lm.index[i];
     int64_t ri = rm.full ? i : rm.single ? 0 : rm.index[i];
     int64_t oi = om.single ? 0 : om.index[i];
-    batched_gemm(h, tl, tr, M, N, K, 1.0f, L + li * M * K, one, R + ri * K * N, one, 1.0f,
-                 grad + oi * mat, 1);
+    batched_gemm(h, tl, tr, M, N, K, 1.0f, L + li * M * K, one, R + ri * K * N, one, 1.0f, grad + oi * mat, 1);
   }
 }
 
-void check_float(const Tensor& t, const Node& node) {
-  check_float32(t, node, "runs matrix products in float32");
-}
+void check_float(const Tensor& t, const Node& node) { check_float32(t, node, "runs matrix products in float32"); }
 
 // a: (..., M, K), b: (..., K, N) -> y: (batch, M, N)
 void matmul_fwd(KernelContext& ctx) {
@@ -172,12 +164,12 @@ void matmul_fwd(KernelContext& ctx) {
   OperandMap single;
   single.single = true;
   if (d.foldable()) {
-    batched_gemm(h, false, false, d.count() * d.M, d.N, d.K, 1.0f, fptr(A), single, fptr(B),
-                 single, 0.0f, fptr_out(ctx.out(0)), 1);
+    batched_gemm(h, false, false, d.count() * d.M, d.N, d.K, 1.0f, fptr(A), single, fptr(B), single, 0.0f,
+                 fptr_out(ctx.out(0)), 1);
     return;
   }
-  batched_gemm(h, false, false, d.M, d.N, d.K, 1.0f, fptr(A), operand_map(d.abatch, d.batch),
-               fptr(B), operand_map(d.bbatch, d.batch), 0.0f, fptr_out(ctx.out(0)), d.count());
+  batched_gemm(h, false, false, d.M, d.N, d.K, 1.0f, fptr(A), operand_map(d.abatch, d.batch), fptr(B),
+               operand_map(d.bbatch, d.batch), 0.0f, fptr_out(ctx.out(0)), d.count());
 }
 
 // dy: (batch, M, N), a, b as in the forward -> dA, dB summed over broadcast batch dims.
@@ -193,25 +185,24 @@ void matmul_bwd(KernelContext& ctx) {
   if (d.foldable()) {
     int64_t rows = d.count() * d.M;
     if (want_da)  // dA (rows, K) = dY (rows, N) B^T
-      batched_gemm(h, false, true, rows, d.K, d.N, 1.0f, fptr(dY), single, fptr(B), single, 0.0f,
-                   fptr_out(ctx.out(0)), 1);
+      batched_gemm(h, false, true, rows, d.K, d.N, 1.0f, fptr(dY), single, fptr(B), single, 0.0f, fptr_out(ctx.out(0)),
+                   1);
     if (want_db)  // dB (K, N) = A^T (K, rows) dY (rows, N)
-      batched_gemm(h, true, false, d.K, d.N, rows, 1.0f, fptr(A), single, fptr(dY), single, 0.0f,
-                   fptr_out(ctx.out(1)), 1);
+      batched_gemm(h, true, false, d.K, d.N, rows, 1.0f, fptr(A), single, fptr(dY), single, 0.0f, fptr_out(ctx.out(1)),
+                   1);
     return;
   }
   OperandMap am = operand_map(d.abatch, d.batch), bm = operand_map(d.bbatch, d.batch);
   if (want_da)  // dA_i (M, K) = dY_i (M, N) B_i^T
-    operand_grad(cc, h, d, d.abatch, d.M * d.K, fptr_out(ctx.out(0)), false, true, d.M, d.K, d.N,
-                 fptr(dY), full, fptr(B), bm);
+    operand_grad(cc, h, d, d.abatch, d.M * d.K, fptr_out(ctx.out(0)), false, true, d.M, d.K, d.N, fptr(dY), full,
+                 fptr(B), bm);
   if (want_db)  // dB_i (K, N) = A_i^T (K, M) dY_i (M, N)
-    operand_grad(cc, h, d, d.bbatch, d.K * d.N, fptr_out(ctx.out(1)), true, false, d.K, d.N, d.M,
-                 fptr(A), am, fptr(dY), full);
+    operand_grad(cc, h, d, d.bbatch, d.K * d.N, fptr_out(ctx.out(1)), true, false, d.K, d.N, d.M, fptr(A), am, fptr(dY),
+                 full);
 }
 
 // y: (M, N) = beta * c broadcast
-__global__ void fill_broadcast_c_kernel(float* y, const float* c, float beta, int64_t N,
-                                        BroadcastC bc, int64_t total) {
+__global__ void fill_broadcast_c_kernel(float* y, const float* c, float beta, int64_t N, BroadcastC bc, int64_t total) {
   CBT_GRID_STRIDE_LOOP(t, total) {
     int64_t i = t / N, j = t - i * N;
     y[t] = beta * c[i * bc.row_step + j * bc.col_step];
@@ -221,8 +212,8 @@ __global__ void fill_broadcast_c_kernel(float* y, const float* c, float beta, in
 // dC (rows, cols) = beta * G (M, N) summed over the broadcast dims; one block per element of
 // dC. G is dY, or with a fused Relu (y set) dY where y > 0, which the kernel also writes to
 // `masked` (each element of dY belongs to exactly one block).
-__global__ void sum_to_c_kernel(const float* dy, const float* y, float* masked, float* dc,
-                                float beta, int64_t M, int64_t N, BroadcastC bc) {
+__global__ void sum_to_c_kernel(const float* dy, const float* y, float* masked, float* dc, float beta, int64_t M,
+                                int64_t N, BroadcastC bc) {
   __shared__ double shared[32];
   int64_t r = blockIdx.x / bc.cols, c = blockIdx.x % bc.cols;
   int64_t nr = bc.rows == 1 ? M : 1, ncol = bc.cols == 1 ? N : 1;
@@ -244,11 +235,10 @@ class LtGemm {
  public:
   // Row-major Y (M, N) = alpha op(A) op(B) [+ bias (N)] [then max(., 0)], computed as the
   // column-major Y^T (N, M) = op(B)^T op(A)^T: cuBLASLt's first operand is B.
-  LtGemm(const CudaContext& cc, bool ta, bool tb, int64_t M, int64_t N, int64_t K, bool bias,
-         bool relu) {
+  LtGemm(const CudaContext& cc, bool ta, bool tb, int64_t M, int64_t N, int64_t K, bool bias, bool relu) {
     CBT_CUBLAS_CHECK(cublasLtCreate(&handle_));
-    CBT_CUBLAS_CHECK(cublasLtMatmulDescCreate(
-        &desc_, cc.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    CBT_CUBLAS_CHECK(
+        cublasLtMatmulDescCreate(&desc_, cc.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F));
     cublasOperation_t opa = tb ? CUBLAS_OP_T : CUBLAS_OP_N, opb = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
     set(CUBLASLT_MATMUL_DESC_TRANSA, opa);
     set(CUBLASLT_MATMUL_DESC_TRANSB, opb);
@@ -262,12 +252,11 @@ class LtGemm {
     cublasLtMatmulPreference_t pref = nullptr;
     CBT_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
     size_t no_workspace = 0;
-    CBT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-        pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &no_workspace, sizeof no_workspace));
+    CBT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &no_workspace,
+                                                          sizeof no_workspace));
     cublasLtMatmulHeuristicResult_t result{};
     int found = 0;
-    cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle_, desc_, a_, b_, d_, d_, pref, 1,
-                                                      &result, &found);
+    cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle_, desc_, a_, b_, d_, d_, pref, 1, &result, &found);
     cublasLtMatmulPreferenceDestroy(pref);
     usable_ = st == CUBLAS_STATUS_SUCCESS && found > 0;
     if (usable_) algo_ = result.algo;
@@ -283,12 +272,11 @@ class LtGemm {
   }
   // Whether cuBLASLt offered an algorithm for this product and epilogue.
   bool usable() const { return usable_; }
-  void run(const CudaContext& cc, float alpha, const float* A, const float* B, const float* bias,
-           float* Y) {
+  void run(const CudaContext& cc, float alpha, const float* A, const float* B, const float* bias, float* Y) {
     if (bias) set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
     const float zero = 0.0f;
-    CBT_CUBLAS_CHECK(cublasLtMatmul(handle_, desc_, &alpha, B, a_, A, b_, &zero, Y, d_, Y, d_,
-                                    &algo_, nullptr, 0, cc.stream));
+    CBT_CUBLAS_CHECK(
+        cublasLtMatmul(handle_, desc_, &alpha, B, a_, A, b_, &zero, Y, d_, Y, d_, &algo_, nullptr, 0, cc.stream));
   }
 
  private:
@@ -306,8 +294,8 @@ class LtGemm {
 // The node's cuBLASLt product, made on its first run and kept in the node's state (a node
 // run without state, as in eager tests, makes one for the call); null when cuBLASLt has no
 // algorithm for it (then the cuBLAS path runs).
-std::shared_ptr<LtGemm> lt_gemm_of(KernelContext& ctx, const CudaContext& cc, const GemmAttrs& at,
-                                   int64_t M, int64_t N, int64_t K, bool bias, bool relu) {
+std::shared_ptr<LtGemm> lt_gemm_of(KernelContext& ctx, const CudaContext& cc, const GemmAttrs& at, int64_t M, int64_t N,
+                                   int64_t K, bool bias, bool relu) {
   std::shared_ptr<LtGemm> lt;
   if (ctx.state && *ctx.state) {
     lt = std::static_pointer_cast<LtGemm>(*ctx.state);
@@ -330,27 +318,26 @@ void gemm_fwd(KernelContext& ctx) {
   const bool relu = fused_relu(ctx);
   const bool has_c = ctx.has_in(2) && at.beta != 0.0f;
   // A bias vector along the rows (C of shape (N) or (1, N), beta 1) goes into the epilogue.
-  const bool bias_vector = has_c && at.beta == 1.0f && ctx.in(2).numel() == N && N > 1 &&
-                           (ctx.in(2).rank() == 1 || ctx.in(2).dim(0) == 1);
+  const bool bias_vector =
+      has_c && at.beta == 1.0f && ctx.in(2).numel() == N && N > 1 && (ctx.in(2).rank() == 1 || ctx.in(2).dim(0) == 1);
   if ((bias_vector || (!has_c && relu)) && M > 0 && N > 0 && K > 0) {
     if (auto lt = lt_gemm_of(ctx, cc, at, M, N, K, bias_vector, relu)) {
-      lt->run(cc, at.alpha, fptr(A), fptr(B), bias_vector ? fptr(ctx.in(2)) : nullptr,
-              fptr_out(Y));
+      lt->run(cc, at.alpha, fptr(A), fptr(B), bias_vector ? fptr(ctx.in(2)) : nullptr, fptr_out(Y));
       return;
     }
   }
   float beta = 0.0f;
   if (has_c) {
     BroadcastC bc(ctx.in(2).shape());
-    fill_broadcast_c_kernel<<<blocks_for(M * N), kThreads, 0, cc.stream>>>(
-        fptr_out(Y), fptr(ctx.in(2)), at.beta, N, bc, M * N);
+    fill_broadcast_c_kernel<<<blocks_for(M * N), kThreads, 0, cc.stream>>>(fptr_out(Y), fptr(ctx.in(2)), at.beta, N, bc,
+                                                                           M * N);
     CBT_CUDA_CHECK_LAUNCH();
     beta = 1.0f;
   }
   OperandMap single;
   single.single = true;
-  batched_gemm(cublas_on_stream(cc), at.ta, at.tb, M, N, K, at.alpha, fptr(A), single, fptr(B),
-               single, beta, fptr_out(Y), 1);
+  batched_gemm(cublas_on_stream(cc), at.ta, at.tb, M, N, K, at.alpha, fptr(A), single, fptr(B), single, beta,
+               fptr_out(Y), 1);
   if (relu) relu_in_place(cc, fptr_out(Y), M * N);
 }
 
@@ -373,8 +360,8 @@ void gemm_bwd(KernelContext& ctx) {
     BroadcastC bc(dC.shape());
     const bool relu = fused_relu(ctx);
     sum_to_c_kernel<<<static_cast<unsigned>(bc.rows * bc.cols), kThreads, 0, cc.stream>>>(
-        fptr(dY), relu ? fptr(ctx.in(4)) : nullptr, relu ? fptr_out(ctx.out(3)) : nullptr,
-        fptr_out(dC), at.beta, M, N, bc);
+        fptr(dY), relu ? fptr(ctx.in(4)) : nullptr, relu ? fptr_out(ctx.out(3)) : nullptr, fptr_out(dC), at.beta, M, N,
+        bc);
     CBT_CUDA_CHECK_LAUNCH();
   }
   if (output_needed(ctx, 0)) {

@@ -12,7 +12,6 @@
 namespace cbt::cuda {
 namespace {
 
-
 // Flat index (within one (H, W) plane) of the first maximum of window (oh, ow); -1 if empty.
 __device__ int64_t window_argmax(const PoolGeom& g, const float* x, int64_t oh, int64_t ow) {
   int64_t best = -1;
@@ -39,8 +38,7 @@ __device__ int64_t axis_count(int64_t start, int64_t k, int64_t d, int64_t lo, i
 __device__ int64_t window_count(const PoolGeom& g, int64_t oh, int64_t ow, bool include_pad) {
   int64_t h0 = oh * g.SH - g.PH, w0 = ow * g.SW - g.PW;
   if (include_pad)
-    return axis_count(h0, g.KH, g.DH, -g.PH, g.H + g.PEH) *
-           axis_count(w0, g.KW, g.DW, -g.PW, g.W + g.PEW);
+    return axis_count(h0, g.KH, g.DH, -g.PH, g.H + g.PEH) * axis_count(w0, g.KW, g.DW, -g.PW, g.W + g.PEW);
   return axis_count(h0, g.KH, g.DH, 0, g.H) * axis_count(w0, g.KW, g.DW, 0, g.W);
 }
 
@@ -67,17 +65,14 @@ __device__ void for_windows_holding(const PoolGeom& g, int64_t ih, int64_t iw, F
 // rest; 2x2 stride-2 pooling of an even plane): each input element lies in one window, which
 // the kernels below use, in 32-bit index arithmetic.
 bool tiles(const PoolGeom& g) {
-  return g.KH == g.SH && g.KW == g.SW && g.DH == 1 && g.DW == 1 && g.PH == 0 && g.PW == 0 &&
-         g.PEH == 0 && g.PEW == 0 && g.OH * g.SH == g.H && g.OW * g.SW == g.W &&
-         fits_32(g.NC * g.H * g.W);
+  return g.KH == g.SH && g.KW == g.SW && g.DH == 1 && g.DW == 1 && g.PH == 0 && g.PW == 0 && g.PEH == 0 && g.PEW == 0 &&
+         g.OH * g.SH == g.H && g.OW * g.SW == g.W && fits_32(g.NC * g.H * g.W);
 }
 
 // The flat index of window o's first maximum (as window_argmax picks it) in a tiled plane.
-__device__ __forceinline__ uint32_t tiled_argmax(const float* x, uint32_t o, const PoolGeom& g,
-                                                 uint32_t* base_out) {
+__device__ __forceinline__ uint32_t tiled_argmax(const float* x, uint32_t o, const PoolGeom& g, uint32_t* base_out) {
   const uint32_t OW = static_cast<uint32_t>(g.OW), OH = static_cast<uint32_t>(g.OH);
-  const uint32_t W = static_cast<uint32_t>(g.W), KH = static_cast<uint32_t>(g.KH),
-                 KW = static_cast<uint32_t>(g.KW);
+  const uint32_t W = static_cast<uint32_t>(g.W), KH = static_cast<uint32_t>(g.KH), KW = static_cast<uint32_t>(g.KW);
   uint32_t ow = o % OW, r = o / OW, oh = r % OH, nc = r / OH;
   uint32_t base = nc * static_cast<uint32_t>(g.H) * W + oh * KH * W + ow * KW, best = base;
   float bv = x[base];
@@ -189,8 +184,7 @@ __global__ void global_avg_pool_fwd_kernel(const float* x, float* y, int64_t nc,
 }
 
 // dy: (NC) -> dX: (NC, plane) = dY / plane everywhere
-__global__ void global_avg_pool_bwd_kernel(const float* dy, float* dx, int64_t plane,
-                                           int64_t total) {
+__global__ void global_avg_pool_bwd_kernel(const float* dy, float* dx, int64_t plane, int64_t total) {
   CBT_GRID_STRIDE_LOOP(t, total) dx[t] = dy[t / plane] / static_cast<float>(plane);
 }
 
@@ -203,11 +197,11 @@ void max_pool_fwd(KernelContext& ctx) {
   PoolGeom g = make_pool_geom(ctx.node, X.shape(), ctx.out(0).shape());
   int64_t* ind = ctx.has_out(1) ? static_cast<int64_t*>(ctx.out(1).data()) : nullptr;
   if (tiles(g))
-    max_pool_tiled_fwd_kernel<<<blocks_for(ctx.out(0).numel()), kThreads, 0, cc.stream>>>(
-        fptr(X), fptr_out(ctx.out(0)), ind, g);
+    max_pool_tiled_fwd_kernel<<<blocks_for(ctx.out(0).numel()), kThreads, 0, cc.stream>>>(fptr(X), fptr_out(ctx.out(0)),
+                                                                                          ind, g);
   else
-    max_pool_fwd_kernel<<<blocks_for(ctx.out(0).numel()), kThreads, 0, cc.stream>>>(
-        fptr(X), fptr_out(ctx.out(0)), ind, g);
+    max_pool_fwd_kernel<<<blocks_for(ctx.out(0).numel()), kThreads, 0, cc.stream>>>(fptr(X), fptr_out(ctx.out(0)), ind,
+                                                                                    g);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
@@ -217,11 +211,10 @@ void max_pool_bwd(KernelContext& ctx) {
   check_float(X, ctx.node);
   PoolGeom g = make_pool_geom(ctx.node, X.shape(), dY.shape());
   if (tiles(g))
-    max_pool_tiled_bwd_kernel<<<blocks_for(dY.numel()), kThreads, 0, cc.stream>>>(
-        fptr(dY), fptr(X), fptr_out(ctx.out(0)), g);
+    max_pool_tiled_bwd_kernel<<<blocks_for(dY.numel()), kThreads, 0, cc.stream>>>(fptr(dY), fptr(X),
+                                                                                  fptr_out(ctx.out(0)), g);
   else
-    max_pool_bwd_kernel<<<blocks_for(X.numel()), kThreads, 0, cc.stream>>>(
-        fptr(dY), fptr(X), fptr_out(ctx.out(0)), g);
+    max_pool_bwd_kernel<<<blocks_for(X.numel()), kThreads, 0, cc.stream>>>(fptr(dY), fptr(X), fptr_out(ctx.out(0)), g);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
@@ -231,8 +224,8 @@ void avg_pool_fwd(KernelContext& ctx) {
   check_float(X, ctx.node);
   PoolGeom g = make_pool_geom(ctx.node, X.shape(), ctx.out(0).shape());
   bool include_pad = ctx.node.attrs.get_int("count_include_pad", 0) != 0;
-  avg_pool_fwd_kernel<<<blocks_for(ctx.out(0).numel()), kThreads, 0, cc.stream>>>(
-      fptr(X), fptr_out(ctx.out(0)), g, include_pad);
+  avg_pool_fwd_kernel<<<blocks_for(ctx.out(0).numel()), kThreads, 0, cc.stream>>>(fptr(X), fptr_out(ctx.out(0)), g,
+                                                                                  include_pad);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
@@ -242,8 +235,8 @@ void avg_pool_bwd(KernelContext& ctx) {
   check_float(X, ctx.node);
   PoolGeom g = make_pool_geom(ctx.node, X.shape(), dY.shape());
   bool include_pad = ctx.node.attrs.get_int("count_include_pad", 0) != 0;
-  avg_pool_bwd_kernel<<<blocks_for(X.numel()), kThreads, 0, cc.stream>>>(
-      fptr(dY), fptr_out(ctx.out(0)), g, include_pad);
+  avg_pool_bwd_kernel<<<blocks_for(X.numel()), kThreads, 0, cc.stream>>>(fptr(dY), fptr_out(ctx.out(0)), g,
+                                                                         include_pad);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
@@ -253,8 +246,7 @@ void global_avg_pool_fwd(KernelContext& ctx) {
   const Tensor& X = ctx.in(0);
   check_float(X, ctx.node);
   int64_t nc = X.dim(0) * X.dim(1), plane = X.numel() / std::max<int64_t>(nc, 1);
-  global_avg_pool_fwd_kernel<<<blocks_for(nc * 32), kThreads, 0, cc.stream>>>(
-      fptr(X), fptr_out(ctx.out(0)), nc, plane);
+  global_avg_pool_fwd_kernel<<<blocks_for(nc * 32), kThreads, 0, cc.stream>>>(fptr(X), fptr_out(ctx.out(0)), nc, plane);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
@@ -264,8 +256,8 @@ void global_avg_pool_bwd(KernelContext& ctx) {
   const Tensor& X = ctx.in(1);
   check_float(X, ctx.node);
   int64_t nc = X.dim(0) * X.dim(1), plane = X.numel() / std::max<int64_t>(nc, 1);
-  global_avg_pool_bwd_kernel<<<blocks_for(X.numel()), kThreads, 0, cc.stream>>>(
-      fptr(ctx.in(0)), fptr_out(ctx.out(0)), plane, X.numel());
+  global_avg_pool_bwd_kernel<<<blocks_for(X.numel()), kThreads, 0, cc.stream>>>(fptr(ctx.in(0)), fptr_out(ctx.out(0)),
+                                                                                plane, X.numel());
   CBT_CUDA_CHECK_LAUNCH();
 }
 

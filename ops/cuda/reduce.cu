@@ -56,9 +56,7 @@ bool kept_from_shapes(const Shape& in, const Shape& reduced, Shape& kept) {
   for (int64_t d : reduced)
     if (d != 1) red_big.push_back(d);
   std::vector<size_t> left, right;
-  if (!embed(in_big, red_big, true, left) || !embed(in_big, red_big, false, right) ||
-      left != right)
-    return false;
+  if (!embed(in_big, red_big, true, left) || !embed(in_big, red_big, false, right) || left != right) return false;
   kept.assign(in.size(), 1);
   for (size_t p : left) kept[where[p]] = in[where[p]];
   return true;
@@ -79,8 +77,7 @@ Shape kept_shape(KernelContext& ctx, const Shape& in, const Shape& reduced) {
   auto& cc = context_of(ctx.device_ctx);
   CBT_CHECK(axes.dtype() == DType::Int64, "axes must be int64");
   std::vector<int64_t> host(axes.numel());
-  CBT_CUDA_CHECK(cudaMemcpyAsync(host.data(), axes.data(), axes.nbytes(), cudaMemcpyDeviceToHost,
-                                 cc.stream));
+  CBT_CUDA_CHECK(cudaMemcpyAsync(host.data(), axes.data(), axes.nbytes(), cudaMemcpyDeviceToHost, cc.stream));
   CBT_CUDA_CHECK(cudaStreamSynchronize(cc.stream));
   kept = kept_from_axes(ctx, in, host);
   if (ctx.state) *ctx.state = std::make_shared<Shape>(kept);
@@ -110,8 +107,7 @@ void reduce_grad(KernelContext& ctx) {
   Tensor& dx = ctx.out(0);
   require_f32(ctx, dy);
   Shape kept = kept_shape(ctx, dx.shape(), dy.shape());
-  float scale =
-      Mean && dx.numel() ? static_cast<float>(static_cast<double>(dy.numel()) / dx.numel()) : 1.0f;
+  float scale = Mean && dx.numel() ? static_cast<float>(static_cast<double>(dy.numel()) / dx.numel()) : 1.0f;
   broadcast_to(cc.stream, dy.ptr<float>(), kept, dx.ptr<float>(), dx.shape(), scale);
 }
 

@@ -55,9 +55,7 @@ template <class F>
 __device__ __forceinline__ void grid_stride(int64_t n, F&& f) {
   if (n <= INT32_MAX) {
     const uint32_t stride = blockDim.x * gridDim.x;
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < static_cast<uint32_t>(n);
-         i += stride)
-      f(i);
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < static_cast<uint32_t>(n); i += stride) f(i);
   } else {
     CBT_GRID_STRIDE_LOOP(i, n) f(i);
   }
@@ -67,19 +65,27 @@ __device__ __forceinline__ void grid_stride(int64_t n, F&& f) {
 template <class F>
 void with_word(size_t elem, F&& f) {
   switch (elem) {
-    case 1: f.template operator()<uint8_t>(); return;
-    case 2: f.template operator()<uint16_t>(); return;
-    case 4: f.template operator()<uint32_t>(); return;
-    case 8: f.template operator()<uint64_t>(); return;
-    default: CBT_CHECK(false, "unsupported element size ", elem);
+    case 1:
+      f.template operator()<uint8_t>();
+      return;
+    case 2:
+      f.template operator()<uint16_t>();
+      return;
+    case 4:
+      f.template operator()<uint32_t>();
+      return;
+    case 8:
+      f.template operator()<uint64_t>();
+      return;
+    default:
+      CBT_CHECK(false, "unsupported element size ", elem);
   }
 }
 
 // dst[i . dst_strides] = src[i . src_strides] over `shape` (elements of `elem` bytes; pointers
 // at the first element; strides in elements, any sign, 0 for broadcasting).
 void strided_copy(void* dst, const std::vector<int64_t>& dst_strides, const void* src,
-                  const std::vector<int64_t>& src_strides, const Shape& shape, size_t elem,
-                  cudaStream_t stream);
+                  const std::vector<int64_t>& src_strides, const Shape& shape, size_t elem, cudaStream_t stream);
 
 // n elements of `elem` bytes set to the low `elem` bytes of `bits`.
 void fill_elements(void* dst, int64_t n, size_t elem, uint64_t bits, cudaStream_t stream);
@@ -94,9 +100,8 @@ enum class Route : int { All = 0, WhereTrue = 1, WhereFalse = 2 };
 // out (out_shape, which broadcasts to dy_shape) = dY summed over the broadcast axes, taking
 // the elements `route` selects by `cond` (bool, broadcast to dy_shape; null for All).
 // Deterministic: each output is summed by one thread or one block in a fixed order.
-void broadcast_sum(DType dtype, void* out, const Shape& out_shape, const void* dy,
-                   const Shape& dy_shape, const void* cond, const Shape& cond_shape, Route route,
-                   cudaStream_t stream);
+void broadcast_sum(DType dtype, void* out, const Shape& out_shape, const void* dy, const Shape& dy_shape,
+                   const void* cond, const Shape& cond_shape, Route route, cudaStream_t stream);
 
 // Host copies of the inputs at positions `which` (the others stay undefined). They wait for
 // the stream, so they fail under graph capture; node_params caches what is derived from them.
@@ -106,8 +111,7 @@ std::vector<Tensor> host_copies(const KernelContext& ctx, std::initializer_list<
 // absent) by make(const InputValues&), computed at the first call and cached in ctx.state:
 // constants never change and a node's shapes are fixed.
 template <class Params, class Make>
-std::shared_ptr<const Params> node_params(const KernelContext& ctx,
-                                          std::initializer_list<size_t> which, Make&& make) {
+std::shared_ptr<const Params> node_params(const KernelContext& ctx, std::initializer_list<size_t> which, Make&& make) {
   if (ctx.state && *ctx.state) return std::static_pointer_cast<const Params>(*ctx.state);
   std::vector<Tensor> host = host_copies(ctx, which);
   InputValues values;

@@ -84,13 +84,17 @@ void range_kernel(KernelContext& ctx) {
   if (n == 0) return;
   auto fill = [&]<class T>() {
     range_values<T><<<blocks_for(n), kThreads, 0, cc.stream>>>(
-        static_cast<T*>(y.data()), static_cast<const T*>(ctx.in(0).data()),
-        static_cast<const T*>(ctx.in(2).data()), n);
+        static_cast<T*>(y.data()), static_cast<const T*>(ctx.in(0).data()), static_cast<const T*>(ctx.in(2).data()), n);
   };
   switch (y.dtype()) {
-    case DType::Int64: fill.operator()<int64_t>(); break;
-    case DType::Int32: fill.operator()<int32_t>(); break;
-    default: dispatch_float(y.dtype(), fill);
+    case DType::Int64:
+      fill.operator()<int64_t>();
+      break;
+    case DType::Int32:
+      fill.operator()<int32_t>();
+      break;
+    default:
+      dispatch_float(y.dtype(), fill);
   }
   CBT_CUDA_CHECK_LAUNCH();
 }
@@ -100,22 +104,32 @@ void range_kernel(KernelContext& ctx) {
 template <class F>
 void dispatch_value(DType t, F&& f) {
   switch (t) {
-    case DType::Float32: f.template operator()<float>(); return;
-    case DType::Float64: f.template operator()<double>(); return;
-    case DType::Int64: f.template operator()<int64_t>(); return;
-    case DType::Int32: f.template operator()<int32_t>(); return;
+    case DType::Float32:
+      f.template operator()<float>();
+      return;
+    case DType::Float64:
+      f.template operator()<double>();
+      return;
+    case DType::Int64:
+      f.template operator()<int64_t>();
+      return;
+    case DType::Int32:
+      f.template operator()<int32_t>();
+      return;
     case DType::Int8:
     case DType::UInt8:
-    case DType::Bool: f.template operator()<uint8_t>(); return;
-    default: throw ModelError(std::string("Equal on unsupported dtype ") + dtype_name(t));
+    case DType::Bool:
+      f.template operator()<uint8_t>();
+      return;
+    default:
+      throw ModelError(std::string("Equal on unsupported dtype ") + dtype_name(t));
   }
 }
 
 // y = (a == b) with broadcasting (plan operands: a, b); bool stored as one byte
 template <class T>
-__global__ void equal_values(uint8_t* __restrict__ y, const T* __restrict__ a,
-                             const T* __restrict__ b, const __grid_constant__ NdPlan p,
-                             int64_t n) {
+__global__ void equal_values(uint8_t* __restrict__ y, const T* __restrict__ a, const T* __restrict__ b,
+                             const __grid_constant__ NdPlan p, int64_t n) {
   grid_stride(n, [&](auto i) {
     int64_t off[2];
     nd_offsets<2>(p, i, off);
@@ -133,17 +147,15 @@ void equal_kernel(KernelContext& ctx) {
   const NdPlan p = make_plan(s, {broadcast_strides(a.shape(), s), broadcast_strides(b.shape(), s)});
   dispatch_value(a.dtype(), [&]<class T>() {
     equal_values<T><<<blocks_for(n), kThreads, 0, cc.stream>>>(
-        static_cast<uint8_t*>(y.data()), static_cast<const T*>(a.data()),
-        static_cast<const T*>(b.data()), p, n);
+        static_cast<uint8_t*>(y.data()), static_cast<const T*>(a.data()), static_cast<const T*>(b.data()), p, n);
   });
   CBT_CUDA_CHECK_LAUNCH();
 }
 
 // y = cond ? x : z with broadcasting of all three (plan operands: cond, x, z)
 template <class W>
-__global__ void where_values(W* __restrict__ y, const uint8_t* __restrict__ cond,
-                             const W* __restrict__ x, const W* __restrict__ z,
-                             const __grid_constant__ NdPlan p, int64_t n) {
+__global__ void where_values(W* __restrict__ y, const uint8_t* __restrict__ cond, const W* __restrict__ x,
+                             const W* __restrict__ z, const __grid_constant__ NdPlan p, int64_t n) {
   grid_stride(n, [&](auto i) {
     int64_t off[3];
     nd_offsets<3>(p, i, off);
@@ -158,12 +170,12 @@ void where_kernel(KernelContext& ctx) {
   const int64_t n = y.numel();
   if (n == 0) return;
   const Shape& s = y.shape();
-  const NdPlan p = make_plan(s, {broadcast_strides(c.shape(), s), broadcast_strides(x.shape(), s),
-                                 broadcast_strides(z.shape(), s)});
+  const NdPlan p =
+      make_plan(s, {broadcast_strides(c.shape(), s), broadcast_strides(x.shape(), s), broadcast_strides(z.shape(), s)});
   with_word(dtype_size(y.dtype()), [&]<class W>() {
     where_values<W><<<blocks_for(n), kThreads, 0, cc.stream>>>(
-        static_cast<W*>(y.data()), static_cast<const uint8_t*>(c.data()),
-        static_cast<const W*>(x.data()), static_cast<const W*>(z.data()), p, n);
+        static_cast<W*>(y.data()), static_cast<const uint8_t*>(c.data()), static_cast<const W*>(x.data()),
+        static_cast<const W*>(z.data()), p, n);
   });
   CBT_CUDA_CHECK_LAUNCH();
 }
@@ -175,8 +187,7 @@ void where_grad_kernel(KernelContext& ctx) {
   auto route = [&](size_t k, Route r) {
     if (!ctx.has_out(k)) return;
     Tensor& d = ctx.out(k);
-    broadcast_sum(dY.dtype(), d.data(), d.shape(), dY.data(), dY.shape(), c.data(), c.shape(), r,
-                  cc.stream);
+    broadcast_sum(dY.dtype(), d.data(), d.shape(), dY.data(), dY.shape(), c.data(), c.shape(), r, cc.stream);
   };
   route(0, Route::WhereTrue);
   route(1, Route::WhereFalse);

@@ -24,9 +24,8 @@ std::pair<int64_t, std::vector<int64_t>> slice_layout(const Shape& in, const Sli
 
 // starts, ends, axes, steps: inputs 1..4 (attributes before opset 10)
 std::shared_ptr<const SliceRange> slice_params(const KernelContext& ctx, const Shape& in) {
-  return node_params<SliceRange>(ctx, {1, 2, 3, 4}, [&](const InputValues& v) {
-    return node_slice_range(ctx.node, in, v);
-  });
+  return node_params<SliceRange>(ctx, {1, 2, 3, 4},
+                                 [&](const InputValues& v) { return node_slice_range(ctx.node, in, v); });
 }
 
 // y: x[start : : step] in every axis
@@ -38,8 +37,8 @@ void slice_kernel(KernelContext& ctx) {
   auto [offset, src] = slice_layout(x.shape(), *r);
   const size_t elem = dtype_size(x.dtype());
   strided_copy(y.data(), strides_of(y.shape()),
-               static_cast<const std::byte*>(x.data()) + offset * static_cast<int64_t>(elem), src,
-               y.shape(), elem, cc.stream);
+               static_cast<const std::byte*>(x.data()) + offset * static_cast<int64_t>(elem), src, y.shape(), elem,
+               cc.stream);
 }
 
 // dX: zeros with dY written at the sliced positions (they are distinct, so no sums)
@@ -51,8 +50,8 @@ void slice_grad_kernel(KernelContext& ctx) {
   auto [offset, dst] = slice_layout(dX.shape(), *r);
   const size_t elem = dtype_size(dX.dtype());
   if (dX.nbytes()) CBT_CUDA_CHECK(cudaMemsetAsync(dX.data(), 0, dX.nbytes(), cc.stream));
-  strided_copy(static_cast<std::byte*>(dX.data()) + offset * static_cast<int64_t>(elem), dst,
-               dY.data(), strides_of(dY.shape()), dY.shape(), elem, cc.stream);
+  strided_copy(static_cast<std::byte*>(dX.data()) + offset * static_cast<int64_t>(elem), dst, dY.data(),
+               strides_of(dY.shape()), dY.shape(), elem, cc.stream);
 }
 
 // Pad geometry by value: output position o reads input o - before (per axis), mapped back
@@ -60,8 +59,7 @@ void slice_grad_kernel(KernelContext& ctx) {
 struct PadPlan {
   int rank = 0;
   int mode = 0;  // PadMode
-  int64_t out[kMaxDims] = {}, in[kMaxDims] = {}, in_strides[kMaxDims] = {},
-          before[kMaxDims] = {};
+  int64_t out[kMaxDims] = {}, in[kMaxDims] = {}, in_strides[kMaxDims] = {}, before[kMaxDims] = {};
 };
 
 // Input offset that output element o (linear, row-major) reads; -1 for the constant.
@@ -76,10 +74,17 @@ __device__ __forceinline__ int64_t pad_source(const PadPlan& p, int64_t o) {
       const int64_t n = p.in[d];
       if (i < 0 || i >= n) {
         switch (static_cast<PadMode>(p.mode)) {
-          case PadMode::Constant: return -1;
-          case PadMode::Edge: i = i < 0 ? 0 : n - 1; break;
-          case PadMode::Reflect: i = i < 0 ? -i : 2 * (n - 1) - i; break;
-          case PadMode::Wrap: i = ((i % n) + n) % n; break;
+          case PadMode::Constant:
+            return -1;
+          case PadMode::Edge:
+            i = i < 0 ? 0 : n - 1;
+            break;
+          case PadMode::Reflect:
+            i = i < 0 ? -i : 2 * (n - 1) - i;
+            break;
+          case PadMode::Wrap:
+            i = ((i % n) + n) % n;
+            break;
         }
       }
       src += i * p.in_strides[d];
@@ -102,8 +107,8 @@ __global__ void pad_values(W* __restrict__ y, const W* __restrict__ x, const W* 
 // dX: every dY element added to the input position it was read from (several for
 // reflect/edge/wrap, hence atomics; constant mode never collides)
 template <class T>
-__global__ void pad_grad_values(T* __restrict__ dX, const T* __restrict__ dY,
-                                const __grid_constant__ PadPlan p, int64_t n) {
+__global__ void pad_grad_values(T* __restrict__ dX, const T* __restrict__ dY, const __grid_constant__ PadPlan p,
+                                int64_t n) {
   CBT_GRID_STRIDE_LOOP(o, n) {
     const int64_t s = pad_source(p, o);
     if (s >= 0) atomicAdd(dX + s, dY[o]);
@@ -118,16 +123,15 @@ struct PadParams {
 // pads: input 1 (attribute before opset 11), axes: input 3; validated like the schema.
 std::shared_ptr<const PadParams> pad_params(const KernelContext& ctx, const Shape& in) {
   return node_params<PadParams>(ctx, {1, 3}, [&](const InputValues& v) {
-    PadParams p{node_pads(ctx.node, in, v),
-                parse_pad_mode(ctx.node.attrs.get_string("mode", "constant"))};
+    PadParams p{node_pads(ctx.node, in, v), parse_pad_mode(ctx.node.attrs.get_string("mode", "constant"))};
     pad_index_maps(in, p.pads, p.mode);  // throws where the mode cannot produce the padding
     return p;
   });
 }
 
 PadPlan pad_plan(const Shape& in, const Shape& out, const PadParams& params) {
-  CBT_MODEL_CHECK(in.size() <= static_cast<size_t>(kMaxDims), "Pad of rank ", in.size(),
-                  " on the GPU (at most ", kMaxDims, ")");
+  CBT_MODEL_CHECK(in.size() <= static_cast<size_t>(kMaxDims), "Pad of rank ", in.size(), " on the GPU (at most ",
+                  kMaxDims, ")");
   PadPlan p;
   p.rank = static_cast<int>(in.size());
   p.mode = static_cast<int>(params.mode);
@@ -151,7 +155,9 @@ uint64_t pad_value_bits(const Node& node, DType dtype) {
       std::memcpy(&bits, &v, sizeof v);
       break;
     }
-    case DType::Float64: std::memcpy(&bits, &f, sizeof f); break;
+    case DType::Float64:
+      std::memcpy(&bits, &f, sizeof f);
+      break;
     case DType::Int64: {
       const auto v = static_cast<int64_t>(f);
       std::memcpy(&bits, &v, sizeof v);
@@ -162,7 +168,8 @@ uint64_t pad_value_bits(const Node& node, DType dtype) {
       std::memcpy(&bits, &v, sizeof v);
       break;
     }
-    default: CBT_MODEL_CHECK(f == 0, "Pad value attribute on ", dtype_name(dtype), " data");
+    default:
+      CBT_MODEL_CHECK(f == 0, "Pad value attribute on ", dtype_name(dtype), " data");
   }
   return bits;
 }
@@ -180,9 +187,8 @@ void pad_kernel(KernelContext& ctx) {
   with_word(dtype_size(x.dtype()), [&]<class W>() {
     W w;
     std::memcpy(&w, &bits, sizeof w);
-    pad_values<W><<<blocks_for(n), kThreads, 0, cc.stream>>>(
-        static_cast<W*>(y.data()), static_cast<const W*>(x.data()), static_cast<const W*>(value),
-        w, p, n);
+    pad_values<W><<<blocks_for(n), kThreads, 0, cc.stream>>>(static_cast<W*>(y.data()), static_cast<const W*>(x.data()),
+                                                             static_cast<const W*>(value), w, p, n);
   });
   CBT_CUDA_CHECK_LAUNCH();
 }
@@ -192,16 +198,15 @@ void pad_grad_kernel(KernelContext& ctx) {
   const Tensor& dY = ctx.in(0);
   Tensor& dX = ctx.out(0);
   const auto params = pad_params(ctx, dX.shape());
-  CBT_MODEL_CHECK(!cc.deterministic || params->mode == PadMode::Constant, "the gradient of Pad ",
-                  "node '", ctx.node.name, "' in edge, reflect or wrap mode sums with atomics on ",
+  CBT_MODEL_CHECK(!cc.deterministic || params->mode == PadMode::Constant, "the gradient of Pad ", "node '",
+                  ctx.node.name, "' in edge, reflect or wrap mode sums with atomics on ",
                   "the GPU and is not reproducible; train without --deterministic or on the CPU");
   const PadPlan p = pad_plan(dX.shape(), dY.shape(), *params);
   if (dX.nbytes()) CBT_CUDA_CHECK(cudaMemsetAsync(dX.data(), 0, dX.nbytes(), cc.stream));
   const int64_t n = dY.numel();
   if (n == 0 || dX.numel() == 0) return;
   dispatch_float(dY.dtype(), [&]<class T>() {
-    pad_grad_values<T><<<blocks_for(n), kThreads, 0, cc.stream>>>(
-        dX.ptr<T>(), dY.ptr<T>(), p, n);
+    pad_grad_values<T><<<blocks_for(n), kThreads, 0, cc.stream>>>(dX.ptr<T>(), dY.ptr<T>(), p, n);
   });
   CBT_CUDA_CHECK_LAUNCH();
 }
@@ -209,19 +214,16 @@ void pad_grad_kernel(KernelContext& ctx) {
 // Index j of an int32 or int64 index tensor, normalised to [0, dim); -1 when out of range.
 // The CPU throws on such an index; the GPU cannot, so the forward writes zeros there and
 // the backward drops its gradient (constant indices were already checked by inference).
-__device__ __forceinline__ int64_t load_index(const void* idx, bool idx64, int64_t j,
-                                              int64_t dim) {
-  int64_t v = idx64 ? static_cast<const int64_t*>(idx)[j]
-                    : static_cast<int64_t>(static_cast<const int32_t*>(idx)[j]);
+__device__ __forceinline__ int64_t load_index(const void* idx, bool idx64, int64_t j, int64_t dim) {
+  int64_t v = idx64 ? static_cast<const int64_t*>(idx)[j] : static_cast<int64_t>(static_cast<const int32_t*>(idx)[j]);
   if (v < 0) v += dim;
   return v >= 0 && v < dim ? v : -1;
 }
 
 // data: (outer, dim, inner), indices: (n_idx,) -> y: (outer, n_idx, inner)
 template <class W>
-__global__ void gather_rows(W* __restrict__ y, const W* __restrict__ data, const void* idx,
-                              bool idx64, int64_t n_idx, int64_t dim, int64_t inner,
-                              int64_t total) {
+__global__ void gather_rows(W* __restrict__ y, const W* __restrict__ data, const void* idx, bool idx64, int64_t n_idx,
+                            int64_t dim, int64_t inner, int64_t total) {
   CBT_GRID_STRIDE_LOOP(e, total) {
     const int64_t row = e / inner, k = e - row * inner;
     const int64_t o = row / n_idx, j = row - o * n_idx;
@@ -232,9 +234,8 @@ __global__ void gather_rows(W* __restrict__ y, const W* __restrict__ data, const
 
 // dY: (outer, n_idx, inner) -> dX: (outer, dim, inner); repeated indices accumulate
 template <class T>
-__global__ void gather_grad_rows(T* __restrict__ dX, const T* __restrict__ dY, const void* idx,
-                                   bool idx64, int64_t n_idx, int64_t dim, int64_t inner,
-                                   int64_t total) {
+__global__ void gather_grad_rows(T* __restrict__ dX, const T* __restrict__ dY, const void* idx, bool idx64,
+                                 int64_t n_idx, int64_t dim, int64_t inner, int64_t total) {
   CBT_GRID_STRIDE_LOOP(e, total) {
     const int64_t row = e / inner, k = e - row * inner;
     const int64_t o = row / n_idx, j = row - o * n_idx;
@@ -246,9 +247,8 @@ __global__ void gather_grad_rows(T* __restrict__ dX, const T* __restrict__ dY, c
 // The same sums without atomics (--deterministic): one thread per dX element adds the dY
 // rows of its index in index order. O(dX × indices), so only when reproducibility is asked.
 template <class T>
-__global__ void gather_grad_rows_ordered(T* __restrict__ dX, const T* __restrict__ dY,
-                                         const void* idx, bool idx64, int64_t n_idx, int64_t dim,
-                                         int64_t inner, int64_t total) {
+__global__ void gather_grad_rows_ordered(T* __restrict__ dX, const T* __restrict__ dY, const void* idx, bool idx64,
+                                         int64_t n_idx, int64_t dim, int64_t inner, int64_t total) {
   CBT_GRID_STRIDE_LOOP(e, total) {
     const int64_t row = e / inner, k = e - row * inner;
     const int64_t o = row / dim, v = row - o * dim;
@@ -291,8 +291,7 @@ void gather_kernel(KernelContext& ctx) {
   const bool idx64 = index_is_64(indices);
   with_word(elem, [&]<class W>() {
     gather_rows<W><<<blocks_for(words), kThreads, 0, cc.stream>>>(
-        static_cast<W*>(y.data()), static_cast<const W*>(data.data()), indices.data(), idx64,
-        n_idx, dim, inner, words);
+        static_cast<W*>(y.data()), static_cast<const W*>(data.data()), indices.data(), idx64, n_idx, dim, inner, words);
   });
   CBT_CUDA_CHECK_LAUNCH();
 }
@@ -312,11 +311,11 @@ void gather_grad_kernel(KernelContext& ctx) {
   dispatch_float(dY.dtype(), [&]<class T>() {
     if (cc.deterministic) {
       const int64_t n = dX.numel();
-      gather_grad_rows_ordered<T><<<blocks_for(n), kThreads, 0, cc.stream>>>(
-          dX.ptr<T>(), dY.ptr<T>(), indices.data(), idx64, indices.numel(), dim, inner, n);
+      gather_grad_rows_ordered<T><<<blocks_for(n), kThreads, 0, cc.stream>>>(dX.ptr<T>(), dY.ptr<T>(), indices.data(),
+                                                                             idx64, indices.numel(), dim, inner, n);
     } else {
-      gather_grad_rows<T><<<blocks_for(total), kThreads, 0, cc.stream>>>(
-          dX.ptr<T>(), dY.ptr<T>(), indices.data(), idx64, indices.numel(), dim, inner, total);
+      gather_grad_rows<T><<<blocks_for(total), kThreads, 0, cc.stream>>>(dX.ptr<T>(), dY.ptr<T>(), indices.data(),
+                                                                         idx64, indices.numel(), dim, inner, total);
     }
   });
   CBT_CUDA_CHECK_LAUNCH();

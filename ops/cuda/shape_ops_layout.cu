@@ -16,8 +16,7 @@ void copy_kernel(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
   if (x.nbytes() && y.data() != x.data())
-    CBT_CUDA_CHECK(
-        cudaMemcpyAsync(y.data(), x.data(), x.nbytes(), cudaMemcpyDeviceToDevice, cc.stream));
+    CBT_CUDA_CHECK(cudaMemcpyAsync(y.data(), x.data(), x.nbytes(), cudaMemcpyDeviceToDevice, cc.stream));
 }
 
 // y: x with axes permuted, y.shape[k] = x.shape[perm[k]]
@@ -33,15 +32,14 @@ void transpose_kernel(KernelContext& ctx) {
   auto xs = strides_of(x.shape());
   std::vector<int64_t> src(perm.size());
   for (size_t k = 0; k < perm.size(); ++k) src[k] = xs[perm[k]];
-  strided_copy(y.data(), strides_of(y.shape()), x.data(), src, y.shape(), dtype_size(x.dtype()),
-               cc.stream);
+  strided_copy(y.data(), strides_of(y.shape()), x.data(), src, y.shape(), dtype_size(x.dtype()), cc.stream);
 }
 
 // Copies between one tensor of shape (outer, sum(sizes), inner) and pieces of shape
 // (outer, sizes[i], inner); `to_pieces` selects the direction. Undefined pieces are skipped
 // when splitting and read as zeros when joining.
-void move_pieces(Tensor& whole, std::span<Tensor> pieces, int64_t axis,
-                 const std::vector<int64_t>& sizes, bool to_pieces, cudaStream_t stream) {
+void move_pieces(Tensor& whole, std::span<Tensor> pieces, int64_t axis, const std::vector<int64_t>& sizes,
+                 bool to_pieces, cudaStream_t stream) {
   const Shape& s = whole.shape();
   const size_t elem = dtype_size(whole.dtype());
   const int64_t outer = dims_product(s, 0, axis);
@@ -49,10 +47,8 @@ void move_pieces(Tensor& whole, std::span<Tensor> pieces, int64_t axis,
   const int64_t whole_row = s[axis] * inner;
   auto* base = static_cast<std::byte*>(whole.data());
   bool missing = false;
-  for (size_t i = 0; i < sizes.size(); ++i)
-    missing = missing || i >= pieces.size() || !pieces[i].defined();
-  if (!to_pieces && missing && whole.nbytes())
-    CBT_CUDA_CHECK(cudaMemsetAsync(whole.data(), 0, whole.nbytes(), stream));
+  for (size_t i = 0; i < sizes.size(); ++i) missing = missing || i >= pieces.size() || !pieces[i].defined();
+  if (!to_pieces && missing && whole.nbytes()) CBT_CUDA_CHECK(cudaMemsetAsync(whole.data(), 0, whole.nbytes(), stream));
   int64_t offset = 0;  // elements into a row of `whole`
   for (size_t i = 0; i < sizes.size(); ++i) {
     const int64_t cols = sizes[i] * inner;
@@ -62,8 +58,10 @@ void move_pieces(Tensor& whole, std::span<Tensor> pieces, int64_t axis,
       void* p = pieces[i].data();
       const Shape block{outer, cols};
       const std::vector<int64_t> ws{whole_row, 1}, ps{cols, 1};
-      if (to_pieces) strided_copy(p, ps, w, ws, block, elem, stream);
-      else strided_copy(w, ws, p, ps, block, elem, stream);
+      if (to_pieces)
+        strided_copy(p, ps, w, ws, block, elem, stream);
+      else
+        strided_copy(w, ws, p, ps, block, elem, stream);
     }
     offset += cols;
   }
@@ -88,9 +86,8 @@ void split_kernel(KernelContext& ctx) {
   auto& cc = cuda::context_of(ctx.device_ctx);
   Tensor x = ctx.in(0);
   int64_t axis = normalize_axis(ctx.node.attrs.get_int("axis", 0), x.rank());
-  auto params = node_params<SplitParams>(ctx, {1}, [&](const InputValues& v) {
-    return SplitParams{node_split_sizes(ctx.node, x.shape(), v)};
-  });
+  auto params = node_params<SplitParams>(
+      ctx, {1}, [&](const InputValues& v) { return SplitParams{node_split_sizes(ctx.node, x.shape(), v)}; });
   move_pieces(x, ctx.outputs, axis, params->sizes, true, cc.stream);
 }
 
@@ -113,8 +110,8 @@ void expand_kernel(KernelContext& ctx) {
   auto& cc = cuda::context_of(ctx.device_ctx);
   const Tensor& x = ctx.in(0);
   Tensor& y = ctx.out(0);
-  strided_copy(y.data(), strides_of(y.shape()), x.data(), broadcast_strides(x.shape(), y.shape()),
-               y.shape(), dtype_size(x.dtype()), cc.stream);
+  strided_copy(y.data(), strides_of(y.shape()), x.data(), broadcast_strides(x.shape(), y.shape()), y.shape(),
+               dtype_size(x.dtype()), cc.stream);
 }
 
 // dX: dY summed over the axes the forward broadcast
@@ -122,8 +119,7 @@ void expand_grad_kernel(KernelContext& ctx) {
   auto& cc = cuda::context_of(ctx.device_ctx);
   const Tensor& dY = ctx.in(0);
   Tensor& dX = ctx.out(0);
-  broadcast_sum(dY.dtype(), dX.data(), dX.shape(), dY.data(), dY.shape(), nullptr, {}, Route::All,
-                cc.stream);
+  broadcast_sum(dY.dtype(), dX.data(), dX.shape(), dY.data(), dY.shape(), nullptr, {}, Route::All, cc.stream);
 }
 
 }  // namespace

@@ -16,8 +16,7 @@ NdPlan make_plan(const Shape& shape, const std::vector<std::vector<int64_t>>& st
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) continue;
     bool merge = !dims.empty();
-    for (size_t k = 0; k < k_ops && merge; ++k)
-      merge = st[k].back() == strides[k][d] * shape[d];
+    for (size_t k = 0; k < k_ops && merge; ++k) merge = st[k].back() == strides[k][d] * shape[d];
     if (merge) {
       dims.back() *= shape[d];
       for (size_t k = 0; k < k_ops; ++k) st[k].back() = strides[k][d];
@@ -26,8 +25,8 @@ NdPlan make_plan(const Shape& shape, const std::vector<std::vector<int64_t>>& st
       for (size_t k = 0; k < k_ops; ++k) st[k].push_back(strides[k][d]);
     }
   }
-  CBT_MODEL_CHECK(dims.size() <= static_cast<size_t>(kMaxDims), "shape ", shape_str(shape),
-                  " needs ", dims.size(), " strided dims on the GPU (at most ", kMaxDims, ")");
+  CBT_MODEL_CHECK(dims.size() <= static_cast<size_t>(kMaxDims), "shape ", shape_str(shape), " needs ", dims.size(),
+                  " strided dims on the GPU (at most ", kMaxDims, ")");
   NdPlan p;
   p.rank = static_cast<int>(dims.size());
   for (int d = 0; d < p.rank; ++d) {
@@ -70,8 +69,8 @@ void widen(NdPlan& p, size_t& elem, const void* a, const void* b) {
 
 // dst: strides[0], src: strides[1]
 template <class W>
-__global__ void strided_copy_kernel(W* __restrict__ dst, const W* __restrict__ src,
-                                    const __grid_constant__ NdPlan p, int64_t n) {
+__global__ void strided_copy_kernel(W* __restrict__ dst, const W* __restrict__ src, const __grid_constant__ NdPlan p,
+                                    int64_t n) {
   grid_stride(n, [&](auto i) {
     int64_t off[2];
     nd_offsets<2>(p, i, off);
@@ -89,8 +88,7 @@ struct ByteChunk {
   unsigned char bytes[kChunkBytes];
 };
 
-__global__ void write_chunk_kernel(unsigned char* __restrict__ dst,
-                                   const __grid_constant__ ByteChunk chunk, int n) {
+__global__ void write_chunk_kernel(unsigned char* __restrict__ dst, const __grid_constant__ ByteChunk chunk, int n) {
   for (int i = threadIdx.x; i < n; i += blockDim.x) dst[i] = chunk.bytes[i];
 }
 
@@ -103,9 +101,8 @@ __device__ __forceinline__ bool routed(const uint8_t* cond, int64_t off, int rou
 template <class T>
 __global__ void broadcast_sum_thread_kernel(T* __restrict__ out, const T* __restrict__ dy,
                                             const uint8_t* __restrict__ cond, int route,
-                                            const __grid_constant__ NdPlan kept,
-                                            const __grid_constant__ NdPlan red, int64_t n_out,
-                                            int64_t n_red) {
+                                            const __grid_constant__ NdPlan kept, const __grid_constant__ NdPlan red,
+                                            int64_t n_out, int64_t n_red) {
   grid_stride(n_out, [&](auto j) {
     int64_t base[2];
     nd_offsets<2>(kept, j, base);
@@ -123,9 +120,8 @@ __global__ void broadcast_sum_thread_kernel(T* __restrict__ out, const T* __rest
 template <class T>
 __global__ void broadcast_sum_block_kernel(T* __restrict__ out, const T* __restrict__ dy,
                                            const uint8_t* __restrict__ cond, int route,
-                                           const __grid_constant__ NdPlan kept,
-                                           const __grid_constant__ NdPlan red, int64_t n_out,
-                                           int64_t n_red) {
+                                           const __grid_constant__ NdPlan kept, const __grid_constant__ NdPlan red,
+                                           int64_t n_out, int64_t n_red) {
   __shared__ T partial[kThreads / 32];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
   for (int64_t j = blockIdx.x; j < n_out; j += gridDim.x) {
@@ -152,20 +148,19 @@ __global__ void broadcast_sum_block_kernel(T* __restrict__ out, const T* __restr
 }  // namespace
 
 void strided_copy(void* dst, const std::vector<int64_t>& dst_strides, const void* src,
-                  const std::vector<int64_t>& src_strides, const Shape& shape, size_t elem,
-                  cudaStream_t stream) {
+                  const std::vector<int64_t>& src_strides, const Shape& shape, size_t elem, cudaStream_t stream) {
   if (shape_numel(shape) == 0) return;
   NdPlan p = make_plan(shape, {dst_strides, src_strides});
   if (p.rank == 0 || (p.rank == 1 && p.strides[0][0] == 1 && p.strides[1][0] == 1)) {
-    CBT_CUDA_CHECK(cudaMemcpyAsync(dst, src, static_cast<size_t>(plan_numel(p)) * elem,
-                                   cudaMemcpyDeviceToDevice, stream));
+    CBT_CUDA_CHECK(
+        cudaMemcpyAsync(dst, src, static_cast<size_t>(plan_numel(p)) * elem, cudaMemcpyDeviceToDevice, stream));
     return;
   }
   widen(p, elem, dst, src);
   const int64_t n = plan_numel(p);
   with_word(elem, [&]<class W>() {
-    strided_copy_kernel<W><<<blocks_for(n), kThreads, 0, stream>>>(
-        static_cast<W*>(dst), static_cast<const W*>(src), p, n);
+    strided_copy_kernel<W>
+        <<<blocks_for(n), kThreads, 0, stream>>>(static_cast<W*>(dst), static_cast<const W*>(src), p, n);
   });
   CBT_CUDA_CHECK_LAUNCH();
 }
@@ -192,9 +187,8 @@ void write_host_bytes(void* dst, const void* src, size_t bytes, cudaStream_t str
   }
 }
 
-void broadcast_sum(DType dtype, void* out, const Shape& out_shape, const void* dy,
-                   const Shape& dy_shape, const void* cond, const Shape& cond_shape, Route route,
-                   cudaStream_t stream) {
+void broadcast_sum(DType dtype, void* out, const Shape& out_shape, const void* dy, const Shape& dy_shape,
+                   const void* cond, const Shape& cond_shape, Route route, cudaStream_t stream) {
   const int64_t n_out = shape_numel(out_shape);
   if (n_out == 0) return;
   if (shape_numel(dy_shape) == 0) {  // nothing to sum: zeros
@@ -204,8 +198,7 @@ void broadcast_sum(DType dtype, void* out, const Shape& out_shape, const void* d
   CBT_CHECK(route == Route::All || cond, "routed broadcast sum without a condition");
   const auto dys = strides_of(dy_shape);
   const auto xs = broadcast_strides(out_shape, dy_shape);
-  const auto cs = cond ? broadcast_strides(cond_shape, dy_shape)
-                       : std::vector<int64_t>(dy_shape.size(), 0);
+  const auto cs = cond ? broadcast_strides(cond_shape, dy_shape) : std::vector<int64_t>(dy_shape.size(), 0);
   // Axes where out keeps dY's size index the output; the others are summed over.
   Shape kept_dims, red_dims;
   std::vector<int64_t> kept_dy, kept_c, red_dy, red_c;
@@ -225,14 +218,12 @@ void broadcast_sum(DType dtype, void* out, const Shape& out_shape, const void* d
     T* o = static_cast<T*>(out);
     const T* g = static_cast<const T*>(dy);
     if (n_red < 64) {
-      broadcast_sum_thread_kernel<T>
-          <<<blocks_for(n_out), kThreads, 0, stream>>>(o, g, c, r, kept, red, n_out, n_red);
+      broadcast_sum_thread_kernel<T><<<blocks_for(n_out), kThreads, 0, stream>>>(o, g, c, r, kept, red, n_out, n_red);
     } else {
       int threads = 64;
       while (threads < kThreads && threads < n_red) threads *= 2;
       const int blocks = static_cast<int>(std::min<int64_t>(n_out, 132 * 32));
-      broadcast_sum_block_kernel<T>
-          <<<blocks, threads, 0, stream>>>(o, g, c, r, kept, red, n_out, n_red);
+      broadcast_sum_block_kernel<T><<<blocks, threads, 0, stream>>>(o, g, c, r, kept, red, n_out, n_red);
     }
   });
   CBT_CUDA_CHECK_LAUNCH();
@@ -255,8 +246,7 @@ std::vector<Tensor> host_copies(const KernelContext& ctx, std::initializer_list<
                 "must run before CUDA graph capture");
     }
     // cudaMemcpyDefault: the runtime tells device from host memory (UVA).
-    CBT_CUDA_CHECK(cudaMemcpyAsync(host[i].data(), t.data(), t.nbytes(), cudaMemcpyDefault,
-                                   cc.stream));
+    CBT_CUDA_CHECK(cudaMemcpyAsync(host[i].data(), t.data(), t.nbytes(), cudaMemcpyDefault, cc.stream));
     copied = true;
   }
   if (copied) CBT_CUDA_CHECK(cudaStreamSynchronize(cc.stream));

@@ -66,8 +66,8 @@ __global__ void softmax_lines_kernel(const float* x, float* y, AxisView v, bool 
 
 // dY, Y, dX: (rows, len). Softmax: dX = Y (dY - sum(dY Y)); LogSoftmax: dX = dY - exp(Y) sum(dY).
 template <int G>
-__global__ void softmax_grad_rows_kernel(const float* dy, const float* y, float* dx, int64_t rows,
-                                         int64_t len, bool log) {
+__global__ void softmax_grad_rows_kernel(const float* dy, const float* y, float* dx, int64_t rows, int64_t len,
+                                         bool log) {
   __shared__ float smem[kThreads / 32];
   constexpr int per_block = kThreads / G;
   int lane = threadIdx.x % G;
@@ -78,13 +78,11 @@ __global__ void softmax_grad_rows_kernel(const float* dy, const float* y, float*
     float s = 0;
     for (int64_t k = lane; k < len; k += G) s += log ? dyr[k] : dyr[k] * yr[k];
     s = group_reduce<G>(s, SumOp{}, smem);
-    for (int64_t k = lane; k < len; k += G)
-      dxr[k] = log ? dyr[k] - expf(yr[k]) * s : yr[k] * (dyr[k] - s);
+    for (int64_t k = lane; k < len; k += G) dxr[k] = log ? dyr[k] - expf(yr[k]) * s : yr[k] * (dyr[k] - s);
   }
 }
 
-__global__ void softmax_grad_lines_kernel(const float* dy, const float* y, float* dx, AxisView v,
-                                          bool log) {
+__global__ void softmax_grad_lines_kernel(const float* dy, const float* y, float* dx, AxisView v, bool log) {
   CBT_GRID_STRIDE_LOOP(q, v.outer * v.inner) {
     int64_t o = (q / v.inner) * v.len * v.inner + q % v.inner, st = v.inner;
     float s = 0;
@@ -116,11 +114,9 @@ void softmax_kernel(KernelContext& ctx) {
   if (v.inner > 1) {
     softmax_lines_kernel<<<blocks_for(rows), kThreads, 0, cc.stream>>>(x, y, v, Log);
   } else if (block_per_row(v.len)) {
-    softmax_rows_kernel<kThreads><<<row_blocks(rows, kThreads), kThreads, 0, cc.stream>>>(
-        x, y, rows, v.len, Log);
+    softmax_rows_kernel<kThreads><<<row_blocks(rows, kThreads), kThreads, 0, cc.stream>>>(x, y, rows, v.len, Log);
   } else {
-    softmax_rows_kernel<32><<<row_blocks(rows, 32), kThreads, 0, cc.stream>>>(x, y, rows, v.len,
-                                                                              Log);
+    softmax_rows_kernel<32><<<row_blocks(rows, 32), kThreads, 0, cc.stream>>>(x, y, rows, v.len, Log);
   }
   CBT_CUDA_CHECK_LAUNCH();
 }
@@ -137,11 +133,10 @@ void softmax_grad_kernel(KernelContext& ctx) {
   if (v.inner > 1) {
     softmax_grad_lines_kernel<<<blocks_for(rows), kThreads, 0, cc.stream>>>(dy, y, dx, v, Log);
   } else if (block_per_row(v.len)) {
-    softmax_grad_rows_kernel<kThreads><<<row_blocks(rows, kThreads), kThreads, 0, cc.stream>>>(
-        dy, y, dx, rows, v.len, Log);
+    softmax_grad_rows_kernel<kThreads>
+        <<<row_blocks(rows, kThreads), kThreads, 0, cc.stream>>>(dy, y, dx, rows, v.len, Log);
   } else {
-    softmax_grad_rows_kernel<32><<<row_blocks(rows, 32), kThreads, 0, cc.stream>>>(
-        dy, y, dx, rows, v.len, Log);
+    softmax_grad_rows_kernel<32><<<row_blocks(rows, 32), kThreads, 0, cc.stream>>>(dy, y, dx, rows, v.len, Log);
   }
   CBT_CUDA_CHECK_LAUNCH();
 }

@@ -2,13 +2,12 @@
 // a result compared with a reference there, so that a search at a large batch moves two
 // numbers to the host instead of every output (ResNet-20's evaluation at batch 500 spent
 // most of its searches' time in those copies and the host's comparison).
-#include "ops/cuda/copy_timing.h"
-
 #include <algorithm>
 #include <cstring>
 #include <optional>
 
 #include "ops/cuda/common.cuh"
+#include "ops/cuda/copy_timing.h"
 #include "ops/cuda/rng.cuh"
 
 namespace cbt::cuda {
@@ -58,7 +57,7 @@ double relative_error(const DeviceBuffer& got, const DeviceBuffer& ref, size_t c
   CBT_CUDA_CHECK(cudaMemsetAsync(bits, 0, relative_error_scratch_bytes, stream));
   const auto n = static_cast<int64_t>(count);
   max_difference_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const float*>(got.p),
-                                                                  static_cast<const float*>(ref.p), n, bits);
+                                                                static_cast<const float*>(ref.p), n, bits);
   CBT_CUDA_CHECK_LAUNCH();
   unsigned long long host[2] = {0, 0};
   CBT_CUDA_CHECK(cudaMemcpyAsync(host, bits, sizeof host, cudaMemcpyDeviceToHost, stream));

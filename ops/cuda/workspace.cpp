@@ -52,9 +52,8 @@ const DriverVmm& vmm() {
 void check(CUresult r, const char* call, int device = 0, size_t bytes = 0) {
   if (r == CUDA_SUCCESS) return;
   if (r == CUDA_ERROR_OUT_OF_MEMORY)
-    throw UserError("out of GPU memory on cuda:" + std::to_string(device) + ": " +
-                    std::to_string(bytes >> 20) + " MiB of kernel workspace requested (" + call +
-                    "); use a smaller --batch-size");
+    throw UserError("out of GPU memory on cuda:" + std::to_string(device) + ": " + std::to_string(bytes >> 20) +
+                    " MiB of kernel workspace requested (" + call + "); use a smaller --batch-size");
   detail::throw_internal(call, __FILE__, __LINE__, ("CUresult " + std::to_string(r)).c_str());
 }
 
@@ -74,8 +73,7 @@ Workspace::Workspace(int device, size_t limit) : device_(device) {
   if (limit == 0) return;
   const DriverVmm& d = vmm();
   CUmemAllocationProp prop = device_memory(device);
-  check(d.granularity(&granularity_, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
-        "cuMemGetAllocationGranularity");
+  check(d.granularity(&granularity_, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM), "cuMemGetAllocationGranularity");
   limit_ = round_up(limit, granularity_);
   CUdeviceptr p = 0;
   check(d.reserve(&p, limit_, 0, 0, 0), "cuMemAddressReserve");
@@ -96,16 +94,15 @@ void Workspace::release() noexcept {
 
 void Workspace::ensure(size_t bytes, cudaStream_t stream) {
   if (bytes <= mapped_) return;
-  CBT_CHECK(bytes <= limit_, "kernel workspace request of ", bytes, " bytes beyond its limit of ",
-            limit_);
+  CBT_CHECK(bytes <= limit_, "kernel workspace request of ", bytes, " bytes beyond its limit of ", limit_);
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
   CBT_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
   if (capturing != cudaStreamCaptureStatusNone)
-    detail::throw_internal("Workspace::ensure", __FILE__, __LINE__,
-                           ("a kernel needs " + std::to_string(bytes) + " bytes of workspace, " +
-                            std::to_string(mapped_) + " are mapped, and none can be mapped " +
-                            "while a CUDA graph is captured")
-                               .c_str());
+    detail::throw_internal(
+        "Workspace::ensure", __FILE__, __LINE__,
+        ("a kernel needs " + std::to_string(bytes) + " bytes of workspace, " + std::to_string(mapped_) +
+         " are mapped, and none can be mapped " + "while a CUDA graph is captured")
+            .c_str());
   const DriverVmm& d = vmm();
   const size_t grow = round_up(bytes - mapped_, granularity_);
   CUmemAllocationProp prop = device_memory(device_);

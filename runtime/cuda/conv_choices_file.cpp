@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "graph/atomic_file.h"
 #include "ops/cuda/algo_choice.h"  // device_signature
 #include "ops/cuda/conv_choices.h"
-#include "graph/atomic_file.h"
 
 namespace cbt {
 

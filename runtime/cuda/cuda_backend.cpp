@@ -101,8 +101,7 @@ CudaBackend::CudaBackend(int index, const CudaBackendOptions& opt) : index_(inde
   // cuBLAS gets a workspace of its own: a kernel may hold CudaContext::workspace while it
   // calls cuBLAS, and a fixed workspace keeps cuBLAS from allocating (CUDA-graph capture).
   cublas_workspace_ = cuda::DeviceMemory(opt.cublas_workspace_bytes);
-  CBT_CUBLAS_CHECK(
-      cublasSetWorkspace(cublas_.get(), cublas_workspace_.get(), cublas_workspace_.bytes()));
+  CBT_CUBLAS_CHECK(cublasSetWorkspace(cublas_.get(), cublas_workspace_.get(), cublas_workspace_.bytes()));
   cudnn_ = cuda::make_cudnn();
   CBT_CUDNN_CHECK(cudnnSetStream(cudnn_.get(), stream_.get()));
   workspace_ = std::make_unique<cuda::Workspace>(index, opt.workspace_bytes);
@@ -126,8 +125,7 @@ CudaBackend::~CudaBackend() {
 }
 
 void CudaBackend::set_tf32(bool on) {
-  CBT_CUBLAS_CHECK(
-      cublasSetMathMode(cublas_.get(), on ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+  CBT_CUBLAS_CHECK(cublasSetMathMode(cublas_.get(), on ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
   ctx_.tf32 = on;
 }
 
@@ -171,8 +169,7 @@ void CudaBackend::copy_to_host(const Tensor& dst, const Tensor& src) {
   check_on(src, device(), "copy_to_host source");
   if (dst.nbytes() == 0) return;
   CBT_CUDA_CHECK(cudaSetDevice(index_));
-  CBT_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), dst.nbytes(), cudaMemcpyDeviceToHost,
-                                 stream_.get()));
+  CBT_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), dst.nbytes(), cudaMemcpyDeviceToHost, stream_.get()));
   CBT_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
 }
 
@@ -182,8 +179,7 @@ void CudaBackend::copy(const Tensor& dst, const Tensor& src) {
   check_on(src, device(), "copy source");
   if (dst.nbytes() == 0 || dst.data() == src.data()) return;
   CBT_CUDA_CHECK(cudaSetDevice(index_));
-  CBT_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), dst.nbytes(), cudaMemcpyDeviceToDevice,
-                                 stream_.get()));
+  CBT_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), dst.nbytes(), cudaMemcpyDeviceToDevice, stream_.get()));
 }
 
 void* CudaBackend::kernel_context() {
@@ -203,9 +199,7 @@ std::shared_ptr<void> CudaBackend::record() {
   if (err != cudaSuccess) events_->give(e);
   CBT_CUDA_CHECK(err);
   // The deleter holds the pool, so an event may outlive this backend.
-  return std::shared_ptr<void>(e, [pool = events_](void* p) {
-    pool->give(static_cast<cudaEvent_t>(p));
-  });
+  return std::shared_ptr<void>(e, [pool = events_](void* p) { pool->give(static_cast<cudaEvent_t>(p)); });
 }
 
 void CudaBackend::wait(const std::shared_ptr<void>& event) {
@@ -236,9 +230,7 @@ void CudaBackend::replay(const std::shared_ptr<void>& graph) {
   CBT_CUDA_CHECK(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph.get()), stream_.get()));
 }
 
-size_t CudaBackend::reserved_bytes() const {
-  return workspace_->mapped() + cublas_workspace_.bytes();
-}
+size_t CudaBackend::reserved_bytes() const { return workspace_->mapped() + cublas_workspace_.bytes(); }
 
 size_t CudaBackend::free_memory() const {
   CBT_CUDA_CHECK(cudaSetDevice(index_));
@@ -253,9 +245,8 @@ std::unique_ptr<Backend> make_cuda_backend(int index) {
   cudaError_t err = cudaGetDeviceCount(&n);
   if (err != cudaSuccess) {
     (void)cudaGetLastError();
-    throw UserError(std::string("--device cuda:") + std::to_string(index) +
-                    " but no CUDA device is usable (" + cudaGetErrorString(err) +
-                    "); use --device cpu");
+    throw UserError(std::string("--device cuda:") + std::to_string(index) + " but no CUDA device is usable (" +
+                    cudaGetErrorString(err) + "); use --device cpu");
   }
   if (index < 0 || index >= n)
     throw UserError("--device cuda:" + std::to_string(index) + " but only " + std::to_string(n) +

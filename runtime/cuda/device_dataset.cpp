@@ -34,15 +34,14 @@ void DeviceDataset::upload_order(const std::vector<int64_t>& order, const std::v
               " is outside the data set of ", size_, " samples");
   const auto n = static_cast<int64_t>(order.size());
   if (!order_.defined() || order_.numel() != n) order_ = backend_.empty(DType::Int64, {n});
-  Tensor host = Tensor::view(DType::Int64, {n}, const_cast<int64_t*>(order.data()), Device{},
-                             nullptr);
+  Tensor host = Tensor::view(DType::Int64, {n}, const_cast<int64_t*>(order.data()), Device{}, nullptr);
   backend_.copy_from_host(order_, host);
   if (choices.empty()) {
     choices_ = Tensor();
     return;
   }
-  CBT_CHECK(choices.size() == 3 * order.size(), "DeviceDataset: ", choices.size(),
-            " augmentation choices for ", order.size(), " positions (3 each)");
+  CBT_CHECK(choices.size() == 3 * order.size(), "DeviceDataset: ", choices.size(), " augmentation choices for ",
+            order.size(), " positions (3 each)");
   CBT_CHECK(image_.numel() == per_, "DeviceDataset: augmentation needs image samples");
   if (!choices_.defined() || choices_.numel() != 3 * n) choices_ = backend_.empty(DType::Int32, {3 * n});
   Tensor hc = Tensor::view(DType::Int32, {3 * n}, const_cast<int32_t*>(choices.data()), Device{}, nullptr);
@@ -56,33 +55,30 @@ const int32_t* DeviceDataset::choices(int64_t start) const {
 }
 
 const int64_t* DeviceDataset::order(int64_t start) const {
-  CBT_CHECK(order_.defined() && start >= 0 && start <= order_.numel(),
-            "DeviceDataset: no order uploaded, or start ", start, " out of range");
+  CBT_CHECK(order_.defined() && start >= 0 && start <= order_.numel(), "DeviceDataset: no order uploaded, or start ",
+            start, " out of range");
   return order_.ptr<int64_t>() + start;
 }
 
-void DeviceDataset::gather(const int64_t* indices, int64_t count, const Tensor& x,
-                           const Tensor& y, const int32_t* choices, CudaBackend* on) {
+void DeviceDataset::gather(const int64_t* indices, int64_t count, const Tensor& x, const Tensor& y,
+                           const int32_t* choices, CudaBackend* on) {
   const Device dev = backend_.device();
   CudaBackend& be = on ? *on : backend_;
-  CBT_CHECK(be.device() == dev, "DeviceDataset: gather on ", be.device().str(), " for data on ",
-            dev.str());
-  CBT_CHECK(x.device() == dev && y.device() == dev, "DeviceDataset: x and y must be on ",
-            dev.str());
-  CBT_CHECK(x.dtype() == DType::Float32 && x.numel() == count * per_, "DeviceDataset: x has ",
-            x.numel(), " elements, expected ", count, " x ", per_);
-  CBT_CHECK(y.dtype() == DType::Int64 && y.numel() == count, "DeviceDataset: y must be (",
-            count, ") int64");
+  CBT_CHECK(be.device() == dev, "DeviceDataset: gather on ", be.device().str(), " for data on ", dev.str());
+  CBT_CHECK(x.device() == dev && y.device() == dev, "DeviceDataset: x and y must be on ", dev.str());
+  CBT_CHECK(x.dtype() == DType::Float32 && x.numel() == count * per_, "DeviceDataset: x has ", x.numel(),
+            " elements, expected ", count, " x ", per_);
+  CBT_CHECK(y.dtype() == DType::Int64 && y.numel() == count, "DeviceDataset: y must be (", count, ") int64");
   be.kernel_context();  // makes the GPU current
   if (choices) {
     CBT_CHECK(image_.numel() == per_, "DeviceDataset: augmentation needs image samples");
     const cuda::ImageGeometry g{image_.channels, image_.height, image_.width, image_.layout == Layout::NHWC};
-    cuda::gather_augment_batch(images_.ptr<float>(), labels_.ptr<int64_t>(), g, indices, choices, count,
-                               x.ptr<float>(), y.ptr<int64_t>(), be.stream());
+    cuda::gather_augment_batch(images_.ptr<float>(), labels_.ptr<int64_t>(), g, indices, choices, count, x.ptr<float>(),
+                               y.ptr<int64_t>(), be.stream());
     return;
   }
-  cuda::gather_batch(images_.ptr<float>(), labels_.ptr<int64_t>(), per_, indices, count,
-                     x.ptr<float>(), y.ptr<int64_t>(), be.stream());
+  cuda::gather_batch(images_.ptr<float>(), labels_.ptr<int64_t>(), per_, indices, count, x.ptr<float>(),
+                     y.ptr<int64_t>(), be.stream());
 }
 
 }  // namespace cbt

@@ -31,8 +31,8 @@ class DeviceDataset {
   // samples listed at `indices` (a device pointer, e.g. order(s * batch)), cropped and
   // flipped by `choices` (device pointer, 3 per sample) when given. Asynchronous, on the
   // stream of `on` (a backend of the same GPU; default: the data set's own).
-  void gather(const int64_t* indices, int64_t count, const Tensor& x, const Tensor& y,
-              const int32_t* choices = nullptr, CudaBackend* on = nullptr);
+  void gather(const int64_t* indices, int64_t count, const Tensor& x, const Tensor& y, const int32_t* choices = nullptr,
+              CudaBackend* on = nullptr);
 
   int64_t size() const { return size_; }
   int64_t sample_numel() const { return per_; }

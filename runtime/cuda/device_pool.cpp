@@ -80,17 +80,15 @@ std::shared_ptr<std::byte> DevicePool::allocate(size_t bytes, cudaStream_t strea
       (void)cudaGetLastError();
       size_t free_b = 0, total_b = 0;
       (void)cudaMemGetInfo(&free_b, &total_b);
-      throw UserError("out of GPU memory on cuda:" + std::to_string(device_) + ": " +
-                      std::to_string(size >> 20) + " MiB requested, " +
-                      std::to_string(free_b >> 20) + " MiB free of " +
+      throw UserError("out of GPU memory on cuda:" + std::to_string(device_) + ": " + std::to_string(size >> 20) +
+                      " MiB requested, " + std::to_string(free_b >> 20) + " MiB free of " +
                       std::to_string(total_b >> 20) + " MiB; use a smaller --batch-size");
     }
     CBT_CUDA_CHECK(err);
   }
   CBT_CUDA_CHECK(cudaMemsetAsync(p, 0, size, stream));
   CBT_CUDA_CHECK(cudaStreamSynchronize(stream));
-  return std::shared_ptr<std::byte>(static_cast<std::byte*>(p),
-                                    [this, size](std::byte* q) { release(q, size); });
+  return std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [this, size](std::byte* q) { release(q, size); });
 }
 
 namespace {
@@ -99,8 +97,7 @@ namespace {
 std::shared_ptr<std::byte> tensor_allocator(size_t bytes, Device dev) {
   int n = cuda_device_count();
   if (dev.index < 0 || dev.index >= n)
-    throw UserError("tensor on " + dev.str() + " but only " + std::to_string(n) +
-                    " CUDA device(s) are visible");
+    throw UserError("tensor on " + dev.str() + " but only " + std::to_string(n) + " CUDA device(s) are visible");
   return DevicePool::of(dev.index).allocate(bytes, nullptr);
 }
 

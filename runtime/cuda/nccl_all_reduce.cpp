@@ -28,11 +28,10 @@ namespace cbt {
 
 namespace {
 
-#define CBT_NCCL_CHECK(expr)                                                                \
-  do {                                                                                      \
-    ncclResult_t cbt_r_ = (expr);                                                           \
-    if (cbt_r_ != ncclSuccess)                                                              \
-      ::cbt::detail::throw_internal(#expr, __FILE__, __LINE__, ncclGetErrorString(cbt_r_)); \
+#define CBT_NCCL_CHECK(expr)                                                                                         \
+  do {                                                                                                               \
+    ncclResult_t cbt_r_ = (expr);                                                                                    \
+    if (cbt_r_ != ncclSuccess) ::cbt::detail::throw_internal(#expr, __FILE__, __LINE__, ncclGetErrorString(cbt_r_)); \
   } while (0)
 
 // Seconds beyond --collective-timeout that monitor() gives a failing rank to end by itself.
@@ -54,9 +53,9 @@ class NcclAllReduce final : public AllReduce {
     double total = gpus;
     pg_->all_reduce_sum(&total, 1, "the GPU count");
     if (total != static_cast<double>(gpus) * pg_->size())
-      throw UserError("every process must use as many GPUs: rank " + std::to_string(pg_->rank()) +
-                      " has " + std::to_string(gpus) + ", the " + std::to_string(pg_->size()) +
-                      " ranks together " + std::to_string(static_cast<int64_t>(total)));
+      throw UserError("every process must use as many GPUs: rank " + std::to_string(pg_->rank()) + " has " +
+                      std::to_string(gpus) + ", the " + std::to_string(pg_->size()) + " ranks together " +
+                      std::to_string(static_cast<int64_t>(total)));
     ncclUniqueId id{};
     if (pg_->is_root()) CBT_NCCL_CHECK(ncclGetUniqueId(&id));
     pg_->broadcast(&id, sizeof id, 0, "the NCCL id");
@@ -75,8 +74,8 @@ class NcclAllReduce final : public AllReduce {
     CBT_CUDA_CHECK(cudaSetDevice(current));
     // One slot per GPU, in host memory its stream writes to (portable: mapped on every GPU).
     void* done = nullptr;
-    CBT_CUDA_CHECK(cudaHostAlloc(&done, sizeof(uint64_t) * backends_.size(),
-                                 cudaHostAllocMapped | cudaHostAllocPortable));
+    CBT_CUDA_CHECK(
+        cudaHostAlloc(&done, sizeof(uint64_t) * backends_.size(), cudaHostAllocMapped | cudaHostAllocPortable));
     done_ = static_cast<uint64_t*>(done);
     for (size_t i = 0; i < backends_.size(); ++i) done_[i] = 0;
     CBT_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&done_on_device_), done, 0));
@@ -113,14 +112,13 @@ class NcclAllReduce final : public AllReduce {
   }
 
   void sum(const std::vector<Tensor>& bufs, const char* what) override {
-    CBT_CHECK(bufs.size() == backends_.size(), "all-reduce of ", bufs.size(), " buffers over ",
-              backends_.size(), " devices");
+    CBT_CHECK(bufs.size() == backends_.size(), "all-reduce of ", bufs.size(), " buffers over ", backends_.size(),
+              " devices");
     if (failed_) report_failure();
     CBT_NCCL_CHECK(ncclGroupStart());
     for (size_t i = 0; i < bufs.size(); ++i)
-      CBT_NCCL_CHECK(ncclAllReduce(bufs[i].data(), bufs[i].data(),
-                                   static_cast<size_t>(bufs[i].numel()), ncclFloat, ncclSum,
-                                   comms_[i], backends_[i]->stream()));
+      CBT_NCCL_CHECK(ncclAllReduce(bufs[i].data(), bufs[i].data(), static_cast<size_t>(bufs[i].numel()), ncclFloat,
+                                   ncclSum, comms_[i], backends_[i]->stream()));
     CBT_NCCL_CHECK(ncclGroupEnd());
     if (!watchdog_.joinable()) return;
     // Each GPU's stream numbers the sums it has completed in host memory, which the watchdog
@@ -183,8 +181,7 @@ class NcclAllReduce final : public AllReduce {
       }
       for (ncclComm_t c : comms_) {
         ncclResult_t state = ncclSuccess;
-        if (ncclCommGetAsyncError(c, &state) == ncclSuccess && state != ncclSuccess &&
-            state != ncclInProgress)
+        if (ncclCommGetAsyncError(c, &state) == ncclSuccess && state != ncclSuccess && state != ncclInProgress)
           return std::string("NCCL reported: ") + ncclGetErrorString(state);
       }
     }
@@ -276,8 +273,7 @@ std::unique_ptr<AllReduce> make_cuda_all_reduce(const std::vector<Backend*>& bac
   std::vector<CudaBackend*> cuda;
   for (Backend* b : backends) {
     auto* c = dynamic_cast<CudaBackend*>(b);
-    if (!c)
-      throw UserError("several devices or processes need CUDA backends (--gpus, --device cuda)");
+    if (!c) throw UserError("several devices or processes need CUDA backends (--gpus, --device cuda)");
     for (CudaBackend* other : cuda)
       if (other->device().index == c->device().index)
         throw UserError("--gpus lists GPU " + std::to_string(c->device().index) + " twice");

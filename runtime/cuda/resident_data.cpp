@@ -12,8 +12,7 @@ class CudaResidentDataset final : public ResidentDataset {
   void set_order(const std::vector<int64_t>& order, const std::vector<int32_t>& augment) override {
     data_.upload_order(order, augment);
   }
-  void gather(int64_t start, int64_t count, const Tensor& x, const Tensor& y,
-              Backend& on) override {
+  void gather(int64_t start, int64_t count, const Tensor& x, const Tensor& y, Backend& on) override {
     auto* cuda = dynamic_cast<CudaBackend*>(&on);
     CBT_CHECK(cuda, "a resident data set is gathered on a CUDA backend");
     data_.gather(data_.order(start), count, x, y, data_.choices(start), cuda);

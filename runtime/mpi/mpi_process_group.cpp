@@ -75,12 +75,8 @@ class MpiProcessGroup final : public ProcessGroup {
   int local_rank() const override { return local_rank_; }
   double timeout_s() const override { return timeout_; }
 
-  void all_reduce_sum(float* data, size_t n, const char* what) override {
-    reduce(data, n, MPI_FLOAT, what);
-  }
-  void all_reduce_sum(double* data, size_t n, const char* what) override {
-    reduce(data, n, MPI_DOUBLE, what);
-  }
+  void all_reduce_sum(float* data, size_t n, const char* what) override { reduce(data, n, MPI_FLOAT, what); }
+  void all_reduce_sum(double* data, size_t n, const char* what) override { reduce(data, n, MPI_DOUBLE, what); }
 
   void broadcast(void* data, size_t bytes, int root, const char* what) override {
     begin(what);
@@ -88,9 +84,7 @@ class MpiProcessGroup final : public ProcessGroup {
     auto* p = static_cast<char*>(data);
     for (size_t off = 0; off < bytes; off += kChunk) {
       reqs.emplace_back();
-      check(MPI_Ibcast(p + off, count(std::min(kChunk, bytes - off)), MPI_BYTE, root, comm_,
-                       &reqs.back()),
-            what);
+      check(MPI_Ibcast(p + off, count(std::min(kChunk, bytes - off)), MPI_BYTE, root, comm_, &reqs.back()), what);
     }
     wait_all(reqs, what);
   }
@@ -123,8 +117,8 @@ class MpiProcessGroup final : public ProcessGroup {
   std::string scatter(const std::vector<std::string>& parts, const char* what) override {
     begin(what);
     if (rank_ == 0) {
-      CBT_CHECK(parts.size() == static_cast<size_t>(size_), "scatter of ", parts.size(),
-                " parts over ", size_, " ranks");
+      CBT_CHECK(parts.size() == static_cast<size_t>(size_), "scatter of ", parts.size(), " parts over ", size_,
+                " ranks");
       std::vector<MPI_Request> reqs;
       std::vector<uint64_t> sizes(parts.size());
       for (int r = 1; r < size_; ++r) {
@@ -147,9 +141,7 @@ class MpiProcessGroup final : public ProcessGroup {
     return s;
   }
 
-  void abort(int code) override {
-    abort_world(code);
-  }
+  void abort(int code) override { abort_world(code); }
 
   void barrier(const char* what) override {
     begin(what);
@@ -189,8 +181,7 @@ class MpiProcessGroup final : public ProcessGroup {
     wait_all(reqs, what);
   }
 
-  void post_chunks(char* p, size_t n, int peer, bool send, std::vector<MPI_Request>& reqs,
-                   const char* what) {
+  void post_chunks(char* p, size_t n, int peer, bool send, std::vector<MPI_Request>& reqs, const char* what) {
     for (size_t off = 0; off < n; off += kChunk) {
       reqs.emplace_back();
       const int c = count(std::min(kChunk, n - off));
@@ -222,20 +213,16 @@ class MpiProcessGroup final : public ProcessGroup {
     }
   }
 
-  std::string status() const {
-    return "'" + current_ + "' (collective #" + std::to_string(ops_) + ")";
-  }
+  std::string status() const { return "'" + current_ + "' (collective #" + std::to_string(ops_) + ")"; }
 
   // Answers other ranks' roll calls with what this rank waits in.
   void answer_roll_calls() {
     for (;;) {
       int flag = 0;
       MPI_Status st;
-      if (MPI_Iprobe(MPI_ANY_SOURCE, kRollCallTag, roll_, &flag, &st) != MPI_SUCCESS || !flag)
-        break;
+      if (MPI_Iprobe(MPI_ANY_SOURCE, kRollCallTag, roll_, &flag, &st) != MPI_SUCCESS || !flag) break;
       char dummy[kStatusBytes];
-      MPI_Recv(dummy, kStatusBytes, MPI_CHAR, st.MPI_SOURCE, kRollCallTag, roll_,
-               MPI_STATUS_IGNORE);
+      MPI_Recv(dummy, kStatusBytes, MPI_CHAR, st.MPI_SOURCE, kRollCallTag, roll_, MPI_STATUS_IGNORE);
       // Each answer owns its buffer until MPI is done sending it.
       auto p = std::make_unique<Pending>();
       std::snprintf(p->text, sizeof p->text, "%s", status().c_str());
@@ -283,14 +270,12 @@ class MpiProcessGroup final : public ProcessGroup {
       else
         others += "; rank " + std::to_string(r) + " waits in " + answer[r];
     }
-    std::string msg = "rank " + std::to_string(rank_) + ": " + std::string(what) +
-                      " (collective #" + std::to_string(ops_) + ") ";
-    msg += detail.empty()
-               ? "did not complete within " + fmt_seconds(timeout_) + " (--collective-timeout)"
-               : "failed: " + detail;
+    std::string msg =
+        "rank " + std::to_string(rank_) + ": " + std::string(what) + " (collective #" + std::to_string(ops_) + ") ";
+    msg += detail.empty() ? "did not complete within " + fmt_seconds(timeout_) + " (--collective-timeout)"
+                          : "failed: " + detail;
     if (!missing.empty())
-      msg += "; rank " + missing +
-             " did not answer: it died, hangs, or was busy elsewhere for longer than the timeout";
+      msg += "; rank " + missing + " did not answer: it died, hangs, or was busy elsewhere for longer than the timeout";
     else
       msg += "; every rank answers, so they wait in different collectives" + others;
     throw RankFailure(msg);

@@ -19,8 +19,7 @@ namespace cbt::test {
 class Child {
  public:
   explicit Child(const std::vector<std::string>& args) : Child(test::cbtrain_binary(), args) {}
-  Child(const std::string& program, const std::vector<std::string>& args,
-        const std::vector<std::string>& env = {}) {
+  Child(const std::string& program, const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
     int fds[2];
     if (pipe(fds) != 0) throw std::runtime_error("pipe");
     std::vector<std::string> argv_s = {program};

@@ -27,17 +27,15 @@ struct ImageSample {
 
 // The colour of class c (10 well separated colours).
 inline std::array<int, 3> class_colour(int64_t c) {
-  static const int palette[10][3] = {{230, 25, 75},  {60, 180, 75},  {255, 225, 25}, {0, 130, 200},
-                                     {245, 130, 48}, {145, 30, 180}, {70, 240, 240}, {240, 50, 230},
-                                     {150, 95, 40},  {128, 128, 128}};
+  static const int palette[10][3] = {{230, 25, 75},  {60, 180, 75},  {255, 225, 25}, {0, 130, 200}, {245, 130, 48},
+                                     {145, 30, 180}, {70, 240, 240}, {240, 50, 230}, {150, 95, 40}, {128, 128, 128}};
   return {palette[c % 10][0], palette[c % 10][1], palette[c % 10][2]};
 }
 
 // n samples of `classes` classes: pixel = class colour (grey: its brightness) + uniform
 // noise of +-noise, labels uniform.
-inline std::vector<ImageSample> coloured_samples(int64_t n, int64_t classes, int64_t channels,
-                                                 int64_t h, int64_t w, uint32_t seed,
-                                                 int noise = 50) {
+inline std::vector<ImageSample> coloured_samples(int64_t n, int64_t classes, int64_t channels, int64_t h, int64_t w,
+                                                 uint32_t seed, int noise = 50) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> jitter(-noise, noise);
   std::vector<ImageSample> out(static_cast<size_t>(n));
@@ -57,8 +55,7 @@ inline std::vector<ImageSample> coloured_samples(int64_t n, int64_t classes, int
 }
 
 // (C, H, W) -> (H, W, C).
-inline std::vector<uint8_t> to_hwc(const std::vector<uint8_t>& chw, int64_t c, int64_t h,
-                                   int64_t w) {
+inline std::vector<uint8_t> to_hwc(const std::vector<uint8_t>& chw, int64_t c, int64_t h, int64_t w) {
   std::vector<uint8_t> out(chw.size());
   for (int64_t k = 0; k < c; ++k)
     for (int64_t i = 0; i < h * w; ++i) out[i * c + k] = chw[k * h * w + i];
@@ -72,14 +69,13 @@ inline void write_cifar(const std::filesystem::path& path, const std::vector<Ima
   for (size_t i = 0; i < samples.size(); ++i) {
     if (!coarse.empty()) f.put(static_cast<char>(coarse[i]));
     f.put(static_cast<char>(samples[i].label));
-    f.write(reinterpret_cast<const char*>(samples[i].chw.data()),
-            static_cast<std::streamsize>(samples[i].chw.size()));
+    f.write(reinterpret_cast<const char*>(samples[i].chw.data()), static_cast<std::streamsize>(samples[i].chw.size()));
   }
 }
 
 // PNG of (H, W, C) pixels, C = 1 or 3.
-inline bool write_png(const std::filesystem::path& path, const std::vector<uint8_t>& hwc, int64_t c,
-                      int64_t h, int64_t w) {
+inline bool write_png(const std::filesystem::path& path, const std::vector<uint8_t>& hwc, int64_t c, int64_t h,
+                      int64_t w) {
   png_image img;
   std::memset(&img, 0, sizeof img);
   img.version = PNG_IMAGE_VERSION;
@@ -90,8 +86,8 @@ inline bool write_png(const std::filesystem::path& path, const std::vector<uint8
 }
 
 // JPEG of (H, W, C) pixels at the given quality.
-inline bool write_jpeg(const std::filesystem::path& path, const std::vector<uint8_t>& hwc,
-                       int64_t c, int64_t h, int64_t w, int quality = 95) {
+inline bool write_jpeg(const std::filesystem::path& path, const std::vector<uint8_t>& hwc, int64_t c, int64_t h,
+                       int64_t w, int quality = 95) {
   FILE* f = fopen(path.c_str(), "wb");
   if (!f) return false;
   jpeg_compress_struct cinfo;
@@ -116,9 +112,8 @@ inline bool write_jpeg(const std::filesystem::path& path, const std::vector<uint
 }
 
 // DIR/<split>/class<k>/img<i>.png|.jpg (every third image a JPEG when jpeg_too).
-inline void write_image_split(const std::filesystem::path& dir,
-                              const std::vector<ImageSample>& samples, int64_t c, int64_t h,
-                              int64_t w, bool jpeg_too) {
+inline void write_image_split(const std::filesystem::path& dir, const std::vector<ImageSample>& samples, int64_t c,
+                              int64_t h, int64_t w, bool jpeg_too) {
   for (size_t i = 0; i < samples.size(); ++i) {
     auto folder = dir / ("class" + std::to_string(samples[i].label));
     std::filesystem::create_directories(folder);

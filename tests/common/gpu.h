@@ -22,7 +22,7 @@ inline bool gpu_available() {
 
 }  // namespace cbt::test
 
-#define CBT_SKIP_WITHOUT_GPU()                                           \
-  do {                                                                   \
+#define CBT_SKIP_WITHOUT_GPU()                                                    \
+  do {                                                                            \
     if (!::cbt::test::gpu_available()) GTEST_SKIP() << "no CUDA device: skipped"; \
   } while (0)

@@ -15,9 +15,12 @@ Tensor random_tensor(DType dtype, const Shape& shape, uint64_t seed, double scal
   std::normal_distribution<double> dist(0.0, scale);
   for (int64_t i = 0; i < t.numel(); ++i) {
     double v = dist(rng);
-    if (dtype == DType::Float32) t.ptr<float>()[i] = static_cast<float>(v);
-    else if (dtype == DType::Float64) t.ptr<double>()[i] = v;
-    else CBT_CHECK(false, "random_tensor: float dtypes only");
+    if (dtype == DType::Float32)
+      t.ptr<float>()[i] = static_cast<float>(v);
+    else if (dtype == DType::Float64)
+      t.ptr<double>()[i] = v;
+    else
+      CBT_CHECK(false, "random_tensor: float dtypes only");
   }
   return t;
 }
@@ -30,8 +33,8 @@ Tensor random_int_tensor(const Shape& shape, int64_t lo, int64_t hi, uint64_t se
   return t;
 }
 
-Node make_node(const std::string& op_type, size_t num_inputs, size_t num_outputs,
-               Attributes attrs, const std::string& domain) {
+Node make_node(const std::string& op_type, size_t num_inputs, size_t num_outputs, Attributes attrs,
+               const std::string& domain) {
   Node n;
   n.op_type = op_type;
   n.domain = domain;
@@ -43,12 +46,10 @@ Node make_node(const std::string& op_type, size_t num_inputs, size_t num_outputs
 }
 
 bool same_bytes(const Tensor& a, const Tensor& b) {
-  return a.dtype() == b.dtype() && a.shape() == b.shape() &&
-         std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
+  return a.dtype() == b.dtype() && a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
 }
 
-std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol,
-                            double atol) {
+std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol, double atol) {
   std::ostringstream os;
   if (actual.shape() != expected.shape()) {
     os << "shape " << shape_str(actual.shape()) << " != expected " << shape_str(expected.shape());
@@ -65,8 +66,8 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected, double
     }
   }
   if (worst <= 1.0) return "";
-  os << "element " << worst_i << ": got " << actual.at_f64(worst_i) << ", expected "
-     << expected.at_f64(worst_i) << " (rtol " << rtol << ", atol " << atol << ")";
+  os << "element " << worst_i << ": got " << actual.at_f64(worst_i) << ", expected " << expected.at_f64(worst_i)
+     << " (rtol " << rtol << ", atol " << atol << ")";
   return os.str();
 }
 
@@ -78,9 +79,8 @@ class EagerEmitter : public GradEmitter {
   explicit EagerEmitter(const EagerOptions& opt) : opt_(opt) {}
   std::map<std::string, Tensor> values;
 
-  std::vector<std::string> emit(const std::string& op_type, const std::string& domain,
-                                std::vector<std::string> inputs, size_t num_outputs,
-                                Attributes attrs, const std::string& hint) override {
+  std::vector<std::string> emit(const std::string& op_type, const std::string& domain, std::vector<std::string> inputs,
+                                size_t num_outputs, Attributes attrs, const std::string& hint) override {
     Node n;
     n.op_type = op_type;
     n.domain = domain;
@@ -93,8 +93,7 @@ class EagerEmitter : public GradEmitter {
     auto out = run_node(n, in, opt_);
     for (size_t i = 0; i < num_outputs; ++i) {
       values[n.outputs[i]] = out[i];
-      types_[n.outputs[i]] = out[i].defined() ? ValueType{out[i].dtype(), out[i].shape()}
-                                              : ValueType{};
+      types_[n.outputs[i]] = out[i].defined() ? ValueType{out[i].dtype(), out[i].shape()} : ValueType{};
     }
     return n.outputs;
   }
@@ -105,9 +104,7 @@ class EagerEmitter : public GradEmitter {
     types_[v] = ValueType{t.dtype(), t.shape()};
     return types_[v];
   }
-  std::string fresh(const std::string& hint) override {
-    return hint + "#" + std::to_string(counter_++);
-  }
+  std::string fresh(const std::string& hint) override { return hint + "#" + std::to_string(counter_++); }
 
  private:
   EagerOptions opt_;
@@ -125,8 +122,7 @@ std::vector<Tensor> to_f64(const std::vector<Tensor>& in) {
 
 }  // namespace
 
-GradCheckResult grad_check(const Node& node_in, const std::vector<Tensor>& inputs_in,
-                           const GradCheckOptions& opt) {
+GradCheckResult grad_check(const Node& node_in, const std::vector<Tensor>& inputs_in, const GradCheckOptions& opt) {
   GradCheckResult res;
   const OpSchema* schema = find_schema(node_in.domain, node_in.op_type);
   CBT_CHECK(schema, "no schema for ", node_in.op_type);
@@ -168,8 +164,7 @@ GradCheckResult grad_check(const Node& node_in, const std::vector<Tensor>& input
   std::vector<int> checked = opt.check_inputs;
   if (checked.empty())
     for (int i : schema->diff_inputs)
-      if (i < static_cast<int>(inputs.size()) && inputs[i].defined() &&
-          inputs[i].dtype() == DType::Float64)
+      if (i < static_cast<int>(inputs.size()) && inputs[i].defined() && inputs[i].dtype() == DType::Float64)
         checked.push_back(i);
   gc.wants.assign(inputs.size(), false);
   for (int i : checked) gc.wants[i] = true;
@@ -185,8 +180,8 @@ GradCheckResult grad_check(const Node& node_in, const std::vector<Tensor>& input
     const Tensor& analytic = em.values.at(dX[i]);
     if (analytic.shape() != inputs[i].shape()) {
       res.ok = false;
-      rep << "input " << i << ": gradient shape " << shape_str(analytic.shape())
-          << " != input shape " << shape_str(inputs[i].shape()) << "\n";
+      rep << "input " << i << ": gradient shape " << shape_str(analytic.shape()) << " != input shape "
+          << shape_str(inputs[i].shape()) << "\n";
       continue;
     }
     int64_t n = inputs[i].numel();
@@ -202,8 +197,7 @@ GradCheckResult grad_check(const Node& node_in, const std::vector<Tensor>& input
       double tol = opt.atol + opt.rtol * std::max({std::fabs(a), std::fabs(numeric), 1.0});
       if (!(err <= tol)) {
         res.ok = false;
-        rep << "input " << i << " element " << e << ": analytic " << a << ", numeric "
-            << numeric << "\n";
+        rep << "input " << i << " element " << e << ": analytic " << a << ", numeric " << numeric << "\n";
       }
     }
   }

@@ -19,7 +19,7 @@ struct GradCheckOptions {
   bool training = true;
   int64_t opset = 17;
   double eps = 1e-6;
-  double rtol = 1e-5;   // f64 tolerances: relative to max(|analytic|, |numeric|, 1)
+  double rtol = 1e-5;  // f64 tolerances: relative to max(|analytic|, |numeric|, 1)
   double atol = 1e-7;
   std::vector<int> check_inputs;  // empty: every float input in the schema's diff_inputs
   uint64_t seed = 7;
@@ -35,18 +35,16 @@ struct GradCheckResult {
 // L = sum_k sum(R_k * Y_k) with random R_k for every float output, computes dL/dX with the
 // op's gradient rule (backward nodes executed eagerly), and compares with central finite
 // differences of L for each checked input.
-GradCheckResult grad_check(const Node& node, const std::vector<Tensor>& inputs,
-                           const GradCheckOptions& opt = {});
+GradCheckResult grad_check(const Node& node, const std::vector<Tensor>& inputs, const GradCheckOptions& opt = {});
 
 // Builds a node quickly: make_node("Conv", {"x","w","b"}, {"y"}) (names are positional).
-Node make_node(const std::string& op_type, size_t num_inputs, size_t num_outputs,
-               Attributes attrs = {}, const std::string& domain = "");
+Node make_node(const std::string& op_type, size_t num_inputs, size_t num_outputs, Attributes attrs = {},
+               const std::string& domain = "");
 
 // Whether a and b (host tensors) have the same dtype, shape and bytes.
 bool same_bytes(const Tensor& a, const Tensor& b);
 
 // Max |a - b| / (atol + rtol * |b|) style comparison; returns "" when close, else a report.
-std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol,
-                            double atol);
+std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol, double atol);
 
 }  // namespace cbt::test

@@ -61,8 +61,7 @@ inline bool write_idx_gz(const std::filesystem::path& path, const std::vector<ui
 }
 
 // train-/t10k- image and label files with random pixels and labels (seeded).
-inline std::filesystem::path make_tiny_dataset(const std::string& name, uint32_t train_n = 256,
-                                               uint32_t test_n = 64) {
+inline std::filesystem::path make_tiny_dataset(const std::string& name, uint32_t train_n = 256, uint32_t test_n = 64) {
   auto d = temp_dir(name);
   std::mt19937 rng(1);
   for (auto [stem, n] : {std::pair{std::string("train"), train_n}, std::pair{std::string("t10k"), test_n}}) {

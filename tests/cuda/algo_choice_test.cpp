@@ -112,8 +112,10 @@ TEST(AlgoChoice, TheChoiceIsAlwaysUsableAndNeverSlowerThanTheSlackAllows) {
 
 TEST(AlgoChoice, TheDefaultSlackIsAQuarterUnlessTheEnvironmentSaysOtherwise) {
   const char* v = std::getenv("CBT_CONV_DET_SLACK");
-  if (!v || !*v) EXPECT_DOUBLE_EQ(deterministic_slack(), 0.25);
-  else EXPECT_GE(deterministic_slack(), 0.0);
+  if (!v || !*v)
+    EXPECT_DOUBLE_EQ(deterministic_slack(), 0.25);
+  else
+    EXPECT_GE(deterministic_slack(), 0.0);
 }
 
 TEST(AlgoChoice, EnginesAreTimedAsManyAtOnceAsThereAreLearnersUpToEight) {

@@ -54,10 +54,9 @@ TEST(GpuAugment, DeviceGatherWithCropAndFlipEqualsCpuGather) {
           Tensor xd = b.empty(DType::Float32, xs), yd = b.empty(DType::Int64, {count});
           dd.gather(dd.order(start), count, xd, yd, dd.choices(start));
           Tensor xg = b.download(xd), yg = b.download(yd);
-          const std::string where = std::string(layout == Layout::NCHW ? "NCHW" : "NHWC") +
-                                    " pad " + std::to_string(a.pad) + " flip " +
-                                    std::to_string(a.flip) + " epoch " + std::to_string(epoch) +
-                                    " start " + std::to_string(start);
+          const std::string where = std::string(layout == Layout::NCHW ? "NCHW" : "NHWC") + " pad " +
+                                    std::to_string(a.pad) + " flip " + std::to_string(a.flip) + " epoch " +
+                                    std::to_string(epoch) + " start " + std::to_string(start);
           EXPECT_EQ(std::memcmp(xg.data(), xh.data(), xh.nbytes()), 0) << where;
           EXPECT_EQ(std::memcmp(yg.data(), yh.data(), yh.nbytes()), 0) << where;
         }
@@ -104,8 +103,7 @@ std::string run_cbtrain(const std::string& args, int& code) {
 // GPUs sample every 10 rounds) and the final accuracy of a run's output.
 std::pair<double, double> loss_and_accuracy(const std::string& out) {
   std::smatch a, b;
-  if (!std::regex_search(out, a,
-                         std::regex(R"(epoch 1: train loss [0-9.]+, test loss ([0-9.]+))")) ||
+  if (!std::regex_search(out, a, std::regex(R"(epoch 1: train loss [0-9.]+, test loss ([0-9.]+))")) ||
       !std::regex_search(out, b, std::regex(R"(final test accuracy ([0-9.]+)%)")))
     return {-1, -1};
   return {std::stod(a[1]), std::stod(b[1])};
@@ -116,9 +114,8 @@ TEST(GpuAugment, ChannelsLastCifarWithAugmentationTrainsOnTheGpuLikeOnTheCpu) {
   auto d = test::temp_dir("gpu_cifar_augment");
   test::write_cifar(d / "data_batch_1.bin", test::coloured_samples(640, 10, 3, 32, 32, 700));
   test::write_cifar(d / "test_batch.bin", test::coloured_samples(200, 10, 3, 32, 32, 701));
-  const std::string args =
-      test::source_path("tests/tools/data/tiny_rgb_nhwc.onnx") + " --data " + d.string() +
-      " --augment crop:4,flip --epochs 4 --batch-size 16 --lr 0.05 --log-every 0";
+  const std::string args = test::source_path("tests/tools/data/tiny_rgb_nhwc.onnx") + " --data " + d.string() +
+                           " --augment crop:4,flip --epochs 4 --batch-size 16 --lr 0.05 --log-every 0";
   int cpu_code = -1, gpu_code = -1;
   const std::string cpu = run_cbtrain(args + " --device cpu", cpu_code);
   const std::string gpu = run_cbtrain(args + " --device cuda", gpu_code);
@@ -128,9 +125,7 @@ TEST(GpuAugment, ChannelsLastCifarWithAugmentationTrainsOnTheGpuLikeOnTheCpu) {
   auto [gpu_loss, gpu_acc] = loss_and_accuracy(gpu);
   EXPECT_GT(gpu_acc, 60.0) << gpu;
   // The same order, crops and flips on both: the losses after epoch 1 differ by rounding only.
-  EXPECT_NEAR(gpu_loss, cpu_loss, std::max(0.05 * cpu_loss, 0.005)) << "cpu:\n"
-                                                                    << cpu << "\ngpu:\n"
-                                                                    << gpu;
+  EXPECT_NEAR(gpu_loss, cpu_loss, std::max(0.05 * cpu_loss, 0.005)) << "cpu:\n" << cpu << "\ngpu:\n" << gpu;
 }
 
 }  // namespace

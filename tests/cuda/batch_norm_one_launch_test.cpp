@@ -68,8 +68,7 @@ struct Results {
 
 // BatchNormTraining on x (shifted by 2, as after a Relu), then BatchNormGrad with random dY,
 // on the path that CBT_BN_ONE_LAUNCH = `how` and the learner count select.
-Results forward_and_backward(Backend& b, const Shape& x_shape, bool relu, uint64_t seed,
-                             const std::string& how) {
+Results forward_and_backward(Backend& b, const Shape& x_shape, bool relu, uint64_t seed, const std::string& how) {
   OneLaunch env(how);
   const int64_t c = x_shape[1];
   Tensor x = random_tensor(DType::Float32, x_shape, seed);
@@ -83,8 +82,7 @@ Results forward_and_backward(Backend& b, const Shape& x_shape, bool relu, uint64
   Node fwd = make_node("BatchNormTraining", 5, 3, a, kCbtDomain);
   Results r;
   r.forward = run(b, fwd,
-                  {x, random_tensor(DType::Float32, {c}, seed + 1),
-                   random_tensor(DType::Float32, {c}, seed + 2),
+                  {x, random_tensor(DType::Float32, {c}, seed + 1), random_tensor(DType::Float32, {c}, seed + 2),
                    random_tensor(DType::Float32, {c}, seed + 3), var},
                   {x_shape, {c}, {c}});
   // dY, X, scale, saved mean, saved 1/std (, Y with the fused Relu)
@@ -99,8 +97,8 @@ Results forward_and_backward(Backend& b, const Shape& x_shape, bool relu, uint64
   return r;
 }
 
-const char* const kForward[] = {"Y", "saved mean", "saved 1/std", "X", "scale", "bias",
-                                "running mean", "running variance"};
+const char* const kForward[] = {"Y",     "saved mean", "saved 1/std",  "X",
+                                "scale", "bias",       "running mean", "running variance"};
 const char* const kBackward[] = {"dX", "dScale", "dBias"};
 
 void expect_same(const Results& one, const Results& two, const std::string& what) {
@@ -123,7 +121,7 @@ TEST(CudaBatchNorm, OneLaunchKernelsGiveTheTwoLaunchResultsBitForBit) {
   // ResNet-32's three stages at batch 32 (8 blocks of 16 and 4 values a thread, 2 blocks),
   // ragged chunks, a channel of one block, rank 2, and one channel too large for a cluster.
   const Case cases[] = {{{32, 16, 32, 32}, true}, {{32, 32, 16, 16}, true}, {{32, 64, 8, 8}, true},
-                        {{5, 3, 17, 13}, true},   {{3, 4, 7}, true},         {{20, 6}, true},
+                        {{5, 3, 17, 13}, true},   {{3, 4, 7}, true},        {{20, 6}, true},
                         {{3, 2, 100, 120}, false}};
   uint64_t seed = 100;
   for (const Case& k : cases)

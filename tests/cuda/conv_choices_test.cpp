@@ -17,8 +17,31 @@ namespace {
 // CBT_CONV_DIRECT, then N, Ci, Cg, G, H, W, KH, KW, SH, SW, DH, DW, PH, PW, OH, OW, explicit pad.
 AlgoKey key_of(int64_t device, ConvOp op, int64_t n, int64_t ci, int64_t cg, int64_t hw, int64_t k) {
   const int64_t pad = k / 2;
-  return {{device, static_cast<int64_t>(op), 0, 0, 0, 8, int64_t{32} << 20, 0, n, ci, cg, 1, hw, hw, k, k, 1, 1, 1, 1,
-           pad, pad, hw, hw, 0}};
+  return {{device,
+           static_cast<int64_t>(op),
+           0,
+           0,
+           0,
+           8,
+           int64_t{32} << 20,
+           0,
+           n,
+           ci,
+           cg,
+           1,
+           hw,
+           hw,
+           k,
+           k,
+           1,
+           1,
+           1,
+           1,
+           pad,
+           pad,
+           hw,
+           hw,
+           0}};
 }
 
 // The direct form of key_of's forward convolution (conv.cu's direct_form).
@@ -65,7 +88,8 @@ void expect_same(const AlgoChoice& a, const AlgoChoice& b) {
   ASSERT_EQ(a.direct_wgrad.has_value(), b.direct_wgrad.has_value());
   if (a.direct_wgrad) {
     EXPECT_TRUE(a.direct_wgrad->conv == b.direct_wgrad->conv);
-    EXPECT_TRUE(a.direct_wgrad->cfg == b.direct_wgrad->cfg) << a.direct_wgrad->cfg.str() << " / " << b.direct_wgrad->cfg.str();
+    EXPECT_TRUE(a.direct_wgrad->cfg == b.direct_wgrad->cfg)
+        << a.direct_wgrad->cfg.str() << " / " << b.direct_wgrad->cfg.str();
     EXPECT_EQ(a.direct_wgrad->partial_bytes, b.direct_wgrad->partial_bytes);
   }
 }
@@ -84,8 +108,8 @@ TEST(ConvChoices, EveryFieldSurvivesItsLine) {
       if (i % 4 == 1) c.direct->conv.phases = true, c.direct->conv.XH = 2 * hw - 1, c.direct->conv.XW = 2 * hw;
     }
     if (i % 3 == 2)
-      c.direct_wgrad = DirectWgradPlan{forward_form(n, ci, cg, hw, k), WgradConfig{128, 2, 4, 4, 2, 1 + i % 7},
-                                       rng() % 100000};
+      c.direct_wgrad =
+          DirectWgradPlan{forward_form(n, ci, cg, hw, k), WgradConfig{128, 2, 4, 4, 2, 1 + i % 7}, rng() % 100000};
     const std::string line = format_choice(key, c);
     const auto back = parse_choice(line);
     ASSERT_TRUE(back.has_value()) << line;
@@ -192,14 +216,17 @@ TEST(ConvChoices, AFileBringsBackItsChoicesForTheSameGpuOnly) {
 
   std::string why;
   std::istringstream other_version(file.str());
-  EXPECT_EQ(read_conv_choices(other_version, "cbtrain convolution choices 1 cudnn 90100 cudart 12080",
-                              [](const std::string&) { return 0; }, &why),
+  EXPECT_EQ(read_conv_choices(
+                other_version, "cbtrain convolution choices 1 cudnn 90100 cudart 12080",
+                [](const std::string&) { return 0; }, &why),
             0u);
   EXPECT_NE(why.find("another version"), std::string::npos) << why;
 
   why.clear();
   std::istringstream other_gpu(file.str());
-  EXPECT_EQ(read_conv_choices(other_gpu, header, [](const std::string&) { return -1; }, &why), 0u);
+  EXPECT_EQ(read_conv_choices(
+                other_gpu, header, [](const std::string&) { return -1; }, &why),
+            0u);
   EXPECT_NE(why.find("another GPU model"), std::string::npos) << why;
 
   // This process has GPU_A only, as its device 3: the file's device-0 choices come back there.

@@ -39,7 +39,8 @@ TEST(CopyTiming, ConfigurationsTimedInOneGraphTimeAsOneGraphEach) {
   EXPECT_LT(ms[1], ms[0]);
   EXPECT_LT(ms[0], ms[2]);
   for (size_t i = 0; i < 3; ++i) {
-    const float alone = time_side_by_side(stream, side, 3, [&](size_t copy, cudaStream_t s) { return launch(i, copy, s); });
+    const float alone =
+        time_side_by_side(stream, side, 3, [&](size_t copy, cudaStream_t s) { return launch(i, copy, s); });
     EXPECT_GE(ms[i], 0.9f * static_cast<float>(ns[i]) * 1e-6f / 8) << i;
     EXPECT_NEAR(ms[i], alone, 0.25f * alone) << i;
   }

@@ -23,9 +23,7 @@ namespace {
 constexpr uint64_t kSeed = 0x5EED2024;
 using OpKey = std::pair<std::string, std::string>;  // (domain, op type)
 
-std::string label(const std::string& domain, const std::string& op) {
-  return domain.empty() ? op : domain + "." + op;
-}
+std::string label(const std::string& domain, const std::string& op) { return domain.empty() ? op : domain + "." + op; }
 
 // The GPU every case runs on (created once; lives until the process exits).
 Backend& gpu() {
@@ -36,18 +34,15 @@ Backend& gpu() {
 // Runs `node` with `b`'s kernel on b's tensors `in` (updated in place by in-place ops);
 // `host_in`, the same values on the host, feed type inference. Waits for the device so that
 // an asynchronous fault is reported at the node that caused it.
-std::vector<Tensor> run_on(Backend& b, const Node& node, const std::vector<Tensor>& host_in,
-                           std::vector<Tensor>& in, const EagerOptions& eo) {
+std::vector<Tensor> run_on(Backend& b, const Node& node, const std::vector<Tensor>& host_in, std::vector<Tensor>& in,
+                           const EagerOptions& eo) {
   std::vector<ValueType> types = infer_node(node, host_in, eo.opset);
   KernelFn fn = find_kernel(node.domain, node.op_type, b.device().kind);
-  if (!fn)
-    throw std::runtime_error("no " + b.device().str() + " kernel for " +
-                             label(node.domain, node.op_type));
+  if (!fn) throw std::runtime_error("no " + b.device().str() + " kernel for " + label(node.domain, node.op_type));
   std::vector<Tensor> out;
   for (size_t i = 0; i < types.size(); ++i) {
     bool wanted = i < node.outputs.size() && !node.outputs[i].empty();
-    out.push_back(wanted && types[i].defined() ? b.empty(types[i].dtype, types[i].shape)
-                                               : Tensor());
+    out.push_back(wanted && types[i].defined() ? b.empty(types[i].dtype, types[i].shape) : Tensor());
   }
   std::shared_ptr<void> state;
   KernelContext ctx{node, in, out, eo.training, eo.seed, b.kernel_context(), &state};
@@ -69,15 +64,13 @@ std::string compare(const Tensor& got, const Tensor& want, const CudaCase& c) {
     os << "shape " << shape_str(got.shape()) << " != " << shape_str(want.shape());
     return os.str();
   }
-  if (is_floating(want.dtype()) && (c.rtol > 0 || c.atol > 0))
-    return compare_tensors(got, want, c.rtol, c.atol);
+  if (is_floating(want.dtype()) && (c.rtol > 0 || c.atol > 0)) return compare_tensors(got, want, c.rtol, c.atol);
   if (std::memcmp(got.data(), want.data(), want.nbytes()) == 0) return "";
   const size_t es = dtype_size(want.dtype());
   for (int64_t i = 0; i < want.numel(); ++i)
     if (std::memcmp(static_cast<const std::byte*>(got.data()) + i * es,
                     static_cast<const std::byte*>(want.data()) + i * es, es) != 0) {
-      os << "element " << i << ": got " << got.at_f64(i) << ", expected " << want.at_f64(i)
-         << " (exact)";
+      os << "element " << i << ": got " << got.at_f64(i) << ", expected " << want.at_f64(i) << " (exact)";
       break;
     }
   return os.str();
@@ -89,9 +82,8 @@ struct Outcome {
 };
 
 // Compares the outputs of one node run on both devices.
-void compare_outputs(const Node& n, const std::vector<Tensor>& cpu,
-                     const std::vector<Tensor>& dev, Backend& b, const CudaCase& c,
-                     const std::string& where, Outcome& r) {
+void compare_outputs(const Node& n, const std::vector<Tensor>& cpu, const std::vector<Tensor>& dev, Backend& b,
+                     const CudaCase& c, const std::string& where, Outcome& r) {
   for (size_t k = 0; k < cpu.size(); ++k) {
     std::string what = where + " " + label(n.domain, n.op_type) + " output " + std::to_string(k);
     if (cpu[k].defined() != dev[k].defined()) {
@@ -113,9 +105,8 @@ class TwinEmitter : public GradEmitter {
 
   std::map<std::string, Tensor> cpu, dev;  // value name -> tensor on that device
 
-  std::vector<std::string> emit(const std::string& op_type, const std::string& domain,
-                                std::vector<std::string> inputs, size_t num_outputs,
-                                Attributes attrs, const std::string& hint) override {
+  std::vector<std::string> emit(const std::string& op_type, const std::string& domain, std::vector<std::string> inputs,
+                                size_t num_outputs, Attributes attrs, const std::string& hint) override {
     Node n;
     n.op_type = op_type;
     n.domain = domain;
@@ -148,17 +139,13 @@ class TwinEmitter : public GradEmitter {
     if (it != types_.end()) return it->second;
     auto t = cpu.find(v);
     CBT_CHECK(t != cpu.end(), "the gradient rule asked for the type of unknown value ", v);
-    return types_[v] = t->second.defined() ? ValueType{t->second.dtype(), t->second.shape()}
-                                           : ValueType{};
+    return types_[v] = t->second.defined() ? ValueType{t->second.dtype(), t->second.shape()} : ValueType{};
   }
 
-  std::string fresh(const std::string& hint) override {
-    return hint + "#" + std::to_string(counter_++);
-  }
+  std::string fresh(const std::string& hint) override { return hint + "#" + std::to_string(counter_++); }
 
  private:
-  static Tensor lookup(const std::map<std::string, Tensor>& m, const std::string& name,
-                       const Node& n) {
+  static Tensor lookup(const std::map<std::string, Tensor>& m, const std::string& name, const Node& n) {
     if (name.empty()) return Tensor();
     auto it = m.find(name);
     CBT_CHECK(it != m.end(), "backward node ", n.op_type, " reads unknown value ", name);
@@ -202,8 +189,7 @@ Outcome run_case(const CudaCase& c, Backend* dev) {
     for (size_t i = 0; i < cpu_in.size(); ++i) {
       if (!cpu_in[i].defined() || !is_floating(cpu_in[i].dtype())) continue;
       std::string err = compare(dev->download(dev_in[i]), cpu_in[i], c);
-      if (!err.empty())
-        r.failures.push_back("forward input " + std::to_string(i) + " after the update: " + err);
+      if (!err.empty()) r.failures.push_back("forward input " + std::to_string(i) + " after the update: " + err);
     }
   }
 
@@ -221,12 +207,10 @@ Outcome run_case(const CudaCase& c, Backend* dev) {
   if (!c.check_backward || !schema->grad || cpu_out.empty() || !cpu_out[0].defined() ||
       !is_floating(cpu_out[0].dtype()))
     return r;
-  GradContext gc{node, std::vector<std::string>(cpu_out.size()),
-                 std::vector<bool>(node.inputs.size(), false), em};
+  GradContext gc{node, std::vector<std::string>(cpu_out.size()), std::vector<bool>(node.inputs.size(), false), em};
   bool any = false;
   for (int i : schema->diff_inputs)
-    if (i < static_cast<int>(cpu_in.size()) && cpu_in[i].defined() &&
-        is_floating(cpu_in[i].dtype()))
+    if (i < static_cast<int>(cpu_in.size()) && cpu_in[i].defined() && is_floating(cpu_in[i].dtype()))
       gc.wants[i] = any = true;
   if (!any) return r;
   // Only output 0 carries the loss (the others are masks or saved statistics).
@@ -275,9 +259,7 @@ TEST_P(CudaVsCpu, ForwardAndBackwardMatch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, CudaVsCpu, ::testing::Range<size_t>(0, cuda_cases().size()),
-                         [](const ::testing::TestParamInfo<size_t>& info) {
-                           return test_names().at(info.param);
-                         });
+                         [](const ::testing::TestParamInfo<size_t>& info) { return test_names().at(info.param); });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CudaVsCpu);
 
 bool is_convolution_case(const CudaCase& c) { return c.name.rfind("Conv", 0) == 0; }

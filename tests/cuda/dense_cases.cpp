@@ -21,9 +21,7 @@ Attributes attrs(std::initializer_list<std::pair<const char*, AttrValue>> kv) {
   return a;
 }
 
-Tensor f32(const Shape& s, uint64_t seed, double scale = 1.0) {
-  return random_tensor(DType::Float32, s, seed, scale);
-}
+Tensor f32(const Shape& s, uint64_t seed, double scale = 1.0) { return random_tensor(DType::Float32, s, seed, scale); }
 
 // Positive values (variances) in [0.5, 2.5).
 Tensor positive(const Shape& s, uint64_t seed) {
@@ -40,8 +38,8 @@ Tensor tied(const Shape& s, uint64_t seed) {
   return t;
 }
 
-CudaCase make_case(std::string name, Node node, std::vector<Tensor> inputs, double rtol,
-                   double atol, int64_t opset = 17) {
+CudaCase make_case(std::string name, Node node, std::vector<Tensor> inputs, double rtol, double atol,
+                   int64_t opset = 17) {
   CudaCase c;
   c.name = std::move(name);
   c.node = std::move(node);
@@ -54,8 +52,7 @@ CudaCase make_case(std::string name, Node node, std::vector<Tensor> inputs, doub
 
 constexpr double kProdRtol = 1e-4, kProdAtol = 1e-4;
 
-CudaCase conv(std::string name, const Shape& x, const Shape& w, Attributes a, bool bias,
-              uint64_t seed) {
+CudaCase conv(std::string name, const Shape& x, const Shape& w, Attributes a, bool bias, uint64_t seed) {
   std::vector<Tensor> in{f32(x, seed), f32(w, seed + 1, 0.3)};
   if (bias) in.push_back(f32({w[0]}, seed + 2));
   Node node = make_node("Conv", in.size(), 1, std::move(a));
@@ -63,8 +60,8 @@ CudaCase conv(std::string name, const Shape& x, const Shape& w, Attributes a, bo
 }
 
 // ConvTranspose weight (C, M/G, k...): M = w[1] * group.
-CudaCase conv_t(std::string name, const Shape& x, const Shape& w, Attributes a, int64_t group,
-                bool bias, uint64_t seed) {
+CudaCase conv_t(std::string name, const Shape& x, const Shape& w, Attributes a, int64_t group, bool bias,
+                uint64_t seed) {
   std::vector<Tensor> in{f32(x, seed), f32(w, seed + 1, 0.3)};
   if (bias) in.push_back(f32({w[1] * group}, seed + 2));
   Node node = make_node("ConvTranspose", in.size(), 1, std::move(a));
@@ -73,37 +70,30 @@ CudaCase conv_t(std::string name, const Shape& x, const Shape& w, Attributes a, 
 
 std::vector<CudaCase> conv_cases() {
   std::vector<CudaCase> v;
-  v.push_back(conv("3x3_pad1_bias", {2, 3, 7, 6}, {4, 3, 3, 3}, attrs({{"pads", Ints{1, 1, 1, 1}}}),
-                   true, 10));
+  v.push_back(conv("3x3_pad1_bias", {2, 3, 7, 6}, {4, 3, 3, 3}, attrs({{"pads", Ints{1, 1, 1, 1}}}), true, 10));
   v.push_back(conv("stride2_batch1", {1, 3, 9, 8}, {5, 3, 3, 3},
                    attrs({{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}), true, 20));
   v.push_back(conv("dilation2_nobias", {2, 2, 9, 9}, {3, 2, 3, 3},
                    attrs({{"dilations", Ints{2, 2}}, {"pads", Ints{2, 2, 2, 2}}}), false, 30));
-  v.push_back(conv("group2", {2, 4, 6, 5}, {6, 2, 3, 3},
-                   attrs({{"group", int64_t{2}}, {"pads", Ints{1, 1, 1, 1}}}), true, 40));
+  v.push_back(
+      conv("group2", {2, 4, 6, 5}, {6, 2, 3, 3}, attrs({{"group", int64_t{2}}, {"pads", Ints{1, 1, 1, 1}}}), true, 40));
   v.push_back(conv("depthwise_stride2", {2, 8, 7, 7}, {8, 1, 3, 3},
-                   attrs({{"group", int64_t{8}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}),
-                   false, 50));
+                   attrs({{"group", int64_t{8}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}), false, 50));
   // SAME_UPPER with stride 2 on an even size pads only at the end: explicit padding path.
   v.push_back(conv("same_upper_stride2", {2, 3, 8, 7}, {4, 3, 3, 3},
-                   attrs({{"auto_pad", std::string("SAME_UPPER")}, {"strides", Ints{2, 2}}}), true,
-                   60));
-  v.push_back(conv("asymmetric_pads", {2, 3, 6, 6}, {2, 3, 2, 2},
-                   attrs({{"pads", Ints{0, 1, 1, 2}}}), true, 70));
+                   attrs({{"auto_pad", std::string("SAME_UPPER")}, {"strides", Ints{2, 2}}}), true, 60));
+  v.push_back(conv("asymmetric_pads", {2, 3, 6, 6}, {2, 3, 2, 2}, attrs({{"pads", Ints{0, 1, 1, 2}}}), true, 70));
   v.push_back(conv("1d_stride2_dilation2", {2, 3, 11}, {4, 3, 3},
-                   attrs({{"strides", Ints{2}}, {"dilations", Ints{2}}, {"pads", Ints{1, 1}}}), true,
-                   80));
-  v.push_back(conv("1d_same_lower", {1, 2, 10}, {3, 2, 4},
-                   attrs({{"auto_pad", std::string("SAME_LOWER")}}), false, 90));
+                   attrs({{"strides", Ints{2}}, {"dilations", Ints{2}}, {"pads", Ints{1, 1}}}), true, 80));
+  v.push_back(
+      conv("1d_same_lower", {1, 2, 10}, {3, 2, 4}, attrs({{"auto_pad", std::string("SAME_LOWER")}}), false, 90));
   v.push_back(conv("1x1_K64", {4, 64, 5, 5}, {32, 64, 1, 1}, {}, true, 100));
   // The filter gradients of these two sum 25088 and 512 products of unit-variance values
   // (scale ~158 and ~23): an element that cancels to near zero keeps the absolute rounding
   // of the whole sum, so their atol is a fixed fraction (3e-5) of that scale.
-  v.push_back(conv("lenet_5x5_batch32", {32, 1, 28, 28}, {6, 1, 5, 5},
-                   attrs({{"pads", Ints{2, 2, 2, 2}}}), true, 110));
+  v.push_back(conv("lenet_5x5_batch32", {32, 1, 28, 28}, {6, 1, 5, 5}, attrs({{"pads", Ints{2, 2, 2, 2}}}), true, 110));
   v.back().atol = 5e-3;
-  v.push_back(conv("resnet_3x3_K576", {8, 64, 8, 8}, {64, 64, 3, 3}, attrs({{"pads", Ints{1, 1, 1, 1}}}),
-                   false, 120));
+  v.push_back(conv("resnet_3x3_K576", {8, 64, 8, 8}, {64, 64, 3, 3}, attrs({{"pads", Ints{1, 1, 1, 1}}}), false, 120));
   v.back().atol = 1e-3;
 
   // A Conv fused with the Relu after it (graph/fusion.h): bias and Relu in one pass forward;
@@ -117,30 +107,28 @@ std::vector<CudaCase> conv_cases() {
   v.push_back(conv("relu_lenet2_5x5_6to16", {4, 6, 14, 14}, {16, 6, 5, 5}, attrs({{"relu", int64_t{1}}}), true, 135));
   v.back().atol = 1e-3;
   v.push_back(conv("relu_nobias_stride2", {2, 3, 9, 8}, {5, 3, 3, 3},
-                   attrs({{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}, {"relu", int64_t{1}}}),
-                   false, 140));
+                   attrs({{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}, {"relu", int64_t{1}}}), false, 140));
 
   v.push_back(conv_t("stride2_outpad_bias", {2, 4, 5, 5}, {4, 3, 3, 3},
-                     attrs({{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}},
-                            {"output_padding", Ints{1, 1}}}),
-                     1, true, 200));
+                     attrs({{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}, {"output_padding", Ints{1, 1}}}), 1,
+                     true, 200));
   v.push_back(conv_t("group2_dilation2_batch1", {1, 4, 4, 5}, {4, 2, 3, 3},
                      attrs({{"group", int64_t{2}}, {"dilations", Ints{2, 2}}}), 2, false, 210));
-  v.push_back(conv_t("same_upper_output_shape", {2, 3, 4, 4}, {3, 2, 3, 3},
-                     attrs({{"strides", Ints{2, 2}}, {"auto_pad", std::string("SAME_UPPER")},
-                            {"output_shape", Ints{8, 8}}}),
-                     1, true, 220));
+  v.push_back(
+      conv_t("same_upper_output_shape", {2, 3, 4, 4}, {3, 2, 3, 3},
+             attrs({{"strides", Ints{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}, {"output_shape", Ints{8, 8}}}), 1,
+             true, 220));
   // Stride 1: its forward is a backward-data convolution a direct kernel may run.
-  v.push_back(conv_t("stride1_pad1_bias", {2, 4, 6, 5}, {4, 3, 3, 3}, attrs({{"pads", Ints{1, 1, 1, 1}}}), 1,
-                     true, 225));
+  v.push_back(
+      conv_t("stride1_pad1_bias", {2, 4, 6, 5}, {4, 3, 3, 3}, attrs({{"pads", Ints{1, 1, 1, 1}}}), 1, true, 225));
   // Leading pad 1 with stride 3: cuDNN's symmetric pads give another grid, so explicit.
-  v.push_back(conv_t("1d_stride3_asymmetric", {2, 3, 7}, {3, 2, 4},
-                     attrs({{"strides", Ints{3}}, {"pads", Ints{1, 2}}}), 1, true, 230));
+  v.push_back(conv_t("1d_stride3_asymmetric", {2, 3, 7}, {3, 2, 4}, attrs({{"strides", Ints{3}}, {"pads", Ints{1, 2}}}),
+                     1, true, 230));
   return v;
 }
 
-CudaCase gemm(std::string name, const Shape& a, const Shape& b, const Shape* c, Attributes at,
-              uint64_t seed, double rtol = kProdRtol, double atol = kProdAtol) {
+CudaCase gemm(std::string name, const Shape& a, const Shape& b, const Shape* c, Attributes at, uint64_t seed,
+              double rtol = kProdRtol, double atol = kProdAtol) {
   std::vector<Tensor> in{f32(a, seed), f32(b, seed + 1)};
   if (c) in.push_back(f32(*c, seed + 2));
   Node node = make_node("Gemm", in.size(), 1, std::move(at));
@@ -148,8 +136,7 @@ CudaCase gemm(std::string name, const Shape& a, const Shape& b, const Shape* c, 
 }
 
 CudaCase matmul(std::string name, const Shape& a, const Shape& b, uint64_t seed) {
-  return make_case("MatMul/" + name, make_node("MatMul", 2, 1), {f32(a, seed), f32(b, seed + 1)},
-                   kProdRtol, kProdAtol);
+  return make_case("MatMul/" + name, make_node("MatMul", 2, 1), {f32(a, seed), f32(b, seed + 1)}, kProdRtol, kProdAtol);
 }
 
 std::vector<CudaCase> product_cases() {
@@ -157,12 +144,10 @@ std::vector<CudaCase> product_cases() {
   Shape c3{3}, c53{5, 3}, c41{4, 1}, c1{1}, c16{16}, c0{};
   v.push_back(gemm("bias_vector", {5, 7}, {7, 3}, &c3, {}, 300));
   v.push_back(gemm("transA_transB_C_matrix", {7, 5}, {3, 7}, &c53,
-                   attrs({{"transA", int64_t{1}}, {"transB", int64_t{1}}, {"alpha", 0.7f},
-                          {"beta", 1.3f}}),
-                   310));
+                   attrs({{"transA", int64_t{1}}, {"transB", int64_t{1}}, {"alpha", 0.7f}, {"beta", 1.3f}}), 310));
   v.push_back(gemm("C_column_transA", {6, 4}, {6, 5}, &c41, attrs({{"transA", int64_t{1}}}), 320));
-  v.push_back(gemm("C_one_alpha", {4, 6}, {5, 6}, &c1,
-                   attrs({{"transB", int64_t{1}}, {"alpha", 2.5f}, {"beta", 0.5f}}), 330));
+  v.push_back(
+      gemm("C_one_alpha", {4, 6}, {5, 6}, &c1, attrs({{"transB", int64_t{1}}, {"alpha", 2.5f}, {"beta", 0.5f}}), 330));
   v.push_back(gemm("C_scalar", {3, 4}, {4, 2}, &c0, {}, 340));
   v.push_back(gemm("no_C_batch1", {1, 9}, {5, 9}, nullptr, attrs({{"transB", int64_t{1}}}), 350));
   v.push_back(gemm("K512_bias", {8, 512}, {512, 16}, &c16, {}, 360));
@@ -176,8 +161,7 @@ std::vector<CudaCase> product_cases() {
   v.push_back(gemm("relu_bias_row_transA_alpha", {9, 4}, {9, 6}, &c1x6,
                    attrs({{"transA", int64_t{1}}, {"alpha", 0.5f}, {"relu", int64_t{1}}}), 375));
   v.push_back(gemm("relu_no_C", {6, 5}, {5, 7}, nullptr, attrs({{"relu", int64_t{1}}}), 380));
-  v.push_back(gemm("relu_C_matrix_beta", {5, 7}, {7, 3}, &c53,
-                   attrs({{"beta", 0.5f}, {"relu", int64_t{1}}}), 385));
+  v.push_back(gemm("relu_C_matrix_beta", {5, 7}, {7, 3}, &c53, attrs({{"beta", 0.5f}, {"relu", int64_t{1}}}), 385));
 
   v.push_back(matmul("2d", {5, 7}, {7, 3}, 400));
   v.push_back(matmul("batched_same", {3, 4, 5}, {3, 5, 6}, 410));
@@ -192,10 +176,8 @@ std::vector<CudaCase> product_cases() {
   return v;
 }
 
-CudaCase pool(std::string op, std::string name, Tensor x, Attributes a, size_t outputs = 1,
-              int64_t opset = 17) {
-  return make_case(op + "/" + name, make_node(op, 1, outputs, std::move(a)), {std::move(x)}, 1e-6,
-                   1e-6, opset);
+CudaCase pool(std::string op, std::string name, Tensor x, Attributes a, size_t outputs = 1, int64_t opset = 17) {
+  return make_case(op + "/" + name, make_node(op, 1, outputs, std::move(a)), {std::move(x)}, 1e-6, 1e-6, opset);
 }
 
 std::vector<CudaCase> pool_cases() {
@@ -203,12 +185,14 @@ std::vector<CudaCase> pool_cases() {
   v.push_back(pool("MaxPool", "2x2_s2", f32({2, 3, 8, 8}, 500),
                    attrs({{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}})));
   v.push_back(pool("MaxPool", "3x3_s2_pad1_ceil", f32({2, 3, 9, 10}, 510),
-                   attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}},
-                          {"pads", Ints{1, 1, 1, 1}}, {"ceil_mode", int64_t{1}}})));
+                   attrs({{"kernel_shape", Ints{3, 3}},
+                          {"strides", Ints{2, 2}},
+                          {"pads", Ints{1, 1, 1, 1}},
+                          {"ceil_mode", int64_t{1}}})));
   v.push_back(pool("MaxPool", "dilation2_indices_batch1", f32({1, 2, 9, 9}, 520),
                    attrs({{"kernel_shape", Ints{2, 2}}, {"dilations", Ints{2, 2}}}), 2));
-  v.push_back(pool("MaxPool", "1d_k3_s2", f32({2, 3, 11}, 530),
-                   attrs({{"kernel_shape", Ints{3}}, {"strides", Ints{2}}})));
+  v.push_back(
+      pool("MaxPool", "1d_k3_s2", f32({2, 3, 11}, 530), attrs({{"kernel_shape", Ints{3}}, {"strides", Ints{2}}})));
   // Overlapping windows over many equal values: the first maximum wins on both devices.
   v.push_back(pool("MaxPool", "ties_overlapping", tied({2, 2, 6, 7}, 540),
                    attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{1, 1}}}), 2));
@@ -217,27 +201,28 @@ std::vector<CudaCase> pool_cases() {
                    attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{3, 3}}}), 2));
   v.push_back(pool("MaxPool", "2x2_s2_odd_plane", f32({2, 3, 7, 9}, 570),
                    attrs({{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}})));
-  v.push_back(pool("MaxPool", "same_upper_s2", f32({1, 2, 7, 8}, 550),
-                   attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}},
-                          {"auto_pad", std::string("SAME_UPPER")}})));
+  v.push_back(
+      pool("MaxPool", "same_upper_s2", f32({1, 2, 7, 8}, 550),
+           attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}})));
 
   v.push_back(pool("AveragePool", "2x2_s2", f32({2, 3, 8, 8}, 600),
                    attrs({{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}})));
   v.push_back(pool("AveragePool", "3x3_s2_include_pad_ceil", f32({2, 2, 9, 8}, 610),
-                   attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}},
-                          {"pads", Ints{1, 1, 1, 1}}, {"count_include_pad", int64_t{1}},
+                   attrs({{"kernel_shape", Ints{3, 3}},
+                          {"strides", Ints{2, 2}},
+                          {"pads", Ints{1, 1, 1, 1}},
+                          {"count_include_pad", int64_t{1}},
                           {"ceil_mode", int64_t{1}}})));
   v.push_back(pool("AveragePool", "3x3_asymmetric_exclude_pad", f32({2, 2, 7, 6}, 620),
-                   attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 1}},
-                          {"pads", Ints{0, 1, 1, 0}}})));
+                   attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 1}}, {"pads", Ints{0, 1, 1, 0}}})));
   v.push_back(pool("AveragePool", "1d_k3_pad1", f32({2, 3, 10}, 630),
                    attrs({{"kernel_shape", Ints{3}}, {"pads", Ints{1, 1}}})));
   v.push_back(pool("AveragePool", "dilation2_batch1", f32({1, 2, 7, 7}, 640),
                    attrs({{"kernel_shape", Ints{2, 2}}, {"dilations", Ints{2, 2}}}), 1, 19));
 
   auto gap = [&](std::string name, const Shape& s, uint64_t seed) {
-    v.push_back(make_case("GlobalAveragePool/" + name, make_node("GlobalAveragePool", 1, 1),
-                          {f32(s, seed)}, 1e-6, 1e-6));
+    v.push_back(
+        make_case("GlobalAveragePool/" + name, make_node("GlobalAveragePool", 1, 1), {f32(s, seed)}, 1e-6, 1e-6));
   };
   gap("2d_odd", {2, 3, 5, 7}, 700);
   gap("resnet_head", {32, 64, 8, 8}, 710);
@@ -245,17 +230,14 @@ std::vector<CudaCase> pool_cases() {
   return v;
 }
 
-CudaCase batch_norm(std::string name, const Shape& x, bool training, uint64_t seed,
-                    size_t outputs = 1) {
+CudaCase batch_norm(std::string name, const Shape& x, bool training, uint64_t seed, size_t outputs = 1) {
   int64_t c = x[1];
   // A shifted input: the batch mean is far from zero, as after a ReLU.
   Tensor xt = f32(x, seed);
   for (int64_t i = 0; i < xt.numel(); ++i) xt.ptr<float>()[i] += 3.0f;
-  std::vector<Tensor> in{xt, f32({c}, seed + 1), f32({c}, seed + 2), f32({c}, seed + 3),
-                         positive({c}, seed + 4)};
+  std::vector<Tensor> in{xt, f32({c}, seed + 1), f32({c}, seed + 2), f32({c}, seed + 3), positive({c}, seed + 4)};
   CudaCase k = make_case("BatchNormalization/" + name,
-                         make_node("BatchNormalization", 5, outputs,
-                                   attrs({{"epsilon", 1e-3f}, {"momentum", 0.8f}})),
+                         make_node("BatchNormalization", 5, outputs, attrs({{"epsilon", 1e-3f}, {"momentum", 0.8f}})),
                          std::move(in), 1e-4, 1e-5);
   k.training = training;
   return k;
@@ -270,15 +252,13 @@ CudaCase batch_norm_relu(std::string name, const Shape& x, uint64_t seed) {
                          positive({c}, seed + 4)};
   CudaCase k = make_case("BatchNormTraining/relu_" + name,
                          make_node("BatchNormTraining", 5, 3,
-                                   attrs({{"epsilon", 1e-5f}, {"momentum", 0.9f}, {"relu", int64_t{1}}}),
-                                   kCbtDomain),
+                                   attrs({{"epsilon", 1e-5f}, {"momentum", 0.9f}, {"relu", int64_t{1}}}), kCbtDomain),
                          std::move(in), 1e-4, 1e-5);
   k.training = false;  // already the training form
   return k;
 }
 
-CudaCase layer_norm(std::string name, const Shape& x, int64_t axis, bool bias, size_t outputs,
-                    uint64_t seed) {
+CudaCase layer_norm(std::string name, const Shape& x, int64_t axis, bool bias, size_t outputs, uint64_t seed) {
   int64_t a = axis < 0 ? axis + static_cast<int64_t>(x.size()) : axis;
   Shape norm(x.begin() + a, x.end());
   std::vector<Tensor> in{f32(x, seed), f32(norm, seed + 1)};

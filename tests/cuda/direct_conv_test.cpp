@@ -59,9 +59,9 @@ TEST(DirectConv, TakesLeNet5sConvolutionsInEveryConfigurationThatFits) {
 }
 
 TEST(DirectConv, RefusesWhatItCannotRun) {
-  EXPECT_FALSE(direct_supported(conv_of(2, 3, 8, 8, 4, 7, 3)));   // a 7x7 filter
-  EXPECT_FALSE(direct_supported(conv_of(2, 3, 8, 8, 4, 1, 0)));   // 1x1
-  EXPECT_FALSE(direct_supported(conv_of(2, 3, 8, 8, 4, 3, 3)));   // a pad as large as the filter
+  EXPECT_FALSE(direct_supported(conv_of(2, 3, 8, 8, 4, 7, 3)));     // a 7x7 filter
+  EXPECT_FALSE(direct_supported(conv_of(2, 3, 8, 8, 4, 1, 0)));     // 1x1
+  EXPECT_FALSE(direct_supported(conv_of(2, 3, 8, 8, 4, 3, 3)));     // a pad as large as the filter
   EXPECT_FALSE(direct_supported(conv_of(8, 512, 8, 8, 64, 3, 1)));  // 4,608 taps an output channel
   // 256 channels of 224 x 224: the input rows of one band alone exceed the 96 KB of shared memory.
   EXPECT_FALSE(direct_supported(conv_of(1, 256, 224, 224, 64, 3, 1)));
@@ -72,7 +72,7 @@ TEST(DirectConv, RefusesWhatItCannotRun) {
   EXPECT_TRUE(direct_configs(wrong).empty());
   // Phases: dY's size must be ceil(dX's / 2), the channels four phases each, K 2 and no pads.
   EXPECT_TRUE(direct_supported(phases_of(32, 16, 32, 32, 32)));  // ResNet's first stride-2 convolution
-  EXPECT_TRUE(direct_supported(phases_of(2, 3, 9, 7, 5)));        // odd sizes: the last odd phase is cut
+  EXPECT_TRUE(direct_supported(phases_of(2, 3, 9, 7, 5)));       // odd sizes: the last odd phase is cut
   DirectConv off = phases_of(2, 3, 8, 8, 4);
   off.XH = 10;  // dY of 4 rows is not the stride-2 output of 10
   EXPECT_FALSE(direct_supported(off));
@@ -256,11 +256,11 @@ TEST(DirectConv, EveryConfigurationMatchesAPlainLoop) {
   // that no `pt` divides, and one's backward data; ResNet's last stage (in channel splits), and
   // kWide; each with and without bias and Relu.
   int checked = 0;
-  check_every_configuration({conv_of(3, 1, 28, 28, 6, 5, 2), conv_of(3, 6, 14, 14, 16, 5, 0),
-                             conv_of(3, 16, 10, 10, 6, 5, 4, true), conv_of(2, 3, 7, 5, 5, 3, 1),
-                             conv_of(2, 4, 7, 6, 20, 3, 1), conv_of(2, 5, 7, 5, 3, 3, 1, true),
-                             conv_of(2, 64, 8, 8, 64, 3, 1), kWide},
-                            7, checked);
+  check_every_configuration(
+      {conv_of(3, 1, 28, 28, 6, 5, 2), conv_of(3, 6, 14, 14, 16, 5, 0), conv_of(3, 16, 10, 10, 6, 5, 4, true),
+       conv_of(2, 3, 7, 5, 5, 3, 1), conv_of(2, 4, 7, 6, 20, 3, 1), conv_of(2, 5, 7, 5, 3, 3, 1, true),
+       conv_of(2, 64, 8, 8, 64, 3, 1), kWide},
+      7, checked);
   EXPECT_GE(checked, 200);
 }
 
@@ -271,9 +271,8 @@ TEST(DirectConv, EveryConfigurationMatchesAPlainLoop) {
 TEST(DirectConv, StrideTwoBackwardDataMatchesAPlainLoopInEveryConfiguration) {
   CBT_SKIP_WITHOUT_GPU();
   int checked = 0;
-  const std::vector<DirectConv> convs{phases_of(2, 3, 9, 8, 5),   phases_of(3, 5, 7, 7, 6),
-                                      phases_of(2, 4, 1, 14, 3),   phases_of(2, 16, 32, 32, 32),
-                                      phases_of(2, 32, 16, 16, 64)};
+  const std::vector<DirectConv> convs{phases_of(2, 3, 9, 8, 5), phases_of(3, 5, 7, 7, 6), phases_of(2, 4, 1, 14, 3),
+                                      phases_of(2, 16, 32, 32, 32), phases_of(2, 32, 16, 16, 64)};
   for (const DirectConv& d : convs) {
     ASSERT_TRUE(direct_supported(d)) << d.XH << "x" << d.XW;
     ASSERT_FALSE(direct_configs(d).empty()) << d.XH << "x" << d.XW;
@@ -299,8 +298,8 @@ TEST(DirectWgrad, TakesLeNet5sConvolutionsWithinTheWorkspace) {
 
 TEST(DirectWgrad, OffersTiledConfigurationsThatDivideResNetsStages) {
   // ResNet-32's three stages at batch 32: 16, 32 and 64 channels of 32, 16 and 8 pixels a side.
-  for (const DirectConv& d : {conv_of(32, 16, 32, 32, 16, 3, 1), conv_of(32, 32, 16, 16, 32, 3, 1),
-                              conv_of(32, 64, 8, 8, 64, 3, 1)}) {
+  for (const DirectConv& d :
+       {conv_of(32, 16, 32, 32, 16, 3, 1), conv_of(32, 32, 16, 16, 32, 3, 1), conv_of(32, 64, 8, 8, 64, 3, 1)}) {
     int tiled = 0, wide = 0;
     for (const WgradConfig& c : direct_wgrad_configs(d, size_t{32} << 20)) {
       if (c.mt == 0) continue;
@@ -345,7 +344,8 @@ std::vector<double> wgrad_reference(const DirectConv& d, const std::vector<float
               for (int64_t ow = 0; ow < d.OW; ++ow) {
                 const int64_t h = oh + kh - d.PH, w = ow + kw - d.PW;
                 if (h < 0 || h >= d.H || w < 0 || w >= d.W) continue;
-                s += static_cast<double>(dy[((n * d.M + m) * d.OH + oh) * d.OW + ow]) * x[((n * d.C + c) * d.H + h) * d.W + w];
+                s += static_cast<double>(dy[((n * d.M + m) * d.OH + oh) * d.OW + ow]) *
+                     x[((n * d.C + c) * d.H + h) * d.W + w];
               }
             dw[((m * d.C + c) * d.K + kh) * d.K + kw] += s;
           }

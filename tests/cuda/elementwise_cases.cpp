@@ -23,8 +23,7 @@ constexpr Tol kElem{1e-5, 1e-6};
 constexpr Tol kSum{1e-4, 1e-4};
 constexpr Tol kLoss{1e-6, 1e-7};
 
-CudaCase make_case(std::string name, Node node, std::vector<Tensor> inputs, Tol tol,
-                   int64_t opset = 17) {
+CudaCase make_case(std::string name, Node node, std::vector<Tensor> inputs, Tol tol, int64_t opset = 17) {
   CudaCase c;
   c.name = std::move(name);
   c.node = std::move(node);
@@ -36,16 +35,13 @@ CudaCase make_case(std::string name, Node node, std::vector<Tensor> inputs, Tol 
 }
 
 // Forward-only case (integer data, or ops without a gradient).
-CudaCase forward_case(std::string name, Node node, std::vector<Tensor> inputs, Tol tol,
-                      int64_t opset = 17) {
+CudaCase forward_case(std::string name, Node node, std::vector<Tensor> inputs, Tol tol, int64_t opset = 17) {
   CudaCase c = make_case(std::move(name), std::move(node), std::move(inputs), tol, opset);
   c.check_backward = false;
   return c;
 }
 
-Tensor rnd(const Shape& s, uint64_t seed, double scale = 1.0) {
-  return random_tensor(DType::Float32, s, seed, scale);
-}
+Tensor rnd(const Shape& s, uint64_t seed, double scale = 1.0) { return random_tensor(DType::Float32, s, seed, scale); }
 
 Tensor map_f32(Tensor t, const std::function<float(float)>& f) {
   for (int64_t i = 0; i < t.numel(); ++i) t.ptr<float>()[i] = f(t.ptr<float>()[i]);
@@ -72,11 +68,20 @@ Tensor to_dtype_int(const Tensor& t, DType to) {
   for (int64_t i = 0; i < t.numel(); ++i) {
     int64_t v = t.at_i64(i);
     switch (to) {
-      case DType::Int32: r.ptr<int32_t>()[i] = static_cast<int32_t>(v); break;
-      case DType::Int8: r.ptr<int8_t>()[i] = static_cast<int8_t>(v); break;
-      case DType::UInt8: r.ptr<uint8_t>()[i] = static_cast<uint8_t>(v); break;
-      case DType::Bool: r.ptr<bool>()[i] = v != 0; break;
-      default: CBT_CHECK(false, "to_dtype_int ", dtype_name(to));
+      case DType::Int32:
+        r.ptr<int32_t>()[i] = static_cast<int32_t>(v);
+        break;
+      case DType::Int8:
+        r.ptr<int8_t>()[i] = static_cast<int8_t>(v);
+        break;
+      case DType::UInt8:
+        r.ptr<uint8_t>()[i] = static_cast<uint8_t>(v);
+        break;
+      case DType::Bool:
+        r.ptr<bool>()[i] = v != 0;
+        break;
+      default:
+        CBT_CHECK(false, "to_dtype_int ", dtype_name(to));
     }
   }
   return r;
@@ -125,13 +130,10 @@ std::vector<CudaCase> arithmetic_cases() {
   v.push_back(make_case("Add/both_broadcast", add, {rnd({4, 1, 6}, 9), rnd({1, 5, 1}, 10)}, kSum));
   // Bias gradients over many rows and many pixels: chunked two-pass sums in ReduceSumTo.
   v.push_back(make_case("Add/bias_4096_rows", add, {rnd({4096, 10}, 11), rnd({10}, 12)}, kSum));
-  v.push_back(make_case("Add/nchw_64x3x32x32_c11", add,
-                        {rnd({64, 3, 32, 32}, 13), rnd({3, 1, 1}, 14)}, kSum));
-  v.push_back(forward_case("Add/int64_broadcast", add,
-                           {ints({3, 4}, -50, 50, 15), ints({4}, -50, 50, 16)}, kElem));
+  v.push_back(make_case("Add/nchw_64x3x32x32_c11", add, {rnd({64, 3, 32, 32}, 13), rnd({3, 1, 1}, 14)}, kSum));
+  v.push_back(forward_case("Add/int64_broadcast", add, {ints({3, 4}, -50, 50, 15), ints({4}, -50, 50, 16)}, kElem));
   v.push_back(forward_case("Add/int32", add,
-                           {ints({5, 3}, -50, 50, 17, DType::Int32),
-                            ints({5, 3}, -50, 50, 18, DType::Int32)}, kElem));
+                           {ints({5, 3}, -50, 50, 17, DType::Int32), ints({5, 3}, -50, 50, 18, DType::Int32)}, kElem));
   // Operands of one shape whose size is a multiple of 4: the float4 kernel.
   v.push_back(make_case("Add/same_shape_vec4", add, {rnd({2, 16, 8, 8}, 21), rnd({2, 16, 8, 8}, 22)}, kElem));
   // relu=1 (graph/fusion.h): max(a + b, 0); its gradient counts dY where the output > 0.
@@ -147,17 +149,14 @@ std::vector<CudaCase> arithmetic_cases() {
   v.push_back(make_case("Mul/scalar_first", mul, {rnd({}, 31), rnd({3, 4}, 32)}, kSum));
   v.push_back(forward_case("Mul/int64", mul, {ints({2, 3}, -9, 9, 33), ints({2, 3}, -9, 9, 34)}, kElem));
   v.push_back(make_case("Div/same_shape", div, {rnd({4, 9}, 35), away_from_zero({4, 9}, 36)}, kElem));
-  v.push_back(make_case("Div/nchw_by_c11", div,
-                        {rnd({2, 3, 4, 5}, 37), away_from_zero({3, 1, 1}, 38)}, kSum));
+  v.push_back(make_case("Div/nchw_by_c11", div, {rnd({2, 3, 4, 5}, 37), away_from_zero({3, 1, 1}, 38)}, kSum));
   v.push_back(make_case("Div/scalar_divisor", div, {rnd({1, 13}, 39), away_from_zero({}, 40)}, kSum));
   v.push_back(make_case("Div/broadcast_dividend", div, {rnd({5}, 41), away_from_zero({3, 5}, 42)}, kSum));
   // Truncating integer division, negative dividends included.
   v.push_back(forward_case("Div/int64", div, {ints({4, 6}, -40, 40, 43), ints({6}, 1, 7, 44)}, kElem));
-  v.push_back(forward_case("Div/int32", div,
-                           {ints({9}, -40, 40, 45, DType::Int32), ints({9}, 1, 7, 46, DType::Int32)},
-                           kElem));
-  v.push_back(make_case("Pow/square_scalar", pow,
-                        {positive({3, 7}, 47), Tensor::from_f32({2.0f}, {})}, kSum));
+  v.push_back(
+      forward_case("Div/int32", div, {ints({9}, -40, 40, 45, DType::Int32), ints({9}, 1, 7, 46, DType::Int32)}, kElem));
+  v.push_back(make_case("Pow/square_scalar", pow, {positive({3, 7}, 47), Tensor::from_f32({2.0f}, {})}, kSum));
   v.push_back(make_case("Pow/broadcast_exponent", pow, {positive({3, 4}, 48), rnd({4}, 49)}, kSum));
   v.push_back(make_case("Pow/same_shape", pow, {positive({2, 5, 3}, 50), rnd({2, 5, 3}, 51, 0.5)}, kSum));
   // An integer exponent: negative bases are fine and only the base gets a gradient.
@@ -169,8 +168,7 @@ std::vector<CudaCase> unary_cases() {
   std::vector<CudaCase> v;
   v.push_back(make_case("Neg/float", make_node("Neg", 1, 1), {rnd({3, 17}, 60)}, kElem));
   v.push_back(forward_case("Neg/int64", make_node("Neg", 1, 1), {ints({11}, -99, 99, 61)}, kElem));
-  v.push_back(forward_case("Neg/int32", make_node("Neg", 1, 1),
-                           {ints({2, 3}, -99, 99, 62, DType::Int32)}, kElem));
+  v.push_back(forward_case("Neg/int32", make_node("Neg", 1, 1), {ints({2, 3}, -99, 99, 62, DType::Int32)}, kElem));
   v.push_back(make_case("Sqrt/odd", make_node("Sqrt", 1, 1), {positive({5, 9}, 63)}, kSum));
   v.push_back(make_case("Sqrt/batch1", make_node("Sqrt", 1, 1), {positive({1, 1, 7}, 64)}, kSum));
   v.push_back(make_case("Erf/odd", make_node("Erf", 1, 1), {rnd({7, 13}, 65, 1.5)}, kSum));
@@ -180,18 +178,14 @@ std::vector<CudaCase> unary_cases() {
 
   Node cast_f32 = make_node("Cast", 1, 1, attr_i("to", 1));
   v.push_back(make_case("Cast/f32_to_f32", cast_f32, {rnd({3, 4}, 69)}, kElem));
-  v.push_back(forward_case("Cast/f32_to_i64", make_node("Cast", 1, 1, attr_i("to", 7)),
-                           {rnd({5, 6}, 70, 20.0)}, kElem));
-  v.push_back(forward_case("Cast/f32_to_i32", make_node("Cast", 1, 1, attr_i("to", 6)),
-                           {rnd({17}, 71, 20.0)}, kElem));
+  v.push_back(
+      forward_case("Cast/f32_to_i64", make_node("Cast", 1, 1, attr_i("to", 7)), {rnd({5, 6}, 70, 20.0)}, kElem));
+  v.push_back(forward_case("Cast/f32_to_i32", make_node("Cast", 1, 1, attr_i("to", 6)), {rnd({17}, 71, 20.0)}, kElem));
   v.push_back(forward_case("Cast/f32_to_u8", make_node("Cast", 1, 1, attr_i("to", 2)),
-                           {map_f32(rnd({9}, 72), [](float x) { return std::fabs(x) * 50; })},
-                           kElem));
-  v.push_back(forward_case("Cast/f32_to_i8", make_node("Cast", 1, 1, attr_i("to", 3)),
-                           {rnd({9}, 73, 20.0)}, kElem));
+                           {map_f32(rnd({9}, 72), [](float x) { return std::fabs(x) * 50; })}, kElem));
+  v.push_back(forward_case("Cast/f32_to_i8", make_node("Cast", 1, 1, attr_i("to", 3)), {rnd({9}, 73, 20.0)}, kElem));
   v.push_back(forward_case("Cast/f32_to_bool", make_node("Cast", 1, 1, attr_i("to", 9)),
-                           {map_f32(rnd({12}, 74), [](float x) { return x > 0.3f ? x : 0.0f; })},
-                           kElem));
+                           {map_f32(rnd({12}, 74), [](float x) { return x > 0.3f ? x : 0.0f; })}, kElem));
   v.push_back(forward_case("Cast/i64_to_f32", cast_f32, {ints({3, 5}, -1000, 1000, 75)}, kElem));
   v.push_back(forward_case("Cast/i32_to_i64", make_node("Cast", 1, 1, attr_i("to", 7)),
                            {ints({6}, -1000, 1000, 76, DType::Int32)}, kElem));
@@ -200,27 +194,23 @@ std::vector<CudaCase> unary_cases() {
                            {ints({10}, 1, 255, 78, DType::UInt8)}, kElem));
   v.push_back(forward_case("CastLike/f32_like_i64", make_node("CastLike", 2, 1),
                            {rnd({4, 4}, 79, 10.0), ints({1}, 1, 5, 80)}, kElem));
-  v.push_back(make_case("CastLike/f32_like_f32", make_node("CastLike", 2, 1),
-                        {rnd({2, 7}, 81), rnd({1}, 82)}, kElem));
+  v.push_back(make_case("CastLike/f32_like_f32", make_node("CastLike", 2, 1), {rnd({2, 7}, 81), rnd({1}, 82)}, kElem));
   return v;
 }
 
 std::vector<CudaCase> clip_cases() {
   std::vector<CudaCase> v;
   v.push_back(make_case("Clip/min_max_inputs", make_node("Clip", 3, 1),
-                        {rnd({4, 9}, 90), Tensor::from_f32({-0.5f}, {}),
-                         Tensor::from_f32({0.7f}, {})}, kElem));
+                        {rnd({4, 9}, 90), Tensor::from_f32({-0.5f}, {}), Tensor::from_f32({0.7f}, {})}, kElem));
   v.push_back(make_case("Clip/min_input_only", make_node("Clip", 2, 1),
                         {rnd({3, 5, 2}, 91), Tensor::from_f32({0.1f}, {})}, kElem));
   v.push_back(make_case("Clip/unbounded", make_node("Clip", 1, 1), {rnd({7}, 92)}, kElem));
   Attributes mm;
   mm.set("min", -0.3f);
   mm.set("max", 0.4f);
-  v.push_back(make_case("Clip/opset6_attributes", make_node("Clip", 1, 1, mm), {rnd({1, 15}, 93)},
-                        kElem, 6));
+  v.push_back(make_case("Clip/opset6_attributes", make_node("Clip", 1, 1, mm), {rnd({1, 15}, 93)}, kElem, 6));
   v.push_back(forward_case("Clip/int64", make_node("Clip", 3, 1),
-                           {ints({20}, -50, 50, 94), Tensor::from_i64({-10}, {}),
-                            Tensor::from_i64({25}, {})}, kElem));
+                           {ints({20}, -50, 50, 94), Tensor::from_i64({-10}, {}), Tensor::from_i64({25}, {})}, kElem));
   return v;
 }
 
@@ -235,19 +225,17 @@ std::vector<CudaCase> activation_cases() {
                            {rnd({2, 16, 8, 8}, 109), rnd({2, 16, 8, 8}, 110), rnd({2, 16, 8, 8}, 111)}, kElem));
   v.push_back(forward_case("ReluGrad/second_dy_odd", relu_grad_sum,
                            {rnd({3, 5, 7}, 112), rnd({3, 5, 7}, 113), rnd({3, 5, 7}, 114)}, kElem));
-  v.push_back(make_case("LeakyRelu/alpha_0.2", make_node("LeakyRelu", 1, 1, attr_f("alpha", 0.2f)),
-                        {rnd({3, 11}, 102)}, kElem));
-  v.push_back(make_case("LeakyRelu/default_alpha", make_node("LeakyRelu", 1, 1),
-                        {rnd({1, 2, 9}, 103)}, kElem));
+  v.push_back(make_case("LeakyRelu/alpha_0.2", make_node("LeakyRelu", 1, 1, attr_f("alpha", 0.2f)), {rnd({3, 11}, 102)},
+                        kElem));
+  v.push_back(make_case("LeakyRelu/default_alpha", make_node("LeakyRelu", 1, 1), {rnd({1, 2, 9}, 103)}, kElem));
   // Scale 8 reaches both branches of the stable sigmoid and saturated tanh.
-  v.push_back(make_case("Sigmoid/wide_range", make_node("Sigmoid", 1, 1), {rnd({5, 13}, 104, 8.0)},
-                        kSum));
+  v.push_back(make_case("Sigmoid/wide_range", make_node("Sigmoid", 1, 1), {rnd({5, 13}, 104, 8.0)}, kSum));
   v.push_back(make_case("Sigmoid/batch1", make_node("Sigmoid", 1, 1), {rnd({1, 4}, 105)}, kSum));
   v.push_back(make_case("Tanh/wide_range", make_node("Tanh", 1, 1), {rnd({4, 17}, 106, 3.0)}, kSum));
   v.push_back(make_case("Tanh/batch1", make_node("Tanh", 1, 1), {rnd({1, 3, 3}, 107)}, kSum));
   v.push_back(make_case("Gelu/erf", make_node("Gelu", 1, 1), {rnd({6, 19}, 108, 2.0)}, kSum, 20));
-  v.push_back(make_case("Gelu/tanh", make_node("Gelu", 1, 1, attr_s("approximate", "tanh")),
-                        {rnd({1, 23}, 109, 2.0)}, kSum, 20));
+  v.push_back(make_case("Gelu/tanh", make_node("Gelu", 1, 1, attr_s("approximate", "tanh")), {rnd({1, 23}, 109, 2.0)},
+                        kSum, 20));
   return v;
 }
 
@@ -258,17 +246,15 @@ std::vector<CudaCase> dropout_cases() {
                         {rnd({4, 3, 5, 7}, 110), Tensor::from_f32({0.3f}, {})}, kElem));
   v.push_back(make_case("Dropout/train_ratio0.5_odd_batch1", make_node("Dropout", 2, 1),
                         {rnd({1, 1001}, 111), Tensor::from_f32({0.5f}, {})}, kElem));
-  v.push_back(make_case("Dropout/train_opset10_attribute",
-                        make_node("Dropout", 1, 2, attr_f("ratio", 0.25f)), {rnd({33, 3}, 112)},
-                        kElem, 10));
+  v.push_back(make_case("Dropout/train_opset10_attribute", make_node("Dropout", 1, 2, attr_f("ratio", 0.25f)),
+                        {rnd({33, 3}, 112)}, kElem, 10));
   CudaCase eval = make_case("Dropout/eval_identity", make_node("Dropout", 2, 2),
                             {rnd({3, 8}, 113), Tensor::from_f32({0.3f}, {})}, kElem);
   eval.training = false;
   v.push_back(eval);
   // training_mode is a device bool read by the kernel.
   CudaCase mode = make_case("Dropout/training_mode_input", make_node("Dropout", 3, 2),
-                            {rnd({5, 21}, 114), Tensor::from_f32({0.3f}, {}), bool_scalar(true)},
-                            kElem);
+                            {rnd({5, 21}, 114), Tensor::from_f32({0.3f}, {}), bool_scalar(true)}, kElem);
   mode.training = false;
   v.push_back(mode);
   return v;
@@ -280,38 +266,34 @@ std::vector<CudaCase> reduce_cases() {
   std::vector<CudaCase> v;
   Node sum_in = make_node("ReduceSum", 2, 1, keep(1)), sum_in0 = make_node("ReduceSum", 2, 1, keep(0));
   v.push_back(make_case("ReduceSum/axis1_keepdims", sum_in, {rnd({3, 4, 5}, 120), axes({1})}, kSum));
-  v.push_back(make_case("ReduceSum/axes0_2_no_keepdims", sum_in0, {rnd({3, 4, 5}, 121), axes({0, 2})},
-                        kSum));
+  v.push_back(make_case("ReduceSum/axes0_2_no_keepdims", sum_in0, {rnd({3, 4, 5}, 121), axes({0, 2})}, kSum));
   // (4, 4) reduced to (4): the shapes do not tell the axis, so the kernel reads it.
   v.push_back(make_case("ReduceSum/ambiguous_last_axis", sum_in0, {rnd({4, 4}, 122), axes({-1})}, kSum));
-  v.push_back(make_case("ReduceSum/all_no_axes", make_node("ReduceSum", 1, 1, keep(0)),
-                        {rnd({300, 500}, 123)}, kSum));
+  v.push_back(make_case("ReduceSum/all_no_axes", make_node("ReduceSum", 1, 1, keep(0)), {rnd({300, 500}, 123)}, kSum));
   Attributes noop = keep(1);
   noop.set("noop_with_empty_axes", int64_t{1});
-  v.push_back(make_case("ReduceSum/noop_empty_axes", make_node("ReduceSum", 1, 1, noop),
-                        {rnd({2, 9}, 124)}, kElem));
+  v.push_back(make_case("ReduceSum/noop_empty_axes", make_node("ReduceSum", 1, 1, noop), {rnd({2, 9}, 124)}, kElem));
   v.push_back(make_case("ReduceSum/rows_axis0", sum_in, {rnd({2048, 33}, 125), axes({0})}, kSum));
   v.push_back(make_case("ReduceSum/last_axis_rows", sum_in0, {rnd({37, 100}, 126), axes({1})}, kSum));
   Attributes old = keep(0);
   old.set("axes", std::vector<int64_t>{1, 2});
-  v.push_back(make_case("ReduceSum/opset11_axes_attribute", make_node("ReduceSum", 1, 1, old),
-                        {rnd({2, 3, 4}, 127)}, kSum, 11));
+  v.push_back(make_case("ReduceSum/opset11_axes_attribute", make_node("ReduceSum", 1, 1, old), {rnd({2, 3, 4}, 127)},
+                        kSum, 11));
   v.push_back(forward_case("ReduceSum/int64", sum_in, {ints({5, 6}, -20, 20, 128), axes({1})}, kElem));
   v.push_back(forward_case("ReduceSum/int32_all", make_node("ReduceSum", 1, 1, keep(0)),
                            {ints({7, 3}, -20, 20, 129, DType::Int32)}, kElem));
 
   Attributes gap = keep(1);
   gap.set("axes", std::vector<int64_t>{2, 3});
-  v.push_back(make_case("ReduceMean/global_pool_attr", make_node("ReduceMean", 1, 1, gap),
-                        {rnd({2, 3, 5, 7}, 130)}, kSum));
+  v.push_back(
+      make_case("ReduceMean/global_pool_attr", make_node("ReduceMean", 1, 1, gap), {rnd({2, 3, 5, 7}, 130)}, kSum));
   v.push_back(make_case("ReduceMean/opset18_axis1_no_keepdims", make_node("ReduceMean", 2, 1, keep(0)),
                         {rnd({6, 37, 3}, 131), axes({1})}, kSum, 18));
-  v.push_back(make_case("ReduceMean/all_batch1", make_node("ReduceMean", 1, 1, keep(1)),
-                        {rnd({1, 1000}, 132)}, kSum));
+  v.push_back(make_case("ReduceMean/all_batch1", make_node("ReduceMean", 1, 1, keep(1)), {rnd({1, 1000}, 132)}, kSum));
   Attributes last = keep(0);
   last.set("axes", std::vector<int64_t>{-1});
-  v.push_back(make_case("ReduceMean/last_axis_long_rows", make_node("ReduceMean", 1, 1, last),
-                        {rnd({5, 3000}, 133)}, kSum));
+  v.push_back(
+      make_case("ReduceMean/last_axis_long_rows", make_node("ReduceMean", 1, 1, last), {rnd({5, 3000}, 133)}, kSum));
 
   Attributes to;
   to.set("shape", Shape{3, 1});
@@ -328,10 +310,8 @@ std::vector<CudaCase> softmax_cases() {
     v.push_back(make_case(p + "last_axis_warp_rows", last, {rnd({4, 10}, 140, 3.0)}, kSum));
     v.push_back(make_case(p + "last_axis_block_rows", last, {rnd({3, 1000}, 141)}, kSum));
     v.push_back(make_case(p + "batch1", last, {rnd({1, 10}, 142)}, kSum));
-    v.push_back(make_case(p + "axis1_of_4d", make_node(op, 1, 1, attr_i("axis", 1)),
-                          {rnd({2, 5, 3, 4}, 143)}, kSum));
-    v.push_back(make_case(p + "axis0", make_node(op, 1, 1, attr_i("axis", 0)), {rnd({7, 3}, 144)},
-                          kSum));
+    v.push_back(make_case(p + "axis1_of_4d", make_node(op, 1, 1, attr_i("axis", 1)), {rnd({2, 5, 3, 4}, 143)}, kSum));
+    v.push_back(make_case(p + "axis0", make_node(op, 1, 1, attr_i("axis", 0)), {rnd({7, 3}, 144)}, kSum));
     v.push_back(make_case(p + "opset11_default_axis", last, {rnd({6, 9}, 145)}, kSum, 11));
   }
   return v;
@@ -342,36 +322,34 @@ std::vector<CudaCase> loss_cases() {
   Node sce = make_node("SoftmaxCrossEntropy", 2, 1, {}, kCbtDomain);
   Node sce_lp = make_node("SoftmaxCrossEntropy", 2, 2, {}, kCbtDomain);
   Node smooth = make_node("SoftmaxCrossEntropy", 2, 1, attr_f("label_smoothing", 0.1f), kCbtDomain);
-  v.push_back(make_case("SoftmaxCrossEntropy/8x10", sce, {rnd({8, 10}, 150, 2.0), ints({8}, 0, 10, 151)},
+  v.push_back(make_case("SoftmaxCrossEntropy/8x10", sce, {rnd({8, 10}, 150, 2.0), ints({8}, 0, 10, 151)}, kLoss));
+  v.push_back(
+      make_case("SoftmaxCrossEntropy/log_probs_output", sce_lp, {rnd({13, 7}, 152), ints({13}, 0, 7, 153)}, kLoss));
+  v.push_back(
+      make_case("SoftmaxCrossEntropy/label_smoothing", smooth, {rnd({16, 10}, 154), ints({16}, 0, 10, 155)}, kLoss));
+  v.push_back(make_case("SoftmaxCrossEntropy/batch1", sce, {rnd({1, 7}, 156), ints({1}, 0, 7, 157)}, kLoss));
+  v.push_back(make_case("SoftmaxCrossEntropy/1000_classes", smooth, {rnd({5, 1000}, 158, 3.0), ints({5}, 0, 1000, 159)},
                         kLoss));
-  v.push_back(make_case("SoftmaxCrossEntropy/log_probs_output", sce_lp,
-                        {rnd({13, 7}, 152), ints({13}, 0, 7, 153)}, kLoss));
-  v.push_back(make_case("SoftmaxCrossEntropy/label_smoothing", smooth,
-                        {rnd({16, 10}, 154), ints({16}, 0, 10, 155)}, kLoss));
-  v.push_back(make_case("SoftmaxCrossEntropy/batch1", sce, {rnd({1, 7}, 156), ints({1}, 0, 7, 157)},
-                        kLoss));
-  v.push_back(make_case("SoftmaxCrossEntropy/1000_classes", smooth,
-                        {rnd({5, 1000}, 158, 3.0), ints({5}, 0, 1000, 159)}, kLoss));
   // The gradient fused in (graph/fusion.h): dLoss in, dLogits out (and, the second time, their
   // column sums: a Gemm's bias gradient), no log_probs.
   for (float eps : {0.0f, 0.1f}) {
     Node fused = make_node("SoftmaxCrossEntropy", 3, eps > 0 ? 4 : 3, attr_f("label_smoothing", eps), kCbtDomain);
     fused.outputs[1].clear();
     v.push_back(make_case(eps > 0 ? "SoftmaxCrossEntropy/with_gradient_smoothed" : "SoftmaxCrossEntropy/with_gradient",
-                          fused, {rnd({32, 10}, 162, 2.0), ints({32}, 0, 10, 163), Tensor::from_f32({0.8f}, {})}, kLoss));
+                          fused, {rnd({32, 10}, 162, 2.0), ints({32}, 0, 10, 163), Tensor::from_f32({0.8f}, {})},
+                          kLoss));
   }
   v.push_back(make_case("SoftmaxCrossEntropy/int32_labels_300_rows", sce,
                         {rnd({300, 10}, 160), ints({300}, 0, 10, 161, DType::Int32)}, kLoss));
   Node mse = make_node("MeanSquaredError", 2, 1, {}, kCbtDomain);
   v.push_back(make_case("MeanSquaredError/4x3", mse, {rnd({4, 3}, 170), rnd({4, 3}, 171)}, kLoss));
   v.push_back(make_case("MeanSquaredError/batch1", mse, {rnd({1, 1}, 172), rnd({1, 1}, 173)}, kLoss));
-  v.push_back(make_case("MeanSquaredError/large", mse,
-                        {rnd({64, 3, 33, 33}, 174), rnd({64, 3, 33, 33}, 175)}, kLoss));
+  v.push_back(make_case("MeanSquaredError/large", mse, {rnd({64, 3, 33, 33}, 174), rnd({64, 3, 33, 33}, 175)}, kLoss));
   Node bce = make_node("BinaryCrossEntropyWithLogits", 2, 1, {}, kCbtDomain);
-  v.push_back(make_case("BinaryCrossEntropyWithLogits/8x1", bce,
-                        {rnd({8, 1}, 180, 4.0), probabilities({8, 1}, 181)}, kLoss));
-  v.push_back(make_case("BinaryCrossEntropyWithLogits/odd", bce,
-                        {rnd({3, 17}, 182, 4.0), probabilities({3, 17}, 183)}, kLoss));
+  v.push_back(
+      make_case("BinaryCrossEntropyWithLogits/8x1", bce, {rnd({8, 1}, 180, 4.0), probabilities({8, 1}, 181)}, kLoss));
+  v.push_back(
+      make_case("BinaryCrossEntropyWithLogits/odd", bce, {rnd({3, 17}, 182, 4.0), probabilities({3, 17}, 183)}, kLoss));
   return v;
 }
 

@@ -50,8 +50,7 @@ TEST(GpuRecipes, ClippingAndFreezingMatchTheCpu) {
         num += std::pow(got.at_f64(i) - want.at_f64(i), 2);
         den += std::pow(want.at_f64(i), 2);
       }
-      EXPECT_LT(std::sqrt(num / std::max(den, 1e-30)), 1e-4)
-          << name << (a == Algorithm::Sma ? " sma" : " ssgd");
+      EXPECT_LT(std::sqrt(num / std::max(den, 1e-30)), 1e-4) << name << (a == Algorithm::Sma ? " sma" : " ssgd");
     }
   }
 }

@@ -1,6 +1,7 @@
 // The CUDA backend as the runtime uses it: memory and copies, the device-resident data set,
 // and whole training runs that must match the CPU step by step.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -10,7 +11,6 @@
 #include <random>
 #include <sstream>
 #include <string>
-#include <sys/wait.h>
 
 #include "common/gpu.h"
 #include "common/op_harness.h"
@@ -22,9 +22,9 @@
 #include "ops/cuda/conv_choices.h"
 #include "ops/cuda/cudnn_engine.h"
 #include "ops/cuda/workspace.h"
+#include "runtime/autotune.h"
 #include "runtime/cuda/cuda_backend.h"
 #include "runtime/cuda/cuda_raii.h"
-#include "runtime/autotune.h"
 #include "runtime/cuda/device_dataset.h"
 #include "runtime/npy.h"
 #include "runtime/trainer.h"
@@ -139,8 +139,7 @@ TEST(GpuRuntime, MissingDeviceIsAUserError) {
   } catch (const UserError& e) {
     std::string msg = e.what();
     EXPECT_NE(msg.find("cuda:1000"), std::string::npos) << msg;
-    if (test::gpu_available())
-      EXPECT_NE(msg.find("CUDA device(s) are visible"), std::string::npos) << msg;
+    if (test::gpu_available()) EXPECT_NE(msg.find("CUDA device(s) are visible"), std::string::npos) << msg;
   }
 }
 
@@ -188,8 +187,7 @@ struct TrajectoryCase {
 // (learner j of round r takes batch r * learners + j). With `built` > learners the trainer
 // builds that many learners a device and trains the first `learners` (set_active_learners).
 std::vector<float> train_losses(const TrajectoryCase& c, Device device, int learners = 1,
-                                Algorithm algorithm = Algorithm::Ssgd, std::vector<int> gpus = {},
-                                int built = 0) {
+                                Algorithm algorithm = Algorithm::Ssgd, std::vector<int> gpus = {}, int built = 0) {
   std::string dir = test::source_path(std::string("models/") + c.folder + "/");
   ImportedModel m = load_model(dir + c.onnx);
   Tensor xs = load_npy(dir + "trajectory.x.npy");  // (steps, batch, ...)
@@ -214,18 +212,16 @@ std::vector<float> train_losses(const TrajectoryCase& c, Device device, int lear
     std::vector<Tensor> x, y;
     for (int64_t j = 0; j < learners; ++j) {
       const int64_t s = r * learners + j;
-      x.push_back(Tensor::view(DType::Float32, {batch, per}, xs.ptr<float>() + s * batch * per,
-                               Device{}, xs.storage()));
-      y.push_back(Tensor::view(DType::Int64, {batch}, ys.ptr<int64_t>() + s * batch, Device{},
-                               ys.storage()));
+      x.push_back(
+          Tensor::view(DType::Float32, {batch, per}, xs.ptr<float>() + s * batch * per, Device{}, xs.storage()));
+      y.push_back(Tensor::view(DType::Int64, {batch}, ys.ptr<int64_t>() + s * batch, Device{}, ys.storage()));
     }
     losses.push_back(trainer.round(x, y));
   }
   return losses;
 }
 
-void expect_close(const std::vector<float>& got, const std::vector<float>& want,
-                  const std::string& what) {
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t s = 0; s < want.size(); ++s)
     EXPECT_NEAR(got[s], want[s], 1e-3 * std::fabs(want[s])) << what << " step " << s;
@@ -308,7 +304,8 @@ TEST(GpuRuntime, EvaluationTimesItsConvolutionsAlone) {
   const uint64_t alone_before = cuda::engine_searches(1), four_before = cuda::engine_searches(4);
   trainer.round(in.x, in.y);
   const uint64_t alone_trained = cuda::engine_searches(1), four_trained = cuda::engine_searches(4);
-  EXPECT_GE(four_trained - four_before, 3u) << "LeNet-5's first convolution: forward, backward filter; the second: three";
+  EXPECT_GE(four_trained - four_before, 3u)
+      << "LeNet-5's first convolution: forward, backward filter; the second: three";
   EXPECT_EQ(alone_trained, alone_before) << "the learners' searches time four copies";
 
   const RoundInput samples = random_round(1, 11, 28 * 28, rng);  // a test set of 11
@@ -430,9 +427,11 @@ std::map<std::string, Tensor> deterministic_run(const std::string& onnx, int64_t
 
 TEST(GpuRuntime, DeterministicRunsAreBitIdentical) {
   CBT_SKIP_WITHOUT_GPU();
-  struct M { const char* onnx; int64_t chw[3]; };
-  for (M m : {M{"models/lenet5/lenet5.ts17.onnx", {1, 28, 28}},
-              M{"models/resnet20/resnet20.ts17.onnx", {1, 28, 28}},
+  struct M {
+    const char* onnx;
+    int64_t chw[3];
+  };
+  for (M m : {M{"models/lenet5/lenet5.ts17.onnx", {1, 28, 28}}, M{"models/resnet20/resnet20.ts17.onnx", {1, 28, 28}},
               M{"models/opzoo/opzoo.ts17.onnx", {1, 28, 28}}}) {
     auto a = deterministic_run(m.onnx, m.chw);
     auto b = deterministic_run(m.onnx, m.chw);
@@ -484,8 +483,7 @@ TEST(GpuRuntime, WorkspaceMapsWhatIsAskedForAtAFixedAddress) {
   EXPECT_GE(first, 1000u);
   EXPECT_LT(first, limit);
   Tensor pattern = test::random_tensor(DType::Float32, {250}, 5);
-  CBT_CUDA_CHECK(cudaMemcpyAsync(ws.base(), pattern.data(), pattern.nbytes(),
-                                 cudaMemcpyHostToDevice, stream.get()));
+  CBT_CUDA_CHECK(cudaMemcpyAsync(ws.base(), pattern.data(), pattern.nbytes(), cudaMemcpyHostToDevice, stream.get()));
   void* base = ws.base();
   ws.ensure(first + 3 * 1000 * 1000, stream.get());
   EXPECT_EQ(ws.base(), base);
@@ -494,8 +492,7 @@ TEST(GpuRuntime, WorkspaceMapsWhatIsAskedForAtAFixedAddress) {
   auto* bytes = static_cast<std::byte*>(ws.base());
   CBT_CUDA_CHECK(cudaMemsetAsync(bytes + ws.mapped() - 4096, 7, 4096, stream.get()));
   Tensor back(DType::Float32, {250});
-  CBT_CUDA_CHECK(cudaMemcpyAsync(back.data(), ws.base(), back.nbytes(), cudaMemcpyDeviceToHost,
-                                 stream.get()));
+  CBT_CUDA_CHECK(cudaMemcpyAsync(back.data(), ws.base(), back.nbytes(), cudaMemcpyDeviceToHost, stream.get()));
   CBT_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
   EXPECT_TRUE(same_bytes(back, pattern));
   EXPECT_THROW(ws.ensure(ws.limit() + 1, stream.get()), InternalError);
@@ -545,17 +542,14 @@ TEST(GpuRuntime, CommandLineTrainsOnCuda) {
   const std::string data = env_data && *env_data ? env_data : kDefaultDataDir;
   if (!std::filesystem::is_directory(data)) GTEST_SKIP() << "no data set at " << data << " (set CBT_DATA)";
   auto out = test::temp_dir("gpu_cli") / "lenet5.onnx";
-  std::string cmd = test::cbtrain_binary() + " " +
-                    test::source_path("models/lenet5/lenet5.ts17.onnx") + " --data " + data +
-                    " --device cuda --epochs 1 --max-steps 50 --log-every 0 -o " + out.string() +
-                    " > /dev/null";
+  std::string cmd = test::cbtrain_binary() + " " + test::source_path("models/lenet5/lenet5.ts17.onnx") + " --data " +
+                    data + " --device cuda --epochs 1 --max-steps 50 --log-every 0 -o " + out.string() + " > /dev/null";
   int status = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(status)) << cmd;
   EXPECT_EQ(WEXITSTATUS(status), 0) << cmd;
   EXPECT_TRUE(std::filesystem::exists(out)) << cmd;
 
-  std::string bad = test::cbtrain_binary() + " " +
-                    test::source_path("models/lenet5/lenet5.ts17.onnx") +
+  std::string bad = test::cbtrain_binary() + " " + test::source_path("models/lenet5/lenet5.ts17.onnx") +
                     " --device cuda:1000 --max-steps 1 2> /dev/null > /dev/null";
   status = std::system(bad.c_str());
   ASSERT_TRUE(WIFEXITED(status)) << bad;

@@ -1,5 +1,7 @@
 // signal_host: the number reaches host memory only after the stream's earlier work, and the
 // host sees it without a CUDA call (the NCCL watchdog's way of following its sums).
+#include "ops/cuda/host_signal.h"
+
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -8,7 +10,6 @@
 #include <cstdint>
 #include <thread>
 
-#include "ops/cuda/host_signal.h"
 #include "spin_kernel.h"
 #include "tests/common/gpu.h"
 

@@ -17,7 +17,8 @@ void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms
 
 TEST(SearchPhases, LapsOfOneNameAddUpInTheOrderTheyFirstCame) {
   std::mt19937 rng(5);
-  const int a1 = 2 + static_cast<int>(rng() % 5), b = 2 + static_cast<int>(rng() % 5), a2 = 2 + static_cast<int>(rng() % 5);
+  const int a1 = 2 + static_cast<int>(rng() % 5), b = 2 + static_cast<int>(rng() % 5),
+            a2 = 2 + static_cast<int>(rng() % 5);
   const auto start = std::chrono::steady_clock::now();
   SearchPhases laps;
   sleep_ms(a1);

@@ -87,23 +87,18 @@ CudaCase omit(CudaCase c, size_t i) {
 std::vector<CudaCase> view_cases() {
   std::vector<CudaCase> v;
   v.push_back(exact("Flatten/axis1", make_node("Flatten", 1, 1), {f32({2, 3, 5}, 1)}));
-  v.push_back(exact("Flatten/axis0_batch1", make_node("Flatten", 1, 1, attrs({{"axis", int64_t{0}}})),
-                    {f32({1, 3, 5}, 2)}));
-  v.push_back(exact_fwd("Flatten/int64_axis-1",
-                        make_node("Flatten", 1, 1, attrs({{"axis", int64_t{-1}}})),
+  v.push_back(
+      exact("Flatten/axis0_batch1", make_node("Flatten", 1, 1, attrs({{"axis", int64_t{0}}})), {f32({1, 3, 5}, 2)}));
+  v.push_back(exact_fwd("Flatten/int64_axis-1", make_node("Flatten", 1, 1, attrs({{"axis", int64_t{-1}}})),
                         {i64_data({2, 3, 5}, 3)}));
   v.push_back(exact("Reshape/infer", make_node("Reshape", 2, 1), {f32({3, 5, 2}, 4), i64({-1, 3})}));
-  v.push_back(exact_fwd("Reshape/int64_copy0", make_node("Reshape", 2, 1),
-                        {i64_data({1, 7}, 5), i64({0, 7, 1})}));
-  v.push_back(exact("Squeeze/axes_input", make_node("Squeeze", 2, 1), {f32({1, 3, 1}, 6), i64({-1})},
-                    13));
+  v.push_back(exact_fwd("Reshape/int64_copy0", make_node("Reshape", 2, 1), {i64_data({1, 7}, 5), i64({0, 7, 1})}));
+  v.push_back(exact("Squeeze/axes_input", make_node("Squeeze", 2, 1), {f32({1, 3, 1}, 6), i64({-1})}, 13));
   v.push_back(exact("Squeeze/all", make_node("Squeeze", 1, 1), {f32({1, 3, 1, 5}, 7)}, 13));
-  v.push_back(exact("Unsqueeze/axes_input", make_node("Unsqueeze", 2, 1),
-                    {f32({3, 5}, 8), i64({0, -1})}, 13));
-  v.push_back(exact("Unsqueeze/axes_attr",
-                    make_node("Unsqueeze", 1, 1, attrs({{"axes", Ints{1}}})), {f32({3}, 9)}, 11));
-  v.push_back(exact("ReshapeTo/direct",
-                    make_node("ReshapeTo", 1, 1, attrs({{"shape", Ints{5, 1, 3}}}), kCbtDomain),
+  v.push_back(exact("Unsqueeze/axes_input", make_node("Unsqueeze", 2, 1), {f32({3, 5}, 8), i64({0, -1})}, 13));
+  v.push_back(
+      exact("Unsqueeze/axes_attr", make_node("Unsqueeze", 1, 1, attrs({{"axes", Ints{1}}})), {f32({3}, 9)}, 11));
+  v.push_back(exact("ReshapeTo/direct", make_node("ReshapeTo", 1, 1, attrs({{"shape", Ints{5, 1, 3}}}), kCbtDomain),
                     {f32({3, 5}, 10)}));
   return v;
 }
@@ -111,18 +106,14 @@ std::vector<CudaCase> view_cases() {
 std::vector<CudaCase> transpose_cases() {
   std::vector<CudaCase> v;
   v.push_back(exact("Transpose/default_reverse", make_node("Transpose", 1, 1), {f32({3, 5}, 11)}));
-  v.push_back(exact("Transpose/perm2031_batch1",
-                    make_node("Transpose", 1, 1, attrs({{"perm", Ints{2, 0, 3, 1}}})),
+  v.push_back(exact("Transpose/perm2031_batch1", make_node("Transpose", 1, 1, attrs({{"perm", Ints{2, 0, 3, 1}}})),
                     {f32({1, 3, 5, 2}, 12)}));
   // Attention-style (B, S, H, D) -> (B, H, S, D): contiguous rows of D move as wider words.
-  v.push_back(exact("Transpose/heads",
-                    make_node("Transpose", 1, 1, attrs({{"perm", Ints{0, 2, 1, 3}}})),
+  v.push_back(exact("Transpose/heads", make_node("Transpose", 1, 1, attrs({{"perm", Ints{0, 2, 1, 3}}})),
                     {f32({2, 7, 4, 8}, 13)}));
-  v.push_back(exact("Transpose/rank5_odd",
-                    make_node("Transpose", 1, 1, attrs({{"perm", Ints{4, 1, 3, 0, 2}}})),
+  v.push_back(exact("Transpose/rank5_odd", make_node("Transpose", 1, 1, attrs({{"perm", Ints{4, 1, 3, 0, 2}}})),
                     {f32({3, 2, 5, 1, 7}, 14)}));
-  v.push_back(exact_fwd("Transpose/int64",
-                        make_node("Transpose", 1, 1, attrs({{"perm", Ints{1, 2, 0}}})),
+  v.push_back(exact_fwd("Transpose/int64", make_node("Transpose", 1, 1, attrs({{"perm", Ints{1, 2, 0}}})),
                         {i64_data({3, 1, 7}, 15)}));
   return v;
 }
@@ -139,29 +130,23 @@ std::vector<CudaCase> concat_split_cases() {
                         {i64_data({3}, 28), i64_data({4}, 29)}));
   v.push_back(exact("Split/input_sizes", make_node("Split", 2, 2, attrs({{"axis", int64_t{1}}})),
                     {f32({3, 5}, 30), i64({2, 3})}, 13));
-  v.push_back(exact("Split/even_axis-1", make_node("Split", 1, 3, attrs({{"axis", int64_t{-1}}})),
-                    {f32({1, 3, 9}, 31)}, 13));
-  v.push_back(exact("Split/num_outputs_uneven",
-                    make_node("Split", 1, 3, attrs({{"num_outputs", int64_t{3}}})),
+  v.push_back(
+      exact("Split/even_axis-1", make_node("Split", 1, 3, attrs({{"axis", int64_t{-1}}})), {f32({1, 3, 9}, 31)}, 13));
+  v.push_back(exact("Split/num_outputs_uneven", make_node("Split", 1, 3, attrs({{"num_outputs", int64_t{3}}})),
                     {f32({7, 3}, 32)}, 18));
-  v.push_back(exact("Split/attr_sizes", make_node("Split", 1, 2, attrs({{"split", Ints{4, 1}}})),
-                    {f32({5}, 33)}, 11));
-  v.push_back(exact_fwd("Split/int64_axis2",
-                        make_node("Split", 2, 3, attrs({{"axis", int64_t{2}}})),
+  v.push_back(exact("Split/attr_sizes", make_node("Split", 1, 2, attrs({{"split", Ints{4, 1}}})), {f32({5}, 33)}, 11));
+  v.push_back(exact_fwd("Split/int64_axis2", make_node("Split", 2, 3, attrs({{"axis", int64_t{2}}})),
                         {i64_data({2, 3, 6}, 34), i64({2, 1, 3})}, 13));
   return v;
 }
 
 std::vector<CudaCase> expand_cases() {
   std::vector<CudaCase> v;
-  v.push_back(summing("Expand/column_to_3d", make_node("Expand", 2, 1),
-                      {f32({3, 1}, 40), i64({2, 3, 4})}));
+  v.push_back(summing("Expand/column_to_3d", make_node("Expand", 2, 1), {f32({3, 1}, 40), i64({2, 3, 4})}));
   v.push_back(summing("Expand/one_to_5x1x7", make_node("Expand", 2, 1), {f32({1}, 41), i64({5, 1, 7})}));
   // 300 summed elements per dX element: the block-per-output reduction.
-  v.push_back(summing("Expand/long_sum", make_node("Expand", 2, 1),
-                      {f32({1, 3, 1}, 42), i64({50, 3, 6})}));
-  v.push_back(summing("Expand/shape_smaller_rank", make_node("Expand", 2, 1),
-                      {f32({2, 3, 4}, 43), i64({3, 1})}));
+  v.push_back(summing("Expand/long_sum", make_node("Expand", 2, 1), {f32({1, 3, 1}, 42), i64({50, 3, 6})}));
+  v.push_back(summing("Expand/shape_smaller_rank", make_node("Expand", 2, 1), {f32({2, 3, 4}, 43), i64({3, 1})}));
   v.push_back(exact_fwd("Expand/int64", make_node("Expand", 2, 1), {i64_data({4, 1}, 44), i64({4, 5})}));
   return v;
 }
@@ -170,24 +155,21 @@ std::vector<CudaCase> slice_cases() {
   const int64_t kMax = std::numeric_limits<int64_t>::max();
   const int64_t kMin = std::numeric_limits<int64_t>::min();
   std::vector<CudaCase> v;
-  v.push_back(exact("Slice/reverse", make_node("Slice", 5, 1),
-                    {f32({7}, 50), i64({-1}), i64({kMin}), i64({0}), i64({-1})}));
+  v.push_back(
+      exact("Slice/reverse", make_node("Slice", 5, 1), {f32({7}, 50), i64({-1}), i64({kMin}), i64({0}), i64({-1})}));
   v.push_back(exact("Slice/neg_step_neg_axes", make_node("Slice", 5, 1),
                     {f32({3, 7}, 51), i64({5, 0}), i64({0, kMax}), i64({-1, 0}), i64({-2, 1})}));
   v.push_back(exact("Slice/step2_batch1", make_node("Slice", 5, 1),
                     {f32({1, 5, 3}, 52), i64({1}), i64({4}), i64({1}), i64({2})}));
-  v.push_back(exact("Slice/clamped_ends", make_node("Slice", 3, 1),
-                    {f32({4, 3}, 53), i64({1, 1}), i64({3, 100})}));
+  v.push_back(exact("Slice/clamped_ends", make_node("Slice", 3, 1), {f32({4, 3}, 53), i64({1, 1}), i64({3, 100})}));
   // Whole rows of a middle axis: moved as 8-byte words.
-  v.push_back(exact("Slice/rows", make_node("Slice", 4, 1),
-                    {f32({4, 16, 10}, 54), i64({2}), i64({14}), i64({1})}));
+  v.push_back(exact("Slice/rows", make_node("Slice", 4, 1), {f32({4, 16, 10}, 54), i64({2}), i64({14}), i64({1})}));
   v.push_back(exact_fwd("Slice/int64_data_int32_params", make_node("Slice", 5, 1),
-                        {i64_data({6, 8}, 55), i32({1, -2}), i32({5, 0}), i32({0, 1}),
-                         i32({1, -3})}));
-  v.push_back(exact("Slice/opset9_attrs",
-                    make_node("Slice", 1, 1,
-                              attrs({{"starts", Ints{0, 1}}, {"ends", Ints{2, -1}}, {"axes", Ints{0, 2}}})),
-                    {f32({3, 2, 6}, 56)}, 9));
+                        {i64_data({6, 8}, 55), i32({1, -2}), i32({5, 0}), i32({0, 1}), i32({1, -3})}));
+  v.push_back(
+      exact("Slice/opset9_attrs",
+            make_node("Slice", 1, 1, attrs({{"starts", Ints{0, 1}}, {"ends", Ints{2, -1}}, {"axes", Ints{0, 2}}})),
+            {f32({3, 2, 6}, 56)}, 9));
   return v;
 }
 
@@ -199,39 +181,36 @@ std::vector<CudaCase> pad_cases() {
     Node n = make_node("Pad", 2, 1, attrs({{"mode", m}}));
     v.push_back(make("Pad/" + m + "_2d", n, {f32({3, 5}, 60), i64({1, 2, 2, 1})}, 19));
     v.push_back(make("Pad/" + m + "_batch1", n, {f32({1, 4}, 61), i64({0, 3, 0, 0})}, 19));
-    v.push_back(make("Pad/" + m + "_nchw", n,
-                     {f32({2, 3, 5, 4}, 62), i64({0, 0, 2, 1, 0, 0, 1, 2})}, 19));
+    v.push_back(make("Pad/" + m + "_nchw", n, {f32({2, 3, 5, 4}, 62), i64({0, 0, 2, 1, 0, 0, 1, 2})}, 19));
   }
   v.push_back(summing("Pad/wrap_wider_than_axis", make_node("Pad", 2, 1, attrs({{"mode", std::string("wrap")}})),
                       {f32({2, 3}, 63), i64({0, 4, 0, 5})}, 19));
   v.push_back(exact("Pad/crop_and_value", make_node("Pad", 3, 1),
                     {f32({3, 5}, 64), i64({-1, 1, 2, 0}), f32_values({0.5f}, {})}));
-  v.push_back(omit(exact("Pad/axes_input", make_node("Pad", 4, 1),
-                         {f32({2, 3, 3}, 65), i64({1, 2}), Tensor(), i64({-2})}, 18),
-                   2));
-  v.push_back(exact_fwd("Pad/int64_value", make_node("Pad", 3, 1),
-                        {i64_data({2, 3}, 66), i64({1, 0, 0, 2}), i64_scalar(-7)}));
+  v.push_back(omit(
+      exact("Pad/axes_input", make_node("Pad", 4, 1), {f32({2, 3, 3}, 65), i64({1, 2}), Tensor(), i64({-2})}, 18), 2));
+  v.push_back(
+      exact_fwd("Pad/int64_value", make_node("Pad", 3, 1), {i64_data({2, 3}, 66), i64({1, 0, 0, 2}), i64_scalar(-7)}));
   v.push_back(exact("Pad/opset10_value_attr",
-                    make_node("Pad", 1, 1, attrs({{"pads", Ints{0, 1, 2, 0}}, {"value", 1.5f}})),
-                    {f32({3, 4}, 67)}, 10));
+                    make_node("Pad", 1, 1, attrs({{"pads", Ints{0, 1, 2, 0}}, {"value", 1.5f}})), {f32({3, 4}, 67)},
+                    10));
   return v;
 }
 
 std::vector<CudaCase> gather_cases() {
   std::vector<CudaCase> v;
-  v.push_back(summing("Gather/repeated_negative", make_node("Gather", 2, 1),
-                      {f32({5, 3}, 70), i64({0, -1, 0, 2, 4, 0})}));
+  v.push_back(
+      summing("Gather/repeated_negative", make_node("Gather", 2, 1), {f32({5, 3}, 70), i64({0, -1, 0, 2, 4, 0})}));
   v.push_back(summing("Gather/axis1_int32_2d", make_node("Gather", 2, 1, attrs({{"axis", int64_t{1}}})),
                       {f32({2, 5, 3}, 71), i32({4, -5, 1, 1}, {2, 2})}));
-  v.push_back(summing("Gather/scalar_index_axis-1",
-                      make_node("Gather", 2, 1, attrs({{"axis", int64_t{-1}}})),
+  v.push_back(summing("Gather/scalar_index_axis-1", make_node("Gather", 2, 1, attrs({{"axis", int64_t{-1}}})),
                       {f32({4, 6}, 72), i64_scalar(2)}));
   // Embedding lookup: negative ids count from the end.
   v.push_back(summing("Gather/embedding", make_node("Gather", 2, 1),
                       {f32({50, 16}, 73), random_int_tensor({8, 7}, -50, 50, 74)}));
   // Many collisions on few rows: the scatter-add's atomics.
-  v.push_back(summing("Gather/collisions", make_node("Gather", 2, 1),
-                      {f32({3, 4}, 75), random_int_tensor({200}, -3, 3, 76)}));
+  v.push_back(
+      summing("Gather/collisions", make_node("Gather", 2, 1), {f32({3, 4}, 75), random_int_tensor({200}, -3, 3, 76)}));
   v.push_back(exact_fwd("Gather/int64_data", make_node("Gather", 2, 1, attrs({{"axis", int64_t{1}}})),
                         {i64_data({3, 9}, 77), i64({8, -9, 3})}));
   return v;
@@ -243,32 +222,23 @@ std::vector<CudaCase> generator_cases() {
   v.push_back(exact_fwd("Shape/start_end",
                         make_node("Shape", 1, 1, attrs({{"start", int64_t{1}}, {"end", int64_t{-1}}})),
                         {i64_data({2, 3, 5, 7}, 81)}, 15));
-  v.push_back(exact_fwd("Constant/tensor",
-                        make_node("Constant", 0, 1, attrs({{"value", f32({2, 3}, 82)}})), {}));
-  v.push_back(exact_fwd("Constant/value_ints",
-                        make_node("Constant", 0, 1, attrs({{"value_ints", Ints{4, -2, 9}}})), {}));
-  v.push_back(exact_fwd("Constant/value_float",
-                        make_node("Constant", 0, 1, attrs({{"value_float", 2.5f}})), {}));
+  v.push_back(exact_fwd("Constant/tensor", make_node("Constant", 0, 1, attrs({{"value", f32({2, 3}, 82)}})), {}));
+  v.push_back(
+      exact_fwd("Constant/value_ints", make_node("Constant", 0, 1, attrs({{"value_ints", Ints{4, -2, 9}}})), {}));
+  v.push_back(exact_fwd("Constant/value_float", make_node("Constant", 0, 1, attrs({{"value_float", 2.5f}})), {}));
   v.push_back(exact_fwd("Constant/value_floats",
-                        make_node("Constant", 0, 1,
-                                  attrs({{"value_floats", std::vector<float>{1.5f, -3.25f}}})),
-                        {}));
+                        make_node("Constant", 0, 1, attrs({{"value_floats", std::vector<float>{1.5f, -3.25f}}})), {}));
   v.push_back(exact_fwd("ConstantOfShape/float",
-                        make_node("ConstantOfShape", 1, 1,
-                                  attrs({{"value", f32_values({1.5f}, {1})}})),
+                        make_node("ConstantOfShape", 1, 1, attrs({{"value", f32_values({1.5f}, {1})}})),
                         {i64({2, 3, 4})}));
   v.push_back(exact_fwd("ConstantOfShape/int64",
-                        make_node("ConstantOfShape", 1, 1,
-                                  attrs({{"value", Tensor::from_i64({-5}, {1})}})),
+                        make_node("ConstantOfShape", 1, 1, attrs({{"value", Tensor::from_i64({-5}, {1})}})),
                         {i64({7, 1})}));
-  v.push_back(exact_fwd("ConstantOfShape/default_zeros", make_node("ConstantOfShape", 1, 1),
-                        {i64({3, 5})}));
-  v.push_back(exact_fwd("Range/int64", make_node("Range", 3, 1),
-                        {i64_scalar(3), i64_scalar(20), i64_scalar(4)}));
+  v.push_back(exact_fwd("ConstantOfShape/default_zeros", make_node("ConstantOfShape", 1, 1), {i64({3, 5})}));
+  v.push_back(exact_fwd("Range/int64", make_node("Range", 3, 1), {i64_scalar(3), i64_scalar(20), i64_scalar(4)}));
   v.push_back(exact_fwd("Range/float_negative_delta", make_node("Range", 3, 1),
                         {f32_values({0.5f}, {}), f32_values({-3.2f}, {}), f32_values({-0.3f}, {})}));
-  v.push_back(exact_fwd("Range/int32", make_node("Range", 3, 1),
-                        {i32({-4}, {}), i32({9}, {}), i32({3}, {})}));
+  v.push_back(exact_fwd("Range/int32", make_node("Range", 3, 1), {i32({-4}, {}), i32({9}, {}), i32({3}, {})}));
   return v;
 }
 
@@ -283,11 +253,11 @@ std::vector<CudaCase> select_cases() {
   v.push_back(exact_fwd("Equal/bool_scalar", make_node("Equal", 2, 1), {bools({2, 3}, 93), bools({}, 94)}));
   v.push_back(summing("Where/broadcast_all", make_node("Where", 3, 1),
                       {bools({3, 1, 5}, 95), f32({4, 5}, 96), f32({3, 4, 1}, 97)}));
-  v.push_back(exact("Where/same_shape", make_node("Where", 3, 1),
-                    {bools({2, 3}, 98), f32({2, 3}, 99), f32({2, 3}, 100)}));
+  v.push_back(
+      exact("Where/same_shape", make_node("Where", 3, 1), {bools({2, 3}, 98), f32({2, 3}, 99), f32({2, 3}, 100)}));
   // dX sums 64 rows (block reduction), dY a scalar sums all 512 elements.
-  v.push_back(summing("Where/long_sums", make_node("Where", 3, 1),
-                      {bools({64, 1}, 101), f32({1, 8}, 102), f32({}, 103)}));
+  v.push_back(
+      summing("Where/long_sums", make_node("Where", 3, 1), {bools({64, 1}, 101), f32({1, 8}, 102), f32({}, 103)}));
   v.push_back(exact_fwd("Where/int64", make_node("Where", 3, 1),
                         {bools({2, 1}, 104), i64_data({2, 4}, 105), i64_data({4}, 106)}));
   return v;

@@ -17,9 +17,9 @@ std::vector<CudaCase> sma_cases() {
     CudaCase learner;
     learner.name = "SMALearnerUpdate/n" + std::to_string(n);
     learner.node = make_node("SMALearnerUpdate", 6, 0, {}, kCbtDomain);
-    learner.inputs = {random_tensor(DType::Float32, {n}, 1), random_tensor(DType::Float32, {n}, 2),
+    learner.inputs = {random_tensor(DType::Float32, {n}, 1),      random_tensor(DType::Float32, {n}, 2),
                       random_tensor(DType::Float32, {n}, 3, 0.1), random_tensor(DType::Float32, {n}, 4),
-                      random_tensor(DType::Float32, {n}, 5), hyper({0.05f, 0.9f, 5e-4f, 0.25f})};
+                      random_tensor(DType::Float32, {n}, 5),      hyper({0.05f, 0.9f, 5e-4f, 0.25f})};
     learner.check_backward = false;
     cases.push_back(learner);
 

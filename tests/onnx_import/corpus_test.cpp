@@ -69,8 +69,7 @@ TEST_P(OnnxCorpusFile, ExitsWith2NamingTheFileAndTheProblem) {
   RunResult r = run("inspect '" + path + "'" + (c.command == "plan" ? " --plan" : ""));
   EXPECT_EQ(r.signal, 0) << "killed by signal " << r.signal << "\n" << r.output;
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find(c.expected), std::string::npos) << "expected '" << c.expected << "' in:\n"
-                                                          << r.output;
+  EXPECT_NE(r.output.find(c.expected), std::string::npos) << "expected '" << c.expected << "' in:\n" << r.output;
   EXPECT_NE(r.output.find(path), std::string::npos) << "the output does not name the file:\n" << r.output;
   for (const char* bad : {"internal error", "terminate called", "Sanitizer", "Segmentation fault"})
     EXPECT_EQ(r.output.find(bad), std::string::npos) << r.output;

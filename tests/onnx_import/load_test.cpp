@@ -10,9 +10,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string fixture(const std::string& name) {
-  return std::string(CBT_SOURCE_DIR) + "/tests/onnx_import/data/" + name;
-}
+std::string fixture(const std::string& name) { return std::string(CBT_SOURCE_DIR) + "/tests/onnx_import/data/" + name; }
 
 const Node* find_node(const Graph& g, const std::string& name) {
   for (const auto& n : g.nodes)
@@ -32,8 +30,7 @@ TEST(OnnxLoad, EveryAttributeType) {
   EXPECT_EQ(n.attrs.get_string("s", ""), "hello");
   EXPECT_EQ(n.attrs.get_ints("ints"), (std::vector<int64_t>{1, -2, 3}));
   EXPECT_EQ(n.attrs.get_floats("floats"), (std::vector<float>{0.5f, -1.5f}));
-  EXPECT_EQ(std::get<std::vector<std::string>>(n.attrs.all().at("strings")),
-            (std::vector<std::string>{"a", "bc"}));
+  EXPECT_EQ(std::get<std::vector<std::string>>(n.attrs.all().at("strings")), (std::vector<std::string>{"a", "bc"}));
   const Tensor* t = n.attrs.get_tensor("t");
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->dtype(), DType::Int32);

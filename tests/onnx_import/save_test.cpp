@@ -4,9 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <cstring>
 #include <random>
 
 #include "onnx_import/model_io.h"
@@ -16,9 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string fixture(const std::string& name) {
-  return std::string(CBT_SOURCE_DIR) + "/tests/onnx_import/data/" + name;
-}
+std::string fixture(const std::string& name) { return std::string(CBT_SOURCE_DIR) + "/tests/onnx_import/data/" + name; }
 
 onnx::ModelProto read_proto(const fs::path& p) {
   onnx::ModelProto m;
@@ -31,8 +29,7 @@ class OnnxSave : public ::testing::Test {
  protected:
   void SetUp() override {
     std::random_device rd;
-    dir_ = fs::temp_directory_path() /
-           ("cbt_onnx_save_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
+    dir_ = fs::temp_directory_path() / ("cbt_onnx_save_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
     fs::create_directories(dir_);
   }
   void TearDown() override {
@@ -108,8 +105,7 @@ TEST_F(OnnxSave, ConstantsAreSkippedAndMismatchesRejected) {
 
 TEST_F(OnnxSave, UnwritableDestinationsLeaveNoFile) {
   ImportedModel m = load_model(fixture("legacy_mlp.onnx"));
-  for (const std::string& bad : {std::string("/proc/cbt_trained.onnx"),
-                                 (dir_ / "no_such_dir" / "t.onnx").string()}) {
+  for (const std::string& bad : {std::string("/proc/cbt_trained.onnx"), (dir_ / "no_such_dir" / "t.onnx").string()}) {
     try {
       save_model(m, {}, bad);
       ADD_FAILURE() << "no error for " << bad;

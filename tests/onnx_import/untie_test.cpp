@@ -9,9 +9,9 @@
 #include <random>
 #include <set>
 
+#include "common/onnx_model.h"
 #include "common/op_harness.h"
 #include "common/paths.h"
-#include "common/onnx_model.h"
 #include "onnx_import/model_io.h"
 #include "runtime/trainer.h"
 
@@ -29,8 +29,8 @@ void add_tensor(onnx::GraphProto* g, const std::string& name, const std::vector<
   t->set_raw_data(vals.data(), vals.size() * sizeof(float));
 }
 
-void add_node(onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& in,
-              const std::string& out, const std::string& name) {
+void add_node(onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& in, const std::string& out,
+              const std::string& name) {
   auto* n = g->add_node();
   n->set_op_type(op);
   n->set_name(name);
@@ -92,15 +92,16 @@ onnx::ModelProto shared_bn_model() {
 onnx::ModelProto identity_bn_model(bool identities) {
   onnx::ModelProto m = shared_bn_model();
   auto* g = m.mutable_graph();
-  const std::vector<std::pair<std::string, std::string>> copies = {
-      {"m1", "b"}, {"v1", "s"}, {"s2", "s"}, {"b2", "b"}, {"m2", "b"}, {"v2", "s"}};
+  const std::vector<std::pair<std::string, std::string>> copies = {{"m1", "b"}, {"v1", "s"}, {"s2", "s"},
+                                                                   {"b2", "b"}, {"m2", "b"}, {"v2", "s"}};
   for (auto& n : *g->mutable_node()) {
     if (n.name() == "bn1") n.set_input(3, "m1"), n.set_input(4, "v1");
     if (n.name() == "bn2")
       for (int k = 1; k < 5; ++k) n.set_input(k, std::vector<std::string>{"", "s2", "b2", "m2", "v2"}[k]);
   }
   for (int i = g->initializer_size() - 1; i >= 0; --i)
-    if (g->initializer(i).name() == "m" || g->initializer(i).name() == "v") g->mutable_initializer()->DeleteSubrange(i, 1);
+    if (g->initializer(i).name() == "m" || g->initializer(i).name() == "v")
+      g->mutable_initializer()->DeleteSubrange(i, 1);
   for (const auto& [name, from] : copies) {
     if (!identities) {
       add_tensor(g, name, {3}, from == "s" ? std::vector<float>{1, 1, 1} : std::vector<float>{0, 0, 0});
@@ -122,8 +123,7 @@ class Untie : public ::testing::Test {
  protected:
   void SetUp() override {
     std::random_device rd;
-    dir_ = fs::temp_directory_path() /
-           ("cbt_untie_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
+    dir_ = fs::temp_directory_path() / ("cbt_untie_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
     fs::create_directories(dir_);
     path_ = (dir_ / "shared.onnx").string();
     std::ofstream f(path_, std::ios::binary);
@@ -155,8 +155,7 @@ TEST_F(Untie, SharedBatchNormTensorsGetACopyPerLayerAndTiedWeightsStayTied) {
   for (size_t k = 1; k < 5; ++k) {
     const std::string& copy = bn2.inputs[k];
     EXPECT_EQ(copy, bn1.inputs[k] + ".untied1");
-    EXPECT_TRUE(same_values(m.graph.initializers.at(copy), m.graph.initializers.at(bn1.inputs[k])))
-        << copy;
+    EXPECT_TRUE(same_values(m.graph.initializers.at(copy), m.graph.initializers.at(bn1.inputs[k]))) << copy;
   }
   // A weight shared on purpose (and Gemm's weight) is not copied.
   EXPECT_EQ(node(m.graph, "conv1").inputs[1], "w");
@@ -198,8 +197,7 @@ TEST_F(Untie, TheLayersTrainApartAndTheTrainedModelKeepsThemApart) {
   ImportedModel r = load_model(out);
   EXPECT_TRUE(r.untied.empty()) << "the written model shares " << r.untied.front();
   EXPECT_EQ(node(r.graph, "bn2").inputs, node(m.graph, "bn2").inputs);
-  for (const auto& [name, t] : trained)
-    EXPECT_TRUE(same_values(r.graph.initializers.at(name), t)) << name;
+  for (const auto& [name, t] : trained) EXPECT_TRUE(same_values(r.graph.initializers.at(name), t)) << name;
 }
 
 TEST_F(Untie, IdentityCopiesOfAnInitializerBecomeEachLayersOwnInitializer) {

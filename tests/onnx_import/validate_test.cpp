@@ -19,8 +19,7 @@ class OnnxValidate : public ::testing::Test {
  protected:
   void SetUp() override {
     std::random_device rd;
-    dir_ = fs::temp_directory_path() / ("cbt_onnx_validate_" + std::to_string(::getpid()) + "_" +
-                                        std::to_string(rd()));
+    dir_ = fs::temp_directory_path() / ("cbt_onnx_validate_" + std::to_string(::getpid()) + "_" + std::to_string(rd()));
     fs::create_directories(dir_ / "model");
     fs::create_directories(dir_ / "outside");
   }
@@ -82,9 +81,7 @@ class OnnxValidate : public ::testing::Test {
     return "";
   }
 
-  std::string error_of(const onnx::ModelProto& m, const ImportOptions& opts = {}) {
-    return load_error(write(m), opts);
-  }
+  std::string error_of(const onnx::ModelProto& m, const ImportOptions& opts = {}) { return load_error(write(m), opts); }
 
   // Makes initializer w external: location/offset/length as given.
   static void make_external(onnx::ModelProto& m, const std::string& location, int64_t offset = -1,
@@ -211,8 +208,8 @@ TEST_F(OnnxValidate, TensorDataChecks) {
   EXPECT_HAS(error_of(m), "BFLOAT16");
 
   m = base_model();
-  auto* dim = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()
-                  ->mutable_shape()->mutable_dim(1);
+  auto* dim =
+      m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1);
   dim->set_dim_value(-3);
   EXPECT_HAS(error_of(m), "graph value 'x': negative dimension -3");
 }

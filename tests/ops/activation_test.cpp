@@ -35,9 +35,8 @@ std::vector<Act> activations() {
       {"Sigmoid", {}, [](double x) { return 1 / (1 + std::exp(-x)); }},
       {"Tanh", {}, [](double x) { return std::tanh(x); }},
       {"Gelu", {}, [](double x) { return x * 0.5 * std::erfc(-x / std::sqrt(2.0)); }},
-      {"Gelu", attr_s("approximate", "tanh"), [](double x) {
-         return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
-       }},
+      {"Gelu", attr_s("approximate", "tanh"),
+       [](double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }},
   };
 }
 
@@ -52,8 +51,7 @@ TEST(ActivationTest, ForwardMatchesFormulas) {
   }
   Tensor xf = random_tensor(DType::Float32, {100, 400}, 4);  // parallel path, float
   auto yf = run_node(make_node("Sigmoid", 1, 1), {xf})[0];
-  for (int64_t i = 0; i < xf.numel(); i += 97)
-    EXPECT_NEAR(yf.at_f64(i), 1 / (1 + std::exp(-xf.at_f64(i))), 1e-6);
+  for (int64_t i = 0; i < xf.numel(); i += 97) EXPECT_NEAR(yf.at_f64(i), 1 / (1 + std::exp(-xf.at_f64(i))), 1e-6);
 }
 
 TEST(ActivationTest, Gradients) {
@@ -63,8 +61,7 @@ TEST(ActivationTest, Gradients) {
       EXPECT_TRUE(r.ok) << a.op << " " << shape_str(s) << "\n" << r.report;
     }
   // Negative alpha: the backward op must use X, not the sign of Y.
-  auto r = grad_check(make_node("LeakyRelu", 1, 1, attr_f("alpha", -0.5f)),
-                      {random_tensor(DType::Float64, {3, 5}, 6)});
+  auto r = grad_check(make_node("LeakyRelu", 1, 1, attr_f("alpha", -0.5f)), {random_tensor(DType::Float64, {3, 5}, 6)});
   EXPECT_TRUE(r.ok) << r.report;
 }
 
@@ -91,16 +88,17 @@ TEST(ActivationTest, ShapeInferenceFailures) {
   Tensor i = Tensor::from_i64({1, 2}, {2});
   for (const Act& a : activations())
     EXPECT_THROW(infer_node(make_node(a.op, 1, 1, a.attrs), {i}, 20), ModelError) << a.op;
-  EXPECT_THROW(infer_node(make_node("Gelu", 1, 1, attr_s("approximate", "fast")),
-                          {random_tensor(DType::Float32, {2}, 1)}, 20),
-               ModelError);
+  EXPECT_THROW(
+      infer_node(make_node("Gelu", 1, 1, attr_s("approximate", "fast")), {random_tensor(DType::Float32, {2}, 1)}, 20),
+      ModelError);
   EXPECT_THROW(infer_node(make_node("ReluGrad", 2, 1, {}, kCbtDomain),
                           {random_tensor(DType::Float32, {2}, 1), random_tensor(DType::Float32, {3}, 1)}, 20),
                ModelError);
   // A second dY must have dY's shape, and only ReluGrad takes one.
   Tensor two = random_tensor(DType::Float32, {2}, 1);
-  EXPECT_THROW(infer_node(make_node("ReluGrad", 3, 1, {}, kCbtDomain), {two, two, random_tensor(DType::Float32, {3}, 1)}, 20),
-               ModelError);
+  EXPECT_THROW(
+      infer_node(make_node("ReluGrad", 3, 1, {}, kCbtDomain), {two, two, random_tensor(DType::Float32, {3}, 1)}, 20),
+      ModelError);
   EXPECT_THROW(infer_node(make_node("SigmoidGrad", 3, 1, {}, kCbtDomain), {two, two, two}, 20), ModelError);
   EXPECT_EQ(infer_node(make_node("ReluGrad", 3, 1, {}, kCbtDomain), {two, two, two}, 20).at(0).shape, Shape{2});
 }
@@ -157,8 +155,7 @@ TEST(DropoutTest, TrainingMaskStatistics) {
 TEST(DropoutTest, TrainingRewriteAndGradient) {
   for (Shape s : {Shape{1, 5}, Shape{3, 4, 5}}) {
     // One output: the training rewrite must add the mask.
-    auto r = grad_check(make_node("Dropout", 2, 1), {random_tensor(DType::Float64, s, 3),
-                                                     Tensor::scalar_f32(0.4f)});
+    auto r = grad_check(make_node("Dropout", 2, 1), {random_tensor(DType::Float64, s, 3), Tensor::scalar_f32(0.4f)});
     EXPECT_TRUE(r.ok) << r.report;
   }
   auto r = grad_check(make_node("Dropout", 1, 1), {random_tensor(DType::Float64, {6, 7}, 4)});

@@ -25,8 +25,8 @@ Attributes conv_attrs(const ConvCase& c) {
 }
 
 // Naive 2-D convolution; pads_begin already resolved. x: (N, C, H, W), w: (M, C/G, KH, KW).
-Tensor naive_conv(const Tensor& x, const Tensor& w, const Tensor* b, const Ints& s, const Ints& d,
-                  const Ints& pb, int64_t G, const Shape& yshape) {
+Tensor naive_conv(const Tensor& x, const Tensor& w, const Tensor* b, const Ints& s, const Ints& d, const Ints& pb,
+                  int64_t G, const Shape& yshape) {
   Tensor y(DType::Float64, yshape);
   int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3), M = w.dim(0);
   int64_t Cg = C / G, Mg = M / G, KH = w.dim(2), KW = w.dim(3), OH = yshape[2], OW = yshape[3];
@@ -41,8 +41,8 @@ Tensor naive_conv(const Tensor& x, const Tensor& w, const Tensor* b, const Ints&
               for (int64_t kw = 0; kw < KW; ++kw) {
                 int64_t ih = oh * s[0] - pb[0] + kh * d[0], iw = ow * s[1] - pb[1] + kw * d[1];
                 if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                acc += x.at_f64(((n * C + g * Cg + c) * H + ih) * W + iw) *
-                       w.at_f64(((m * Cg + c) * KH + kh) * KW + kw);
+                acc +=
+                    x.at_f64(((n * C + g * Cg + c) * H + ih) * W + iw) * w.at_f64(((m * Cg + c) * KH + kh) * KW + kw);
               }
           y.ptr<double>()[((n * M + m) * OH + oh) * OW + ow] = acc;
         }
@@ -50,8 +50,8 @@ Tensor naive_conv(const Tensor& x, const Tensor& w, const Tensor* b, const Ints&
 }
 
 // Naive 2-D transposed convolution. x: (N, C, H, W), w: (C, M/G, KH, KW).
-Tensor naive_conv_transpose(const Tensor& x, const Tensor& w, const Tensor* b, const Ints& s,
-                            const Ints& d, const Ints& pb, int64_t G, const Shape& yshape) {
+Tensor naive_conv_transpose(const Tensor& x, const Tensor& w, const Tensor* b, const Ints& s, const Ints& d,
+                            const Ints& pb, int64_t G, const Shape& yshape) {
   Tensor y(DType::Float64, yshape);
   int64_t N = x.dim(0), C = x.dim(1), H = x.dim(2), W = x.dim(3), Mg = w.dim(1), M = Mg * G;
   int64_t Cg = C / G, KH = w.dim(2), KW = w.dim(3), OH = yshape[2], OW = yshape[3];
@@ -70,8 +70,7 @@ Tensor naive_conv_transpose(const Tensor& x, const Tensor& w, const Tensor* b, c
                 if (oh < 0 || oh >= OH || ow < 0 || ow >= OW) continue;
                 int64_t g = c / Cg;
                 yp[((n * M + g * Mg + m) * OH + oh) * OW + ow] +=
-                    x.at_f64(((n * C + c) * H + ih) * W + iw) *
-                    w.at_f64(((c * Mg + m) * KH + kh) * KW + kw);
+                    x.at_f64(((n * C + c) * H + ih) * W + iw) * w.at_f64(((c * Mg + m) * KH + kh) * KW + kw);
               }
   return y;
 }
@@ -94,8 +93,8 @@ TEST(ConvTest, ForwardMatchesNaiveLoop) {
     Tensor b = random_tensor(DType::Float32, {k.w[0]}, 3);
     auto y = run_node(make_node("Conv", 3, 1, conv_attrs(k.c)), {x, w, b});
     Tensor xd = f64(x), wd = f64(w), bd = f64(b);
-    Tensor ref = naive_conv(xd, wd, &bd, k.c.strides, k.c.dilations, {k.c.pads[0], k.c.pads[1]},
-                            k.c.group, y[0].shape());
+    Tensor ref =
+        naive_conv(xd, wd, &bd, k.c.strides, k.c.dilations, {k.c.pads[0], k.c.pads[1]}, k.c.group, y[0].shape());
     EXPECT_EQ(compare_tensors(y[0], ref, 1e-4, 1e-4), "") << shape_str(k.x);
   }
 }
@@ -142,8 +141,8 @@ TEST(ConvTest, OneDimensional) {
   a.set("dilations", Ints{2});
   auto y = run_node(make_node("Conv", 2, 1, a), {x, w});
   ASSERT_EQ(y[0].shape(), (Shape{2, 4, 5}));  // (11 + 3 - 5) / 2 + 1
-  Tensor ref = naive_conv(x.reshaped({2, 3, 1, 11}), w.reshaped({4, 3, 1, 3}), nullptr, {1, 2},
-                          {1, 2}, {0, 1}, 1, {2, 4, 1, 5});
+  Tensor ref =
+      naive_conv(x.reshaped({2, 3, 1, 11}), w.reshaped({4, 3, 1, 3}), nullptr, {1, 2}, {1, 2}, {0, 1}, 1, {2, 4, 1, 5});
   EXPECT_EQ(compare_tensors(y[0], ref.reshaped({2, 4, 5}), 1e-10, 1e-10), "");
 }
 
@@ -160,8 +159,7 @@ TEST(ConvTest, GradCheck) {
       {{2, 3, 4, 4}, {3, 1, 3, 3}, {{1, 1}, {1, 1}, {1, 1, 1, 1}, 3}, true},
   };
   for (const Case& k : cases) {
-    std::vector<Tensor> in{random_tensor(DType::Float64, k.x, 11),
-                           random_tensor(DType::Float64, k.w, 12)};
+    std::vector<Tensor> in{random_tensor(DType::Float64, k.x, 11), random_tensor(DType::Float64, k.w, 12)};
     if (k.bias) in.push_back(random_tensor(DType::Float64, {k.w[0]}, 13));
     auto res = grad_check(make_node("Conv", in.size(), 1, conv_attrs(k.c)), in);
     EXPECT_TRUE(res.ok) << shape_str(k.x) << "\n" << res.report;
@@ -173,16 +171,14 @@ TEST(ConvTest, GradCheckAutoPadAndOneDimensional) {
   a.set("auto_pad", std::string("SAME_LOWER"));
   a.set("strides", Ints{2, 1});
   std::vector<Tensor> in{random_tensor(DType::Float64, {2, 2, 5, 4}, 14),
-                         random_tensor(DType::Float64, {3, 2, 2, 3}, 15),
-                         random_tensor(DType::Float64, {3}, 16)};
+                         random_tensor(DType::Float64, {3, 2, 2, 3}, 15), random_tensor(DType::Float64, {3}, 16)};
   auto res = grad_check(make_node("Conv", 3, 1, a), in);
   EXPECT_TRUE(res.ok) << res.report;
 
   Attributes b;
   b.set("strides", Ints{2});
   b.set("pads", Ints{2, 1});
-  std::vector<Tensor> in1{random_tensor(DType::Float64, {3, 2, 9}, 17),
-                          random_tensor(DType::Float64, {4, 2, 3}, 18)};
+  std::vector<Tensor> in1{random_tensor(DType::Float64, {3, 2, 9}, 17), random_tensor(DType::Float64, {4, 2, 3}, 18)};
   res = grad_check(make_node("Conv", 2, 1, b), in1);
   EXPECT_TRUE(res.ok) << res.report;
 }
@@ -195,18 +191,19 @@ TEST(ConvTest, ShapeInference) {
                       {Tensor(DType::Float32, {8, 3, 32, 32}), Tensor(DType::Float32, {16, 3, 3, 3})}, 17);
   EXPECT_EQ(t[0].shape, (Shape{8, 16, 16, 16}));
   // Channel mismatch, 3-D convolution, bad bias, kernel larger than input.
-  EXPECT_THROW(infer_node(make_node("Conv", 2, 1), {Tensor(DType::Float32, {1, 4, 8, 8}),
-                                                     Tensor(DType::Float32, {2, 3, 3, 3})}, 17),
+  EXPECT_THROW(infer_node(make_node("Conv", 2, 1),
+                          {Tensor(DType::Float32, {1, 4, 8, 8}), Tensor(DType::Float32, {2, 3, 3, 3})}, 17),
                ModelError);
-  EXPECT_THROW(infer_node(make_node("Conv", 2, 1), {Tensor(DType::Float32, {1, 3, 4, 4, 4}),
-                                                     Tensor(DType::Float32, {2, 3, 3, 3, 3})}, 17),
+  EXPECT_THROW(infer_node(make_node("Conv", 2, 1),
+                          {Tensor(DType::Float32, {1, 3, 4, 4, 4}), Tensor(DType::Float32, {2, 3, 3, 3, 3})}, 17),
                ModelError);
   EXPECT_THROW(infer_node(make_node("Conv", 3, 1),
                           {Tensor(DType::Float32, {1, 3, 8, 8}), Tensor(DType::Float32, {2, 3, 3, 3}),
-                           Tensor(DType::Float32, {3})}, 17),
+                           Tensor(DType::Float32, {3})},
+                          17),
                ModelError);
-  EXPECT_THROW(infer_node(make_node("Conv", 2, 1), {Tensor(DType::Float32, {1, 3, 2, 2}),
-                                                     Tensor(DType::Float32, {2, 3, 3, 3})}, 17),
+  EXPECT_THROW(infer_node(make_node("Conv", 2, 1),
+                          {Tensor(DType::Float32, {1, 3, 2, 2}), Tensor(DType::Float32, {2, 3, 3, 3})}, 17),
                ModelError);
 }
 
@@ -229,11 +226,11 @@ TEST(ConvTransposeTest, ForwardMatchesNaiveLoop) {
     auto y = run_node(make_node("ConvTranspose", 3, 1, a), {x, w, b});
     Shape expect{k.x[0], k.w[1] * k.c.group};
     for (int i = 0; i < 2; ++i)
-      expect.push_back(k.c.strides[i] * (k.x[2 + i] - 1) + k.out_pad[i] +
-                       (k.w[2 + i] - 1) * k.c.dilations[i] + 1 - k.c.pads[i] - k.c.pads[2 + i]);
+      expect.push_back(k.c.strides[i] * (k.x[2 + i] - 1) + k.out_pad[i] + (k.w[2 + i] - 1) * k.c.dilations[i] + 1 -
+                       k.c.pads[i] - k.c.pads[2 + i]);
     ASSERT_EQ(y[0].shape(), expect);
-    Tensor ref = naive_conv_transpose(x, w, &b, k.c.strides, k.c.dilations,
-                                      {k.c.pads[0], k.c.pads[1]}, k.c.group, expect);
+    Tensor ref =
+        naive_conv_transpose(x, w, &b, k.c.strides, k.c.dilations, {k.c.pads[0], k.c.pads[1]}, k.c.group, expect);
     EXPECT_EQ(compare_tensors(y[0], ref, 1e-10, 1e-10), "") << shape_str(k.x);
   }
 }
@@ -278,8 +275,8 @@ TEST(ConvTransposeTest, ShapeInference) {
   auto t = infer_node(make_node("ConvTranspose", 2, 1, a),
                       {Tensor(DType::Float32, {2, 4, 5, 5}), Tensor(DType::Float32, {4, 3, 3, 3})}, 17);
   EXPECT_EQ(t[0].shape, (Shape{2, 3, 10, 10}));
-  EXPECT_THROW(infer_node(make_node("ConvTranspose", 2, 1), {Tensor(DType::Float32, {1, 3, 4, 4}),
-                                                              Tensor(DType::Float32, {4, 2, 3, 3})}, 17),
+  EXPECT_THROW(infer_node(make_node("ConvTranspose", 2, 1),
+                          {Tensor(DType::Float32, {1, 3, 4, 4}), Tensor(DType::Float32, {4, 2, 3, 3})}, 17),
                ModelError);
   Attributes bad;
   bad.set("output_padding", Ints{1, 1});  // must be below stride 1

@@ -45,9 +45,8 @@ Tensor naive_binary(const Tensor& a, const Tensor& b, F f) {
 }
 
 const std::vector<std::pair<Shape, Shape>> kBroadcastCases = {
-    {{2, 3, 5}, {2, 3, 5}},   {{2, 3, 4, 5}, {3, 1, 1}}, {{3, 4}, {}},
-    {{}, {3, 4}},             {{1, 4}, {3, 1}},          {{1, 3}, {3}},
-    {{2, 1, 3}, {1, 4, 1}},   {{5}, {1}},
+    {{2, 3, 5}, {2, 3, 5}}, {{2, 3, 4, 5}, {3, 1, 1}}, {{3, 4}, {}}, {{}, {3, 4}}, {{1, 4}, {3, 1}},
+    {{1, 3}, {3}},          {{2, 1, 3}, {1, 4, 1}},    {{5}, {1}},
 };
 
 void check_binary_grads(const std::string& op, bool positive_inputs) {
@@ -62,7 +61,10 @@ void check_binary_grads(const std::string& op, bool positive_inputs) {
 }
 
 TEST(ElementwiseTest, BinaryForwardMatchesNaiveBroadcast) {
-  struct Case { const char* op; double (*f)(double, double); };
+  struct Case {
+    const char* op;
+    double (*f)(double, double);
+  };
   const Case cases[] = {{"Add", [](double u, double v) { return u + v; }},
                         {"Sub", [](double u, double v) { return u - v; }},
                         {"Mul", [](double u, double v) { return u * v; }},
@@ -78,15 +80,11 @@ TEST(ElementwiseTest, BinaryForwardMatchesNaiveBroadcast) {
 
 TEST(ElementwiseTest, LargeBroadcastUsesParallelPathsCorrectly) {
   // Above the OpenMP threshold, with rows split into chunks.
-  const std::pair<Shape, Shape> cases[] = {{{2, 3, 100, 200}, {3, 1, 1}},
-                                           {{2, 40000}, {40000}},
-                                           {{300, 1}, {1, 300}}};
+  const std::pair<Shape, Shape> cases[] = {{{2, 3, 100, 200}, {3, 1, 1}}, {{2, 40000}, {40000}}, {{300, 1}, {1, 300}}};
   for (auto& [sa, sb] : cases) {
     Tensor a = random_tensor(DType::Float32, sa, 5), b = random_tensor(DType::Float32, sb, 6);
     auto y = run_node(make_node("Mul", 2, 1), {a, b});
-    EXPECT_EQ(compare_tensors(y[0], naive_binary(a, b, [](double u, double v) { return u * v; }),
-                              1e-6, 1e-6),
-              "");
+    EXPECT_EQ(compare_tensors(y[0], naive_binary(a, b, [](double u, double v) { return u * v; }), 1e-6, 1e-6), "");
   }
 }
 
@@ -193,7 +191,8 @@ TEST(ElementwiseTest, CastBetweenTypes) {
   auto d = run_node(make_node("Cast", 1, 1, cast_to(11)), {b})[0];
   EXPECT_EQ(d.dtype(), DType::Float64);
   EXPECT_EQ(d.at_f64(1), 1.0);
-  auto back = run_node(make_node("Cast", 1, 1, cast_to(1)), {run_node(make_node("Cast", 1, 1, cast_to(11)), {f})[0]})[0];
+  auto back =
+      run_node(make_node("Cast", 1, 1, cast_to(1)), {run_node(make_node("Cast", 1, 1, cast_to(11)), {f})[0]})[0];
   EXPECT_EQ(compare_tensors(back, f, 0, 1e-12), "");
   // float -> float carries a gradient.
   auto r = grad_check(make_node("Cast", 1, 1, cast_to(11)), {random_tensor(DType::Float32, {3, 4}, 1)});
@@ -217,8 +216,8 @@ TEST(ElementwiseTest, ClipAttributesAndInputs) {
   auto ym = run_node(only_max, {x, Tensor(), Tensor::scalar_f32(1)})[0];
   EXPECT_EQ(ym.ptr<float>()[0], -3.0f);
   EXPECT_EQ(ym.ptr<float>()[4], 1.0f);
-  auto yi = run_node(make_node("Clip", 3, 1), {Tensor::from_i64({-5, 2, 9}, {3}),
-                                               Tensor::from_i64({0}, {}), Tensor::from_i64({4}, {})})[0];
+  auto yi = run_node(make_node("Clip", 3, 1),
+                     {Tensor::from_i64({-5, 2, 9}, {3}), Tensor::from_i64({0}, {}), Tensor::from_i64({4}, {})})[0];
   EXPECT_EQ(yi.to_i64_vector(), (std::vector<int64_t>{0, 2, 4}));
 }
 
@@ -235,9 +234,8 @@ TEST(ElementwiseTest, ClipGradients) {
 }
 
 TEST(ElementwiseTest, ReduceSumToMatchesNaive) {
-  const std::pair<Shape, Shape> cases[] = {{{2, 3, 4}, {3, 1}}, {{64, 3000}, {3000}},
-                                           {{64, 3000}, {64, 1}}, {{2, 3, 4, 5}, {}},
-                                           {{4, 1, 6}, {1, 1, 6}}, {{5, 7}, {5, 7}}};
+  const std::pair<Shape, Shape> cases[] = {{{2, 3, 4}, {3, 1}}, {{64, 3000}, {3000}},   {{64, 3000}, {64, 1}},
+                                           {{2, 3, 4, 5}, {}},  {{4, 1, 6}, {1, 1, 6}}, {{5, 7}, {5, 7}}};
   for (auto& [from, to] : cases) {
     Tensor x = random_tensor(DType::Float64, from, 3);
     Attributes a;
@@ -272,8 +270,8 @@ TEST(ElementwiseTest, ShapeInferenceFailures) {
   Attributes bad;
   bad.set("shape", std::vector<int64_t>{4});
   EXPECT_THROW(infer_node(make_node("ReduceSumTo", 1, 1, bad, kCbtDomain), {f23}, 17), ModelError);
-  auto ok = infer_node(make_node("Add", 2, 1), {random_tensor(DType::Float32, {2, 1, 5}, 1),
-                                                random_tensor(DType::Float32, {4, 1}, 2)}, 17);
+  auto ok = infer_node(make_node("Add", 2, 1),
+                       {random_tensor(DType::Float32, {2, 1, 5}, 1), random_tensor(DType::Float32, {4, 1}, 2)}, 17);
   EXPECT_EQ(ok[0].shape, (Shape{2, 4, 5}));
 }
 

@@ -69,16 +69,15 @@ TEST(LossTest, SoftmaxCrossEntropyWithDLossWritesTheGradientNodesResult) {
     auto g = run_node(gemm_grad, {dx[0], random_tensor(DType::Float32, {9, 5}, 33),
                                   random_tensor(DType::Float32, {5, 10}, 34), random_tensor(DType::Float32, {10}, 35)});
     ASSERT_EQ(fb[3].shape(), Shape{10});
-    for (int64_t c = 0; c < 10; ++c) EXPECT_EQ(fb[3].ptr<float>()[c], g[2].ptr<float>()[c]) << "eps " << eps << " class " << c;
+    for (int64_t c = 0; c < 10; ++c)
+      EXPECT_EQ(fb[3].ptr<float>()[c], g[2].ptr<float>()[c]) << "eps " << eps << " class " << c;
   }
 }
 
 TEST(LossTest, BadLabelIsUserError) {
   Tensor logits = random_tensor(DType::Float32, {2, 3}, 1);
-  EXPECT_THROW(run_node(loss_node("SoftmaxCrossEntropy", 2), {logits, Tensor::from_i64({0, 3}, {2})}),
-               UserError);
-  EXPECT_THROW(run_node(loss_node("SoftmaxCrossEntropy", 2), {logits, Tensor::from_i64({-1, 0}, {2})}),
-               UserError);
+  EXPECT_THROW(run_node(loss_node("SoftmaxCrossEntropy", 2), {logits, Tensor::from_i64({0, 3}, {2})}), UserError);
+  EXPECT_THROW(run_node(loss_node("SoftmaxCrossEntropy", 2), {logits, Tensor::from_i64({-1, 0}, {2})}), UserError);
 }
 
 TEST(LossTest, MeanSquaredErrorAndBceMatchNaive) {

@@ -69,9 +69,8 @@ TEST(MatMulTest, ForwardMatchesNaiveLoop) {
 
 TEST(MatMulTest, GradCheck) {
   std::vector<std::pair<Shape, Shape>> cases = {
-      {{3, 4}, {4, 5}},       {{2, 3, 4}, {4, 5}},       {{2, 1, 3, 4}, {3, 4, 2}},
-      {{4, 3}, {2, 3, 5}},    {{4}, {4, 3}},             {{2, 5, 4}, {4}},
-      {{4}, {4}},             {{1, 3, 2}, {3, 2, 2}},
+      {{3, 4}, {4, 5}}, {{2, 3, 4}, {4, 5}}, {{2, 1, 3, 4}, {3, 4, 2}}, {{4, 3}, {2, 3, 5}}, {{4}, {4, 3}},
+      {{2, 5, 4}, {4}}, {{4}, {4}},          {{1, 3, 2}, {3, 2, 2}},
   };
   for (auto& [sa, sb] : cases) {
     std::vector<Tensor> in{random_tensor(DType::Float64, sa, 6), random_tensor(DType::Float64, sb, 7)};
@@ -86,12 +85,12 @@ TEST(MatMulTest, ShapeInference) {
   EXPECT_EQ(t[0].shape, (Shape{7, 5, 3, 2}));
   t = infer_node(make_node("MatMul", 2, 1), {Tensor(DType::Float32, {4}), Tensor(DType::Float32, {4})}, 17);
   EXPECT_EQ(t[0].shape, Shape{});
-  EXPECT_THROW(infer_node(make_node("MatMul", 2, 1),
-                          {Tensor(DType::Float32, {3, 4}), Tensor(DType::Float32, {5, 2})}, 17),
-               ModelError);
-  EXPECT_THROW(infer_node(make_node("MatMul", 2, 1),
-                          {Tensor(DType::Float32, {2, 3, 4}), Tensor(DType::Float32, {3, 4, 2})}, 17),
-               ModelError);
+  EXPECT_THROW(
+      infer_node(make_node("MatMul", 2, 1), {Tensor(DType::Float32, {3, 4}), Tensor(DType::Float32, {5, 2})}, 17),
+      ModelError);
+  EXPECT_THROW(
+      infer_node(make_node("MatMul", 2, 1), {Tensor(DType::Float32, {2, 3, 4}), Tensor(DType::Float32, {3, 4, 2})}, 17),
+      ModelError);
 }
 
 Attributes gemm_attrs(float alpha, float beta, int64_t ta, int64_t tb) {
@@ -118,8 +117,9 @@ TEST(GemmTest, ForwardMatchesNaiveLoop) {
             double acc = 0;
             for (int64_t k = 0; k < K; ++k)
               acc += a.at_f64(ta ? k * M + i : i * K + k) * b.at_f64(tb ? j * K + k : k * N + j);
-            int64_t ci = cs.size() == 2 ? (cs[0] == 1 ? 0 : i) * cs[1] + (cs[1] == 1 ? 0 : j)
-                         : (cs.size() == 1 && cs[0] != 1) ? j : 0;
+            int64_t ci = cs.size() == 2                   ? (cs[0] == 1 ? 0 : i) * cs[1] + (cs[1] == 1 ? 0 : j)
+                         : (cs.size() == 1 && cs[0] != 1) ? j
+                                                          : 0;
             ref.ptr<double>()[i * N + j] = 0.5 * acc + 2.0 * c.at_f64(ci);
           }
         EXPECT_EQ(compare_tensors(y[0], ref, 1e-10, 1e-10), "")
@@ -136,8 +136,7 @@ TEST(GemmTest, GradCheck) {
                                random_tensor(DType::Float64, tb ? Shape{N, K} : Shape{K, N}, 9),
                                random_tensor(DType::Float64, cs, 10)};
         auto res = grad_check(make_node("Gemm", 3, 1, gemm_attrs(1.5f, 0.7f, ta, tb)), in);
-        EXPECT_TRUE(res.ok) << "transA " << ta << " transB " << tb << " C " << shape_str(cs) << "\n"
-                            << res.report;
+        EXPECT_TRUE(res.ok) << "transA " << ta << " transB " << tb << " C " << shape_str(cs) << "\n" << res.report;
       }
   // Without C, batch 1.
   std::vector<Tensor> in{random_tensor(DType::Float64, {1, 5}, 11), random_tensor(DType::Float64, {3, 5}, 12)};
@@ -146,20 +145,20 @@ TEST(GemmTest, GradCheck) {
 }
 
 TEST(GemmTest, ShapeInference) {
-  auto t = infer_node(make_node("Gemm", 3, 1, gemm_attrs(1, 1, 0, 1)),
-                      {Tensor(DType::Float32, {8, 20}), Tensor(DType::Float32, {10, 20}),
-                       Tensor(DType::Float32, {10})}, 13);
+  auto t =
+      infer_node(make_node("Gemm", 3, 1, gemm_attrs(1, 1, 0, 1)),
+                 {Tensor(DType::Float32, {8, 20}), Tensor(DType::Float32, {10, 20}), Tensor(DType::Float32, {10})}, 13);
   EXPECT_EQ(t[0].shape, (Shape{8, 10}));
-  EXPECT_THROW(infer_node(make_node("Gemm", 2, 1), {Tensor(DType::Float32, {8, 20}),
-                                                     Tensor(DType::Float32, {10, 20})}, 13),
-               ModelError);
-  EXPECT_THROW(infer_node(make_node("Gemm", 3, 1, gemm_attrs(1, 1, 0, 1)),
-                          {Tensor(DType::Float32, {8, 20}), Tensor(DType::Float32, {10, 20}),
-                           Tensor(DType::Float32, {8})}, 13),
-               ModelError);
-  EXPECT_THROW(infer_node(make_node("Gemm", 2, 1), {Tensor(DType::Float32, {2, 8, 20}),
-                                                     Tensor(DType::Float32, {20, 3})}, 13),
-               ModelError);
+  EXPECT_THROW(
+      infer_node(make_node("Gemm", 2, 1), {Tensor(DType::Float32, {8, 20}), Tensor(DType::Float32, {10, 20})}, 13),
+      ModelError);
+  EXPECT_THROW(
+      infer_node(make_node("Gemm", 3, 1, gemm_attrs(1, 1, 0, 1)),
+                 {Tensor(DType::Float32, {8, 20}), Tensor(DType::Float32, {10, 20}), Tensor(DType::Float32, {8})}, 13),
+      ModelError);
+  EXPECT_THROW(
+      infer_node(make_node("Gemm", 2, 1), {Tensor(DType::Float32, {2, 8, 20}), Tensor(DType::Float32, {20, 3})}, 13),
+      ModelError);
 }
 
 }  // namespace

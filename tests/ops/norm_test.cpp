@@ -18,8 +18,8 @@ Tensor positive(const Shape& s, uint64_t seed) {
 // Only fresh() is used by training rewrites.
 struct FreshNames : GradEmitter {
   int k = 0;
-  std::vector<std::string> emit(const std::string&, const std::string&, std::vector<std::string>,
-                                size_t, Attributes, const std::string&) override {
+  std::vector<std::string> emit(const std::string&, const std::string&, std::vector<std::string>, size_t, Attributes,
+                                const std::string&) override {
     ADD_FAILURE() << "a training rewrite emitted a node";
     return {};
   }
@@ -45,9 +45,9 @@ TEST(BatchNormTest, InferenceUsesRunningStatistics) {
   Tensor ref(DType::Float64, in[0].shape());
   for (int64_t i = 0; i < ref.numel(); ++i) {
     int64_t c = (i / 6) % 4;
-    ref.ptr<double>()[i] = in[1].at_f64(c) * (in[0].at_f64(i) - in[3].at_f64(c)) /
-                               std::sqrt(in[4].at_f64(c) + double(1e-3f)) +
-                           in[2].at_f64(c);
+    ref.ptr<double>()[i] =
+        in[1].at_f64(c) * (in[0].at_f64(i) - in[3].at_f64(c)) / std::sqrt(in[4].at_f64(c) + double(1e-3f)) +
+        in[2].at_f64(c);
   }
   EXPECT_EQ(compare_tensors(y[0], ref, 1e-12, 1e-12), "");
 }
@@ -137,7 +137,8 @@ TEST(LayerNormTest, ForwardMatchesFormula) {
     EXPECT_NEAR(y[1].at_f64(r), mean, 1e-12);
     EXPECT_NEAR(y[2].at_f64(r), invstd, 1e-9);
     for (int64_t j = 0; j < 12; ++j)
-      EXPECT_NEAR(y[0].at_f64(r * 12 + j), (x.at_f64(r * 12 + j) - mean) * invstd * scale.at_f64(j) + b.at_f64(j), 1e-9);
+      EXPECT_NEAR(y[0].at_f64(r * 12 + j), (x.at_f64(r * 12 + j) - mean) * invstd * scale.at_f64(j) + b.at_f64(j),
+                  1e-9);
   }
 }
 
@@ -148,10 +149,8 @@ TEST(LayerNormTest, GradCheck) {
     bool bias;
     size_t outputs;
   };
-  for (const Case& c : std::vector<Case>{{{3, 5}, -1, true, 1},
-                                         {{2, 3, 4}, 1, true, 3},
-                                         {{1, 2, 6}, -1, false, 1},
-                                         {{4, 2, 3}, 2, true, 3}}) {
+  for (const Case& c : std::vector<Case>{
+           {{3, 5}, -1, true, 1}, {{2, 3, 4}, 1, true, 3}, {{1, 2, 6}, -1, false, 1}, {{4, 2, 3}, 2, true, 3}}) {
     Attributes a;
     a.set("axis", c.axis);
     Shape inner(c.x.begin() + (c.axis < 0 ? c.axis + c.x.size() : c.axis), c.x.end());

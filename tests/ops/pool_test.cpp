@@ -79,8 +79,7 @@ TEST(PoolTest, MaxPoolIndices) {
   Tensor x = random_tensor(DType::Float32, {2, 2, 4, 4}, 2);
   auto y = run_node(make_node("MaxPool", 1, 2, pool_attrs({2, 2}, {2, 2}, {0, 0, 0, 0})), {x});
   ASSERT_EQ(y[1].dtype(), DType::Int64);
-  for (int64_t i = 0; i < y[0].numel(); ++i)
-    EXPECT_EQ(x.at_f64(y[1].at_i64(i)), y[0].at_f64(i));
+  for (int64_t i = 0; i < y[0].numel(); ++i) EXPECT_EQ(x.at_f64(y[1].at_i64(i)), y[0].at_f64(i));
 }
 
 TEST(PoolTest, AveragePoolMatchesNaiveLoop) {
@@ -105,7 +104,9 @@ TEST(PoolTest, AutoPadSameAndOneDimensional) {
   a.set("auto_pad", std::string("SAME_UPPER"));
   auto y = run_node(make_node("MaxPool", 1, 1, a), {x});
   ASSERT_EQ(y[0].shape(), (Shape{1, 2, 3, 3}));  // total pad (3-1)*2 + 3 - 5 = 2: 1 each side
-  EXPECT_EQ(compare_tensors(y[0], naive_pool(x, Kind::Max, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, {1, 2, 3, 3}), 1e-12, 1e-12), "");
+  EXPECT_EQ(
+      compare_tensors(y[0], naive_pool(x, Kind::Max, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, {1, 2, 3, 3}), 1e-12, 1e-12),
+      "");
 
   Tensor x1 = random_tensor(DType::Float64, {2, 3, 9}, 5);
   Attributes b;
@@ -114,7 +115,8 @@ TEST(PoolTest, AutoPadSameAndOneDimensional) {
   b.set("pads", Ints{1, 1});
   y = run_node(make_node("AveragePool", 1, 1, b), {x1});
   ASSERT_EQ(y[0].shape(), (Shape{2, 3, 5}));
-  Tensor ref = naive_pool(x1.reshaped({2, 3, 1, 9}), Kind::AvgExcludePad, {1, 3}, {1, 2}, {0, 1, 0, 1}, {1, 1}, {2, 3, 1, 5});
+  Tensor ref =
+      naive_pool(x1.reshaped({2, 3, 1, 9}), Kind::AvgExcludePad, {1, 3}, {1, 2}, {0, 1, 0, 1}, {1, 1}, {2, 3, 1, 5});
   EXPECT_EQ(compare_tensors(y[0], ref.reshaped({2, 3, 5}), 1e-12, 1e-12), "");
 }
 
@@ -139,8 +141,8 @@ TEST(PoolTest, MaxPoolTiesGoToTheFirstMaximumOnEveryPath) {
   struct Path {
     Ints k, s, p;
   };
-  for (const Path& path : {Path{{2, 2}, {2, 2}, {0, 0, 0, 0}}, Path{{3, 3}, {2, 2}, {0, 0, 0, 0}},
-                           Path{{2, 2}, {2, 2}, {1, 1, 1, 1}}}) {
+  for (const Path& path :
+       {Path{{2, 2}, {2, 2}, {0, 0, 0, 0}}, Path{{3, 3}, {2, 2}, {0, 0, 0, 0}}, Path{{2, 2}, {2, 2}, {1, 1, 1, 1}}}) {
     Tensor x(DType::Float32, {2, 3, 7, 8});
     Tensor r = random_tensor(DType::Float64, x.shape(), 11);
     for (int64_t i = 0; i < x.numel(); ++i)
@@ -193,13 +195,11 @@ TEST(PoolTest, ShapeInference) {
   t = infer_node(make_node("GlobalAveragePool", 1, 1), {Tensor(DType::Float32, {4, 8, 3, 3})}, 17);
   EXPECT_EQ(t[0].shape, (Shape{4, 8, 1, 1}));
   Attributes none;  // kernel_shape missing
-  EXPECT_THROW(infer_node(make_node("MaxPool", 1, 1, none), {Tensor(DType::Float32, {1, 1, 4, 4})}, 17),
-               ModelError);
+  EXPECT_THROW(infer_node(make_node("MaxPool", 1, 1, none), {Tensor(DType::Float32, {1, 1, 4, 4})}, 17), ModelError);
   EXPECT_THROW(infer_node(make_node("AveragePool", 1, 1, pool_attrs({5, 5}, {1, 1}, {0, 0, 0, 0})),
                           {Tensor(DType::Float32, {1, 1, 4, 4})}, 17),
                ModelError);
-  EXPECT_THROW(infer_node(make_node("GlobalAveragePool", 1, 1), {Tensor(DType::Float32, {4, 8})}, 17),
-               ModelError);
+  EXPECT_THROW(infer_node(make_node("GlobalAveragePool", 1, 1), {Tensor(DType::Float32, {4, 8})}, 17), ModelError);
 }
 
 }  // namespace

@@ -6,8 +6,7 @@
 namespace cbt::test {
 namespace {
 
-Attributes reduce_attrs(int64_t keepdims, std::vector<int64_t> axes = {}, bool axes_attr = false,
-                        int64_t noop = 0) {
+Attributes reduce_attrs(int64_t keepdims, std::vector<int64_t> axes = {}, bool axes_attr = false, int64_t noop = 0) {
   Attributes a;
   a.set("keepdims", keepdims);
   if (axes_attr) a.set("axes", axes);
@@ -26,8 +25,7 @@ Tensor naive_reduce(const Tensor& x, std::vector<bool> red, bool mean) {
     for (int64_t j = 0; j < s[1]; ++j)
       for (int64_t k = 0; k < s[2]; ++k) {
         int64_t oi = red[0] ? 0 : i, oj = red[1] ? 0 : j, ok = red[2] ? 0 : k;
-        y.ptr<double>()[(oi * o[1] + oj) * o[2] + ok] +=
-            x.at_f64((i * s[1] + j) * s[2] + k) / (mean ? count : 1);
+        y.ptr<double>()[(oi * o[1] + oj) * o[2] + ok] += x.at_f64((i * s[1] + j) * s[2] + k) / (mean ? count : 1);
       }
   return y;
 }
@@ -44,7 +42,8 @@ TEST(ReduceTest, ForwardMatchesNaive) {
       for (int64_t keep : {0, 1}) {
         // Axes as input (ReduceSum 13+, ReduceMean 18+) and as attribute (older opsets).
         EagerOptions new_opset{false, 0, 18}, old_opset{false, 0, 12};
-        auto yi = run_node(make_node(op, 2, 1, reduce_attrs(keep)), {x, Tensor::from_i64(axes, {(int64_t)axes.size()})}, new_opset)[0];
+        auto yi = run_node(make_node(op, 2, 1, reduce_attrs(keep)), {x, Tensor::from_i64(axes, {(int64_t)axes.size()})},
+                           new_opset)[0];
         auto ya = run_node(make_node(op, 1, 1, reduce_attrs(keep, axes, true)), {x}, old_opset)[0];
         EXPECT_EQ(compare_tensors(yi.reshaped(want.shape()), want, 1e-12, 1e-12), "") << op;
         EXPECT_EQ(compare_tensors(ya.reshaped(want.shape()), want, 1e-12, 1e-12), "") << op;
@@ -88,8 +87,8 @@ TEST(ReduceTest, Gradients) {
         Tensor x = random_tensor(DType::Float64, s, 4);
         GradCheckOptions o;
         o.opset = 18;
-        auto r = grad_check(make_node(op, 2, 1, reduce_attrs(keep)),
-                            {x, Tensor::from_i64(axes, {(int64_t)axes.size()})}, o);
+        auto r =
+            grad_check(make_node(op, 2, 1, reduce_attrs(keep)), {x, Tensor::from_i64(axes, {(int64_t)axes.size()})}, o);
         EXPECT_TRUE(r.ok) << op << " " << shape_str(s) << " keep " << keep << "\n" << r.report;
         o.opset = 11;
         auto ra = grad_check(make_node(op, 1, 1, reduce_attrs(keep, axes, true)), {x}, o);

@@ -16,8 +16,7 @@ Attributes attr(const std::string& name, AttrValue v) {
 Tensor rnd(Shape s, uint64_t seed = 1) { return random_tensor(DType::Float64, s, seed); }
 
 TEST(ShapeOpsGrad, FlattenReshapeSqueezeUnsqueeze) {
-  for (int64_t axis : {0, 1, -1, 3})
-    expect_grad(make_node("Flatten", 1, 1, attr("axis", axis)), {rnd({1, 3, 5})});
+  for (int64_t axis : {0, 1, -1, 3}) expect_grad(make_node("Flatten", 1, 1, attr("axis", axis)), {rnd({1, 3, 5})});
   expect_grad(make_node("Reshape", 2, 1), {rnd({3, 5, 2}), i64({-1, 3})});
   expect_grad(make_node("Reshape", 2, 1), {rnd({1, 7}), i64({0, 7, 1})});
   expect_grad(make_node("Squeeze", 2, 1), {rnd({1, 3, 1}), i64({-1})}, 13);
@@ -28,22 +27,17 @@ TEST(ShapeOpsGrad, FlattenReshapeSqueezeUnsqueeze) {
 
 TEST(ShapeOpsGrad, Transpose) {
   expect_grad(make_node("Transpose", 1, 1), {rnd({3, 5})});
-  expect_grad(make_node("Transpose", 1, 1, attr("perm", std::vector<int64_t>{2, 0, 3, 1})),
-              {rnd({1, 3, 5, 2})});
-  expect_grad(make_node("Transpose", 1, 1, attr("perm", std::vector<int64_t>{1, 2, 0})),
-              {rnd({3, 1, 7})});
+  expect_grad(make_node("Transpose", 1, 1, attr("perm", std::vector<int64_t>{2, 0, 3, 1})), {rnd({1, 3, 5, 2})});
+  expect_grad(make_node("Transpose", 1, 1, attr("perm", std::vector<int64_t>{1, 2, 0})), {rnd({3, 1, 7})});
 }
 
 TEST(ShapeOpsGrad, Concat) {
-  expect_grad(make_node("Concat", 3, 1, attr("axis", int64_t{1})),
-              {rnd({2, 3}, 1), rnd({2, 1}, 2), rnd({2, 5}, 3)});
-  expect_grad(make_node("Concat", 2, 1, attr("axis", int64_t{-3})),
-              {rnd({1, 3, 5}, 1), rnd({2, 3, 5}, 2)});
+  expect_grad(make_node("Concat", 3, 1, attr("axis", int64_t{1})), {rnd({2, 3}, 1), rnd({2, 1}, 2), rnd({2, 5}, 3)});
+  expect_grad(make_node("Concat", 2, 1, attr("axis", int64_t{-3})), {rnd({1, 3, 5}, 1), rnd({2, 3, 5}, 2)});
   // Only the second input wants a gradient.
   GradCheckOptions o;
   o.check_inputs = {1};
-  auto res = grad_check(make_node("Concat", 2, 1, attr("axis", int64_t{0})),
-                        {rnd({3}, 1), rnd({4}, 2)}, o);
+  auto res = grad_check(make_node("Concat", 2, 1, attr("axis", int64_t{0})), {rnd({3}, 1), rnd({4}, 2)}, o);
   EXPECT_TRUE(res.ok) << res.report;
 }
 
@@ -77,10 +71,8 @@ TEST(ShapeOpsGrad, PadModes) {
 TEST(ShapeOpsGrad, GatherScatterAdd) {
   Node n = make_node("Gather", 2, 1);
   expect_grad(n, {rnd({5, 3}), i64({0, -1, 0, 2, 4, 0})});  // repeated and negative
-  expect_grad(make_node("Gather", 2, 1, attr("axis", int64_t{1})),
-              {rnd({2, 3, 5}), i64({2, 2, 0, -3}, {2, 2})});
-  expect_grad(make_node("Gather", 2, 1, attr("axis", int64_t{-1})),
-              {rnd({1, 7}), i32({6, 1, 6})});
+  expect_grad(make_node("Gather", 2, 1, attr("axis", int64_t{1})), {rnd({2, 3, 5}), i64({2, 2, 0, -3}, {2, 2})});
+  expect_grad(make_node("Gather", 2, 1, attr("axis", int64_t{-1})), {rnd({1, 7}), i32({6, 1, 6})});
   expect_grad(n, {rnd({4}), i64({1}, {})});
 }
 

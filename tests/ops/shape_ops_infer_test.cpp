@@ -30,14 +30,12 @@ void expect_model_error(const Node& n, const std::vector<Tensor>& in, int64_t op
 TEST(ShapeOpsInfer, TypesOfShapeCarryingOps) {
   Tensor x(DType::Float32, {2, 3, 4});
   EXPECT_EQ(infer(make_node("Shape", 1, 1), {x})[0], (ValueType{DType::Int64, {3}}));
-  EXPECT_EQ(infer(make_node("Reshape", 2, 1), {x, i64({-1, 4})})[0],
-            (ValueType{DType::Float32, {6, 4}}));
+  EXPECT_EQ(infer(make_node("Reshape", 2, 1), {x, i64({-1, 4})})[0], (ValueType{DType::Float32, {6, 4}}));
   EXPECT_EQ(infer(make_node("Gather", 2, 1, attr("axis", int64_t{-2})), {x, i64({0, 1, 2, 0})})[0],
             (ValueType{DType::Float32, {2, 4, 4}}));
   auto split = infer(make_node("Split", 2, 2, attr("axis", int64_t{2})), {x, i64({3, 1})}, 13);
   EXPECT_EQ(split[1], (ValueType{DType::Float32, {2, 3, 1}}));
-  EXPECT_EQ(infer(make_node("Equal", 2, 1), {i64({1}), i64({1, 2, 3}, {3, 1})})[0],
-            (ValueType{DType::Bool, {3, 1}}));
+  EXPECT_EQ(infer(make_node("Equal", 2, 1), {i64({1}), i64({1, 2, 3}, {3, 1})})[0], (ValueType{DType::Bool, {3, 1}}));
 }
 
 // Shape-carrying inputs computed at run time cannot be inferred: a ModelError, not a crash.
@@ -50,13 +48,11 @@ TEST(ShapeOpsInfer, NonConstantShapeInputFails) {
 TEST(ShapeOpsInfer, BadInputsThrowModelError) {
   Tensor x = iota64({2, 3});
   expect_model_error(make_node("Transpose", 1, 1, attr("perm", std::vector<int64_t>{0, 0})), {x});
-  expect_model_error(make_node("Transpose", 1, 1, attr("perm", std::vector<int64_t>{1, 0, 2})),
-                     {x});
+  expect_model_error(make_node("Transpose", 1, 1, attr("perm", std::vector<int64_t>{1, 0, 2})), {x});
   expect_model_error(make_node("Reshape", 2, 1), {x, i64({-1, -1})});
   expect_model_error(make_node("Reshape", 2, 1), {x, i64({4, -1})});
   expect_model_error(make_node("Reshape", 2, 1), {x, i64({0, 0, 0})});
-  expect_model_error(make_node("Reshape", 2, 1, attr("allowzero", int64_t{1})), {x, i64({0, -1})},
-                     14);
+  expect_model_error(make_node("Reshape", 2, 1, attr("allowzero", int64_t{1})), {x, i64({0, -1})}, 14);
   expect_model_error(make_node("Flatten", 1, 1, attr("axis", int64_t{3})), {x});
   expect_model_error(make_node("Concat", 2, 1, attr("axis", int64_t{1})), {x, iota64({3, 3})});
   expect_model_error(make_node("Concat", 2, 1, attr("axis", int64_t{0})), {x, i64({1, 2, 3})});
@@ -68,14 +64,11 @@ TEST(ShapeOpsInfer, BadInputsThrowModelError) {
   expect_model_error(make_node("Slice", 5, 1), {x, i64({0}), i64({1}), i64({0}), i64({0})});
   expect_model_error(make_node("Slice", 4, 1), {x, i64({0, 0}), i64({1, 1}), i64({1, -1})});
   expect_model_error(make_node("Slice", 3, 1), {x, i64({0}), i64({1, 2})});
-  expect_model_error(make_node("Pad", 2, 1, attr("mode", std::string("reflect"))),
-                     {x, i64({0, 3, 0, 0})});
-  expect_model_error(make_node("Pad", 2, 1, attr("mode", std::string("wrap"))),
-                     {x, i64({0, 1, 0, 0})}, 18);
+  expect_model_error(make_node("Pad", 2, 1, attr("mode", std::string("reflect"))), {x, i64({0, 3, 0, 0})});
+  expect_model_error(make_node("Pad", 2, 1, attr("mode", std::string("wrap"))), {x, i64({0, 1, 0, 0})}, 18);
   expect_model_error(make_node("Pad", 2, 1), {x, i64({1, 1})});
   expect_model_error(make_node("Pad", 2, 1), {x, i64({0, -4, 0, 0})});
-  expect_model_error(make_node("Pad", 2, 1, attr("mode", std::string("mirror"))),
-                     {x, i64({0, 1, 0, 0})});
+  expect_model_error(make_node("Pad", 2, 1, attr("mode", std::string("mirror"))), {x, i64({0, 1, 0, 0})});
   expect_model_error(make_node("Gather", 2, 1), {x, i64({2})});
   expect_model_error(make_node("Gather", 2, 1), {x, iota64({1})});
   expect_model_error(make_node("Squeeze", 2, 1), {x, i64({0})}, 13);

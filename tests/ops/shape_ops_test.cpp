@@ -15,9 +15,7 @@ Attributes attr(const std::string& name, AttrValue v) {
 
 TEST(ShapeOpsForward, FlattenAxes) {
   Tensor x = iota64({2, 3, 4});
-  auto flat = [&](int64_t axis) {
-    return run(make_node("Flatten", 1, 1, attr("axis", axis)), {x})[0].shape();
-  };
+  auto flat = [&](int64_t axis) { return run(make_node("Flatten", 1, 1, attr("axis", axis)), {x})[0].shape(); };
   EXPECT_EQ(flat(1), (Shape{2, 12}));
   EXPECT_EQ(flat(0), (Shape{1, 24}));
   EXPECT_EQ(flat(-1), (Shape{6, 4}));
@@ -27,28 +25,22 @@ TEST(ShapeOpsForward, FlattenAxes) {
 
 TEST(ShapeOpsForward, ReshapeZeroMinusOneAndAllowZero) {
   Tensor x = i64({1, 2, 3, 4, 5, 6}, {2, 3});
-  expect_tensor(run(make_node("Reshape", 2, 1), {x, i64({3, -1})})[0], DType::Int64, {3, 2},
-                {1, 2, 3, 4, 5, 6});
-  expect_tensor(run(make_node("Reshape", 2, 1), {x, i64({0, -1, 1})})[0], DType::Int64, {2, 3, 1},
-                {1, 2, 3, 4, 5, 6});
+  expect_tensor(run(make_node("Reshape", 2, 1), {x, i64({3, -1})})[0], DType::Int64, {3, 2}, {1, 2, 3, 4, 5, 6});
+  expect_tensor(run(make_node("Reshape", 2, 1), {x, i64({0, -1, 1})})[0], DType::Int64, {2, 3, 1}, {1, 2, 3, 4, 5, 6});
   // allowzero=1 (opset 14+): 0 is a real zero-sized dim.
   Tensor empty(DType::Float32, {0, 4});
   Node n = make_node("Reshape", 2, 1, attr("allowzero", int64_t{1}));
   EXPECT_EQ(run(n, {empty, i64({4, 0})}, 14)[0].shape(), (Shape{4, 0}));
-  EXPECT_EQ(run(make_node("Reshape", 2, 1), {empty, i64({0, 2, 2})}, 14)[0].shape(),
-            (Shape{0, 2, 2}));
+  EXPECT_EQ(run(make_node("Reshape", 2, 1), {empty, i64({0, 2, 2})}, 14)[0].shape(), (Shape{0, 2, 2}));
 }
 
 TEST(ShapeOpsForward, TransposeAgainstLoop) {
-  Tensor x = i64({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
-                  22, 23},
-                 {2, 3, 4});
+  Tensor x = i64({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23}, {2, 3, 4});
   Tensor y = run(make_node("Transpose", 1, 1, attr("perm", std::vector<int64_t>{2, 0, 1})), {x})[0];
   ASSERT_EQ(y.shape(), (Shape{4, 2, 3}));
   for (int a = 0; a < 2; ++a)
     for (int b = 0; b < 3; ++b)
-      for (int c = 0; c < 4; ++c)
-        EXPECT_EQ(y.ptr<int64_t>()[c * 6 + a * 3 + b], x.ptr<int64_t>()[a * 12 + b * 4 + c]);
+      for (int c = 0; c < 4; ++c) EXPECT_EQ(y.ptr<int64_t>()[c * 6 + a * 3 + b], x.ptr<int64_t>()[a * 12 + b * 4 + c]);
   Tensor r = run(make_node("Transpose", 1, 1), {iota64({2, 3})})[0];
   expect_tensor(r, DType::Float64, {3, 2}, {0, 3, 1, 4, 2, 5});
 }
@@ -57,8 +49,7 @@ TEST(ShapeOpsForward, ConcatInt64AndFloat) {
   Node n = make_node("Concat", 3, 1, attr("axis", int64_t{0}));
   expect_tensor(run(n, {i64({1}), i64({2, 3}), i64({}, {0})})[0], DType::Int64, {3}, {1, 2, 3});
   Node m = make_node("Concat", 2, 1, attr("axis", int64_t{-1}));
-  expect_tensor(run(m, {iota64({2, 1}), iota64({2, 2})})[0], DType::Float64, {2, 3},
-                {0, 0, 1, 1, 2, 3});
+  expect_tensor(run(m, {iota64({2, 1}), iota64({2, 2})})[0], DType::Float64, {2, 3}, {0, 0, 1, 1, 2, 3});
 }
 
 TEST(ShapeOpsForward, SplitOpsetVariants) {
@@ -76,8 +67,7 @@ TEST(ShapeOpsForward, SplitOpsetVariants) {
   expect_tensor(c[1], DType::Float64, {3}, {3, 4, 5});
   expect_tensor(c[2], DType::Float64, {1}, {6});
   // opset 11: split as an attribute; int64 data.
-  auto d = run(make_node("Split", 1, 2, attr("split", std::vector<int64_t>{2, 1})),
-               {i64({7, 8, 9})}, 11);
+  auto d = run(make_node("Split", 1, 2, attr("split", std::vector<int64_t>{2, 1})), {i64({7, 8, 9})}, 11);
   expect_tensor(d[0], DType::Int64, {2}, {7, 8});
   expect_tensor(d[1], DType::Int64, {1}, {9});
 }
@@ -87,16 +77,13 @@ TEST(ShapeOpsForward, SliceStepsAndClamping) {
   const int64_t kMin = std::numeric_limits<int64_t>::min();
   Tensor x = i64({0, 1, 2, 3, 4, 5});
   Node n = make_node("Slice", 5, 1);
-  expect_tensor(run(n, {x, i64({-1}), i64({kMin}), i64({0}), i64({-1})})[0], DType::Int64, {6},
-                {5, 4, 3, 2, 1, 0});
-  expect_tensor(run(make_node("Slice", 3, 1), {x, i64({2}), i64({kMax})})[0], DType::Int64, {4},
-                {2, 3, 4, 5});
+  expect_tensor(run(n, {x, i64({-1}), i64({kMin}), i64({0}), i64({-1})})[0], DType::Int64, {6}, {5, 4, 3, 2, 1, 0});
+  expect_tensor(run(make_node("Slice", 3, 1), {x, i64({2}), i64({kMax})})[0], DType::Int64, {4}, {2, 3, 4, 5});
   expect_tensor(run(n, {x, i64({4}), i64({0}), i64({0}), i64({-2})})[0], DType::Int64, {2}, {4, 2});
   expect_tensor(run(n, {x, i64({3}), i64({3}), i64({0}), i64({1})})[0], DType::Int64, {0}, {});
   // 2-D, negative axis, step 2.
   Tensor m = iota64({2, 5});
-  expect_tensor(run(n, {m, i64({1}), i64({100}), i64({-1}), i64({2})})[0], DType::Float64, {2, 2},
-                {1, 3, 6, 8});
+  expect_tensor(run(n, {m, i64({1}), i64({100}), i64({-1}), i64({2})})[0], DType::Float64, {2, 2}, {1, 3, 6, 8});
   // opset 9: starts/ends/axes as attributes.
   Attributes a;
   a.set("starts", std::vector<int64_t>{1});
@@ -118,8 +105,8 @@ TEST(ShapeOpsForward, PadModes) {
   EXPECT_EQ(pad("constant", {-1, 1}), (std::vector<double>{2, 3, 9}));
   // opset 18: axes input; int64 data, default constant 0.
   Tensor m = i64({1, 2, 3, 4}, {2, 2});
-  expect_tensor(run(make_node("Pad", 4, 1), {m, i64({1, 0}), Tensor(), i64({-1})}, 18)[0],
-                DType::Int64, {2, 3}, {0, 1, 2, 0, 3, 4});
+  expect_tensor(run(make_node("Pad", 4, 1), {m, i64({1, 0}), Tensor(), i64({-1})}, 18)[0], DType::Int64, {2, 3},
+                {0, 1, 2, 0, 3, 4});
   // opset 10: pads and value as attributes.
   Attributes a;
   a.set("pads", std::vector<int64_t>{0, 1});
@@ -130,12 +117,9 @@ TEST(ShapeOpsForward, PadModes) {
 TEST(ShapeOpsForward, ShapeStartEnd) {
   Tensor x(DType::Float32, {2, 3, 4});
   expect_tensor(run(make_node("Shape", 1, 1), {x})[0], DType::Int64, {3}, {2, 3, 4});
-  expect_tensor(run(make_node("Shape", 1, 1, attr("start", int64_t{1})), {x}, 15)[0],
-                DType::Int64, {2}, {3, 4});
-  expect_tensor(run(make_node("Shape", 1, 1, attr("end", int64_t{-1})), {x}, 15)[0],
-                DType::Int64, {2}, {2, 3});
-  expect_tensor(run(make_node("Shape", 1, 1, attr("start", int64_t{-10})), {x}, 15)[0],
-                DType::Int64, {3}, {2, 3, 4});
+  expect_tensor(run(make_node("Shape", 1, 1, attr("start", int64_t{1})), {x}, 15)[0], DType::Int64, {2}, {3, 4});
+  expect_tensor(run(make_node("Shape", 1, 1, attr("end", int64_t{-1})), {x}, 15)[0], DType::Int64, {2}, {2, 3});
+  expect_tensor(run(make_node("Shape", 1, 1, attr("start", int64_t{-10})), {x}, 15)[0], DType::Int64, {3}, {2, 3, 4});
 }
 
 TEST(ShapeOpsForward, GatherIndicesAndAxes) {
@@ -144,8 +128,8 @@ TEST(ShapeOpsForward, GatherIndicesAndAxes) {
   expect_tensor(run(n, {i64({10, 20, 30}), i32({1, 1})})[0], DType::Int64, {2}, {20, 20});
   expect_tensor(run(n, {i64({10, 20, 30}), i64({2}, {})})[0], DType::Int64, {}, {30});
   Node m = make_node("Gather", 2, 1, attr("axis", int64_t{1}));
-  expect_tensor(run(m, {iota64({2, 3}), i64({2, 0, 2, 1}, {2, 2})})[0], DType::Float64,
-                {2, 2, 2}, {2, 0, 2, 1, 5, 3, 5, 4});
+  expect_tensor(run(m, {iota64({2, 3}), i64({2, 0, 2, 1}, {2, 2})})[0], DType::Float64, {2, 2, 2},
+                {2, 0, 2, 1, 5, 3, 5, 4});
   EXPECT_THROW(run(n, {i64({10, 20, 30}), i64({3})}), ModelError);
 }
 
@@ -163,48 +147,41 @@ TEST(ShapeOpsForward, SqueezeUnsqueezeOpsets) {
 }
 
 TEST(ShapeOpsForward, ConstantAttributes) {
-  expect_tensor(run(make_node("Constant", 0, 1, attr("value_ints", std::vector<int64_t>{4, -1})),
-                    {})[0],
-                DType::Int64, {2}, {4, -1});
-  expect_tensor(run(make_node("Constant", 0, 1, attr("value_float", 2.5f)), {})[0],
-                DType::Float32, {}, {2.5});
-  expect_tensor(run(make_node("Constant", 0, 1, attr("value_int", int64_t{7})), {})[0],
-                DType::Int64, {}, {7});
-  expect_tensor(run(make_node("Constant", 0, 1, attr("value_floats", std::vector<float>{1, 2})),
-                    {})[0],
-                DType::Float32, {2}, {1, 2});
-  expect_tensor(run(make_node("Constant", 0, 1, attr("value", iota64({2, 2}))), {})[0],
-                DType::Float64, {2, 2}, {0, 1, 2, 3});
+  expect_tensor(run(make_node("Constant", 0, 1, attr("value_ints", std::vector<int64_t>{4, -1})), {})[0], DType::Int64,
+                {2}, {4, -1});
+  expect_tensor(run(make_node("Constant", 0, 1, attr("value_float", 2.5f)), {})[0], DType::Float32, {}, {2.5});
+  expect_tensor(run(make_node("Constant", 0, 1, attr("value_int", int64_t{7})), {})[0], DType::Int64, {}, {7});
+  expect_tensor(run(make_node("Constant", 0, 1, attr("value_floats", std::vector<float>{1, 2})), {})[0], DType::Float32,
+                {2}, {1, 2});
+  expect_tensor(run(make_node("Constant", 0, 1, attr("value", iota64({2, 2}))), {})[0], DType::Float64, {2, 2},
+                {0, 1, 2, 3});
 }
 
 TEST(ShapeOpsForward, ConstantOfShapeExpandRange) {
-  expect_tensor(run(make_node("ConstantOfShape", 1, 1, attr("value", i64({7}, {1}))),
-                    {i64({2, 2})})[0],
-                DType::Int64, {2, 2}, {7, 7, 7, 7});
-  expect_tensor(run(make_node("ConstantOfShape", 1, 1), {i64({3})})[0], DType::Float32, {3},
-                {0, 0, 0});
-  expect_tensor(run(make_node("Expand", 2, 1), {f64({1, 2}, {2, 1}), i64({2, 1, 3})})[0],
-                DType::Float64, {2, 2, 3}, {1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2});
-  EXPECT_EQ(run(make_node("Expand", 2, 1), {iota64({3, 4}), i64({1, 1})})[0].shape(),
-            (Shape{3, 4}));
-  expect_tensor(run(make_node("Range", 3, 1), {i64({0}, {}), i64({10}, {}), i64({3}, {})})[0],
-                DType::Int64, {4}, {0, 3, 6, 9});
-  expect_tensor(run(make_node("Range", 3, 1), {i64({5}, {}), i64({0}, {}), i64({-2}, {})})[0],
-                DType::Int64, {3}, {5, 3, 1});
-  expect_tensor(run(make_node("Range", 3, 1), {f64({1}, {}), f64({0}, {}), f64({-0.25}, {})})[0],
-                DType::Float64, {4}, {1, 0.75, 0.5, 0.25});
+  expect_tensor(run(make_node("ConstantOfShape", 1, 1, attr("value", i64({7}, {1}))), {i64({2, 2})})[0], DType::Int64,
+                {2, 2}, {7, 7, 7, 7});
+  expect_tensor(run(make_node("ConstantOfShape", 1, 1), {i64({3})})[0], DType::Float32, {3}, {0, 0, 0});
+  expect_tensor(run(make_node("Expand", 2, 1), {f64({1, 2}, {2, 1}), i64({2, 1, 3})})[0], DType::Float64, {2, 2, 3},
+                {1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2});
+  EXPECT_EQ(run(make_node("Expand", 2, 1), {iota64({3, 4}), i64({1, 1})})[0].shape(), (Shape{3, 4}));
+  expect_tensor(run(make_node("Range", 3, 1), {i64({0}, {}), i64({10}, {}), i64({3}, {})})[0], DType::Int64, {4},
+                {0, 3, 6, 9});
+  expect_tensor(run(make_node("Range", 3, 1), {i64({5}, {}), i64({0}, {}), i64({-2}, {})})[0], DType::Int64, {3},
+                {5, 3, 1});
+  expect_tensor(run(make_node("Range", 3, 1), {f64({1}, {}), f64({0}, {}), f64({-0.25}, {})})[0], DType::Float64, {4},
+                {1, 0.75, 0.5, 0.25});
 }
 
 TEST(ShapeOpsForward, EqualAndWhere) {
-  expect_tensor(run(make_node("Equal", 2, 1), {i64({1, 2, 3, 4}, {2, 2}), i64({2, 2}, {2, 1})})[0],
-                DType::Bool, {2, 2}, {0, 1, 0, 0});
-  expect_tensor(run(make_node("Equal", 2, 1), {i64({1, 2, 3, 3}, {2, 2}), i64({1, 3})})[0],
-                DType::Bool, {2, 2}, {1, 0, 0, 1});
+  expect_tensor(run(make_node("Equal", 2, 1), {i64({1, 2, 3, 4}, {2, 2}), i64({2, 2}, {2, 1})})[0], DType::Bool, {2, 2},
+                {0, 1, 0, 0});
+  expect_tensor(run(make_node("Equal", 2, 1), {i64({1, 2, 3, 3}, {2, 2}), i64({1, 3})})[0], DType::Bool, {2, 2},
+                {1, 0, 0, 1});
   Tensor c = boolean({1, 0}, {2, 1});
-  expect_tensor(run(make_node("Where", 3, 1), {c, iota64({2, 3}), f64({-1}, {})})[0],
-                DType::Float64, {2, 3}, {0, 1, 2, -1, -1, -1});
-  expect_tensor(run(make_node("Where", 3, 1), {boolean({0, 1}, {2}), i64({5}), i64({6, 7})})[0],
-                DType::Int64, {2}, {6, 5});
+  expect_tensor(run(make_node("Where", 3, 1), {c, iota64({2, 3}), f64({-1}, {})})[0], DType::Float64, {2, 3},
+                {0, 1, 2, -1, -1, -1});
+  expect_tensor(run(make_node("Where", 3, 1), {boolean({0, 1}, {2}), i64({5}), i64({6, 7})})[0], DType::Int64, {2},
+                {6, 5});
 }
 
 // The exporter's shape sub-graph, folded by running the kernels on int64 host tensors.

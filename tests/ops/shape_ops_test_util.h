@@ -51,8 +51,7 @@ inline std::vector<double> values(const Tensor& t) {
 }
 
 // Expects shape, dtype and exact values (data movement never rounds).
-inline void expect_tensor(const Tensor& t, DType dtype, const Shape& shape,
-                          const std::vector<double>& v) {
+inline void expect_tensor(const Tensor& t, DType dtype, const Shape& shape, const std::vector<double>& v) {
   EXPECT_EQ(t.dtype(), dtype) << dtype_name(t.dtype());
   EXPECT_EQ(t.shape(), shape) << shape_str(t.shape());
   EXPECT_EQ(values(t), v);

@@ -37,8 +37,7 @@ TEST(SoftmaxTest, ForwardMatchesNaive) {
   for (bool log : {false, true})
     for (int64_t axis : {0, 1, 2, -1}) {
       auto y = run_node(make_node(log ? "LogSoftmax" : "Softmax", 1, 1, axis_attr(axis)), {x})[0];
-      EXPECT_EQ(compare_tensors(y, naive_softmax(x, (axis + 3) % 3, log), 1e-12, 1e-12), "")
-          << log << " axis " << axis;
+      EXPECT_EQ(compare_tensors(y, naive_softmax(x, (axis + 3) % 3, log), 1e-12, 1e-12), "") << log << " axis " << axis;
     }
   // Default axis is the last one (opset 13); large logits stay finite.
   Tensor big = Tensor::from_f32({1000, 1001, 1002}, {1, 3});
@@ -57,8 +56,8 @@ TEST(SoftmaxTest, LargeRowsInParallel) {
 }
 
 TEST(SoftmaxTest, Gradients) {
-  const std::vector<std::pair<Shape, int64_t>> cases = {
-      {{5}, -1}, {{1, 7}, -1}, {{3, 4}, 0}, {{2, 3, 4}, 1}, {{2, 3, 4}, -1}, {{2, 3, 4, 5}, 2}};
+  const std::vector<std::pair<Shape, int64_t>> cases = {{{5}, -1},      {{1, 7}, -1},    {{3, 4}, 0},
+                                                        {{2, 3, 4}, 1}, {{2, 3, 4}, -1}, {{2, 3, 4, 5}, 2}};
   for (const char* op : {"Softmax", "LogSoftmax"})
     for (auto& [s, axis] : cases) {
       auto r = grad_check(make_node(op, 1, 1, axis_attr(axis)), {random_tensor(DType::Float64, s, 3)});

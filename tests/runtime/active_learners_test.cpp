@@ -2,9 +2,8 @@
 // built with k learners, and a learner that joins starts from the model.
 #include <gtest/gtest.h>
 
-#include <limits>
-
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "common/op_harness.h"
@@ -112,7 +111,8 @@ TEST_P(ActiveLearners, AJoiningLearnerStartsFromTheModel) {
     EXPECT_GT(moved, 0) << "replica " << j;
   }
   if (GetParam() == Algorithm::Ssgd)  // one model: the replicas stay equal
-    for (int j = 1; j < 3; ++j) expect_equal(t.replica_parameters(j), t.replica_parameters(0), "replica " + std::to_string(j));
+    for (int j = 1; j < 3; ++j)
+      expect_equal(t.replica_parameters(j), t.replica_parameters(0), "replica " + std::to_string(j));
   double zmoved = 0;
   for (int64_t i = 0; i < z2.at("W").numel(); ++i)
     zmoved += std::fabs(z2.at("W").ptr<float>()[i] - z.at("W").ptr<float>()[i]);

@@ -1,5 +1,7 @@
 // write_file_atomically (graph/atomic_file.h), the writer of every file cbtrain leaves behind:
 // a file replaced whole or not at all, and no temporary file left either way.
+#include "graph/atomic_file.h"
+
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -11,7 +13,6 @@
 #include <string>
 
 #include "common/tiny_dataset.h"
-#include "graph/atomic_file.h"
 #include "graph/errors.h"
 
 namespace cbt {

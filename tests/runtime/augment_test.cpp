@@ -15,15 +15,13 @@ namespace {
 
 // Reference on (C, H, W): pad by `pad` zeros all round, take the HxW window whose top-left
 // corner is (pad + dy, pad + dx), mirror it left-right when flip.
-std::vector<float> padded_crop_reference(const float* src, int64_t C, int64_t H, int64_t W, int pad,
-                                         int dy, int dx, bool flip) {
+std::vector<float> padded_crop_reference(const float* src, int64_t C, int64_t H, int64_t W, int pad, int dy, int dx,
+                                         bool flip) {
   const int64_t PH = H + 2 * pad, PW = W + 2 * pad;
-  std::vector<float> padded(static_cast<size_t>(C * PH * PW), 0.0f),
-      out(static_cast<size_t>(C * H * W));
+  std::vector<float> padded(static_cast<size_t>(C * PH * PW), 0.0f), out(static_cast<size_t>(C * H * W));
   for (int64_t c = 0; c < C; ++c)
     for (int64_t y = 0; y < H; ++y)
-      for (int64_t x = 0; x < W; ++x)
-        padded[(c * PH + y + pad) * PW + x + pad] = src[(c * H + y) * W + x];
+      for (int64_t x = 0; x < W; ++x) padded[(c * PH + y + pad) * PW + x + pad] = src[(c * H + y) * W + x];
   for (int64_t c = 0; c < C; ++c)
     for (int64_t y = 0; y < H; ++y)
       for (int64_t x = 0; x < W; ++x) {
@@ -48,8 +46,7 @@ TEST(Augment, CropAndFlipMatchAPaddedCropInBothLayouts) {
   const auto src_nhwc = to_nhwc(src, C, H, W);
   std::mt19937 rng(5);
   for (int trial = 0; trial < 40; ++trial) {
-    const int dy = static_cast<int>(rng() % (2 * pad + 1)) - pad,
-              dx = static_cast<int>(rng() % (2 * pad + 1)) - pad;
+    const int dy = static_cast<int>(rng() % (2 * pad + 1)) - pad, dx = static_cast<int>(rng() % (2 * pad + 1)) - pad;
     const bool flip = rng() & 1;
     const int32_t choice[3] = {dy, dx, flip ? 1 : 0};
     const auto want = padded_crop_reference(src, C, H, W, pad, dy, dx, flip);
@@ -57,8 +54,7 @@ TEST(Augment, CropAndFlipMatchAPaddedCropInBothLayouts) {
     augment_sample(src, got.data(), ImageLayout{C, H, W, Layout::NCHW}, choice);
     ASSERT_EQ(got, want) << "NCHW dy " << dy << " dx " << dx << " flip " << flip;
     augment_sample(src_nhwc.data(), got.data(), ImageLayout{C, H, W, Layout::NHWC}, choice);
-    ASSERT_EQ(got, to_nhwc(want.data(), C, H, W))
-        << "NHWC dy " << dy << " dx " << dx << " flip " << flip;
+    ASSERT_EQ(got, to_nhwc(want.data(), C, H, W)) << "NHWC dy " << dy << " dx " << dx << " flip " << flip;
   }
 }
 
@@ -128,10 +124,8 @@ TEST(Augment, GatherAppliesEachSamplesOwnChoice) {
   std::vector<float> want(static_cast<size_t>(per));
   for (int64_t i = 0; i < count; ++i) {
     const int64_t s = order[start + i];
-    augment_sample(d.images.ptr<float>() + s * per, want.data(), d.image,
-                   choices.data() + 3 * (start + i));
-    EXPECT_EQ(std::vector<float>(x.ptr<float>() + i * per, x.ptr<float>() + (i + 1) * per), want)
-        << i;
+    augment_sample(d.images.ptr<float>() + s * per, want.data(), d.image, choices.data() + 3 * (start + i));
+    EXPECT_EQ(std::vector<float>(x.ptr<float>() + i * per, x.ptr<float>() + (i + 1) * per), want) << i;
     EXPECT_EQ(y.ptr<int64_t>()[i], d.labels.ptr<int64_t>()[s]);
   }
 }

@@ -45,8 +45,7 @@ TEST(CheckpointRanks, OneProcessKeepsItsStateAsItIs) {
   EXPECT_EQ(g.lr, s.lr);
   for (size_t i = 0; i < s.tensors.size(); ++i) {
     EXPECT_EQ(g.tensors[i].first, s.tensors[i].first);
-    for (int k = 0; k < 5; ++k)
-      EXPECT_EQ(g.tensors[i].second.ptr<float>()[k], s.tensors[i].second.ptr<float>()[k]);
+    for (int k = 0; k < 5; ++k) EXPECT_EQ(g.tensors[i].second.ptr<float>()[k], s.tensors[i].second.ptr<float>()[k]);
   }
 }
 

@@ -1,5 +1,7 @@
 // Checkpoints: save/restore round trip of a two-learner SMA trainer, fallback past corrupted
 // and truncated files, retention, refusal of another model or configuration.
+#include "runtime/checkpoint.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,7 +16,6 @@
 #include "common/random_dataset.h"
 #include "common/tiny_dataset.h"
 #include "onnx_import/model_io.h"
-#include "runtime/checkpoint.h"
 #include "runtime/fit.h"
 
 namespace cbt {
@@ -270,7 +271,8 @@ TEST(Checkpoint, EveryParsesRoundsAndEpochs) {
   parse_checkpoint_every("2e", o);
   EXPECT_EQ(o.every_rounds, 0);
   EXPECT_EQ(o.every_epochs, 2);
-  for (const char* bad : {"", "e", "0", "-3", "1.5", "3x", "1ee"}) EXPECT_THROW(parse_checkpoint_every(bad, o), UserError) << bad;
+  for (const char* bad : {"", "e", "0", "-3", "1.5", "3x", "1ee"})
+    EXPECT_THROW(parse_checkpoint_every(bad, o), UserError) << bad;
 }
 
 TEST(Checkpoint, NonFiniteStateIsFound) {

@@ -44,8 +44,7 @@ float pixel(uint8_t p, float mean, float sd) { return (p / 255.0f - mean) / sd; 
 
 TEST(Cifar, TenClassesInBatchOrderWithGivenNormalisation) {
   fs::path d = test::temp_dir("cifar10_read");
-  auto b1 = test::coloured_samples(7, 10, 3, 32, 32, 1),
-       b2 = test::coloured_samples(5, 10, 3, 32, 32, 2);
+  auto b1 = test::coloured_samples(7, 10, 3, 32, 32, 1), b2 = test::coloured_samples(5, 10, 3, 32, 32, 2);
   auto te = test::coloured_samples(4, 10, 3, 32, 32, 3);
   // Batch 10 sorts after batch 2 by number, not by name.
   test::write_cifar(d / "data_batch_2.bin", b1);
@@ -70,8 +69,7 @@ TEST(Cifar, TenClassesInBatchOrderWithGivenNormalisation) {
     EXPECT_EQ(t.train.labels.ptr<int64_t>()[i], s.label);
     for (int64_t e : {int64_t{0}, int64_t{1500}, int64_t{3071}}) {
       const int c = static_cast<int>(e / 1024);
-      EXPECT_NEAR(t.train.images.ptr<float>()[i * 3072 + e], pixel(s.chw[e], mean[c], sd[c]), 1e-5)
-          << i << " " << e;
+      EXPECT_NEAR(t.train.images.ptr<float>()[i * 3072 + e], pixel(s.chw[e], mean[c], sd[c]), 1e-5) << i << " " << e;
     }
   }
   for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(t.test.labels.ptr<int64_t>()[i], te[i].label);
@@ -79,8 +77,7 @@ TEST(Cifar, TenClassesInBatchOrderWithGivenNormalisation) {
 
 TEST(Cifar, HundredClassesUseTheFineLabel) {
   fs::path d = test::temp_dir("cifar100_read");
-  auto tr = test::coloured_samples(9, 100, 3, 32, 32, 4),
-       te = test::coloured_samples(3, 100, 3, 32, 32, 5);
+  auto tr = test::coloured_samples(9, 100, 3, 32, 32, 4), te = test::coloured_samples(3, 100, 3, 32, 32, 5);
   std::vector<uint8_t> coarse_tr, coarse_te;
   for (auto& s : tr) coarse_tr.push_back(static_cast<uint8_t>(s.label / 5));
   for (auto& s : te) coarse_te.push_back(static_cast<uint8_t>(s.label / 5));
@@ -120,8 +117,8 @@ TEST(Cifar, CorruptFilesNameTheFile) {
   EXPECT_NE(msg.find("label 17"), std::string::npos) << msg;
 }
 
-void write_npy_pair(const fs::path& d, const std::string& x_name, const Tensor& x,
-                    const std::string& y_name, const Tensor& y) {
+void write_npy_pair(const fs::path& d, const std::string& x_name, const Tensor& x, const std::string& y_name,
+                    const Tensor& y) {
   save_npy((d / x_name).string(), x);
   save_npy((d / y_name).string(), y);
 }
@@ -152,16 +149,14 @@ TEST(NpyPairs, ChannelsLastPixelsBecomeNchwAndFloatsStayAsTheyAre) {
 
   fs::path f = test::temp_dir("npy_float");
   Tensor xf(DType::Float32, {8, 10});
-  for (int64_t i = 0; i < xf.numel(); ++i)
-    xf.ptr<float>()[i] = static_cast<float>(rng() % 1000) / 7.0f - 50;
+  for (int64_t i = 0; i < xf.numel(); ++i) xf.ptr<float>()[i] = static_cast<float>(rng() % 1000) / 7.0f - 50;
   Tensor yl(DType::Int64, {8});
   for (int64_t i = 0; i < 8; ++i) yl.ptr<int64_t>()[i] = static_cast<int64_t>(rng() % 3);
   write_npy_pair(f, "train_images.npy", xf, "train_labels.npy", yl);
   write_npy_pair(f, "test_images.npy", xf, "test_labels.npy", yl);
   t = load_data(options(f));
   EXPECT_FALSE(t.train.image.is_image());
-  for (int64_t i = 0; i < xf.numel(); ++i)
-    ASSERT_EQ(t.train.images.ptr<float>()[i], xf.ptr<float>()[i]);
+  for (int64_t i = 0; i < xf.numel(); ++i) ASSERT_EQ(t.train.images.ptr<float>()[i], xf.ptr<float>()[i]);
   DataOptions given = options(f);
   given.normalize = parse_normalization("2:4");
   t = load_data(given);
@@ -248,18 +243,16 @@ TEST(Npy, HeadersAreReadWhateverTheirSpacingAndBadOnesNameTheProblem) {
 
 TEST(ImageFolder, PngAndJpegGreyAndColourDecodeToTheModelsChannels) {
   fs::path d = test::temp_dir("images_read");
-  auto rgb = test::coloured_samples(6, 3, 3, 8, 10, 11),
-       grey = test::coloured_samples(3, 3, 1, 8, 10, 12);
+  auto rgb = test::coloured_samples(6, 3, 3, 8, 10, 11), grey = test::coloured_samples(3, 3, 1, 8, 10, 12);
   fs::create_directories(d / "train" / "cat");
   fs::create_directories(d / "train" / "dog");
   fs::create_directories(d / "test" / "dog");
   // train/cat: colour PNGs; train/dog: a grey PNG and a colour JPEG; test/dog: a grey PNG.
   for (int i = 0; i < 3; ++i)
-    test::write_png(d / "train" / "cat" / ("c" + std::to_string(i) + ".png"),
-                    test::to_hwc(rgb[i].chw, 3, 8, 10), 3, 8, 10);
+    test::write_png(d / "train" / "cat" / ("c" + std::to_string(i) + ".png"), test::to_hwc(rgb[i].chw, 3, 8, 10), 3, 8,
+                    10);
   test::write_png(d / "train" / "dog" / "a.png", grey[0].chw, 1, 8, 10);
-  test::write_jpeg(d / "train" / "dog" / "b.JPG", test::to_hwc(rgb[3].chw, 3, 8, 10), 3, 8, 10,
-                   100);
+  test::write_jpeg(d / "train" / "dog" / "b.JPG", test::to_hwc(rgb[3].chw, 3, 8, 10), 3, 8, 10, 100);
   test::write_png(d / "test" / "dog" / "t.png", grey[1].chw, 1, 8, 10);
   std::ofstream(d / "train" / "cat" / "notes.txt") << "not an image: skipped";
   EXPECT_EQ(detect_data_format(d.string()), DataFormat::Images);
@@ -271,15 +264,13 @@ TEST(ImageFolder, PngAndJpegGreyAndColourDecodeToTheModelsChannels) {
   ASSERT_EQ(r.train.values.shape(), (Shape{5, 3, 8, 10}));
   const uint8_t* px = r.train.values.ptr<uint8_t>();
   for (int i = 0; i < 3; ++i)
-    for (int64_t e = 0; e < 240; ++e)
-      ASSERT_EQ(px[i * 240 + e], rgb[i].chw[e]) << "PNG pixels are exact";
+    for (int64_t e = 0; e < 240; ++e) ASSERT_EQ(px[i * 240 + e], rgb[i].chw[e]) << "PNG pixels are exact";
   for (int64_t c = 0; c < 3; ++c)  // grey repeated into R, G, B
     for (int64_t k = 0; k < 80; ++k) ASSERT_EQ(px[3 * 240 + c * 80 + k], grey[0].chw[k]);
   // JPEG is lossy (chroma subsampling blurs the noise) but keeps each channel's mean.
   for (int64_t c = 0; c < 3; ++c) {
     double got = 0, want = 0;
-    for (int64_t k = 0; k < 80; ++k)
-      got += px[4 * 240 + c * 80 + k], want += rgb[3].chw[c * 80 + k];
+    for (int64_t k = 0; k < 80; ++k) got += px[4 * 240 + c * 80 + k], want += rgb[3].chw[c * 80 + k];
     EXPECT_NEAR(got / 80, want / 80, 4.0) << "channel " << c;
   }
 
@@ -316,8 +307,7 @@ TEST(ImageDecode, AlphaIsDroppedAndOpaquePixelsStayExact) {
   ASSERT_TRUE(write(d / "ga.png", ga, PNG_FORMAT_GA));
   EXPECT_EQ(image_channels((d / "rgba.png").string()), 3);
   EXPECT_EQ(image_channels((d / "ga.png").string()), 1);
-  DecodedImage a = decode_image((d / "rgba.png").string(), 3),
-               g = decode_image((d / "ga.png").string(), 1);
+  DecodedImage a = decode_image((d / "rgba.png").string(), 3), g = decode_image((d / "ga.png").string(), 1);
   ASSERT_EQ(a.pixels.size(), 90u);
   ASSERT_EQ(g.pixels.size(), 30u);
   for (int64_t i = 0; i < 30; ++i) {
@@ -343,8 +333,7 @@ TEST(ImageDecode, CorruptedBytesGiveAUserErrorOrAnImageNeverACrash) {
       if (trial % 4 == 0) {
         bad.resize(rng() % good.size());
       } else {
-        for (int k = 0; k < 3; ++k)
-          bad[4 + rng() % (good.size() - 4)] ^= static_cast<char>(1 + rng() % 255);
+        for (int k = 0; k < 3; ++k) bad[4 + rng() % (good.size() - 4)] ^= static_cast<char>(1 + rng() % 255);
       }
       const fs::path p = d / ("bad_" + std::string(name));
       std::ofstream(p, std::ios::binary) << bad;
@@ -379,8 +368,7 @@ TEST(ImageFolder, TestSplitHoldsOutAFractionOfEachClass) {
       << "same seed, same split";
   io.seed = 99;
   RawData c = read_image_folder(d.string(), io);
-  EXPECT_NE(std::memcmp(a.test.values.data(), c.test.values.data(), a.test.values.nbytes()), 0)
-      << "other seed";
+  EXPECT_NE(std::memcmp(a.test.values.data(), c.test.values.data(), a.test.values.nbytes()), 0) << "other seed";
 }
 
 TEST(ImageFolder, BadImagesNameTheFile) {
@@ -400,8 +388,7 @@ TEST(ImageFolder, BadImagesNameTheFile) {
   for (const char* kind : {"png", "jpg", "txt"}) {
     fs::path victim;
     for (auto& e : fs::recursive_directory_iterator(d / "train"))
-      if (e.path().extension() == (kind == std::string("txt") ? ".png" : std::string(".") + kind))
-        victim = e.path();
+      if (e.path().extension() == (kind == std::string("txt") ? ".png" : std::string(".") + kind)) victim = e.path();
     ASSERT_FALSE(victim.empty()) << kind;
     fs::path saved = victim.string() + ".saved";
     fs::copy_file(victim, saved);

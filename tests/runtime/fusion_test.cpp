@@ -2,6 +2,8 @@
 // node, a sum of two gradients with the ReluGrad after it, and the softmax cross-entropy with
 // its gradient. The fused training step computes exactly what the
 // unfused one does, with fewer nodes.
+#include "graph/fusion.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
@@ -9,7 +11,6 @@
 #include "common/op_harness.h"
 #include "common/paths.h"
 #include "onnx_import/model_io.h"
-#include "graph/fusion.h"
 #include "runtime/trainer.h"
 
 namespace cbt {
@@ -126,8 +127,7 @@ TEST(Fusion, ConvAndGemmReluTrainLeNet5BitForBitAsTheSeparateNodes) {
   expect_same_training(r.model.graph, r.fused, r.plain, 50000);
 }
 
-Node node_of(const std::string& op, std::vector<std::string> in, std::string out,
-             const std::string& domain = "") {
+Node node_of(const std::string& op, std::vector<std::string> in, std::string out, const std::string& domain = "") {
   Node n;
   n.op_type = op;
   n.domain = domain;
@@ -145,12 +145,11 @@ TEST(Fusion, AReluWhoseInputIsReadElsewhereIsNotFused) {
   g.nodes.push_back(node_of("Relu", {"h1"}, "r1"));
   g.nodes.push_back(node_of("Add", {"r1", "h1"}, "s"));  // h1 read twice: not fused
   g.nodes.push_back(node_of("Conv", {"s", "w2"}, "h2"));
-  g.nodes.push_back(node_of("Relu", {"h2"}, "r2"));      // fused
+  g.nodes.push_back(node_of("Relu", {"h2"}, "r2"));  // fused
   g.nodes.push_back(node_of("Gemm", {"r2", "w3"}, "out"));
-  g.nodes.push_back(node_of("Relu", {"out"}, "r3"));     // `out` exposed: not fused
+  g.nodes.push_back(node_of("Relu", {"out"}, "r3"));  // `out` exposed: not fused
   std::map<std::string, ValueType> types;
-  for (const char* v : {"h1", "r1", "s", "h2", "r2", "out", "r3"})
-    types[v] = ValueType{DType::Float32, {2, 3}};
+  for (const char* v : {"h1", "r1", "s", "h2", "r2", "out", "r3"}) types[v] = ValueType{DType::Float32, {2, 3}};
   EXPECT_EQ(fuse_relu(g, types, {"out"}), 1);
   ASSERT_EQ(g.nodes.size(), 6u);
   EXPECT_EQ(g.nodes[0].attrs.get_int("relu", 0), 0);
@@ -167,15 +166,15 @@ TEST(Fusion, AReluWhoseInputIsReadElsewhereIsNotFused) {
 TEST(Fusion, OnlyAnAddOfTwoFloatTensorsOfItsShapeTakesTheRelu) {
   Graph g;
   g.nodes.push_back(node_of("Add", {"a", "b"}, "s1"));
-  g.nodes.push_back(node_of("Relu", {"s1"}, "r1"));   // fused
+  g.nodes.push_back(node_of("Relu", {"s1"}, "r1"));  // fused
   g.nodes.push_back(node_of("Add", {"r1", "c"}, "s2"));
-  g.nodes.push_back(node_of("Relu", {"s2"}, "r2"));   // c is a broadcast bias: not fused
+  g.nodes.push_back(node_of("Relu", {"s2"}, "r2"));  // c is a broadcast bias: not fused
   g.nodes.push_back(node_of("Add", {"i", "j"}, "s3"));
-  g.nodes.push_back(node_of("Relu", {"s3"}, "r3"));   // int64: not fused
+  g.nodes.push_back(node_of("Relu", {"s3"}, "r3"));  // int64: not fused
   const ValueType f{DType::Float32, {2, 3}}, i64{DType::Int64, {2, 3}};
-  std::map<std::string, ValueType> types{{"a", f}, {"b", f}, {"s1", f}, {"r1", f}, {"s2", f}, {"r2", f},
-                                         {"c", ValueType{DType::Float32, {3}}},
-                                         {"i", i64}, {"j", i64}, {"s3", i64}, {"r3", i64}};
+  std::map<std::string, ValueType> types{
+      {"a", f},   {"b", f},   {"s1", f},   {"r1", f},  {"s2", f}, {"r2", f}, {"c", ValueType{DType::Float32, {3}}},
+      {"i", i64}, {"j", i64}, {"s3", i64}, {"r3", i64}};
   EXPECT_EQ(fuse_relu(g, types, {}), 1);
   ASSERT_EQ(g.nodes.size(), 5u);
   EXPECT_EQ(g.nodes[0].attrs.get_int("relu", 0), 1);
@@ -196,10 +195,10 @@ TEST(Fusion, AGradientSumJoinsTheReluGradOnlyWhenItFeedsNothingElse) {
     g.nodes.push_back(node_of("ReluGrad", {"sum", "y"}, "dx", kCbtDomain));
     if (c == kReadElsewhere) g.nodes.push_back(node_of("Neg", {"sum"}, "other"));
     const ValueType f{DType::Float32, {4, 5}};
-    std::map<std::string, ValueType> types{{"g1", f}, {"g2", f}, {"sum", f}, {"y", f}, {"dx", f},
-                                           {"bias", ValueType{DType::Float32, {5}}}};
-    const int fused = fuse_gradient_sum_relu(g, types, c == kExposed ? std::set<std::string>{"sum"}
-                                                                       : std::set<std::string>{});
+    std::map<std::string, ValueType> types{{"g1", f}, {"g2", f}, {"sum", f},
+                                           {"y", f},  {"dx", f}, {"bias", ValueType{DType::Float32, {5}}}};
+    const int fused =
+        fuse_gradient_sum_relu(g, types, c == kExposed ? std::set<std::string>{"sum"} : std::set<std::string>{});
     return std::tuple{fused, g, types};
   };
   auto [fused, g, types] = make(kFused);
@@ -243,7 +242,7 @@ TEST(Fusion, TheLossGradientJoinsTheLossOnlyWhenItsLogProbsAreItsAlone) {
   EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"logits", "labels", "seed"}));
   EXPECT_EQ(g.nodes[0].outputs, (std::vector<std::string>{"loss", "", "dlogits"}));
   EXPECT_EQ(types.count("lp"), 0u);
-  EXPECT_EQ(g.nodes[0].outputs.size(), 3u);  // the logits are no Gemm's: no bias gradient
+  EXPECT_EQ(g.nodes[0].outputs.size(), 3u);                         // the logits are no Gemm's: no bias gradient
   EXPECT_EQ(std::get<0>(make("computed_dloss", false, false)), 0);  // not a constant
   EXPECT_EQ(std::get<0>(make("seed", true, false)), 0);             // lp read by Exp
   EXPECT_EQ(std::get<0>(make("seed", false, true)), 0);             // lp exposed

@@ -1,5 +1,7 @@
 // LearnerThreads: every learner index runs once per call on a thread of its own, the same
 // thread from call to call, with the CPU kernels' OpenMP thread count; errors reach the caller.
+#include "runtime/learner_threads.h"
+
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -10,8 +12,6 @@
 #include <stdexcept>
 #include <thread>
 #include <vector>
-
-#include "runtime/learner_threads.h"
 
 namespace cbt {
 namespace {
@@ -63,9 +63,9 @@ TEST(LearnerThreads, AnErrorOfOneLearnerReachesTheCallerAndThePoolGoesOn) {
   LearnerThreads pool(4, 1);
   std::atomic<int> ran{0};
   EXPECT_THROW(pool.run([&](size_t j) {
-                 ran++;
-                 if (j == 2) throw std::runtime_error("learner 2 failed");
-               }),
+    ran++;
+    if (j == 2) throw std::runtime_error("learner 2 failed");
+  }),
                std::runtime_error);
   EXPECT_EQ(ran, 4) << "the other learners finish their work before the error is thrown";
   ran = 0;

@@ -24,8 +24,7 @@ Graph to_f64(Graph g) {
   return g;
 }
 
-void check_model(const std::string& file, int64_t batch, int samples_per_param,
-                 const TrainingGraphOptions& opt = {}) {
+void check_model(const std::string& file, int64_t batch, int samples_per_param, const TrainingGraphOptions& opt = {}) {
   ImportedModel m = load_model(test::source_path(file));
   Graph g = to_f64(m.graph);
   BindOptions bo;
@@ -43,8 +42,7 @@ void check_model(const std::string& file, int64_t batch, int samples_per_param,
   spec.nodes = tg.graph.nodes;
   spec.types = tg.types;
   spec.constants = tg.graph.initializers;
-  spec.external[tg.data_input] =
-      test::random_tensor(DType::Float64, tg.types.at(tg.data_input).shape, 11);
+  spec.external[tg.data_input] = test::random_tensor(DType::Float64, tg.types.at(tg.data_input).shape, 11);
   spec.external[tg.labels_input] = test::random_int_tensor({batch}, 0, 10, 12);
   spec.keep_alive.insert(tg.loss);
   for (const auto& [p, gname] : tg.grads) spec.keep_alive.insert(gname);
@@ -107,9 +105,7 @@ TEST(ModelGradCheck, LeNet5WithFrozenConvolutions) {
   o.frozen = {"conv1.weight", "conv1.bias", "conv2.weight"};
   check_model("models/lenet5/lenet5.ts17.onnx", 3, 3, o);
 }
-TEST(ModelGradCheck, ResNet20WithBatchNormAndResiduals) {
-  check_model("models/resnet20/resnet20.ts17.onnx", 2, 1);
-}
+TEST(ModelGradCheck, ResNet20WithBatchNormAndResiduals) { check_model("models/resnet20/resnet20.ts17.onnx", 2, 1); }
 TEST(ModelGradCheck, MlpWithGelu) { check_model("models/mlp/mlp.ts17.onnx", 2, 3); }
 
 }  // namespace

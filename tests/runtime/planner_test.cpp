@@ -1,6 +1,8 @@
 // Memory planner: buffers of values alive at the same time never overlap, dead buffers are
 // reused, and ResNet-20's training step at batch 32 needs at least 40% less activation
 // memory than one buffer per value.
+#include "graph/planner.h"
+
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -8,7 +10,6 @@
 
 #include "common/op_harness.h"
 #include "common/paths.h"
-#include "graph/planner.h"
 #include "onnx_import/model_io.h"
 #include "runtime/trainer.h"
 
@@ -47,8 +48,8 @@ TEST(Planner, ResNet20TrainingStepSavesAtLeast40PercentAndNeverOverlapsLiveValue
   Trainer& trainer = *t;
   const MemoryPlan& p = trainer.training_program().plan();
   double saved = 1.0 - static_cast<double>(p.arena_bytes) / static_cast<double>(p.naive_bytes);
-  std::printf("ResNet-20, batch 32: naive %s, planned %s (%.0f%% saved)\n",
-              format_bytes(p.naive_bytes).c_str(), format_bytes(p.arena_bytes).c_str(), 100 * saved);
+  std::printf("ResNet-20, batch 32: naive %s, planned %s (%.0f%% saved)\n", format_bytes(p.naive_bytes).c_str(),
+              format_bytes(p.arena_bytes).c_str(), 100 * saved);
   EXPECT_GE(saved, 0.40);
 
   // Recompute lifetimes (a read of a view is a read of the value it aliases) and check every
@@ -93,14 +94,11 @@ TEST(Planner, ViewOutputsAliasTheirInputAndKeepItAlive) {
     n.outputs = {std::move(out)};
     return n;
   };
-  std::vector<Node> nodes{node("Relu", "x", "a"),     node("Flatten", "a", "f"),
-                          node("Unsqueeze", "f", "u"), node("Relu", "x", "b"),
-                          node("Relu", "b", "c"),      node("Relu", "u", "d"),
-                          node("Reshape", "x", "xv"),  node("Relu", "xv", "e"),
-                          node("Flatten", "e", "kept")};
+  std::vector<Node> nodes{node("Relu", "x", "a"),     node("Flatten", "a", "f"), node("Unsqueeze", "f", "u"),
+                          node("Relu", "x", "b"),     node("Relu", "b", "c"),    node("Relu", "u", "d"),
+                          node("Reshape", "x", "xv"), node("Relu", "xv", "e"),   node("Flatten", "e", "kept")};
   std::map<std::string, ValueType> types;
-  for (const char* v : {"x", "a", "f", "u", "b", "c", "d", "xv", "e", "kept"})
-    types[v] = {DType::Float32, {256}};
+  for (const char* v : {"x", "a", "f", "u", "b", "c", "d", "xv", "e", "kept"}) types[v] = {DType::Float32, {256}};
   MemoryPlan p = plan_memory(nodes, types, {"x"}, {"d", "kept"});
   EXPECT_EQ(p.alias.at("f"), "a");
   EXPECT_EQ(p.alias.at("u"), "a");   // through f

@@ -55,8 +55,7 @@ TEST(ClipGradNormKernel, MatchesReference) {
         a.set("scale", scale);
         Tensor c = g.clone();
         run_node(test::make_node("ClipGradNorm", 1, 0, a, kCbtDomain), {c});
-        const double coef =
-            std::min(1.0, static_cast<double>(static_cast<float>(max_norm)) / (gn + 1e-6));
+        const double coef = std::min(1.0, static_cast<double>(static_cast<float>(max_norm)) / (gn + 1e-6));
         for (int64_t i = 0; i < n; ++i)
           ASSERT_NEAR(c.at_f64(i), g.at_f64(i) * coef, 1e-6 * std::fabs(g.at_f64(i)) + 1e-30)
               << "n " << n << " scale " << scale << " frac " << frac << " i " << i;
@@ -99,8 +98,8 @@ void check_clipping(int learners) {
       for (size_t i = 0; i < v.size(); ++i)
         ASSERT_NEAR(v[i], d_plain[n][i] * coef, 2e-6 + 1e-4 * std::fabs(d_plain[n][i]))
             << n << "[" << i << "] learners " << learners << " max_norm " << co.clip_grad_norm;
-    EXPECT_NEAR(norm(d) / to.optimizer.lr,
-                std::min(grad_norm, static_cast<double>(co.clip_grad_norm)), 1e-4 * grad_norm);
+    EXPECT_NEAR(norm(d) / to.optimizer.lr, std::min(grad_norm, static_cast<double>(co.clip_grad_norm)),
+                1e-4 * grad_norm);
   }
 }
 
@@ -125,13 +124,10 @@ TEST(Recipes, ClipGradNormUnderSmaBoundsEachLearnersStep) {
     Batch b = random_batch(t, 200 + static_cast<uint64_t>(j));
     xs.push_back(b.x), ys.push_back(b.y);
   }
-  std::vector<std::map<std::string, Tensor>> before = {t.replica_parameters(0),
-                                                       t.replica_parameters(1)};
+  std::vector<std::map<std::string, Tensor>> before = {t.replica_parameters(0), t.replica_parameters(1)};
   t.round(xs, ys);
   for (int j = 0; j < 2; ++j)
-    EXPECT_NEAR(norm(delta(before[static_cast<size_t>(j)], t.replica_parameters(j))), 0.5 * 1e-3,
-                1e-6)
-        << j;
+    EXPECT_NEAR(norm(delta(before[static_cast<size_t>(j)], t.replica_parameters(j))), 0.5 * 1e-3, 1e-6) << j;
 }
 
 TEST(Recipes, FrozenParametersKeepExactlyTheirValues) {
@@ -144,8 +140,7 @@ TEST(Recipes, FrozenParametersKeepExactlyTheirValues) {
   Trainer t(m.graph, to);
   for (const auto& f : to.graph.frozen) {
     EXPECT_EQ(t.training_graph().grads.count(f), 0u) << f;
-    EXPECT_EQ(std::count(t.training_graph().frozen.begin(), t.training_graph().frozen.end(), f), 1)
-        << f;
+    EXPECT_EQ(std::count(t.training_graph().frozen.begin(), t.training_graph().frozen.end(), f), 1) << f;
   }
   for (int r = 0; r < 4; ++r) {
     std::vector<Tensor> xs, ys;
@@ -199,9 +194,8 @@ TEST(Recipes, MseAndBceOnOneHotLabelsMatchReference) {
     for (int64_t i = 0; i < n; ++i)
       for (int64_t k = 0; k < c; ++k) {
         const double x = logits.at_f64(i * c + k), y = b.y.ptr<int64_t>()[i] == k ? 1.0 : 0.0;
-        want += loss == LossKind::MeanSquaredError
-                    ? (x - y) * (x - y)
-                    : std::max(x, 0.0) - x * y + std::log1p(std::exp(-std::fabs(x)));
+        want += loss == LossKind::MeanSquaredError ? (x - y) * (x - y)
+                                                   : std::max(x, 0.0) - x * y + std::log1p(std::exp(-std::fabs(x)));
       }
     want /= static_cast<double>(n * c);
     EXPECT_NEAR(t.step(b.x, b.y), want, 1e-5 * std::max(1.0, want)) << static_cast<int>(loss);

@@ -61,17 +61,15 @@ void run_against_reference(Algorithm algo, const std::string& name) {
   EXPECT_LT(rel_error(trainer.central_parameters(), ref_z, 0), 1e-5) << "central model z";
   // The replicas must differ from each other under SMA (they explore), not under SSGD.
   double spread = rel_error(trainer.replica_parameters(0), ref_x, 1);
-  if (algo == Algorithm::Sma) EXPECT_GT(spread, 1e-4);
-  else EXPECT_LT(spread, 1e-5);
+  if (algo == Algorithm::Sma)
+    EXPECT_GT(spread, 1e-4);
+  else
+    EXPECT_LT(spread, 1e-5);
 }
 
-TEST(Sma, ThreeCpuLearnersMatchTheReferenceEquationsAfter50Rounds) {
-  run_against_reference(Algorithm::Sma, "sma");
-}
+TEST(Sma, ThreeCpuLearnersMatchTheReferenceEquationsAfter50Rounds) { run_against_reference(Algorithm::Sma, "sma"); }
 
-TEST(Ssgd, ThreeCpuLearnersMatchTheReferenceAfter50Rounds) {
-  run_against_reference(Algorithm::Ssgd, "ssgd");
-}
+TEST(Ssgd, ThreeCpuLearnersMatchTheReferenceAfter50Rounds) { run_against_reference(Algorithm::Ssgd, "ssgd"); }
 
 TEST(Sma, OneLearnerWithAlphaZeroIsPlainSgdWithMomentum) {
   std::string dir = test::source_path("models/lenet5/");
@@ -92,8 +90,7 @@ TEST(Sma, OneLearnerWithAlphaZeroIsPlainSgdWithMomentum) {
   }
   auto pa = a.replica_parameters(0), ps = s.replica_parameters(0);
   for (const auto& [name, t] : pa)
-    for (int64_t i = 0; i < t.numel(); ++i)
-      ASSERT_EQ(t.at_f64(i), ps.at(name).at_f64(i)) << name << "[" << i << "]";
+    for (int64_t i = 0; i < t.numel(); ++i) ASSERT_EQ(t.at_f64(i), ps.at(name).at_f64(i)) << name << "[" << i << "]";
 }
 
 }  // namespace

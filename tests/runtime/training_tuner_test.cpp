@@ -92,7 +92,8 @@ TEST(TrainingTuner, TimesEachCountOnTheTrainingRoundsAndKeepsTheFastest) {
     std::ostringstream log;
     TrainingTuner tuner(t, short_windows(), log, [&] { return clock; });
     EXPECT_EQ(t.learners(), 1);
-    const int rounds = run_rounds(t, tuner, clock, [](int k) { return k < 4 ? 1.0 : 2.0; }, evaluate);
+    const int rounds = run_rounds(
+        t, tuner, clock, [](int k) { return k < 4 ? 1.0 : 2.0; }, evaluate);
     const std::string s = log.str();
     EXPECT_FALSE(tuner.searching()) << s;
     // Each count: 1 warm-up round, a sizing window of 2 (long enough: the first timed one),
@@ -132,7 +133,8 @@ TEST(TrainingTuner, ShortWindowsGrowToTheMinimumTime) {
   double clock = 0;
   std::ostringstream log;
   TrainingTuner tuner(t, short_windows(0.1), log, [&] { return clock; });
-  const int rounds = rounds_of_the_first_count(t, tuner, clock, [](int) { return 0.01; }, 100);
+  const int rounds = rounds_of_the_first_count(
+      t, tuner, clock, [](int) { return 0.01; }, 100);
   EXPECT_EQ(rounds, 1 + 2 + 3 * 11) << log.str();
   EXPECT_EQ(t.learners(), 2) << log.str();
 }
@@ -146,8 +148,8 @@ TEST(TrainingTuner, AFirstWindowLongEnoughIsTheFirstTimedOne) {
   std::ostringstream log;
   TrainingTuner tuner(t, short_windows(0.015), log, [&] { return clock; });
   const double seconds[] = {0.01, 1, 1, 2, 2, 4, 4, 8, 8};
-  const int rounds =
-      rounds_of_the_first_count(t, tuner, clock, [&](int r) { return seconds[r]; }, 9);
+  const int rounds = rounds_of_the_first_count(
+      t, tuner, clock, [&](int r) { return seconds[r]; }, 9);
   EXPECT_EQ(rounds, 1 + 2 + 2 * 2) << log.str();
   EXPECT_EQ(t.learners(), 2) << log.str();
   EXPECT_NE(log.str().find("autotune: 1 learner(s): 4 images/s"), std::string::npos) << log.str();
@@ -180,7 +182,8 @@ TEST(TrainingTuner, TrainingThatEndsFirstKeepsTheBestCountSoFar) {
   double clock = 0;
   std::ostringstream log;
   TrainingTuner tuner(t, short_windows(), log, [&] { return clock; });
-  run_rounds(t, tuner, clock, [](int) { return 1.0; }, false, 2 * 7 + 3);  // counts 1 and 2, then 3 rounds of 3
+  run_rounds(
+      t, tuner, clock, [](int) { return 1.0; }, false, 2 * 7 + 3);  // counts 1 and 2, then 3 rounds of 3
   EXPECT_TRUE(tuner.searching());
   EXPECT_EQ(t.learners(), 3);
   tuner.finish();

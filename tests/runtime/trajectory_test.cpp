@@ -23,9 +23,9 @@ TEST_P(TrajectoryTest, LossesMatchPyTorchWithin1e3Relative) {
   const Case c = GetParam();
   std::string dir = test::source_path(std::string("models/") + c.folder + "/");
   ImportedModel m = load_model(dir + c.onnx);
-  Tensor xs = load_npy(dir + "trajectory.x.npy");     // (20, 8, 1, 28, 28)
-  Tensor ys = load_npy(dir + "trajectory.y.npy");     // (20, 8)
-  Tensor ref = load_npy(dir + "trajectory.loss.npy"); // (20,)
+  Tensor xs = load_npy(dir + "trajectory.x.npy");      // (20, 8, 1, 28, 28)
+  Tensor ys = load_npy(dir + "trajectory.y.npy");      // (20, 8)
+  Tensor ref = load_npy(dir + "trajectory.loss.npy");  // (20,)
   const int64_t batch = xs.dim(1), per = xs.numel() / (xs.dim(0) * batch);
   const int64_t steps = std::min(c.steps, xs.dim(0));
 
@@ -36,10 +36,8 @@ TEST_P(TrajectoryTest, LossesMatchPyTorchWithin1e3Relative) {
   to.optimizer.weight_decay = 5e-4f;
   Trainer trainer(m.graph, to);
   for (int64_t s = 0; s < steps; ++s) {
-    Tensor x = Tensor::view(DType::Float32, {batch, per}, xs.ptr<float>() + s * batch * per,
-                            Device{}, xs.storage());
-    Tensor y = Tensor::view(DType::Int64, {batch}, ys.ptr<int64_t>() + s * batch, Device{},
-                            ys.storage());
+    Tensor x = Tensor::view(DType::Float32, {batch, per}, xs.ptr<float>() + s * batch * per, Device{}, xs.storage());
+    Tensor y = Tensor::view(DType::Int64, {batch}, ys.ptr<int64_t>() + s * batch, Device{}, ys.storage());
     float loss = trainer.step(x, y);
     float want = ref.ptr<float>()[s];
     EXPECT_NEAR(loss, want, 1e-3 * std::fabs(want)) << c.onnx << " step " << s;
@@ -53,8 +51,7 @@ TEST_P(TrajectoryTest, LossesMatchPyTorchWithin1e3Relative) {
 INSTANTIATE_TEST_SUITE_P(Models, TrajectoryTest,
                          ::testing::Values(Case{"lenet5", "lenet5.ts17.onnx", 20},
                                            Case{"lenet5", "lenet5.ts13.onnx", 20},
-                                           Case{"lenet5", "lenet5.dynamo.onnx", 20},
-                                           Case{"mlp", "mlp.ts17.onnx", 20},
+                                           Case{"lenet5", "lenet5.dynamo.onnx", 20}, Case{"mlp", "mlp.ts17.onnx", 20},
                                            Case{"mlp", "mlp.dynamo.onnx", 20},
                                            Case{"resnet20", "resnet20.ts17.onnx", 3},
                                            Case{"resnet20", "resnet20.dynamo_noopt.onnx", 3}),

@@ -28,14 +28,13 @@ namespace fs = std::filesystem;
 using RunResult = test::CliResult;
 constexpr auto run = &test::run_cli;
 
-
 const std::string kLenet = test::source_path("models/lenet5/lenet5.ts17.onnx");
 
 TEST(Cli, HelpListsEveryTrainingFlag) {
   RunResult r = run("--help");
   EXPECT_EQ(r.code, 0);
-  for (const char* flag : {"--data", "--epochs", "--batch-size", "--lr", "--momentum", "--weight-decay",
-                           "--optimizer", "--seed", "--device", "--output", "--metrics", "inspect", "infer"})
+  for (const char* flag : {"--data", "--epochs", "--batch-size", "--lr", "--momentum", "--weight-decay", "--optimizer",
+                           "--seed", "--device", "--output", "--metrics", "inspect", "infer"})
     EXPECT_NE(r.output.find(flag), std::string::npos) << flag;
 }
 
@@ -85,15 +84,17 @@ TEST(Cli, ThreadsOfCpuLearnersAreCheckedAndTrain) {
   const char* before = std::getenv("OMP_NUM_THREADS");
   const std::string saved = before ? before : "";
   setenv("OMP_NUM_THREADS", "3", 1);
-  for (auto [flags, threads] : {std::pair{"-k 1", 1}, std::pair{"-k 1 --threads auto", 3},
-                                std::pair{"-k 2 --threads auto", 1}}) {
+  for (auto [flags, threads] :
+       {std::pair{"-k 1", 1}, std::pair{"-k 1 --threads auto", 3}, std::pair{"-k 2 --threads auto", 1}}) {
     r = run("bench " + kLenet + " " + flags + " --warmup 1 --steps 1 --json");
     EXPECT_EQ(r.code, 0) << r.output;
     EXPECT_NE(r.output.find("\"cpu_threads\": " + std::to_string(threads) + ","), std::string::npos)
         << flags << ": " << r.output;
   }
-  if (before) setenv("OMP_NUM_THREADS", saved.c_str(), 1);
-  else unsetenv("OMP_NUM_THREADS");
+  if (before)
+    setenv("OMP_NUM_THREADS", saved.c_str(), 1);
+  else
+    unsetenv("OMP_NUM_THREADS");
 }
 
 TEST(Cli, BrokenModelFileExitsWith2NamingTheFile) {
@@ -129,8 +130,7 @@ TEST(Cli, InspectShowsModelAndPlan) {
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("Conv"), std::string::npos);
   EXPECT_NE(r.output.find("61706"), std::string::npos) << "LeNet-5 has 61706 parameters\n" << r.output;
-  EXPECT_TRUE(std::regex_search(r.output, std::regex("naive [0-9.]+ [KM]iB, planned [0-9.]+ [KM]iB")))
-      << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, std::regex("naive [0-9.]+ [KM]iB, planned [0-9.]+ [KM]iB"))) << r.output;
 }
 
 TEST(Cli, InferMatchesTheFrameworkOutput) {
@@ -163,8 +163,8 @@ TEST(Cli, TrainWritesModelAndMetrics) {
   int lines = 0;
   while (std::getline(m, line)) {
     ++lines;
-    for (const char* key : {"\"epoch\"", "\"step\"", "\"train_loss\"", "\"test_accuracy\"",
-                            "\"images_per_sec\"", "\"elapsed_s\""})
+    for (const char* key :
+         {"\"epoch\"", "\"step\"", "\"train_loss\"", "\"test_accuracy\"", "\"images_per_sec\"", "\"elapsed_s\""})
       EXPECT_NE(line.find(key), std::string::npos) << key << " in " << line;
     EXPECT_NE(line.find("\"autotune_s\": 0.000, \"learners\": 1}"), std::string::npos) << "no learner search: " << line;
   }
@@ -188,9 +188,11 @@ TEST(Cli, TheLearnerSearchsSecondsAreLoggedAndInTheMetrics) {
                     " --autotune-when before --autotune-max-learners 2 --metrics " + (d / "m.jsonl").string());
   ASSERT_EQ(r.code, 0) << r.output;
   std::smatch chose;
-  ASSERT_TRUE(std::regex_search(r.output, chose, std::regex(R"(autotune: chose [12] learner\(s\) per device in ([0-9.]+) s)")))
+  ASSERT_TRUE(
+      std::regex_search(r.output, chose, std::regex(R"(autotune: chose [12] learner\(s\) per device in ([0-9.]+) s)")))
       << r.output;
-  EXPECT_TRUE(std::regex_search(r.output, std::regex(R"(autotune: 1 learner\(s\): [0-9]+ images/s \([0-9.]+ MiB per learner; [0-9.]+ s\))")))
+  EXPECT_TRUE(std::regex_search(
+      r.output, std::regex(R"(autotune: 1 learner\(s\): [0-9]+ images/s \([0-9.]+ MiB per learner; [0-9.]+ s\))")))
       << r.output;
   std::ifstream m(d / "m.jsonl");
   std::string line;
@@ -214,7 +216,8 @@ TEST(Cli, LearnersAutoIsTunedWhileTraining) {
                     (d / "run.toml").string());
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("up to 2 learner(s) (tuned while training)"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("autotune: timing 1 to 2 learner(s) per device while training"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("autotune: timing 1 to 2 learner(s) per device while training"), std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("autotune: 2 learner(s): "), std::string::npos) << r.output;
   std::smatch chose;
   ASSERT_TRUE(std::regex_search(r.output, chose, std::regex(R"(autotune: chose ([12]) learner\(s\) per device after)")))
@@ -290,7 +293,8 @@ TEST(Cli, ConvChoicesNeedACudaDevice) {
 
 TEST(Cli, UnwritableOutputFailsWithoutPartialFile) {
   fs::path data = test::make_tiny_dataset("unwritable");
-  RunResult r = run(kLenet + " --data " + data.string() + " --max-steps 2 --epochs 1 --output /nonexistent/dir/out.onnx");
+  RunResult r =
+      run(kLenet + " --data " + data.string() + " --max-steps 2 --epochs 1 --output /nonexistent/dir/out.onnx");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("/nonexistent/dir/out.onnx"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists("/nonexistent/dir/out.onnx"));
@@ -307,8 +311,8 @@ TEST(Cli, FullDiskDuringExportKeepsThePreviousModel) {
   std::ifstream before_f(out, std::ios::binary);
   std::string before((std::istreambuf_iterator<char>(before_f)), {});
   // 200 blocks of 512 bytes: less than the model (about 250 KB).
-  std::string cmd = "sh -c 'ulimit -f 200; exec " + test::cbtrain_binary() + " " + kLenet + " --data " +
-                    data.string() + " --max-steps 2 --epochs 1 --output " + out.string() + "' 2>&1";
+  std::string cmd = "sh -c 'ulimit -f 200; exec " + test::cbtrain_binary() + " " + kLenet + " --data " + data.string() +
+                    " --max-steps 2 --epochs 1 --output " + out.string() + "' 2>&1";
   std::string output;
   FILE* p = popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
@@ -350,8 +354,8 @@ TEST(Cli, FullDiskDuringCheckpointKeepsTheLastGoodOne) {
   for (const auto& e : fs::directory_iterator(ck)) before[e.path()] = slurp(e.path());
   ASSERT_FALSE(before.empty());
   // 100 blocks of 512 bytes: far less than a LeNet checkpoint (parameters and momenta).
-  std::string cmd = "sh -c 'ulimit -f 100; exec " + test::cbtrain_binary() + " " + common +
-                    " --max-steps 8 --resume' 2>&1";
+  std::string cmd =
+      "sh -c 'ulimit -f 100; exec " + test::cbtrain_binary() + " " + common + " --max-steps 8 --resume' 2>&1";
   std::string output;
   FILE* p = popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
@@ -378,8 +382,7 @@ TEST(Cli, UnusableCheckpointFolderIsRefusedBeforeTraining) {
   fs::path file = d / "plain_file";
   std::ofstream(file) << "x";
   const std::string dir = (file / "checkpoints").string();
-  RunResult r = run(kLenet + " --data " + data.string() + " --epochs 1 --max-steps 4 " +
-                    "--checkpoint-dir " + dir);
+  RunResult r = run(kLenet + " --data " + data.string() + " --epochs 1 --max-steps 4 " + "--checkpoint-dir " + dir);
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("checkpoint folder " + dir), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("step "), std::string::npos) << "no training before the error: " << r.output;

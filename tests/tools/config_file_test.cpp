@@ -42,34 +42,30 @@ TEST(ConfigFile, SavedConfigurationRepeatsTheRunExactly) {
   fs::path data = test::make_tiny_dataset("config", 384, 64);
   fs::path d = test::temp_dir("config_out");
   // Non-default values of several kinds: numbers, strings, a list, a flag, the recipes.
-  test::CliResult a = test::run_cli(
-      kLenet + " --data " + data.string() +
-      " --deterministic --epochs 2 --batch-size 16 -k 2 --lr 0.03 " +
-      "--seed 11 --lr-schedule step --milestones 1 --lr-gamma 0.5 --label-smoothing 0.05 "
-      "--clip-grad-norm 2 " +
-      "--freeze conv1 --progress lines -o " + (d / "a.onnx").string() + " --metrics " +
-      (d / "a.jsonl").string() + " --save-config " + (d / "saved.toml").string());
+  test::CliResult a = test::run_cli(kLenet + " --data " + data.string() +
+                                    " --deterministic --epochs 2 --batch-size 16 -k 2 --lr 0.03 " +
+                                    "--seed 11 --lr-schedule step --milestones 1 --lr-gamma 0.5 --label-smoothing 0.05 "
+                                    "--clip-grad-norm 2 " +
+                                    "--freeze conv1 --progress lines -o " + (d / "a.onnx").string() + " --metrics " +
+                                    (d / "a.jsonl").string() + " --save-config " + (d / "saved.toml").string());
   ASSERT_EQ(a.code, 0) << a.output;
   const std::string cfg = read(d / "saved.toml");
-  for (const char* line :
-       {"lr = 0.03\n", "seed = 11\n", "learners = \"2\"\n", "deterministic = true\n",
-        "freeze = \"conv1\"\n", "clip-grad-norm = 2\n", "milestones = 1\n"})
+  for (const char* line : {"lr = 0.03\n", "seed = 11\n", "learners = \"2\"\n", "deterministic = true\n",
+                           "freeze = \"conv1\"\n", "clip-grad-norm = 2\n", "milestones = 1\n"})
     EXPECT_NE(cfg.find(line), std::string::npos) << line << "\n" << cfg;
   EXPECT_EQ(read(d / "a.config.toml"), cfg) << "the copy beside the model is the same";
 
   // The file alone (outputs redirected by flags) gives the same weights and metrics.
-  test::CliResult b =
-      test::run_cli("--config " + (d / "saved.toml").string() + " -o " + (d / "b.onnx").string() +
-                    " --metrics " + (d / "b.jsonl").string());
+  test::CliResult b = test::run_cli("--config " + (d / "saved.toml").string() + " -o " + (d / "b.onnx").string() +
+                                    " --metrics " + (d / "b.jsonl").string());
   ASSERT_EQ(b.code, 0) << b.output;
   EXPECT_TRUE(same_weights(d / "a.onnx", d / "b.onnx"));
   EXPECT_EQ(without_timings(read(d / "a.jsonl")), without_timings(read(d / "b.jsonl")));
   EXPECT_FALSE(read(d / "a.jsonl").empty());
 
   // A flag on the command line overrides the file.
-  test::CliResult c =
-      test::run_cli("--config " + (d / "saved.toml").string() + " --lr 0.02 -o " +
-                    (d / "c.onnx").string() + " --metrics " + (d / "c.jsonl").string());
+  test::CliResult c = test::run_cli("--config " + (d / "saved.toml").string() + " --lr 0.02 -o " +
+                                    (d / "c.onnx").string() + " --metrics " + (d / "c.jsonl").string());
   ASSERT_EQ(c.code, 0) << c.output;
   EXPECT_NE(c.output.find("lr = 0.02\n"), std::string::npos) << c.output;
   EXPECT_FALSE(same_weights(d / "a.onnx", d / "c.onnx"));

@@ -58,8 +58,7 @@ TEST(DataCli, ChannelsLastModelWithAugmentationTrainsAndIsDeterministic) {
   fs::path d = make_cifar10("cli_cifar_nhwc", 200);
   fs::path out = test::temp_dir("cli_cifar_nhwc_out");
   // The samples' layout itself is checked by DataSource.NhwcModelsGetChannelsLastSamples.
-  const std::string base =
-      kRgbNhwc + " --data " + d.string() + " --augment crop:4,flip --deterministic" + kTrainFlags;
+  const std::string base = kRgbNhwc + " --data " + d.string() + " --augment crop:4,flip --deterministic" + kTrainFlags;
   RunResult a = run(base + " --seed 3 --metrics " + (out / "a.jsonl").string());
   ASSERT_EQ(a.code, 0) << a.output;
   EXPECT_GT(final_accuracy(a.output), 60.0) << a.output;
@@ -72,8 +71,7 @@ TEST(DataCli, ChannelsLastModelWithAugmentationTrainsAndIsDeterministic) {
     std::string line, all;
     std::smatch m;
     while (std::getline(f, line))
-      if (std::regex_search(line, m, std::regex(R"("train_loss": ([-0-9.e]+))")))
-        all += m[1].str() + " ";
+      if (std::regex_search(line, m, std::regex(R"("train_loss": ([-0-9.e]+))"))) all += m[1].str() + " ";
     return all;
   };
   EXPECT_FALSE(losses(out / "a.jsonl").empty());
@@ -83,10 +81,8 @@ TEST(DataCli, ChannelsLastModelWithAugmentationTrainsAndIsDeterministic) {
 
 TEST(DataCli, ColourImageFolderTrainsEndToEnd) {
   fs::path d = test::temp_dir("cli_images");
-  test::write_image_split(d / "train", test::coloured_samples(480, 10, 3, 32, 32, 300), 3, 32, 32,
-                          true);
-  test::write_image_split(d / "test", test::coloured_samples(160, 10, 3, 32, 32, 301), 3, 32, 32,
-                          true);
+  test::write_image_split(d / "train", test::coloured_samples(480, 10, 3, 32, 32, 300), 3, 32, 32, true);
+  test::write_image_split(d / "test", test::coloured_samples(160, 10, 3, 32, 32, 301), 3, 32, 32, true);
   RunResult r = run(kRgb + " --data " + d.string() + " --data-format images" + kTrainFlags);
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_GT(final_accuracy(r.output), 60.0) << "chance is 10%\n" << r.output;
@@ -96,8 +92,8 @@ TEST(DataCli, GreyImageFolderWithTestSplitTrainsLeNet) {
   fs::path d = test::temp_dir("cli_grey_images");
   // One folder per class, no train/ and test/: --test-split holds 20% out.
   test::write_image_split(d, test::coloured_samples(400, 4, 1, 28, 28, 400), 1, 28, 28, true);
-  RunResult r = run(kLenet + " --data " + d.string() +
-                    " --test-split 0.2 --epochs 6 --batch-size 16 --lr 0.02 --log-every 0");
+  RunResult r =
+      run(kLenet + " --data " + d.string() + " --test-split 0.2 --epochs 6 --batch-size 16 --lr 0.02 --log-every 0");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_GT(final_accuracy(r.output), 60.0) << "chance is 25%\n" << r.output;
 }
@@ -116,8 +112,7 @@ TEST(DataCli, NumpyPairsTrainEndToEnd) {
     save_npy((d / ("x_" + std::string(split) + ".npy")).string(), x);
     save_npy((d / ("y_" + std::string(split) + ".npy")).string(), y);
   }
-  RunResult r =
-      run(kRgb + " --data " + d.string() + " --data-format npy --normalize dataset" + kTrainFlags);
+  RunResult r = run(kRgb + " --data " + d.string() + " --data-format npy --normalize dataset" + kTrainFlags);
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_GT(final_accuracy(r.output), 60.0) << "chance is 10%\n" << r.output;
 }
@@ -130,10 +125,8 @@ TEST(DataCli, BadDataExitsWith2NamingTheFile) {
   EXPECT_NE(r.output.find("data_batch_2.bin"), std::string::npos) << r.output;
 
   fs::path im = test::temp_dir("cli_bad_images");
-  test::write_image_split(im / "train", test::coloured_samples(20, 2, 3, 32, 32, 601), 3, 32, 32,
-                          false);
-  test::write_image_split(im / "test", test::coloured_samples(10, 2, 3, 32, 32, 602), 3, 32, 32,
-                          false);
+  test::write_image_split(im / "train", test::coloured_samples(20, 2, 3, 32, 32, 601), 3, 32, 32, false);
+  test::write_image_split(im / "test", test::coloured_samples(10, 2, 3, 32, 32, 602), 3, 32, 32, false);
   std::ofstream(im / "train" / "class1" / "broken.png") << "\x89PNG\r\n\x1a\n but not really";
   r = run(kRgb + " --data " + im.string() + " --max-steps 1");
   EXPECT_EQ(r.code, 2) << r.output;
@@ -145,8 +138,7 @@ TEST(DataCli, BadDataExitsWith2NamingTheFile) {
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("32x32"), std::string::npos) << r.output;
 
-  for (const char* flags :
-       {" --data-format tiff", " --augment rotate", " --normalize 0.5", " --data-format idx"}) {
+  for (const char* flags : {" --data-format tiff", " --augment rotate", " --normalize 0.5", " --data-format idx"}) {
     r = run(kRgb + " --data " + im.string() + " --max-steps 1" + flags);
     EXPECT_EQ(r.code, 2) << flags << ": " << r.output;
   }

@@ -33,9 +33,10 @@ TEST(FashionMnist, LeNet5TwoEpochsOnCpuReaches87PercentAndOnnxruntimeAgrees) {
   // The folder also takes the run's config file, written beside the model.
   std::string out_model = (test::temp_dir("fashion_mnist") / "lenet5.onnx").string();
   int code = 0;
-  std::string log = capture(test::cbtrain_binary() + " " + test::source_path("models/lenet5/lenet5.ts17.onnx") +
-                                " --epochs 2 --batch-size 32 --lr 0.02 --lr-schedule cosine --log-every 0 --output " + out_model,
-                            &code);
+  std::string log =
+      capture(test::cbtrain_binary() + " " + test::source_path("models/lenet5/lenet5.ts17.onnx") +
+                  " --epochs 2 --batch-size 32 --lr 0.02 --lr-schedule cosine --log-every 0 --output " + out_model,
+              &code);
   ASSERT_EQ(code, 0) << log;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(log, m, std::regex("final test accuracy ([0-9.]+)%"))) << log;
@@ -44,9 +45,9 @@ TEST(FashionMnist, LeNet5TwoEpochsOnCpuReaches87PercentAndOnnxruntimeAgrees) {
   EXPECT_GE(cbt_acc, 87.0) << log;
 
   const char* py = std::getenv("CBT_PYTHON");
-  std::string ort = capture(std::string(py ? py : "python3") + " " + test::source_path("scripts/eval_onnx.py") +
-                                " --json " + out_model,
-                            &code);
+  std::string ort = capture(
+      std::string(py ? py : "python3") + " " + test::source_path("scripts/eval_onnx.py") + " --json " + out_model,
+      &code);
   ASSERT_EQ(code, 0) << ort;
   ASSERT_TRUE(std::regex_search(ort, m, std::regex("\"accuracy\": ([0-9.]+)"))) << ort;
   double ort_acc = 100 * std::stod(m[1]);

@@ -28,7 +28,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using test::Child;
 
-
 // The trained initializers of two models are the same bit for bit.
 void expect_same_weights(const fs::path& got_path, const fs::path& want_path, const std::string& what) {
   ImportedModel got = load_model(got_path.string()), want = load_model(want_path.string());
@@ -46,9 +45,16 @@ const std::string kLenet = test::source_path("models/lenet5/lenet5.ts17.onnx");
 // Two learners under SMA with a warm-up and a cosine schedule: every piece of state (replicas,
 // momenta, z, z_prev, the learning rate, the round count) matters for the final weights.
 std::vector<std::string> train_args(const fs::path& data, const fs::path& out) {
-  return {kLenet, "--data", data.string(), "-b", "16", "-k", "2", "--algorithm", "sma", "--epochs", "2",
-          "--lr-schedule", "cosine", "--warmup-steps", "5", "--deterministic", "--log-every", "0",
-          "-o", out.string()};
+  return {kLenet,        "--data",
+          data.string(), "-b",
+          "16",          "-k",
+          "2",           "--algorithm",
+          "sma",         "--epochs",
+          "2",           "--lr-schedule",
+          "cosine",      "--warmup-steps",
+          "5",           "--deterministic",
+          "--log-every", "0",
+          "-o",          out.string()};
 }
 
 TEST(KillResume, SigkillAtRandomMomentsThenResumeGivesTheUninterruptedWeights) {
@@ -97,9 +103,10 @@ void stop_and_resume(int sig, int expected_code) {
   fs::path dir = test::temp_dir("stop" + std::to_string(sig));
   const fs::path ckpt = dir / "ckpt";
   // A constant learning rate: --max-steps then does not change the configuration.
-  std::vector<std::string> args = {kLenet, "--data", data.string(), "-b", "16", "--epochs", "50",
-                                   "--max-steps", "120", "--deterministic", "--log-every", "1",
-                                   "--checkpoint-dir", ckpt.string(), "--checkpoint-every", "1000"};
+  std::vector<std::string> args = {kLenet,        "--data", data.string(),      "-b",          "16",
+                                   "--epochs",    "50",     "--max-steps",      "120",         "--deterministic",
+                                   "--log-every", "1",      "--checkpoint-dir", ckpt.string(), "--checkpoint-every",
+                                   "1000"};
   Child run(args);
   ASSERT_TRUE(run.read_until(std::regex("epoch 1 step 3/"))) << run.output();
   run.signal(sig);

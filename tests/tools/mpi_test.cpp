@@ -50,12 +50,12 @@ constexpr bool kCudaBuild = false;
 #endif
 
 // MPI, a CUDA build and two GPUs (GPU machines), or the test skips saying which is missing.
-#define CBT_SKIP_WITHOUT_TWO_GPUS()                                                         \
-  do {                                                                                      \
-    CBT_SKIP_WITHOUT_MPI();                                                                 \
-    if (!kCudaBuild) GTEST_SKIP() << "built without CUDA: skipped";                         \
-    if (!fs::exists("/dev/nvidiactl") || device_count(DeviceKind::CUDA) < 2)                \
-      GTEST_SKIP() << "fewer than 2 GPUs: skipped";                                         \
+#define CBT_SKIP_WITHOUT_TWO_GPUS()                                          \
+  do {                                                                       \
+    CBT_SKIP_WITHOUT_MPI();                                                  \
+    if (!kCudaBuild) GTEST_SKIP() << "built without CUDA: skipped";          \
+    if (!fs::exists("/dev/nvidiactl") || device_count(DeviceKind::CUDA) < 2) \
+      GTEST_SKIP() << "fewer than 2 GPUs: skipped";                          \
   } while (0)
 
 const std::string kLenet = test::source_path("models/lenet5/lenet5.ts17.onnx");
@@ -78,8 +78,8 @@ std::vector<std::string> mpirun_env() {
 std::unique_ptr<Child> mpirun(int ranks, const std::vector<std::string>& args,
                               const std::vector<std::string>& mpirun_flags = {}) {
   std::vector<std::string> a = mpirun_flags;
-  for (const auto& x : {std::string("--oversubscribe"), std::string("-np"), std::to_string(ranks),
-                        test::cbtrain_binary()})
+  for (const auto& x :
+       {std::string("--oversubscribe"), std::string("-np"), std::to_string(ranks), test::cbtrain_binary()})
     a.push_back(x);
   a.insert(a.end(), args.begin(), args.end());
   return std::make_unique<Child>("mpirun", a, mpirun_env());
@@ -87,18 +87,9 @@ std::unique_ptr<Child> mpirun(int ranks, const std::vector<std::string>& args,
 
 std::vector<std::string> train_args(const std::string& model, const fs::path& data, int learners,
                                     std::vector<std::string> more) {
-  std::vector<std::string> a = {model,
-                                "--data",
-                                data.string(),
-                                "-b",
-                                "8",
-                                "-k",
-                                std::to_string(learners),
-                                "--algorithm",
-                                "sma",
-                                "--deterministic",
-                                "--log-every",
-                                "0"};
+  std::vector<std::string> a = {
+      model,         "--data", data.string(),     "-b",          "8", "-k", std::to_string(learners),
+      "--algorithm", "sma",    "--deterministic", "--log-every", "0"};
   a.insert(a.end(), more.begin(), more.end());
   return a;
 }
@@ -144,37 +135,31 @@ void expect_ranks_train_as_one_process(const std::string& model, int ranks, int 
   auto flags = [&](std::vector<std::string> a) { return with_algorithm(a, algorithm); };
   const std::string tag = std::to_string(ranks) + "x" + std::to_string(learners) + algorithm;
   // 20 rounds of P*K batches of 8 are exactly one epoch.
-  fs::path data = test::make_tiny_dataset("mpi_parity_" + tag,
-                                          static_cast<uint32_t>(20 * 8 * ranks * learners), 96);
+  fs::path data = test::make_tiny_dataset("mpi_parity_" + tag, static_cast<uint32_t>(20 * 8 * ranks * learners), 96);
   fs::path dir = test::temp_dir("mpi_parity_out_" + tag);
-  Child one(
-      flags(train_args(model, data, ranks * learners,
-                       {"--epochs", "1", "--max-steps", "20", "-o", (dir / "one.onnx").string()})));
+  Child one(flags(train_args(model, data, ranks * learners,
+                             {"--epochs", "1", "--max-steps", "20", "-o", (dir / "one.onnx").string()})));
   ASSERT_EQ(one.finish(), 0) << one.output();
-  auto several = mpirun(ranks, flags(train_args(model, data, learners,
-                                                {"--epochs", "1", "--max-steps", "20", "-o",
-                                                 (dir / "several.onnx").string()})));
+  auto several =
+      mpirun(ranks, flags(train_args(model, data, learners,
+                                     {"--epochs", "1", "--max-steps", "20", "-o", (dir / "several.onnx").string()})));
   ASSERT_EQ(several->finish(), 0) << several->output();
   // Control: the learners of one rank alone train another model.
   Child alone(
-      train_args(model, data, learners,
-                 {"--epochs", "1", "--max-steps", "20", "-o", (dir / "alone.onnx").string()}));
+      train_args(model, data, learners, {"--epochs", "1", "--max-steps", "20", "-o", (dir / "alone.onnx").string()}));
   ASSERT_EQ(alone.finish(), 0) << alone.output();
 
   const double diff = max_relative_difference(dir / "several.onnx", dir / "one.onnx");
   const double control = max_relative_difference(dir / "alone.onnx", dir / "one.onnx");
   std::cout << "[ figures  ] " << fs::path(model).filename().string() << " "
-            << (algorithm.empty() ? "default" : algorithm) << ": " << ranks << " ranks x "
-            << learners << " learners vs 1 process x " << ranks * learners
-            << " learners after 20 rounds: max relative difference " << diff << " (1 process x "
-            << learners << " learners: " << control << ")" << std::endl;
+            << (algorithm.empty() ? "default" : algorithm) << ": " << ranks << " ranks x " << learners
+            << " learners vs 1 process x " << ranks * learners << " learners after 20 rounds: max relative difference "
+            << diff << " (1 process x " << learners << " learners: " << control << ")" << std::endl;
   EXPECT_LT(diff, 1e-5) << several->output();
   EXPECT_GT(control, 1e-3) << "the control run should train another model";
-  EXPECT_NEAR(test_accuracy(several->output()), test_accuracy(one.output()), 1e-9)
-      << several->output();
+  EXPECT_NEAR(test_accuracy(several->output()), test_accuracy(one.output()), 1e-9) << several->output();
   const std::string kind = algorithm == "ssgd" ? "ssgd" : "sma";
-  EXPECT_NE(several->output().find("(" + kind + ") in " + std::to_string(ranks) + " processes"),
-            std::string::npos)
+  EXPECT_NE(several->output().find("(" + kind + ") in " + std::to_string(ranks) + " processes"), std::string::npos)
       << several->output();
   fs::remove_all(data);
   fs::remove_all(dir);
@@ -246,9 +231,8 @@ bool gone_by(pid_t pid, Clock::time_point deadline) {
 }
 
 // Starts 2 ranks on a long run and returns once both run and epoch 2 is done; fills the pids.
-std::unique_ptr<Child> start_long_run(const fs::path& data, const std::vector<std::string>& more,
-                                      pid_t& rank0, pid_t& rank1,
-                                      const std::vector<std::string>& mpirun_flags = {}) {
+std::unique_ptr<Child> start_long_run(const fs::path& data, const std::vector<std::string>& more, pid_t& rank0,
+                                      pid_t& rank1, const std::vector<std::string>& mpirun_flags = {}) {
   auto run = mpirun(2, train_args(kLenet, data, 1, more), mpirun_flags);
   std::smatch m;
   for (int r : {0, 1}) {
@@ -275,12 +259,11 @@ TEST(Mpi, KillingOneRankEndsTheOtherWithinAMinuteNamingIt) {
   const int rc = run->finish();
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   const std::string after = run->output().substr(before);
-  std::cout << "[ figures  ] SIGKILL of rank 1: the run ended after " << seconds
-            << " s with exit code " << rc << std::endl;
+  std::cout << "[ figures  ] SIGKILL of rank 1: the run ended after " << seconds << " s with exit code " << rc
+            << std::endl;
   EXPECT_NE(rc, 0) << after;
   EXPECT_LT(seconds, 60.0);
-  EXPECT_TRUE(std::regex_search(after, std::regex("rank 1\\b"))) << "no message names rank 1:\n"
-                                                                 << after;
+  EXPECT_TRUE(std::regex_search(after, std::regex("rank 1\\b"))) << "no message names rank 1:\n" << after;
   EXPECT_TRUE(gone_by(rank0, t0 + std::chrono::seconds(60)))
       << "rank 0 (pid " << rank0 << ") still runs a minute after rank 1 was killed";
   fs::remove_all(data);
@@ -292,8 +275,8 @@ TEST(Mpi, AKilledRankIsNamedByTheSurvivorWhenTheLauncherKeepsItRunning) {
   CBT_SKIP_WITHOUT_MPI();
   fs::path data = test::make_tiny_dataset("mpi_kill_recovery", 256, 64);
   pid_t rank0 = -1, rank1 = -1;
-  auto run = start_long_run(data, {"--epochs", "100000", "--collective-timeout", "8"}, rank0, rank1,
-                            {"--enable-recovery"});
+  auto run =
+      start_long_run(data, {"--epochs", "100000", "--collective-timeout", "8"}, rank0, rank1, {"--enable-recovery"});
   ASSERT_GT(rank1, 0) << run->output();
   ASSERT_NE(run->output().find("epoch 2:"), std::string::npos) << run->output();
   const size_t before = run->output().size();
@@ -302,13 +285,12 @@ TEST(Mpi, AKilledRankIsNamedByTheSurvivorWhenTheLauncherKeepsItRunning) {
   run->finish();  // Open MPI 4.1 may report 0 here: the survivor's exit code is not relayed
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   const std::string after = run->output().substr(before);
-  std::cout
-      << "[ figures  ] SIGKILL of rank 1 under mpirun --enable-recovery (--collective-timeout 8): "
-         "the survivor ended after "
-      << seconds << " s" << std::endl;
+  std::cout << "[ figures  ] SIGKILL of rank 1 under mpirun --enable-recovery (--collective-timeout 8): "
+               "the survivor ended after "
+            << seconds << " s" << std::endl;
   EXPECT_LT(seconds, 60.0);
-  EXPECT_TRUE(std::regex_search(
-      after, std::regex("error: rank 0: .* did not complete within 8 s .*rank 1 did not answer")))
+  EXPECT_TRUE(
+      std::regex_search(after, std::regex("error: rank 0: .* did not complete within 8 s .*rank 1 did not answer")))
       << after;
   EXPECT_TRUE(gone_by(rank0, t0 + std::chrono::seconds(60)))
       << "rank 0 (pid " << rank0 << ") still runs a minute after rank 1 was killed";
@@ -348,13 +330,13 @@ HangOutcome stop_rank1_of_a_long_run(const std::string& name, const std::vector<
 TEST(Mpi, AHungRankEndsTheOthersAfterTheCollectiveTimeoutNamingIt) {
   CBT_SKIP_WITHOUT_MPI();
   HangOutcome o = stop_rank1_of_a_long_run("mpi_hang", {});
-  std::cout << "[ figures  ] SIGSTOP of rank 1 (--collective-timeout 8): the run ended after "
-            << o.seconds << " s with exit code " << o.rc << std::endl;
+  std::cout << "[ figures  ] SIGSTOP of rank 1 (--collective-timeout 8): the run ended after " << o.seconds
+            << " s with exit code " << o.rc << std::endl;
   EXPECT_EQ(o.rc, 4) << o.after;
   EXPECT_LT(o.seconds, 30.0);
   EXPECT_GE(o.seconds, 8.0) << "stopped before the timeout ran out";
-  EXPECT_TRUE(std::regex_search(
-      o.after, std::regex("error: rank 0: .* did not complete within 8 s .*rank 1 did not answer")))
+  EXPECT_TRUE(
+      std::regex_search(o.after, std::regex("error: rank 0: .* did not complete within 8 s .*rank 1 did not answer")))
       << o.after;
 }
 
@@ -392,30 +374,25 @@ TEST(Mpi, SigtermToOneRankStopsEveryRankAtTheSameRoundWithACheckpoint) {
   fs::path data = test::make_tiny_dataset("mpi_term", 256, 64);
   fs::path ckpt = test::temp_dir("mpi_term_ckpt");
   pid_t rank0 = -1, rank1 = -1;
-  auto run =
-      start_long_run(data, {"--epochs", "100000", "--checkpoint-dir", ckpt.string()}, rank0, rank1);
+  auto run = start_long_run(data, {"--epochs", "100000", "--checkpoint-dir", ckpt.string()}, rank0, rank1);
   ASSERT_GT(rank1, 0) << run->output();
   ASSERT_EQ(kill(rank1, SIGTERM), 0);
   EXPECT_EQ(run->finish(), 143) << run->output();
   std::smatch m;
   const std::string out = run->output();
-  ASSERT_TRUE(
-      std::regex_search(out, m, std::regex("interrupted at round ([0-9]+); checkpoint written")))
-      << out;
+  ASSERT_TRUE(std::regex_search(out, m, std::regex("interrupted at round ([0-9]+); checkpoint written"))) << out;
   const int64_t round = std::stoll(m[1]);
   Checkpoint c = read_checkpoint(checkpoint_path(ckpt.string(), round));
   EXPECT_EQ(c.meta.round, round);
   int learners = 0;
-  for (const auto& [n, t] : c.state.tensors)
-    learners += n.ends_with("/params") && n.starts_with("learner");
+  for (const auto& [n, t] : c.state.tensors) learners += n.ends_with("/params") && n.starts_with("learner");
   EXPECT_EQ(learners, 2) << "rank 0 and rank 1's learner";
 
   auto rest = mpirun(2, train_args(kLenet, data, 1,
-                                   {"--epochs", "100000", "--max-steps", std::to_string(round + 5),
-                                    "--checkpoint-dir", ckpt.string(), "--resume"}));
+                                   {"--epochs", "100000", "--max-steps", std::to_string(round + 5), "--checkpoint-dir",
+                                    ckpt.string(), "--resume"}));
   EXPECT_EQ(rest->finish(), 0) << rest->output();
-  EXPECT_NE(rest->output().find("resumed from " + checkpoint_path(ckpt.string(), round)),
-            std::string::npos)
+  EXPECT_NE(rest->output().find("resumed from " + checkpoint_path(ckpt.string(), round)), std::string::npos)
       << rest->output();
   fs::remove_all(data);
   fs::remove_all(ckpt);
@@ -425,14 +402,13 @@ TEST(Mpi, ACheckpointOfTwoRanksHoldsEveryLearnerAndResumesToTheUninterruptedWeig
   CBT_SKIP_WITHOUT_MPI();
   fs::path data = test::make_tiny_dataset("mpi_ckpt", 512, 64);  // 16 rounds per epoch
   fs::path dir = test::temp_dir("mpi_ckpt_out");
-  auto whole = mpirun(
-      2, train_args(kOpzoo, data, 2, {"--epochs", "2", "-o", (dir / "whole.onnx").string()}));
+  auto whole = mpirun(2, train_args(kOpzoo, data, 2, {"--epochs", "2", "-o", (dir / "whole.onnx").string()}));
   ASSERT_EQ(whole->finish(), 0) << whole->output();
 
   const fs::path ckpt = dir / "ckpt";
   auto first = mpirun(2, train_args(kOpzoo, data, 2,
-                                    {"--epochs", "2", "--max-steps", "21", "--checkpoint-dir",
-                                     ckpt.string(), "--checkpoint-every", "7"}));
+                                    {"--epochs", "2", "--max-steps", "21", "--checkpoint-dir", ckpt.string(),
+                                     "--checkpoint-every", "7"}));
   ASSERT_EQ(first->finish(), 0) << first->output();
   auto files = list_checkpoints(ckpt.string());
   ASSERT_FALSE(files.empty());
@@ -447,8 +423,8 @@ TEST(Mpi, ACheckpointOfTwoRanksHoldsEveryLearnerAndResumesToTheUninterruptedWeig
   }
 
   auto rest = mpirun(2, train_args(kOpzoo, data, 2,
-                                   {"--epochs", "2", "--checkpoint-dir", ckpt.string(), "--resume",
-                                    "-o", (dir / "resumed.onnx").string()}));
+                                   {"--epochs", "2", "--checkpoint-dir", ckpt.string(), "--resume", "-o",
+                                    (dir / "resumed.onnx").string()}));
   ASSERT_EQ(rest->finish(), 0) << rest->output();
   EXPECT_NE(rest->output().find("resumed from"), std::string::npos) << rest->output();
   EXPECT_EQ(max_relative_difference(dir / "resumed.onnx", dir / "whole.onnx"), 0.0)
@@ -474,8 +450,7 @@ TEST(Mpi, TwoGpuProcessesTrainAsOneProcessWithTwoGpus) {
   ASSERT_EQ(one.finish(), 0) << one.output();
   auto two = mpirun(2, args({"--device", "cuda", "-o", (dir / "two.onnx").string()}));
   ASSERT_EQ(two->finish(), 0) << two->output();
-  EXPECT_NE(two->output().find("on cuda:1"), std::string::npos) << "rank 1 should take GPU 1:\n"
-                                                                << two->output();
+  EXPECT_NE(two->output().find("on cuda:1"), std::string::npos) << "rank 1 should take GPU 1:\n" << two->output();
   const double diff = max_relative_difference(dir / "two.onnx", dir / "one.onnx");
   std::cout << "[ figures  ] 2 processes x 1 GPU vs 1 process x 2 GPUs (2 learners each), 20 "
                "rounds: max relative "
@@ -491,13 +466,12 @@ TEST(Mpi, TwoGpuProcessesTrainAsOneProcessWithTwoGpus) {
 TEST(Mpi, AHungGpuRankEndsTheOtherAfterTheCollectiveTimeoutNamingIt) {
   CBT_SKIP_WITHOUT_TWO_GPUS();
   HangOutcome o = stop_rank1_of_a_long_run("mpi_gpu_hang", {"--device", "cuda"});
-  std::cout << "[ figures  ] SIGSTOP of GPU rank 1 (--collective-timeout 8): the run ended after "
-            << o.seconds << " s with exit code " << o.rc << std::endl;
+  std::cout << "[ figures  ] SIGSTOP of GPU rank 1 (--collective-timeout 8): the run ended after " << o.seconds
+            << " s with exit code " << o.rc << std::endl;
   EXPECT_EQ(o.rc, 4) << o.after;
   EXPECT_LT(o.seconds, 60.0);
   EXPECT_GE(o.seconds, 8.0) << "stopped before the timeout ran out";
-  EXPECT_TRUE(std::regex_search(o.after, std::regex("rank 0: .* did not complete within 8 s")))
-      << o.after;
+  EXPECT_TRUE(std::regex_search(o.after, std::regex("rank 0: .* did not complete within 8 s"))) << o.after;
   EXPECT_TRUE(std::regex_search(o.after, std::regex("rank 1 did not answer"))) << o.after;
 }
 
@@ -507,14 +481,11 @@ TEST(Mpi, RanksWithDifferentLearnerCountsAreRefused) {
   // MPMD: rank 0 with one learner, rank 1 with two.
   std::vector<std::string> a = {"--oversubscribe", "-np", "1", test::cbtrain_binary()};
   for (const auto& x : train_args(kLenet, data, 1, {"--epochs", "1"})) a.push_back(x);
-  for (const auto& x :
-       {std::string(":"), std::string("-np"), std::string("1"), test::cbtrain_binary()})
-    a.push_back(x);
+  for (const auto& x : {std::string(":"), std::string("-np"), std::string("1"), test::cbtrain_binary()}) a.push_back(x);
   for (const auto& x : train_args(kLenet, data, 2, {"--epochs", "1"})) a.push_back(x);
   Child run("mpirun", a, mpirun_env());
   EXPECT_EQ(run.finish(), 2) << run.output();
-  EXPECT_NE(run.output().find("every process must train as many learners"), std::string::npos)
-      << run.output();
+  EXPECT_NE(run.output().find("every process must train as many learners"), std::string::npos) << run.output();
   fs::remove_all(data);
 }
 
@@ -523,8 +494,7 @@ TEST(Mpi, TorchrunStyleWorldSizeWithoutMpirunIsRefused) {
   Child run(test::cbtrain_binary(), train_args(kLenet, data, 1, {"--epochs", "1"}),
             {"WORLD_SIZE=2", "RANK=1", "LOCAL_RANK=1"});
   EXPECT_EQ(run.finish(), 2) << run.output();
-  EXPECT_NE(run.output().find("WORLD_SIZE=2 but 1 process(es) were started"), std::string::npos)
-      << run.output();
+  EXPECT_NE(run.output().find("WORLD_SIZE=2 but 1 process(es) were started"), std::string::npos) << run.output();
   EXPECT_NE(run.output().find("mpirun -np 2"), std::string::npos) << run.output();
   fs::remove_all(data);
 }

@@ -46,8 +46,7 @@ void expect_valid_png(const fs::path& p, int width) {
   cairo_surface_destroy(s);
   EXPECT_GT(non_white, static_cast<int64_t>(w) * h / 200) << "the plot is blank";
   EXPECT_LT(non_white, static_cast<int64_t>(w) * h / 2);
-  EXPECT_TRUE(colours.count(0x1f77b4) || colours.count(0x1e78b5))
-      << "no curve in the first series' colour";
+  EXPECT_TRUE(colours.count(0x1f77b4) || colours.count(0x1e78b5)) << "no curve in the first series' colour";
 #endif
 }
 
@@ -61,10 +60,8 @@ TEST(Plot, MetricsFileToPngAndSvg) {
   {
     std::ofstream m(d / "run.jsonl");
     for (int e = 1; e <= 6; ++e)
-      m << "{\"epoch\": " << e << ", \"step\": " << 100 * e
-        << ", \"train_loss\": " << 2.0 / e + 0.1 * u(rng)
-        << ", \"test_loss\": " << 2.2 / e + 0.1 * u(rng)
-        << ", \"test_accuracy\": " << 0.5 + 0.07 * e * u(rng)
+      m << "{\"epoch\": " << e << ", \"step\": " << 100 * e << ", \"train_loss\": " << 2.0 / e + 0.1 * u(rng)
+        << ", \"test_loss\": " << 2.2 / e + 0.1 * u(rng) << ", \"test_accuracy\": " << 0.5 + 0.07 * e * u(rng)
         << ", \"images_per_sec\": 1000, \"elapsed_s\": " << e << ", \"lr\": " << 0.1 / e << "}\n";
   }
   test::CliResult r = test::run_cli("plot " + (d / "run.jsonl").string() + " --width 640");
@@ -78,9 +75,8 @@ TEST(Plot, MetricsFileToPngAndSvg) {
   EXPECT_NE(svg.find("<svg"), std::string::npos);
   EXPECT_NE(svg.find("<path"), std::string::npos);
 
-  for (const std::string& bad :
-       {"plot " + (d / "run.jsonl").string() + " -o " + (d / "run.gif").string(),
-        "plot " + (d / "missing.jsonl").string()}) {
+  for (const std::string& bad : {"plot " + (d / "run.jsonl").string() + " -o " + (d / "run.gif").string(),
+                                 "plot " + (d / "missing.jsonl").string()}) {
     r = test::run_cli(bad);
     EXPECT_EQ(r.code, 2) << bad << "\n" << r.output;
   }

@@ -18,9 +18,9 @@ const std::string kLenet = test::source_path("models/lenet5/lenet5.ts17.onnx");
 TEST(RecipesCli, FrozenParametersAreExportedUnchanged) {
   fs::path data = test::make_tiny_dataset("freeze", 256, 64);
   fs::path d = test::temp_dir("freeze_out");
-  test::CliResult r = test::run_cli(
-      kLenet + " --data " + data.string() + " --epochs 1 --batch-size 8 -k 3 " +
-      "--freeze '^conv' --freeze 'fc3\\.bias' --clip-grad-norm 5 -o " + (d / "out.onnx").string());
+  test::CliResult r =
+      test::run_cli(kLenet + " --data " + data.string() + " --epochs 1 --batch-size 8 -k 3 " +
+                    "--freeze '^conv' --freeze 'fc3\\.bias' --clip-grad-norm 5 -o " + (d / "out.onnx").string());
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("frozen: 5 tensor(s)"), std::string::npos) << r.output;
   ImportedModel before = load_model(kLenet), after = load_model((d / "out.onnx").string());
@@ -35,14 +35,13 @@ TEST(RecipesCli, FrozenParametersAreExportedUnchanged) {
 TEST(RecipesCli, BinaryCrossEntropyWithLogitsAndMseTrain) {
   fs::path data = test::make_tiny_dataset("losses", 256, 64);
   for (const char* loss : {"bce", "mse"}) {
-    test::CliResult r =
-        test::run_cli(kLenet + " --data " + data.string() + " --epochs 2 --batch-size 8 --loss " +
-                      loss + " --log-every 0");
+    test::CliResult r = test::run_cli(kLenet + " --data " + data.string() + " --epochs 2 --batch-size 8 --loss " +
+                                      loss + " --log-every 0");
     EXPECT_EQ(r.code, 0) << loss << "\n" << r.output;
   }
   // The model output chosen by name (LeNet-5's only output is "output").
-  test::CliResult named = test::run_cli(kLenet + " --data " + data.string() +
-                                        " --max-steps 3 --batch-size 8 --output-name output");
+  test::CliResult named =
+      test::run_cli(kLenet + " --data " + data.string() + " --max-steps 3 --batch-size 8 --output-name output");
   EXPECT_EQ(named.code, 0) << named.output;
   test::CliResult help = test::run_cli("--help");
   EXPECT_NE(help.output.find("WITH LOGITS"), std::string::npos) << help.output;
@@ -57,8 +56,7 @@ TEST(RecipesCli, BadRecipeFlagsAreUserErrors) {
   for (const Case& c : {Case{"--freeze 'nothing_like_this'", "matches no parameter"},
                         Case{"--freeze '(['", "not a valid regular expression"},
                         Case{"--label-smoothing 0.1 --loss mse", "cross-entropy only"},
-                        Case{"--label-smoothing 1.5", "label-smoothing"},
-                        Case{"--clip-grad-norm -1", "clip-grad-norm"},
+                        Case{"--label-smoothing 1.5", "label-smoothing"}, Case{"--clip-grad-norm -1", "clip-grad-norm"},
                         Case{"--freeze '.'", "no trainable parameter"},
                         Case{"--output-name no_such_output", "'no_such_output' does not exist"}}) {
     test::CliResult r = test::run_cli(base + c.flags);

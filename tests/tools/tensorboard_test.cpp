@@ -38,24 +38,22 @@ TEST(TensorBoard, Crc32cOfTheStandardCheckString) {
 TEST(TensorBoard, RunIsReadBackByTensorBoardsEventAccumulator) {
   fs::path data = test::make_tiny_dataset("tb", 512, 64);
   fs::path d = test::temp_dir("tb_out");
-  test::CliResult r = test::run_cli(
-      test::source_path("models/lenet5/lenet5.ts17.onnx") + " --data " + data.string() +
-      " --epochs 2 --batch-size 8 -k 2 --log-every 8 --lr-schedule cosine --tensorboard " +
-      (d / "tb").string() + " --metrics " + (d / "m.jsonl").string());
+  test::CliResult r =
+      test::run_cli(test::source_path("models/lenet5/lenet5.ts17.onnx") + " --data " + data.string() +
+                    " --epochs 2 --batch-size 8 -k 2 --log-every 8 --lr-schedule cosine --tensorboard " +
+                    (d / "tb").string() + " --metrics " + (d / "m.jsonl").string());
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_TRUE(fs::exists(d / "tb" / "config.toml"));
 
   // cbtrain's reader.
   tensorboard::ScalarSeries s = tensorboard::read_scalars((d / "tb").string());
-  for (const char* tag : {"train/loss", "train/learning_rate", "train/images_per_sec",
-                          "sma/replica_spread", "test/loss", "test/accuracy"})
+  for (const char* tag : {"train/loss", "train/learning_rate", "train/images_per_sec", "sma/replica_spread",
+                          "test/loss", "test/accuracy"})
     ASSERT_TRUE(s.count(tag)) << tag;
   // 512 samples / (2 learners x 8) = 32 rounds per epoch, a point every 8 rounds.
   ASSERT_EQ(s["train/loss"].size(), 8u);
-  for (size_t i = 0; i < 8; ++i)
-    EXPECT_EQ(s["train/loss"][i].step, static_cast<int64_t>(8 * (i + 1)));
-  EXPECT_GT(s["train/learning_rate"].front().value, s["train/learning_rate"].back().value)
-      << "cosine decays";
+  for (size_t i = 0; i < 8; ++i) EXPECT_EQ(s["train/loss"][i].step, static_cast<int64_t>(8 * (i + 1)));
+  EXPECT_GT(s["train/learning_rate"].front().value, s["train/learning_rate"].back().value) << "cosine decays";
   for (const auto& p : s["sma/replica_spread"]) EXPECT_GT(p.value, 0);
   ASSERT_EQ(s["test/accuracy"].size(), 2u);
 
@@ -73,10 +71,9 @@ TEST(TensorBoard, RunIsReadBackByTensorBoardsEventAccumulator) {
   // TensorBoard's own reader sees exactly the same scalars.
   const char* py = std::getenv("CBT_PYTHON");
   int code = -1;
-  std::string out =
-      capture(std::string(py ? py : "python3") + " " +
-                  test::source_path("tests/tools/read_tensorboard.py") + " " + (d / "tb").string(),
-              &code);
+  std::string out = capture(std::string(py ? py : "python3") + " " +
+                                test::source_path("tests/tools/read_tensorboard.py") + " " + (d / "tb").string(),
+                            &code);
   if (code == 3) GTEST_SKIP() << out;
   ASSERT_EQ(code, 0) << out;
   auto tb = nlohmann::json::parse(out.substr(out.find('{')));
@@ -110,8 +107,7 @@ TEST(TensorBoard, CorruptFilesAreUserErrorsNamingTheRecord) {
     std::string bad = bytes;
     bad[flip] ^= 0x20;
     std::ofstream(d / "bad.tfevents", std::ios::binary) << bad;
-    EXPECT_THROW(tensorboard::read_scalars((d / "bad.tfevents").string()), UserError)
-        << "byte " << flip;
+    EXPECT_THROW(tensorboard::read_scalars((d / "bad.tfevents").string()), UserError) << "byte " << flip;
   }
   std::ofstream(d / "short.tfevents", std::ios::binary) << bytes.substr(0, bytes.size() - 3);
   EXPECT_THROW(tensorboard::read_scalars((d / "short.tfevents").string()), UserError);

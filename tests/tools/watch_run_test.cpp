@@ -24,13 +24,12 @@ int count(const std::string& s, const std::string& what) {
 TEST(WatchRun, TerminalShowsARedrawnBarWithImagesPerSecondLossAndEta) {
   fs::path data = test::make_tiny_dataset("watch_tty", 512, 64);
   fs::path d = test::temp_dir("watch_tty_out");
-  test::CliResult r = test::run_cli_in_pty({kLenet, "--data", data.string(), "--epochs", "2",
-                                            "--batch-size", "8", "-o", (d / "out.onnx").string()});
+  test::CliResult r = test::run_cli_in_pty(
+      {kLenet, "--data", data.string(), "--epochs", "2", "--batch-size", "8", "-o", (d / "out.onnx").string()});
   ASSERT_EQ(r.code, 0) << r.output;
   const std::string& s = r.output;
   // Bar updates start with '\r' (newlines on a terminal are "\r\n": not counted here).
-  std::regex bar(
-      R"(\repoch (\d)/2 \[[= >]{30}\] (\d+)/64  loss ([0-9.]+)  (\d+) img/s  ETA (\d+:\d\d|\?))");
+  std::regex bar(R"(\repoch (\d)/2 \[[= >]{30}\] (\d+)/64  loss ([0-9.]+)  (\d+) img/s  ETA (\d+:\d\d|\?))");
   int updates = 0;
   std::map<int, int64_t> last_done;
   for (std::sregex_iterator it(s.begin(), s.end(), bar), end; it != end; ++it, ++updates) {
@@ -52,16 +51,15 @@ TEST(WatchRun, TerminalShowsARedrawnBarWithImagesPerSecondLossAndEta) {
 TEST(WatchRun, PipeGetsPlainLinesAndNoCarriageReturns) {
   fs::path data = test::make_tiny_dataset("watch_pipe", 512, 64);
   fs::path d = test::temp_dir("watch_pipe_out");
-  test::CliResult r = test::run_cli(
-      kLenet + " --data " + data.string() + " --epochs 1 --batch-size 8 --log-every 16 -o " +
-      (d / "out.onnx").string() + " --metrics " + (d / "m.jsonl").string());
+  test::CliResult r =
+      test::run_cli(kLenet + " --data " + data.string() + " --epochs 1 --batch-size 8 --log-every 16 -o " +
+                    (d / "out.onnx").string() + " --metrics " + (d / "m.jsonl").string());
   ASSERT_EQ(r.code, 0) << r.output;
   const std::string& s = r.output;
   EXPECT_EQ(s.find('\r'), std::string::npos) << s;
   std::regex line(R"(epoch 1 step (\d+)/64 loss [0-9.]+ \d+ img/s ETA \d+:\d\d\n)");
   std::vector<int64_t> steps;
-  for (std::sregex_iterator it(s.begin(), s.end(), line), end; it != end; ++it)
-    steps.push_back(std::stoll((*it)[1]));
+  for (std::sregex_iterator it(s.begin(), s.end(), line), end; it != end; ++it) steps.push_back(std::stoll((*it)[1]));
   EXPECT_EQ(steps, (std::vector<int64_t>{16, 32, 48, 64})) << s;
 
   // The resolved configuration comes first, the summary with every file last.
@@ -72,19 +70,16 @@ TEST(WatchRun, PipeGetsPlainLinesAndNoCarriageReturns) {
   EXPECT_NE(s.find("batch-size = 8\n"), std::string::npos) << s;
   const std::string tail = s.substr(sum);
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(
-      tail, m, std::regex(R"(test accuracy +([0-9.]+)% \(final\), ([0-9.]+)% best at epoch 1)")))
+  ASSERT_TRUE(
+      std::regex_search(tail, m, std::regex(R"(test accuracy +([0-9.]+)% \(final\), ([0-9.]+)% best at epoch 1)")))
       << tail;
   EXPECT_EQ(m[1], m[2]) << "one epoch: the final accuracy is the best";
-  EXPECT_TRUE(std::regex_search(
-      tail, std::regex(R"(training +\d+:\d\d for 64 steps, 512 images, \d+ img/s)")))
-      << tail;
+  EXPECT_TRUE(std::regex_search(tail, std::regex(R"(training +\d+:\d\d for 64 steps, 512 images, \d+ img/s)"))) << tail;
   for (const char* f : {"out.onnx", "m.jsonl", "out.config.toml"})
     EXPECT_NE(tail.find((d / f).string()), std::string::npos) << f << "\n" << tail;
   EXPECT_TRUE(fs::exists(d / "out.config.toml"));
 
-  r = test::run_cli(kLenet + " --data " + data.string() +
-                    " --epochs 1 --batch-size 8 --log-every 16 --progress off");
+  r = test::run_cli(kLenet + " --data " + data.string() + " --epochs 1 --batch-size 8 --log-every 16 --progress off");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(r.output.find("step 16/"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("configuration:"), std::string::npos) << r.output;

@@ -10,10 +10,26 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x) do { cudaError_t err_ = (x); if (err_ != cudaSuccess) { std::printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); std::exit(1); } } while (0)
-#define DK(x) do { cudnnStatus_t e = (x); if (e != CUDNN_STATUS_SUCCESS) { std::printf("%s:%d %s\n", __FILE__, __LINE__, cudnnGetErrorString(e)); std::exit(1); } } while (0)
+#define CK(x)                                                                  \
+  do {                                                                         \
+    cudaError_t err_ = (x);                                                    \
+    if (err_ != cudaSuccess) {                                                 \
+      std::printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
+      std::exit(1);                                                            \
+    }                                                                          \
+  } while (0)
+#define DK(x)                                                                \
+  do {                                                                       \
+    cudnnStatus_t e = (x);                                                   \
+    if (e != CUDNN_STATUS_SUCCESS) {                                         \
+      std::printf("%s:%d %s\n", __FILE__, __LINE__, cudnnGetErrorString(e)); \
+      std::exit(1);                                                          \
+    }                                                                        \
+  } while (0)
 
-struct Conv { int N, C, H, W, M, K, P, OH, OW; };
+struct Conv {
+  int N, C, H, W, M, K, P, OH, OW;
+};
 
 // Block (n, y, z): image n, pairs [y*T, (y+1)*T) of (m, c, kh, kw), output rows z, z+Z, ...
 // The image's dY planes (all M) and X planes (all C) in shared memory; each thread one pair
@@ -85,7 +101,8 @@ int main() {
           for (int ow = 0; ow < g.OW; ++ow) {
             int ih = oh + kh - g.P, iw = ow + kw - g.P;
             if (ih < 0 || iw < 0 || ih >= g.H || iw >= g.W) continue;
-            s += (double)hy[((size_t)(n * g.M + m) * g.OH + oh) * g.OW + ow] * hx[((size_t)(n * g.C + c) * g.H + ih) * g.W + iw];
+            s += (double)hy[((size_t)(n * g.M + m) * g.OH + oh) * g.OW + ow] *
+                 hx[((size_t)(n * g.C + c) * g.H + ih) * g.W + iw];
           }
         ref[p] += (float)s;
       }
@@ -105,8 +122,10 @@ int main() {
     cudnnTensorDescriptor_t xd, yd;
     cudnnFilterDescriptor_t wd;
     cudnnConvolutionDescriptor_t cd;
-    DK(cudnnCreateTensorDescriptor(&xd)); DK(cudnnCreateTensorDescriptor(&yd));
-    DK(cudnnCreateFilterDescriptor(&wd)); DK(cudnnCreateConvolutionDescriptor(&cd));
+    DK(cudnnCreateTensorDescriptor(&xd));
+    DK(cudnnCreateTensorDescriptor(&yd));
+    DK(cudnnCreateFilterDescriptor(&wd));
+    DK(cudnnCreateConvolutionDescriptor(&cd));
     DK(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, g.N, g.C, g.H, g.W));
     DK(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, g.N, g.M, g.OH, g.OW));
     DK(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, g.M, g.C, g.K, g.K));
@@ -118,7 +137,9 @@ int main() {
       const int Zs[4] = {1, 2, 4, 8};
       const int Z = algo < 0 ? Zs[algo + 4] : 1;
       size_t ws = 0;
-      if (algo >= 0 && cudnnGetConvolutionBackwardFilterWorkspaceSize(h, xd, yd, cd, wd, (cudnnConvolutionBwdFilterAlgo_t)algo, &ws) != CUDNN_STATUS_SUCCESS) continue;
+      if (algo >= 0 && cudnnGetConvolutionBackwardFilterWorkspaceSize(
+                           h, xd, yd, cd, wd, (cudnnConvolutionBwdFilterAlgo_t)algo, &ws) != CUDNN_STATUS_SUCCESS)
+        continue;
       std::vector<void*> wsp(copies, nullptr);
       for (int i = 0; i < copies && ws; ++i) CK(cudaMalloc(&wsp[i], ws));
       const float one = 1.f, zero = 0.f;
@@ -129,22 +150,29 @@ int main() {
           return cudaGetLastError() == cudaSuccess;
         }
         cudnnSetStream(h, s);
-        return cudnnConvolutionBackwardFilter(h, &one, xd, dx, yd, dy, cd, (cudnnConvolutionBwdFilterAlgo_t)algo, wsp[i], ws, &zero, wd, dw[i]) == CUDNN_STATUS_SUCCESS;
+        return cudnnConvolutionBackwardFilter(h, &one, xd, dx, yd, dy, cd, (cudnnConvolutionBwdFilterAlgo_t)algo,
+                                              wsp[i], ws, &zero, wd, dw[i]) == CUDNN_STATUS_SUCCESS;
       };
       bool ok = true;
       for (int i = 0; i < copies; ++i) ok = ok && run(i, st);
       CK(cudaStreamSynchronize(st));
-      if (!ok) { std::printf("algo %d: failed\n", algo); continue; }
+      if (!ok) {
+        std::printf("algo %d: failed\n", algo);
+        continue;
+      }
       std::vector<float> got(pairs);
       CK(cudaMemcpy(got.data(), dw[0], pairs * 4, cudaMemcpyDeviceToHost));
       double err = 0, nrm = 0;
-      for (int p = 0; p < pairs; ++p) err += (got[p] - ref[p]) * (double)(got[p] - ref[p]), nrm += (double)ref[p] * ref[p];
+      for (int p = 0; p < pairs; ++p)
+        err += (got[p] - ref[p]) * (double)(got[p] - ref[p]), nrm += (double)ref[p] * ref[p];
       cudaEvent_t fork, t0, t1;
       std::vector<cudaEvent_t> joins(copies);
       CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
       for (auto& ev : joins) CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
-      CK(cudaEventCreate(&t0)); CK(cudaEventCreate(&t1));
-      cudaGraph_t graph; cudaGraphExec_t exec;
+      CK(cudaEventCreate(&t0));
+      CK(cudaEventCreate(&t1));
+      cudaGraph_t graph;
+      cudaGraphExec_t exec;
       CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
       CK(cudaEventRecord(fork, st));
       for (int i = 0; i < copies; ++i) {
@@ -167,10 +195,13 @@ int main() {
         CK(cudaEventElapsedTime(&ms, t0, t1));
         if (t > 0) best = std::fmin(best, ms);
       }
-      std::printf("conv C=%d H=%d M=%d: %-7s %2d Z=%d  %7.2f us per copy (8 at once)  rel.err %.1e  ws %zu B\n", g.C, g.H, g.M,
-                  algo < 0 ? "direct" : "cudnn", algo, Z, best * 1000 / (reps * copies), std::sqrt(err / nrm), ws);
-      cudaGraphExecDestroy(exec); cudaGraphDestroy(graph);
-      for (void* p : wsp) if (p) cudaFree(p);
+      std::printf("conv C=%d H=%d M=%d: %-7s %2d Z=%d  %7.2f us per copy (8 at once)  rel.err %.1e  ws %zu B\n", g.C,
+                  g.H, g.M, algo < 0 ? "direct" : "cudnn", algo, Z, best * 1000 / (reps * copies), std::sqrt(err / nrm),
+                  ws);
+      cudaGraphExecDestroy(exec);
+      cudaGraphDestroy(graph);
+      for (void* p : wsp)
+        if (p) cudaFree(p);
     }
   }
   return 0;
