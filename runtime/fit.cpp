@@ -130,6 +130,19 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
           << m.round_in_epoch << " of " << steps_per_epoch << ")" << std::endl;
     }
   }
+  // What to change when training diverges: the rate, and a given SMA alpha (within
+  // sma_stable_learners' bound, a large one still adds to what the rate does).
+  auto advice = [&] {
+    std::string a = "lower the learning rate";
+    const TrainerOptions& to = trainer.options();
+    if (to.algorithm == Algorithm::Sma && trainer.alpha_given() && trainer.total_learners() > 1) {
+      char alpha[32];
+      std::snprintf(alpha, sizeof alpha, "%g", to.alpha);
+      a += ", or --alpha (" + std::string(alpha) + " with " + std::to_string(trainer.total_learners()) +
+           " learners; left out, it follows the count)";
+    }
+    return a;
+  };
   // Writes a checkpoint whose next round is `next` of `epoch`; a diverged state is never
   // written, so the last good checkpoint stays the newest.
   auto save = [&](int64_t epoch, int64_t next) {
@@ -144,7 +157,7 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
           "training diverged: '" + bad + "' holds non-finite values at round " + std::to_string(res.steps) +
           " (epoch " + std::to_string(epoch) + "); " +
           (res.checkpoint.empty() ? "no checkpoint was written" : "the last good checkpoint is " + res.checkpoint) +
-          "; lower the learning rate");
+          "; " + advice());
     c.meta = now;
     c.meta.epoch = epoch;
     c.meta.round_in_epoch = next;
@@ -156,8 +169,7 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
       for (int64_t i = 0, n = t.numel(); i < n; ++i)
         if (!std::isfinite(t.ptr<float>()[i]))
           throw TrainingDiverged("training diverged: the weights '" + name + "' are not finite at round " +
-                                 std::to_string(res.steps) + " (epoch " + std::to_string(epoch) +
-                                 "); lower the learning rate");
+                                 std::to_string(res.steps) + " (epoch " + std::to_string(epoch) + "); " + advice());
   };
 
   std::ofstream metrics;
@@ -248,8 +260,8 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
       }
       if (!std::isfinite(loss))
         throw TrainingDiverged("training diverged: the loss is " + std::to_string(loss) + " at step " +
-                               std::to_string(trainer.rounds()) + " (epoch " + std::to_string(epoch) +
-                               "); lower the learning rate");
+                               std::to_string(trainer.rounds()) + " (epoch " + std::to_string(epoch) + "); " +
+                               advice());
       loss_sum += loss;
       ++loss_count;
       interval_loss += loss;

@@ -174,6 +174,7 @@ class Trainer {
   int64_t rounds() const { return rounds_; }
   Algorithm algorithm() const { return opt_.algorithm; }
   const TrainerOptions& options() const { return opt_; }  // resolved (alpha, learners)
+  bool alpha_given() const { return !auto_alpha_; }       // alpha set by the options, not following k
   const Graph& model() const { return model_; }
 
   // Host copy of the whole training state (waits for the devices).

@@ -98,6 +98,17 @@ __global__ void sce_rows_kernel(const float* x, const L* labels, float* lp, doub
   if (threadIdx.x == 0) *arrival = 0;  // ready for the next launch (CUDA-graph replays too)
 }
 
+// launch.template operator()<L>() with L the labels' integer type: int64 or int32.
+template <class Launch>
+void with_label_type(const KernelContext& ctx, const Tensor& labels, Launch& launch) {
+  if (labels.dtype() == DType::Int64)
+    launch.template operator()<int64_t>();
+  else if (labels.dtype() == DType::Int32)
+    launch.template operator()<int32_t>();
+  else
+    unsupported_dtype(ctx, labels.dtype());
+}
+
 // logits: (N, C); labels: (N) int64/int32[; dLoss ()]; outputs loss (), optional log_probs
 // (N, C)[, dLogits (N, C)[, dBias (C)]].
 void softmax_cross_entropy(KernelContext& ctx) {
@@ -129,12 +140,7 @@ void softmax_cross_entropy(KernelContext& ctx) {
     }
     CBT_CUDA_CHECK_LAUNCH();
   };
-  if (labels.dtype() == DType::Int64)
-    launch.template operator()<int64_t>();
-  else if (labels.dtype() == DType::Int32)
-    launch.template operator()<int32_t>();
-  else
-    unsupported_dtype(ctx, labels.dtype());
+  with_label_type(ctx, labels, launch);
 }
 
 // dLoss: () on the device; log_probs, dLogits: (N, C); labels: (N).
@@ -161,12 +167,7 @@ void softmax_cross_entropy_grad(KernelContext& ctx) {
                                                                    ctx.out(0).ptr<float>(), N, C, eps);
     CBT_CUDA_CHECK_LAUNCH();
   };
-  if (labels.dtype() == DType::Int64)
-    launch.template operator()<int64_t>();
-  else if (labels.dtype() == DType::Int32)
-    launch.template operator()<int32_t>();
-  else
-    unsupported_dtype(ctx, labels.dtype());
+  with_label_type(ctx, labels, launch);
 }
 
 struct MseTerm {

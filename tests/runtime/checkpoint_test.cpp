@@ -348,6 +348,20 @@ TEST(Checkpoint, NonFiniteWeightsStopTrainingAtTheEndOfAnEpoch) {
     ADD_FAILURE() << "non-finite weights went unnoticed";
   } catch (const TrainingDiverged& e) {
     EXPECT_NE(std::string(e.what()).find("not finite at round 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("lower the learning rate"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("--alpha"), std::string::npos) << "the default alpha: " << e.what();
+  }
+  // With a given alpha the message names it too: it adds to what the rate does.
+  TrainerOptions given = sma_options();
+  given.alpha = 0.6f;
+  Trainer a(lenet(), given);
+  a.restore(s);
+  try {
+    fit(a, data, fo, log);
+    ADD_FAILURE() << "non-finite weights went unnoticed";
+  } catch (const TrainingDiverged& e) {
+    EXPECT_NE(std::string(e.what()).find("lower the learning rate, or --alpha (0.6 with 2 learners"), std::string::npos)
+        << e.what();
   }
 }
 
