@@ -135,12 +135,9 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
   auto advice = [&] {
     std::string a = "lower the learning rate";
     const TrainerOptions& to = trainer.options();
-    if (to.algorithm == Algorithm::Sma && trainer.alpha_given() && trainer.total_learners() > 1) {
-      char alpha[32];
-      std::snprintf(alpha, sizeof alpha, "%g", to.alpha);
-      a += ", or --alpha (" + std::string(alpha) + " with " + std::to_string(trainer.total_learners()) +
-           " learners; left out, it follows the count)";
-    }
+    if (to.algorithm == Algorithm::Sma && trainer.alpha_given() && trainer.total_learners() > 1)
+      a += detail::concat(", or --alpha (", to.alpha, " with ", trainer.total_learners(),
+                          " learners; left out, it follows the count)");
     return a;
   };
   // Writes a checkpoint whose next round is `next` of `epoch`; a diverged state is never

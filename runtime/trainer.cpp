@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <tuple>
 
@@ -66,21 +65,17 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
   auto_alpha_ = opt_.alpha < 0;
   if (auto_alpha_) opt_.alpha = default_sma_alpha(total_learners_, opt_.sma_momentum);
   if (opt.algorithm == Algorithm::Sma) {
-    auto g = [](double v) {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%g", v);
-      return std::string(buf);
-    };
     if (!(opt.sma_momentum >= 0 && opt.sma_momentum < 1))
-      throw UserError("--sma-momentum must be in [0, 1): with " + g(opt.sma_momentum) +
-                      " the central model's steps never die down");
+      throw UserError(detail::concat("--sma-momentum must be in [0, 1): with ", opt.sma_momentum,
+                                     " the central model's steps never die down"));
     const int stable = sma_stable_learners(opt_.alpha, opt_.sma_momentum);
     if (!auto_alpha_ && total_learners_ > stable)
-      throw UserError("--alpha " + g(opt_.alpha) + " with " + std::to_string(total_learners_) +
-                      " learners in all would make SMA diverge whatever the learning rate: alpha x (learners + 1 + "
-                      "--sma-momentum) must stay below 2 x (1 + --sma-momentum) = " +
-                      g(2 * (1 + opt_.sma_momentum)) + ", so at most " + std::to_string(stable) +
-                      " learners with this alpha; or leave --alpha out (it then follows the count)");
+      throw UserError(
+          detail::concat("--alpha ", opt_.alpha, " with ", total_learners_,
+                         " learners in all would make SMA diverge whatever the learning rate: alpha x (learners + 1 + "
+                         "--sma-momentum) must stay below 2 x (1 + --sma-momentum) = ",
+                         2 * (1 + opt_.sma_momentum), ", so at most ", stable,
+                         " learners with this alpha; or leave --alpha out (it then follows the count)"));
   }
 
   BindOptions bo;

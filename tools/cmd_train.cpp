@@ -107,11 +107,16 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
   to.batch_size = a.batch_size;
   to.seed = a.seed;
   to.device = device;
-  to.algorithm = a.algorithm == "ssgd" ? Algorithm::Ssgd : Algorithm::Sma;
+  // One learner without --algorithm trains plain SGD: nothing to average. A count the tuner
+  // chooses is known only after it (below).
+  auto algorithm_for = [&a](int learners) {
+    return a.algorithm == "ssgd" || (a.algorithm.empty() && learners == 1) ? Algorithm::Ssgd : Algorithm::Sma;
+  };
+  const int fixed_learners = a.learners == "auto" ? 0 : parse_count("--learners", a.learners, 64);
+  to.algorithm = algorithm_for(fixed_learners);
   to.alpha = a.alpha;
   to.sma_momentum = a.sma_momentum;
-  // (One learner without --algorithm trains plain SGD, below, where alpha plays no part.)
-  if (a.alpha == 0 && to.algorithm == Algorithm::Sma && !(a.algorithm.empty() && a.learners == "1"))
+  if (a.alpha == 0 && to.algorithm == Algorithm::Sma)
     throw UserError(
         "--alpha 0 never moves SMA's central model, which evaluation and the trained model are; "
         "give a positive --alpha, leave it out (it then follows the count), or use --algorithm ssgd");
@@ -159,10 +164,9 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
       to.learners = autotune_learners(model, to, ao, log, autotune_seconds);
     }
   } else {
-    to.learners = parse_count("--learners", a.learners, 64);
+    to.learners = fixed_learners;
   }
-  // With one learner and no explicit choice, train plain SGD: nothing to average.
-  if (to.learners == 1 && a.algorithm.empty()) to.algorithm = Algorithm::Ssgd;
+  to.algorithm = algorithm_for(to.learners);
   return to;
 }
 
