@@ -89,6 +89,32 @@ bool LearnerSearch::add(int k, double rate, std::string* verdict) {
   return again;
 }
 
+bool LearnerSearchDown::add(int k, double rate, std::string* verdict) {
+  char buf[200];
+  if (best_k_ == 0) {
+    best_k_ = k, best_ = rate, misses_ = 0;
+    if (verdict) *verdict = "";
+    return k > 1;
+  }
+  // What the best count's extra learners bring, in shares of this count's images/s per learner.
+  const double share = rate / k;
+  const int extra = best_k_ - k;
+  const double gain = (best_ - rate) / share;
+  if (gain <= threshold_ * extra) {
+    std::snprintf(buf, sizeof buf, ", %d more bring %s%d%% of a learner's share each (threshold %d%%): drop to %d",
+                  extra, gain >= 0 ? "+" : "", static_cast<int>(100 * gain / extra + (gain >= 0 ? 0.5 : -0.5)),
+                  static_cast<int>(100 * threshold_ + 0.5), k);
+    best_k_ = k, best_ = rate, misses_ = 0;
+    if (verdict) *verdict = buf;
+    return k > 1;
+  }
+  const bool again = ++misses_ <= patience_ && k > 1;
+  std::snprintf(buf, sizeof buf, ", %d more bring +%d%% of a learner's share each: keep %d, %s", extra,
+                static_cast<int>(100 * gain / extra + 0.5), best_k_, again ? "one more count" : "stop");
+  if (verdict) *verdict = buf;
+  return again;
+}
+
 int autotune_limit_per_device(const TrainerOptions& base, const AutotuneOptions& opt) {
   const int processes = std::max({1, opt.processes, base.processes ? base.processes->size() : 1});
   const int devices = std::max<int>(1, static_cast<int>(base.gpus.size())) * processes;

@@ -24,8 +24,8 @@ TrainingTuner::TrainingTuner(Trainer& trainer, const AutotuneOptions& options, s
   const size_t devices = std::max<size_t>(1, trainer.options().gpus.size());
   limit_ = static_cast<int>(static_cast<size_t>(trainer.built_learners()) / devices);
   resumed_ = clock_();
-  log_ << "autotune: timing 1 to " << limit_ << " learner(s) per device while training\n";
-  start_count(1);
+  log_ << "autotune: timing " << limit_ << " down to 1 learner(s) per device while training\n";
+  start_count(limit_);
 }
 
 void TrainingTuner::start_count(int k) {
@@ -76,17 +76,18 @@ bool TrainingTuner::after_round() {
       std::string verdict;
       const bool more = search_.add(k_, median, &verdict);
       log_ << verdict << "\n";
-      if (!more) {
-        end("");
-      } else if (k_ == limit_) {
-        // Say when the cap, not the memory, stopped a search that still gained: a larger
-        // --autotune-max-learners gives more images a second, if not always the target sooner.
-        std::string why = ", every built learner timed";
+      if (more) {
+        start_count(k_ - 1);
+      } else if (best() == limit_ && limit_ > 1) {
+        // Say when the cap, not the memory, held a search that kept every learner built: a
+        // larger --autotune-max-learners gives more images a second, if not always the target
+        // sooner.
+        std::string why = ", the most learners built";
         if (limit_ == autotune_limit_per_device(trainer_.options(), opt_))
           why += ": the cap, --autotune-max-learners " + std::to_string(opt_.max_learners) + " in all";
         end(why);
       } else {
-        start_count(k_ + 1);
+        end("");
       }
       return true;
     }

@@ -74,6 +74,64 @@ TEST(LearnerSearch, TheVerdictNamesTheDecision) {
   EXPECT_DOUBLE_EQ(s.best_rate(), 195);
 }
 
+// Feeds rates[k-1] for k = rates.size(), ..., 1 until the downward search ends; returns the
+// chosen count and how many counts it measured.
+std::pair<int, int> run_search_down(const std::vector<double>& rates, double threshold, int patience) {
+  LearnerSearchDown s(threshold, patience);
+  int measured = 0;
+  for (size_t k = rates.size(); k >= 1; --k) {
+    ++measured;
+    if (!s.add(static_cast<int>(k), rates[k - 1])) break;
+  }
+  return {s.best_learners(), measured};
+}
+
+TEST(LearnerSearchDown, DropsLearnersWhileTheExtraOnesBringAtMostTheThresholdOfAShare) {
+  // The curve of the first test above, from the top: 6 and 5 learners bring 1.5% and 6% of a
+  // share over 5 and 4; 4 brings 67% over 3: the same 4 as the climb.
+  auto [best, measured] = run_search_down({100, 190, 270, 330, 335, 336}, 0.10, 0);
+  EXPECT_EQ(best, 4);
+  EXPECT_EQ(measured, 4);
+  // Every learner pays: the first count is kept after one more.
+  auto [all, timed] = run_search_down({100, 200, 300, 400}, 0.10, 0);
+  EXPECT_EQ(all, 4);
+  EXPECT_EQ(timed, 2);
+}
+
+TEST(LearnerSearchDown, OneSlowMeasurementDoesNotHoldTheSearch) {
+  // 5 learners came out low (noise), which makes the sixth look worth keeping; 4 does within
+  // two learners' threshold of 6 (14% of a share for two), so the search goes on down to it.
+  const std::vector<double> rates = {100, 150, 200, 290, 240, 300};
+  EXPECT_EQ(run_search_down(rates, 0.10, 0).first, 6);
+  auto [best, measured] = run_search_down(rates, 0.10, 1);
+  EXPECT_EQ(best, 4);
+  EXPECT_EQ(measured, 5);  // 3 and 2 both fall short of 4: stop
+}
+
+TEST(LearnerSearchDown, ThroughputThatRisesWithFewerLearnersTakesTheFewest) {
+  auto [best, measured] = run_search_down({100, 90, 80, 70}, 0.10, 1);
+  EXPECT_EQ(best, 1);
+  EXPECT_EQ(measured, 4);
+}
+
+TEST(LearnerSearchDown, TheVerdictNamesTheDecision) {
+  LearnerSearchDown s(0.10, 1);
+  std::string v;
+  EXPECT_TRUE(s.add(4, 400, &v));
+  EXPECT_EQ(v, "");
+  EXPECT_TRUE(s.add(3, 396, &v));
+  EXPECT_NE(v.find("1 more bring +3% of a learner's share each (threshold 10%): drop to 3"), std::string::npos) << v;
+  EXPECT_TRUE(s.add(2, 200, &v));
+  EXPECT_NE(v.find("keep 3, one more count"), std::string::npos) << v;
+  EXPECT_FALSE(s.add(1, 100, &v));
+  EXPECT_NE(v.find("keep 3, stop"), std::string::npos) << v;
+  EXPECT_EQ(s.best_learners(), 3);
+  EXPECT_DOUBLE_EQ(s.best_rate(), 396);
+  LearnerSearchDown one(0.10, 1);
+  EXPECT_FALSE(one.add(1, 100)) << "one learner: nothing to drop";
+  EXPECT_EQ(one.best_learners(), 1);
+}
+
 // A search of short timings (one warm-up round, windows of 2 rounds and 20 ms) up to `max_learners`.
 AutotuneOptions quick_search(int max_learners) {
   AutotuneOptions ao;

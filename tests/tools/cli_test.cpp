@@ -216,7 +216,7 @@ TEST(Cli, LearnersAutoIsTunedWhileTraining) {
                     (d / "run.toml").string());
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("up to 2 learner(s) (tuned while training)"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("autotune: timing 1 to 2 learner(s) per device while training"), std::string::npos)
+  EXPECT_NE(r.output.find("autotune: timing 2 down to 1 learner(s) per device while training"), std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("autotune: 2 learner(s): "), std::string::npos) << r.output;
   std::smatch chose;
