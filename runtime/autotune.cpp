@@ -101,16 +101,18 @@ bool LearnerSearchDown::add(int k, double rate, std::string* verdict) {
   const int extra = best_k_ - k;
   const double gain = (best_ - rate) / share;
   if (gain <= threshold_ * extra) {
-    std::snprintf(buf, sizeof buf, ", %d more bring %s%d%% of a learner's share each (threshold %d%%): drop to %d",
-                  extra, gain >= 0 ? "+" : "", static_cast<int>(100 * gain / extra + (gain >= 0 ? 0.5 : -0.5)),
+    std::snprintf(buf, sizeof buf, ", %d more %s %s%d%% of a learner's share each (threshold %d%%): drop to %d", extra,
+                  extra == 1 ? "brings" : "bring", gain >= 0 ? "+" : "",
+                  static_cast<int>(100 * gain / extra + (gain >= 0 ? 0.5 : -0.5)),
                   static_cast<int>(100 * threshold_ + 0.5), k);
     best_k_ = k, best_ = rate, misses_ = 0;
     if (verdict) *verdict = buf;
     return k > 1;
   }
   const bool again = ++misses_ <= patience_ && k > 1;
-  std::snprintf(buf, sizeof buf, ", %d more bring +%d%% of a learner's share each: keep %d, %s", extra,
-                static_cast<int>(100 * gain / extra + 0.5), best_k_, again ? "one more count" : "stop");
+  std::snprintf(buf, sizeof buf, ", %d more %s +%d%% of a learner's share each: keep %d, %s", extra,
+                extra == 1 ? "brings" : "bring", static_cast<int>(100 * gain / extra + 0.5), best_k_,
+                again ? "one more count" : "stop");
   if (verdict) *verdict = buf;
   return again;
 }

@@ -3,8 +3,9 @@
 // fraction of the throughput one learner brought on average so far — and stops at the
 // memory limit. One learner count that falls short is given a second chance: the next count
 // is measured too, and kept when it beats the best by the threshold for both learners (a
-// single slow measurement does not end the search). Every decision is logged with the
-// throughput it saw.
+// single slow measurement does not end the search). Run while training (training_tuner.h),
+// the same rule goes down from the most learners instead (LearnerSearchDown). Every decision
+// is logged with the throughput it saw.
 #pragma once
 #include <iosfwd>
 #include <memory>
@@ -58,8 +59,7 @@ class LearnerSearch {
 // share each (this count's images/s per learner), and ends when they bring more: the best count
 // is then the fewest that does as well. A count that makes them look worth keeping gets one more
 // count's chance (`patience`), as above. Run while training, the rounds before the choice train
-// at or near the count chosen, not at one learner (ResNet-20 on one H200 reached 91% a few
-// epochs sooner with 8 learners from the start than after a climb from 1).
+// at or near the count chosen, not at one learner (see training_tuner.h).
 class LearnerSearchDown {
  public:
   LearnerSearchDown(double threshold, int patience) : threshold_(threshold), patience_(patience) {}

@@ -120,11 +120,11 @@ TEST(LearnerSearchDown, TheVerdictNamesTheDecision) {
   EXPECT_TRUE(s.add(4, 400, &v));
   EXPECT_EQ(v, "");
   EXPECT_TRUE(s.add(3, 396, &v));
-  EXPECT_NE(v.find("1 more bring +3% of a learner's share each (threshold 10%): drop to 3"), std::string::npos) << v;
+  EXPECT_NE(v.find("1 more brings +3% of a learner's share each (threshold 10%): drop to 3"), std::string::npos) << v;
   EXPECT_TRUE(s.add(2, 200, &v));
   EXPECT_NE(v.find("keep 3, one more count"), std::string::npos) << v;
   EXPECT_FALSE(s.add(1, 100, &v));
-  EXPECT_NE(v.find("keep 3, stop"), std::string::npos) << v;
+  EXPECT_NE(v.find("2 more bring +148% of a learner's share each: keep 3, stop"), std::string::npos) << v;
   EXPECT_EQ(s.best_learners(), 3);
   EXPECT_DOUBLE_EQ(s.best_rate(), 396);
   LearnerSearchDown one(0.10, 1);

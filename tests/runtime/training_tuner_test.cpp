@@ -195,7 +195,7 @@ TEST(TrainingTuner, TrainingThatEndsFirstKeepsTheBestCountSoFar) {
       2 * 7 + 3);  // counts 4 and 3, then 3 rounds of 2
   EXPECT_TRUE(tuner.searching());
   EXPECT_EQ(t.learners(), 2);
-  EXPECT_NE(log.str().find("1 more bring +0% of a learner's share each (threshold 10%): drop to 3"), std::string::npos)
+  EXPECT_NE(log.str().find("1 more brings +0% of a learner's share each (threshold 10%): drop to 3"), std::string::npos)
       << log.str();
   tuner.finish();
   EXPECT_FALSE(tuner.searching());
