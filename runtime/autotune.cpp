@@ -61,6 +61,10 @@ Throughput measure_throughput(Trainer& trainer, int warmup_rounds, int measure_r
 }
 
 bool LearnerSearch::add(int k, double rate, std::string* verdict) {
+  return direction_ == Direction::Up ? add_up(k, rate, verdict) : add_down(k, rate, verdict);
+}
+
+bool LearnerSearch::add_up(int k, double rate, std::string* verdict) {
   char buf[160];
   if (k == 1 || best_k_ == 0) {
     best_k_ = k, best_ = rate, misses_ = 0;
@@ -89,7 +93,7 @@ bool LearnerSearch::add(int k, double rate, std::string* verdict) {
   return again;
 }
 
-bool LearnerSearchDown::add(int k, double rate, std::string* verdict) {
+bool LearnerSearch::add_down(int k, double rate, std::string* verdict) {
   char buf[200];
   if (best_k_ == 0) {
     best_k_ = k, best_ = rate, misses_ = 0;

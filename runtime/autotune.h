@@ -4,7 +4,7 @@
 // memory limit. One learner count that falls short is given a second chance: the next count
 // is measured too, and kept when it beats the best by the threshold for both learners (a
 // single slow measurement does not end the search). Run while training (training_tuner.h),
-// the same rule goes down from the most learners instead (LearnerSearchDown). Every decision
+// the same rule goes down from the most learners instead (LearnerSearch::Direction::Down). Every decision
 // is logged with the throughput it saw.
 #pragma once
 #include <iosfwd>
@@ -34,44 +34,34 @@ struct AutotuneOptions {
   int processes = 1;
 };
 
-// The tuner's rule, apart from the measuring: fed the throughput of 1, 2, ... learners in
-// order, it keeps the best count and says when to stop.
+// The tuner's rule, apart from the measuring. Going up (before training: autotune_learners), fed
+// the throughput of 1, 2, ... learners in order, it keeps the best count and says when to stop.
+// Going down (while training: TrainingTuner), fed the throughput of the most learners it may
+// take, then of one fewer each time, it drops a learner while the learners the best count has
+// over this one bring at most `threshold` of a learner's share each (this count's images/s per
+// learner), and ends when they bring more: the best count is then the fewest that does as well;
+// a count that makes them look worth keeping gets one more count's chance (`patience`), as a
+// count that falls short does going up. Run while training, the rounds before the choice then
+// train at or near the count chosen, not at one learner (see training_tuner.h).
 class LearnerSearch {
  public:
-  LearnerSearch(double threshold, int patience) : threshold_(threshold), patience_(patience) {}
-  // The throughput measured with `k` learners (k = the last count fed + 1); returns false
-  // once the search is over. `verdict` gets the reason, for the log.
+  enum class Direction { Up, Down };
+  LearnerSearch(double threshold, int patience, Direction direction = Direction::Up)
+      : threshold_(threshold), patience_(patience), direction_(direction) {}
+  // The throughput measured with `k` learners (k = the last count fed + 1 going up; the most
+  // first and then k = the last count fed - 1 going down); returns false once the search is
+  // over (going down, at the latest with k = 1). `verdict` gets the reason, for the log.
   bool add(int k, double rate, std::string* verdict = nullptr);
   int best_learners() const { return best_k_; }
   double best_rate() const { return best_; }
 
  private:
+  bool add_up(int k, double rate, std::string* verdict);
+  bool add_down(int k, double rate, std::string* verdict);
+
   double threshold_;
   int patience_;
-  int best_k_ = 0;
-  double best_ = 0;
-  int misses_ = 0;
-};
-
-// The same rule from the other end, for the search run while training (TrainingTuner): fed the
-// throughput of the most learners it may take, then of one fewer each time, it drops a learner
-// while the learners the best count has over this one bring at most `threshold` of a learner's
-// share each (this count's images/s per learner), and ends when they bring more: the best count
-// is then the fewest that does as well. A count that makes them look worth keeping gets one more
-// count's chance (`patience`), as above. Run while training, the rounds before the choice train
-// at or near the count chosen, not at one learner (see training_tuner.h).
-class LearnerSearchDown {
- public:
-  LearnerSearchDown(double threshold, int patience) : threshold_(threshold), patience_(patience) {}
-  // The throughput measured with `k` learners (the most first, then k = the last count fed - 1);
-  // returns false once the search is over (at the latest with k = 1). `verdict` gets the reason.
-  bool add(int k, double rate, std::string* verdict = nullptr);
-  int best_learners() const { return best_k_; }
-  double best_rate() const { return best_; }
-
- private:
-  double threshold_;
-  int patience_;
+  Direction direction_;
   int best_k_ = 0;
   double best_ = 0;
   int misses_ = 0;

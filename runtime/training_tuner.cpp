@@ -20,7 +20,7 @@ TrainingTuner::TrainingTuner(Trainer& trainer, const AutotuneOptions& options, s
       opt_(options),
       log_(log),
       clock_(clock ? std::move(clock) : Clock(steady_seconds)),
-      search_(options.threshold, options.patience) {
+      search_(options.threshold, options.patience, LearnerSearch::Direction::Down) {
   const size_t devices = std::max<size_t>(1, trainer.options().gpus.size());
   limit_ = static_cast<int>(static_cast<size_t>(trainer.built_learners()) / devices);
   resumed_ = clock_();

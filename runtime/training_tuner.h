@@ -14,7 +14,7 @@ namespace cbt {
 // may take); each count trains for a few warm-up rounds and then for timed windows
 // (AutotuneOptions: a first window of measure_rounds that says how many rounds make
 // min_window_seconds, then three of those, the first window being the first of them when it
-// lasted min_window_seconds; the median counts). The search (LearnerSearchDown) then drops a
+// lasted min_window_seconds; the median counts). The search (LearnerSearch, going down) then drops a
 // learner per device (Trainer::set_active_learners) or ends; the best count then trains on, its
 // learners rejoining from the central model when it is more than the last count timed. It
 // searches downwards because the search's rounds train the model: a climb from one learner
@@ -52,7 +52,7 @@ class TrainingTuner {
   AutotuneOptions opt_;
   std::ostream& log_;
   Clock clock_;
-  LearnerSearchDown search_;
+  LearnerSearch search_;
   int limit_ = 1, k_ = 1;
   bool searching_ = true, paused_ = false;
   Phase phase_ = Phase::Warmup;

@@ -16,16 +16,23 @@
 namespace cbt {
 namespace {
 
-// Feeds rates[k-1] for k = 1, 2, ... until the search ends; returns the chosen count and
-// how many counts it measured.
-std::pair<int, int> run_search(const std::vector<double>& rates, double threshold, int patience) {
-  LearnerSearch s(threshold, patience);
+// Feeds rates[k-1] for k = 1, 2, ... (going up) or k = rates.size(), ..., 1 (going down) until
+// the search ends; returns the chosen count and how many counts it measured.
+std::pair<int, int> run_search(const std::vector<double>& rates, double threshold, int patience,
+                               LearnerSearch::Direction direction = LearnerSearch::Direction::Up) {
+  LearnerSearch s(threshold, patience, direction);
+  const bool up = direction == LearnerSearch::Direction::Up;
+  const int n = static_cast<int>(rates.size());
   int measured = 0;
-  for (size_t k = 1; k <= rates.size(); ++k) {
+  for (int i = 0; i < n; ++i) {
+    const int k = up ? i + 1 : n - i;
     ++measured;
-    if (!s.add(static_cast<int>(k), rates[k - 1])) break;
+    if (!s.add(k, rates[static_cast<size_t>(k - 1)])) break;
   }
   return {s.best_learners(), measured};
+}
+std::pair<int, int> run_search_down(const std::vector<double>& rates, double threshold, int patience) {
+  return run_search(rates, threshold, patience, LearnerSearch::Direction::Down);
 }
 
 TEST(LearnerSearch, AddsLearnersWhileEachBringsMoreThanTheThresholdOfAShare) {
@@ -74,18 +81,6 @@ TEST(LearnerSearch, TheVerdictNamesTheDecision) {
   EXPECT_DOUBLE_EQ(s.best_rate(), 195);
 }
 
-// Feeds rates[k-1] for k = rates.size(), ..., 1 until the downward search ends; returns the
-// chosen count and how many counts it measured.
-std::pair<int, int> run_search_down(const std::vector<double>& rates, double threshold, int patience) {
-  LearnerSearchDown s(threshold, patience);
-  int measured = 0;
-  for (size_t k = rates.size(); k >= 1; --k) {
-    ++measured;
-    if (!s.add(static_cast<int>(k), rates[k - 1])) break;
-  }
-  return {s.best_learners(), measured};
-}
-
 TEST(LearnerSearchDown, DropsLearnersWhileTheExtraOnesBringAtMostTheThresholdOfAShare) {
   // The curve of the first test above, from the top: 6 and 5 learners bring 1.5% and 6% of a
   // share over 5 and 4; 4 brings 67% over 3: the same 4 as the climb.
@@ -115,7 +110,7 @@ TEST(LearnerSearchDown, ThroughputThatRisesWithFewerLearnersTakesTheFewest) {
 }
 
 TEST(LearnerSearchDown, TheVerdictNamesTheDecision) {
-  LearnerSearchDown s(0.10, 1);
+  LearnerSearch s(0.10, 1, LearnerSearch::Direction::Down);
   std::string v;
   EXPECT_TRUE(s.add(4, 400, &v));
   EXPECT_EQ(v, "");
@@ -127,7 +122,7 @@ TEST(LearnerSearchDown, TheVerdictNamesTheDecision) {
   EXPECT_NE(v.find("2 more bring +148% of a learner's share each: keep 3, stop"), std::string::npos) << v;
   EXPECT_EQ(s.best_learners(), 3);
   EXPECT_DOUBLE_EQ(s.best_rate(), 396);
-  LearnerSearchDown one(0.10, 1);
+  LearnerSearch one(0.10, 1, LearnerSearch::Direction::Down);
   EXPECT_FALSE(one.add(1, 100)) << "one learner: nothing to drop";
   EXPECT_EQ(one.best_learners(), 1);
 }
