@@ -12,7 +12,7 @@
 namespace cbt {
 
 float default_sma_alpha(int k, float sma_momentum) {
-  return std::min(1.0f, (1.0f + sma_momentum) / static_cast<float>(std::max(k, 1)));
+  return std::min(kMaxDefaultSmaAlpha, (1.0f + sma_momentum) / static_cast<float>(std::max(k, 1)));
 }
 
 int sma_stable_learners(float alpha, float sma_momentum) {

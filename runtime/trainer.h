@@ -33,7 +33,7 @@ struct OptimizerOptions {
   float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;  // AdamW
 };
 
-// SMA's correction factor when none is given: min(1, (1 + mu_z) / k) for k learners in all
+// SMA's correction factor when none is given: min(0.4, (1 + mu_z) / k) for k learners in all
 // and central momentum mu_z. The corrections then move z by (1 + mu_z) times the way to the
 // replicas' mean, half the largest step for which z's relaxation towards the mean alone stays
 // stable (2 (1 + mu_z) / k; with the replicas' pull, 2 (1 + mu_z) / (k + 1 + mu_z), see
@@ -41,7 +41,13 @@ struct OptimizerOptions {
 // (1 + mu_z) times harder than 1/k does. Measured on ResNet-20 (Fashion-MNIST, batch 32, lr
 // 0.05 cosine, 14 learners): 91% test accuracy at epoch 6 in 10 of 11 runs with alpha between
 // 0.136 and 0.2 (7 in the other), at epochs 8, 8 and 9 with 1/k; alpha 0.3 diverged. LeNet-5
-// about unchanged (docs/bench/h200_2026-11-27_s14/). One learner keeps alpha = 1.
+// about unchanged (docs/bench/h200_2026-11-27_s14/).
+// With few learners (1 + mu_z) / k comes near the whole bound (0.95 against 0.97 for 2
+// learners and mu_z 0.9; 1 for one learner, which the search while training may time), so the
+// default stops at 0.4: ResNet-20 with 2 learners reached 91% at epochs 6, 6, 6 with 0.95 and
+// 5, 4, 3 with 0.4; with 3, at 5, 5 with 0.633 and 5, 4 with 0.3 (one H200, 2026-11-29,
+// docs/bench/h200_2026-11-29_s26/ call 6). From 5 learners on (mu_z 0.9) nothing changes.
+constexpr float kMaxDefaultSmaAlpha = 0.4f;
 float default_sma_alpha(int k, float sma_momentum);
 
 // The most learners in all (at least 1) for which SMA stays stable with a given correction

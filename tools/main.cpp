@@ -101,7 +101,7 @@ static int run(int argc, char** argv) {
   app.add_option("--algorithm", t.algorithm, "sma (model averaging, default with several learners) or ssgd")
       ->check(CLI::IsMember({"sma", "ssgd"}));
   app.add_option("--alpha", t.alpha,
-                 "SMA correction factor (default: min(1, (1 + sma-momentum) / k) for k learners in all)")
+                 "SMA correction factor (default: min(0.4, (1 + sma-momentum) / k) for k learners in all)")
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--sma-momentum", t.sma_momentum, "momentum of the central model")
       ->capture_default_str()
