@@ -97,7 +97,7 @@ TEST_P(ActiveLearners, AJoiningLearnerStartsFromTheModel) {
   train(t, b, 0, 10);
   t.set_active_learners(3);
   EXPECT_EQ(t.learners(), 3);
-  EXPECT_FLOAT_EQ(t.options().alpha, (1.0f + 0.9f) / 3);  // the default alpha follows the count
+  EXPECT_FLOAT_EQ(t.options().alpha, default_sma_alpha(3, 0.9f));  // the default alpha follows the count
   // SMA: from z; synchronous SGD: a copy of the replica that trained (which z mirrors).
   const auto z = t.central_parameters();
   for (int j = 1; j < 3; ++j) expect_equal(t.replica_parameters(j), z, "replica " + std::to_string(j));
