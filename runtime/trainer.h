@@ -128,7 +128,7 @@ class Trainer {
   // memory and sit idle. The auto-tuner times every count on one trainer this way. A learner
   // that joins starts from the model: under SMA from z (its BatchNorm statistics from the mean
   // of the learners that trained) with a zero momentum, under synchronous SGD as a copy of its
-  // device's first learner. alpha = 1/k follows the count unless TrainerOptions gave alpha.
+  // device's first learner. The default alpha (default_sma_alpha) follows the count unless TrainerOptions gave alpha.
   // Every process must choose the same count. CPU learners keep the thread count of their build.
   // state() and restore() hold every built learner.
   void set_active_learners(int per_device);
@@ -218,7 +218,7 @@ class Trainer {
   std::vector<DeviceGroup> groups_;
   std::vector<size_t> group_of_;           // learner -> group
   std::vector<size_t> active_;             // the learners that train, group by group
-  bool auto_alpha_ = false;                // alpha = 1/k follows the count of learners
+  bool auto_alpha_ = false;                // the default alpha follows the count of learners
   std::unique_ptr<AllReduce> all_reduce_;  // across devices and processes; null with one
   int total_learners_ = 1, first_learner_ = 0;
   std::vector<Tensor> learner_hyper_;  // per learner, on its backend
