@@ -60,6 +60,16 @@ Throughput measure_throughput(Trainer& trainer, int warmup_rounds, int measure_r
   return Throughput{rates[1], trainer.bytes_per_learner(), enqueue / total};
 }
 
+namespace {
+// A share as the verdicts print it: "+31%", "-5%", rounded half away from zero.
+std::string signed_percent(double fraction) {
+  const double p = 100 * fraction;
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%s%d%%", p >= 0 ? "+" : "", static_cast<int>(p + (p >= 0 ? 0.5 : -0.5)));
+  return buf;
+}
+}  // namespace
+
 bool LearnerSearch::add(int k, double rate, std::string* verdict) {
   return direction_ == Direction::Up ? add_up(k, rate, verdict) : add_down(k, rate, verdict);
 }
@@ -79,15 +89,14 @@ bool LearnerSearch::add_up(int k, double rate, std::string* verdict) {
   const double gain = (rate - best_) / share;  // in learners' shares
   const int added = k - best_k_;
   if (gain > threshold_ * added) {
-    std::snprintf(buf, sizeof buf, ", +%d%% of a learner's share%s: keep", static_cast<int>(100 * gain / added + 0.5),
+    std::snprintf(buf, sizeof buf, ", %s of a learner's share%s: keep", signed_percent(gain / added).c_str(),
                   added > 1 ? " per learner over the best" : "");
     best_k_ = k, best_ = rate, misses_ = 0;
     if (verdict) *verdict = buf;
     return true;
   }
   const bool again = ++misses_ <= patience_;
-  std::snprintf(buf, sizeof buf, ", %s%d%% of a learner's share (threshold %d%%): %s", gain >= 0 ? "+" : "",
-                static_cast<int>(100 * gain / added + (gain >= 0 ? 0.5 : -0.5)),
+  std::snprintf(buf, sizeof buf, ", %s of a learner's share (threshold %d%%): %s", signed_percent(gain / added).c_str(),
                 static_cast<int>(100 * threshold_ + 0.5), again ? "one more count" : "stop");
   if (verdict) *verdict = buf;
   return again;
@@ -105,17 +114,16 @@ bool LearnerSearch::add_down(int k, double rate, std::string* verdict) {
   const int extra = best_k_ - k;
   const double gain = (best_ - rate) / share;
   if (gain <= threshold_ * extra) {
-    std::snprintf(buf, sizeof buf, ", %d more %s %s%d%% of a learner's share each (threshold %d%%): drop to %d", extra,
-                  extra == 1 ? "brings" : "bring", gain >= 0 ? "+" : "",
-                  static_cast<int>(100 * gain / extra + (gain >= 0 ? 0.5 : -0.5)),
+    std::snprintf(buf, sizeof buf, ", %d more %s %s of a learner's share each (threshold %d%%): drop to %d", extra,
+                  extra == 1 ? "brings" : "bring", signed_percent(gain / extra).c_str(),
                   static_cast<int>(100 * threshold_ + 0.5), k);
     best_k_ = k, best_ = rate, misses_ = 0;
     if (verdict) *verdict = buf;
     return k > 1;
   }
   const bool again = ++misses_ <= patience_ && k > 1;
-  std::snprintf(buf, sizeof buf, ", %d more %s +%d%% of a learner's share each: keep %d, %s", extra,
-                extra == 1 ? "brings" : "bring", static_cast<int>(100 * gain / extra + 0.5), best_k_,
+  std::snprintf(buf, sizeof buf, ", %d more %s %s of a learner's share each: keep %d, %s", extra,
+                extra == 1 ? "brings" : "bring", signed_percent(gain / extra).c_str(), best_k_,
                 again ? "one more count" : "stop");
   if (verdict) *verdict = buf;
   return again;
