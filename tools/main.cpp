@@ -81,7 +81,8 @@ static int run(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--autotune-threshold", t.autotune_threshold,
-                 "--learners auto adds learners while throughput rises by more than this")
+                 "--learners auto keeps a learner only while it brings more than this share of a\n"
+                 "learner's images/s (higher: fewer learners, more central updates per image)")
       ->capture_default_str();
   app.add_option("--autotune-max-learners", t.autotune_max_learners,
                  "--learners auto chooses at most this many learners in all, shared by every GPU\n"
