@@ -71,7 +71,8 @@ else
   # (The tuner's default cap is 8 learners since 2026-11-29; the schedule was kept.)
   # ResNet-20's cosine spans 4 epochs on both sides (TTA_RESNET20_EPOCHS): PyTorch b=256 at lr
   # 0.05 reached 91% sooner the shorter its schedule (seeds 1-3, one H200, 2026-11-29: median
-  # 6.4 s over 4 epochs, 8.0 over 5, 8.7 over 6, 9.8 over 15; cbtrain 4.1, 4.0, 4.1 and 4.9 s).
+  # 6.2 s over 3 epochs, 6.4 over 4, 8.0 over 5, 8.7 over 6, 9.8 over 15; cbtrain 4.1, 4.0, 4.1
+  # and 4.9 s over 4 to 15, and not at all over 3). 4 is the shortest that both reach.
   E_LENET=30; E_RESNET=${TTA_RESNET20_EPOCHS:-4}
 fi
 echo "$MODE" > "$OUT/env/mode.txt"
