@@ -16,6 +16,24 @@
 using namespace cbt;
 using namespace cbt::cli;
 
+// The learner search's flags, alike for training and bench (whose --learners auto searches
+// before its timed rounds).
+static void add_autotune_flags(CLI::App& cmd, TrainArgs& t) {
+  cmd.add_option("--autotune-threshold", t.autotune_threshold,
+                 "--learners auto keeps a learner only while it brings more than this share of a\n"
+                 "learner's images/s (higher: fewer learners, more central updates per image)")
+      ->capture_default_str();
+  cmd.add_option("--autotune-max-learners", t.autotune_max_learners,
+                 "--learners auto chooses at most this many learners in all, shared by every GPU\n"
+                 "and process (more learners average into z more slowly)")
+      ->capture_default_str();
+  cmd.add_option("--autotune-window", t.autotune_window,
+                 "--learners auto times each count over three windows of at least this many seconds\n"
+                 "(the median counts); longer windows see through noisier devices")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 10.0));
+}
+
 static int run(int argc, char** argv) {
   // A file-size limit (ulimit -f) must fail the write with EFBIG, reported like a full disk,
   // not kill the process half-way through a file.
@@ -80,19 +98,7 @@ static int run(int argc, char** argv) {
                  "results, fewer passes)")
       ->capture_default_str()
       ->check(CLI::IsMember({"on", "off"}));
-  app.add_option("--autotune-threshold", t.autotune_threshold,
-                 "--learners auto keeps a learner only while it brings more than this share of a\n"
-                 "learner's images/s (higher: fewer learners, more central updates per image)")
-      ->capture_default_str();
-  app.add_option("--autotune-max-learners", t.autotune_max_learners,
-                 "--learners auto chooses at most this many learners in all, shared by every GPU\n"
-                 "and process (more learners average into z more slowly)")
-      ->capture_default_str();
-  app.add_option("--autotune-window", t.autotune_window,
-                 "--learners auto times each count over three windows of at least this many seconds\n"
-                 "(the median counts); longer windows see through noisier devices")
-      ->capture_default_str()
-      ->check(CLI::Range(0.001, 10.0));
+  add_autotune_flags(app, t);
   app.add_option("--autotune-when", t.autotune_when,
                  "--learners auto: training (time the counts on the first rounds of training, which\n"
                  "train the model) or before (on random data before training; always with several\n"
@@ -168,6 +174,7 @@ static int run(int argc, char** argv) {
   bench->add_option("--learners,-k", ba.train.learners, "learners per device, or auto")->capture_default_str();
   bench->add_option("--algorithm", ba.train.algorithm, "sma or ssgd")->check(CLI::IsMember({"sma", "ssgd"}));
   bench->add_option("--gpus", ba.train.gpus, "several GPUs, e.g. 0,1 or all");
+  add_autotune_flags(*bench, ba.train);
   bench->add_option("--threads", ba.train.threads, "CPU: threads of each learner's kernels, or auto (default 1)");
   bench->add_option("--precision", ba.train.precision, "fp32 or tf32")
       ->capture_default_str()

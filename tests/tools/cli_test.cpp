@@ -255,6 +255,22 @@ TEST(Cli, AutotuneWindowIsCheckedAndSaved) {
   EXPECT_NE(saved.find("autotune-window = 0.02"), std::string::npos) << saved;
 }
 
+// bench takes the learner search's flags as training does: the driver's throughput runs cap and
+// tune its --learners auto with them.
+TEST(Cli, BenchTakesTheLearnerSearchsFlags) {
+  const std::string bench = "bench " + kLenet + " --learners auto --warmup 1 --steps 1 --json";
+  RunResult r = run(bench + " --autotune-max-learners 2 --autotune-window 0.005 --autotune-threshold 1000");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("\"learners\": 1,"), std::string::npos) << r.output;  // none brings 1000x its share
+  EXPECT_NE(r.output.find("threshold 100000%"), std::string::npos) << r.output;
+  r = run(bench + " --autotune-max-learners 0");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--autotune-max-learners must be at least 1"), std::string::npos) << r.output;
+  r = run(bench + " --autotune-window 11");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--autotune-window"), std::string::npos) << r.output;
+}
+
 // SMA's alpha: 0 never moves the central model, and one too large for the count makes it
 // diverge; both exit 2 before training and say why. With --learners auto a given alpha holds the
 // search to the stable count, which it logs.
