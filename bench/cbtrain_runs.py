@@ -133,10 +133,14 @@ def chosen_per_device(out):
     return int(m[-1]) if m else None
 
 
+# CLI11 ends cbtrain's usage errors with this line; the one before it says what was wrong.
+HELP_TRAILER = "Run with --help for more information."
+
+
 def failure_reason(rc, out, timeout):
     if rc is None:
         return f"timed out after {timeout} s"
-    lines = [l.strip() for l in out.splitlines() if l.strip()]
+    lines = [l.strip() for l in out.splitlines() if l.strip() and l.strip() != HELP_TRAILER]
     errs = [l for l in lines if "error" in l.lower()]
     last = (errs or lines or ["no output"])[-1]
     return f"exit {rc}: {last[:200]}"

@@ -51,6 +51,10 @@ FAKE_CBTRAIN = textwrap.dedent("""\
         return argv[argv.index(name) + 1] if name in argv else default
     gpus = flag("--gpus", "0").split(",")
     k = int(os.environ.get("FAKE_K", "3"))
+    if os.environ.get("FAKE_REFUSE"):  # a usage error, worded as CLI11 words it
+        print("The following arguments were not expected: " + os.environ["FAKE_REFUSE"], file=sys.stderr)
+        print("Run with --help for more information.", file=sys.stderr)
+        sys.exit(2)
     if flag("--learners") == "auto":
         print(f"autotune: chose {k} learner(s) per device")
     if argv[0] == "bench":
@@ -235,6 +239,17 @@ class CbtrainRuns(unittest.TestCase):
         self.assertEqual((r["gpus"], r["learners"], r["learners_per_gpu"]), (n, n * k, k))
         self.assertAlmostEqual(r["images_per_sec_per_gpu"], ips / n, places=3)
         self.assertTrue(doc["complete"])
+
+
+    def test_a_refused_flag_is_named_in_the_error(self):
+        out = os.path.join(self.dir, "tput.json")
+        n = random.randint(2, 64)
+        self.run_tool(["throughput", "--cbtrain", self.fake, "--models-dir", self.dir,
+                       "--models", "lenet5", "--batches", "32", "--ks", "auto", "--out", out,
+                       "--logs", os.path.join(self.dir, "logs"), "--", "--autotune-max-learners", str(n)],
+                      FAKE_IPS=1.0, FAKE_REFUSE=f"{n} --autotune-max-learners")
+        err = load(out)["runs"][0]["error"]
+        self.assertEqual(err, f"exit 2: The following arguments were not expected: {n} --autotune-max-learners")
 
 
 class Report(unittest.TestCase):
