@@ -246,7 +246,8 @@ class CbtrainRuns(unittest.TestCase):
         n = random.randint(2, 64)
         self.run_tool(["throughput", "--cbtrain", self.fake, "--models-dir", self.dir,
                        "--models", "lenet5", "--batches", "32", "--ks", "auto", "--out", out,
-                       "--logs", os.path.join(self.dir, "logs"), "--", "--autotune-max-learners", str(n)],
+                       "--logs", os.path.join(self.dir, "logs"),
+                       "--", "--autotune-max-learners", str(n)],
                       FAKE_IPS=1.0, FAKE_REFUSE=f"{n} --autotune-max-learners")
         err = load(out)["runs"][0]["error"]
         self.assertEqual(err, f"exit 2: The following arguments were not expected: {n} --autotune-max-learners")
