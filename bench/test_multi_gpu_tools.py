@@ -250,7 +250,8 @@ class CbtrainRuns(unittest.TestCase):
                        "--", "--autotune-max-learners", str(n)],
                       FAKE_IPS=1.0, FAKE_REFUSE=f"{n} --autotune-max-learners")
         err = load(out)["runs"][0]["error"]
-        self.assertEqual(err, f"exit 2: The following arguments were not expected: {n} --autotune-max-learners")
+        self.assertEqual(err, "exit 2: The following arguments were not expected: "
+                              f"{n} --autotune-max-learners")
 
 
 class Report(unittest.TestCase):
