@@ -16,6 +16,35 @@
 using namespace cbt;
 using namespace cbt::cli;
 
+// How the kernels run (precision, CUDA graphs, fusion), alike for training and bench.
+static void add_kernel_flags(CLI::App& cmd, TrainArgs& t) {
+  cmd.add_option("--precision", t.precision, "fp32, or tf32 tensor cores for matrix products and convolutions (GPU)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fp32", "tf32"}));
+  cmd.add_option("--cuda-graphs", t.cuda_graphs, "replay each learner's iteration as a CUDA graph")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
+  cmd.add_option("--fusion", t.fusion,
+                 "fold each Relu into the BatchNorm, Gemm, Conv or residual Add before it, a sum of two\n"
+                 "gradients into the ReluGrad after it, and the loss's gradient into the loss (same\n"
+                 "results, fewer passes)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
+}
+
+// How GPU convolutions are chosen, and the file that keeps the choices, alike for training and bench.
+static void add_convolution_flags(CLI::App& cmd, TrainArgs& t) {
+  cmd.add_option("--cudnn-algos", t.cudnn_algos,
+                 "GPU convolution algorithms: measure (time the engines of cuDNN's backend API once\n"
+                 "at start-up, take the fastest), find (time cuDNN's legacy algorithms) or heuristic\n"
+                 "(cuDNN's legacy ranking, no measuring)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"measure", "find", "heuristic"}));
+  cmd.add_option("--conv-choices", t.conv_choices,
+                 "GPU: keep the convolution choices in this file, read at the start (when made on the same\n"
+                 "GPU model, cuDNN and CUDA) and written at the end, so that later runs skip their searches");
+}
+
 // The learner search's flags, alike for training and bench (whose --learners auto searches
 // before its timed rounds).
 static void add_autotune_flags(CLI::App& cmd, TrainArgs& t) {
@@ -86,18 +115,7 @@ static int run(int argc, char** argv) {
   app.add_option("--threads", t.threads,
                  "CPU: threads of each learner's kernels, or auto (the cores this process may use,\n"
                  "or OMP_NUM_THREADS, divided among the learners); default 1");
-  app.add_option("--precision", t.precision, "fp32, or tf32 tensor cores for matrix products and convolutions (GPU)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"fp32", "tf32"}));
-  app.add_option("--cuda-graphs", t.cuda_graphs, "replay each learner's iteration as a CUDA graph")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"on", "off"}));
-  app.add_option("--fusion", t.fusion,
-                 "fold each Relu into the BatchNorm, Gemm, Conv or residual Add before it, a sum of two\n"
-                 "gradients into the ReluGrad after it, and the loss's gradient into the loss (same\n"
-                 "results, fewer passes)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"on", "off"}));
+  add_kernel_flags(app, t);
   add_autotune_flags(app, t);
   app.add_option("--autotune-when", t.autotune_when,
                  "--learners auto: training (time the counts on the first rounds of training, which\n"
@@ -133,15 +151,7 @@ static int run(int argc, char** argv) {
   app.add_flag("--deterministic", t.deterministic,
                "bit-identical runs for a seed: one thread per CPU kernel, fixed reduction orders,\n"
                "deterministic cuDNN algorithms and no atomic sums on GPUs");
-  app.add_option("--cudnn-algos", t.cudnn_algos,
-                 "GPU convolution algorithms: measure (time the engines of cuDNN's backend API once\n"
-                 "at start-up, take the fastest), find (time cuDNN's legacy algorithms) or heuristic\n"
-                 "(cuDNN's legacy ranking, no measuring)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"measure", "find", "heuristic"}));
-  app.add_option("--conv-choices", t.conv_choices,
-                 "GPU: keep the convolution choices in this file, read at the start (when made on the same\n"
-                 "GPU model, cuDNN and CUDA) and written at the end, so that later runs skip their searches");
+  add_convolution_flags(app, t);
   app.add_option("--collective-timeout", t.collective_timeout,
                  "seconds a process waits for the others (mpirun) before all stop, naming the missing rank")
       ->capture_default_str()
@@ -176,21 +186,8 @@ static int run(int argc, char** argv) {
   bench->add_option("--gpus", ba.train.gpus, "several GPUs, e.g. 0,1 or all");
   add_autotune_flags(*bench, ba.train);
   bench->add_option("--threads", ba.train.threads, "CPU: threads of each learner's kernels, or auto (default 1)");
-  bench->add_option("--precision", ba.train.precision, "fp32 or tf32")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"fp32", "tf32"}));
-  bench->add_option("--cudnn-algos", ba.train.cudnn_algos, "measure, find or heuristic")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"measure", "find", "heuristic"}));
-  bench->add_option("--conv-choices", ba.train.conv_choices, "a file of convolution choices kept across runs");
-  bench->add_option("--cuda-graphs", ba.train.cuda_graphs, "on or off")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"on", "off"}));
-  bench
-      ->add_option("--fusion", ba.train.fusion,
-                   "on or off (Relu folded into the node before it, the loss gradient into the loss)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"on", "off"}));
+  add_kernel_flags(*bench, ba.train);
+  add_convolution_flags(*bench, ba.train);
   bench->add_option("--warmup", ba.warmup, "rounds before timing")->capture_default_str();
   bench->add_option("--steps", ba.steps, "rounds per timed window (median of 3)")->capture_default_str();
   bench->add_flag("--json", ba.json, "print one JSON object");
