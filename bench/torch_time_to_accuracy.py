@@ -3,13 +3,14 @@
 
     python3 bench/torch_time_to_accuracy.py --model lenet5 --batch 32 --lr 0.02 \
         --target 0.90 --max-epochs 15 --seed 1 --data DIR --out tta.json \
-        [--schedule constant|cosine] [--init-onnx lenet5.onnx]
+        [--schedule constant|cosine] [--init-onnx lenet5.onnx] [--label-smoothing 0.1]
 
 The whole data set lives on the GPU (IDX .gz files read with gzip + numpy, normalised as
 (x/255 - 0.2860)/0.3530); every epoch draws a permutation from a generator seeded with
 --seed and trains on its full batches (the last partial batch is dropped, as cbtrain does).
 SGD with momentum 0.9 and weight decay (--weight-decay, cbtrain's default 5e-4); the cosine
 schedule goes per step from --lr to 0 over --max-epochs epochs (cbtrain's formula).
+--label-smoothing smooths the cross-entropy's targets as cbtrain's flag of that name does.
 After every epoch the test accuracy is measured; evaluation time is not on the training
 clock. Training stops at the first epoch whose accuracy reaches --target, or at
 --max-epochs. --init-onnx starts from the weights of an ONNX file (the one cbtrain trains),
@@ -66,6 +67,8 @@ def main():
                     help="default: constant for lenet5, cosine otherwise")
     ap.add_argument("--momentum", type=float, default=0.9)
     ap.add_argument("--weight-decay", type=float, default=5e-4)
+    ap.add_argument("--label-smoothing", type=float, default=0.0,
+                    help="label smoothing of the cross-entropy, in [0, 1) (cbtrain's flag)")
     ap.add_argument("--target", type=float, default=0.90)
     ap.add_argument("--max-epochs", type=int, default=15)
     ap.add_argument("--seed", type=int, default=1)
@@ -77,6 +80,8 @@ def main():
     batch = args.batch or (32 if lenet else 256)
     lr = args.lr or (0.02 if lenet else 0.1)
     schedule = args.schedule or ("constant" if lenet else "cosine")
+    if not 0.0 <= args.label_smoothing < 1.0:
+        raise SystemExit(f"--label-smoothing must be in [0, 1), not {args.label_smoothing}")
 
     if not torch.cuda.is_available():
         raise SystemExit("torch_time_to_accuracy.py needs a CUDA GPU")
@@ -114,7 +119,7 @@ def main():
                     g["lr"] = 0.5 * lr * (1.0 + math.cos(math.pi * min(1.0, step / total_steps)))
             idx = perm[s * batch:(s + 1) * batch]
             opt.zero_grad(set_to_none=True)
-            loss = F.cross_entropy(model(xtr[idx]), ytr[idx])
+            loss = F.cross_entropy(model(xtr[idx]), ytr[idx], label_smoothing=args.label_smoothing)
             loss.backward()
             opt.step()
             loss_sum += loss.detach()
@@ -136,7 +141,8 @@ def main():
 
     doc = dict(tool="torch", model=args.model, batch=batch, learners=1, lr=lr,
                schedule=schedule, momentum=args.momentum, weight_decay=args.weight_decay,
-               target=args.target, max_epochs=args.max_epochs, seed=args.seed,
+               label_smoothing=args.label_smoothing, target=args.target,
+               max_epochs=args.max_epochs, seed=args.seed,
                init_onnx=args.init_onnx or None, **precision,
                epochs=len(history), train_seconds=train_seconds,
                accuracy=[h["test_accuracy"] for h in history],
