@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "runtime/augment.h"
+#include "tools/number_checks.h"
 
 namespace cbt::cli {
 
@@ -22,6 +23,7 @@ void add_data_flags(CLI::App& app, DataArgs& d) {
                  "(random horizontal flip), or both as crop:4,flip");
   app.add_option("--test-split", d.test_split,
                  "image folders without train/ and test/: the fraction of each class held out for testing")
+      ->check(finite_number<double>())
       ->check(CLI::Range(0.0, 1.0));
 }
 

@@ -12,6 +12,7 @@
 #include "runtime/process_group.h"
 #include "tools/commands.h"
 #include "tools/config_file.h"
+#include "tools/number_checks.h"
 
 using namespace cbt;
 using namespace cbt::cli;
@@ -51,7 +52,9 @@ static void add_autotune_flags(CLI::App& cmd, TrainArgs& t) {
   cmd.add_option("--autotune-threshold", t.autotune_threshold,
                  "--learners auto keeps a learner only while it brings more than this share of a\n"
                  "learner's images/s (higher: fewer learners, more central updates per image)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(finite_number<double>())
+      ->check(non_negative_number());
   cmd.add_option("--autotune-max-learners", t.autotune_max_learners,
                  "--learners auto chooses at most this many learners in all, shared by every GPU\n"
                  "and process (more learners average into z more slowly)")
@@ -60,6 +63,7 @@ static void add_autotune_flags(CLI::App& cmd, TrainArgs& t) {
                  "--learners auto times each count over three windows of at least this many seconds\n"
                  "(the median counts); longer windows see through noisier devices")
       ->capture_default_str()
+      ->check(finite_number<double>())
       ->check(CLI::Range(0.001, 10.0));
 }
 
@@ -75,22 +79,31 @@ static int run(int argc, char** argv) {
   app.add_option("model", t.model, "ONNX model to train")->check(CLI::ExistingFile);
   app.add_option("--data", t.data_dir, "folder with the data set (see --data-format)")->default_str(kDefaultDataDir);
   add_data_flags(app, t.data);
-  app.add_option("--epochs", t.epochs, "training epochs")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--batch-size,-b", t.batch_size, "samples per step")
+  app.add_option("--epochs", t.epochs, "training epochs")->capture_default_str()->check(positive_number());
+  app.add_option("--batch-size,-b", t.batch_size, "samples per step")->capture_default_str()->check(positive_number());
+  app.add_option("--max-steps", t.max_steps, "stop after this many steps (smoke runs)")->check(non_negative_number());
+  app.add_option("--lr", t.lr, "learning rate")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  app.add_option("--max-steps", t.max_steps, "stop after this many steps (smoke runs)");
-  app.add_option("--lr", t.lr, "learning rate")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--momentum", t.momentum, "SGD momentum")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+      ->check(finite_number<float>())
+      ->check(positive_number());
+  app.add_option("--momentum", t.momentum, "SGD momentum")
+      ->capture_default_str()
+      ->check(finite_number<float>())
+      ->check(CLI::Range(0.0, 1.0));
   app.add_option("--weight-decay", t.weight_decay, "weight decay")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_number<float>())
+      ->check(non_negative_number());
   app.add_option("--lr-schedule", t.lr_schedule, "constant, cosine (to 0 at the end) or step")
       ->capture_default_str()
       ->check(CLI::IsMember({"constant", "cosine", "step"}));
-  app.add_option("--warmup-steps", t.warmup_steps, "linear learning-rate warm-up steps")->capture_default_str();
+  app.add_option("--warmup-steps", t.warmup_steps, "linear learning-rate warm-up steps")
+      ->capture_default_str()
+      ->check(non_negative_number());
   app.add_option("--milestones", t.milestones, "epochs at which --lr-schedule step multiplies the rate by --lr-gamma");
-  app.add_option("--lr-gamma", t.lr_gamma, "factor of --lr-schedule step")->capture_default_str();
+  app.add_option("--lr-gamma", t.lr_gamma, "factor of --lr-schedule step")
+      ->capture_default_str()
+      ->check(finite_number<float>());
   app.add_option("--optimizer", t.optimizer, "sgd or adamw")
       ->capture_default_str()
       ->check(CLI::IsMember({"sgd", "adamw"}));
@@ -101,14 +114,16 @@ static int run(int argc, char** argv) {
       ->check(CLI::IsMember({"cross-entropy", "mse", "bce"}));
   app.add_option("--label-smoothing", t.label_smoothing, "label smoothing of the cross-entropy, in [0, 1)")
       ->capture_default_str()
+      ->check(finite_number<float>())
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--clip-grad-norm", t.clip_grad_norm, "clip the gradient to this global L2 norm (0: off)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_number<float>())
+      ->check(non_negative_number());
   app.add_option("--freeze", t.freeze,
                  "never train parameters whose name matches this regular expression (repeatable)");
   app.add_option("--output-name", t.output_name, "model output to train (default: the first)");
-  app.add_option("--seed", t.seed, "random seed")->capture_default_str();
+  app.add_option("--seed", t.seed, "random seed")->capture_default_str()->check(non_negative_number());
   app.add_option("--device", t.device, "cpu, cuda or cuda:N")->capture_default_str();
   app.add_option("--learners,-k", t.learners, "model replicas (learners) per device, or auto")->capture_default_str();
   app.add_option("--gpus", t.gpus, "several GPUs of this machine, e.g. 0,1 or all (K learners on each)");
@@ -127,14 +142,17 @@ static int run(int argc, char** argv) {
       ->check(CLI::IsMember({"sma", "ssgd"}));
   app.add_option("--alpha", t.alpha,
                  "SMA correction factor (default: min(0.4, (1 + sma-momentum) / k) for k learners in all)")
+      ->check(finite_number<float>())
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--sma-momentum", t.sma_momentum, "momentum of the central model")
       ->capture_default_str()
+      ->check(finite_number<float>())
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--output,-o", t.output, "write the trained model to this .onnx file");
   app.add_option("--metrics", t.metrics, "write one JSON object per epoch to this file");
   app.add_option("--log-every", t.log_every, "steps between progress lines and TensorBoard scalars (0: none)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(non_negative_number());
   app.add_option("--progress", t.progress, "auto (a bar on a terminal, lines otherwise), bar, lines or off")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "bar", "lines", "off"}));
@@ -155,7 +173,8 @@ static int run(int argc, char** argv) {
   app.add_option("--collective-timeout", t.collective_timeout,
                  "seconds a process waits for the others (mpirun) before all stop, naming the missing rank")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(finite_number<double>())
+      ->check(positive_number());
 
   InspectArgs ia;
   auto* inspect = app.add_subcommand("inspect", "show inputs, outputs, ops, parameters and support");
@@ -163,7 +182,7 @@ static int run(int argc, char** argv) {
   inspect->add_flag("--plan", ia.plan, "print the memory plan of the training step");
   inspect->add_option("--batch-size,-b", ia.batch_size, "batch size for --plan")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
 
   InferArgs fa;
   auto* infer = app.add_subcommand("infer", "forward pass on a NumPy array");
@@ -180,7 +199,7 @@ static int run(int argc, char** argv) {
   bench->add_option("--device", ba.train.device, "cpu, cuda or cuda:N")->capture_default_str();
   bench->add_option("--batch-size,-b", ba.train.batch_size, "samples per learner")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   bench->add_option("--learners,-k", ba.train.learners, "learners per device, or auto")->capture_default_str();
   bench->add_option("--algorithm", ba.train.algorithm, "sma or ssgd")->check(CLI::IsMember({"sma", "ssgd"}));
   bench->add_option("--gpus", ba.train.gpus, "several GPUs, e.g. 0,1 or all");
@@ -188,8 +207,10 @@ static int run(int argc, char** argv) {
   bench->add_option("--threads", ba.train.threads, "CPU: threads of each learner's kernels, or auto (default 1)");
   add_kernel_flags(*bench, ba.train);
   add_convolution_flags(*bench, ba.train);
-  bench->add_option("--warmup", ba.warmup, "rounds before timing")->capture_default_str();
-  bench->add_option("--steps", ba.steps, "rounds per timed window (median of 3)")->capture_default_str();
+  bench->add_option("--warmup", ba.warmup, "rounds before timing")->capture_default_str()->check(non_negative_number());
+  bench->add_option("--steps", ba.steps, "rounds per timed window (median of 3)")
+      ->capture_default_str()
+      ->check(positive_number());
   bench->add_flag("--json", ba.json, "print one JSON object");
 
   PlotArgs pa;

@@ -63,6 +63,67 @@ TEST(Cli, BadInputExitsWith2AndSaysWhy) {
   EXPECT_NE(r.output.find("data folder not found: /nonexistent/data"), std::string::npos) << r.output;
 }
 
+// CLI11's PositiveNumber and Range let NaN through, and 1e39 is inf in a float: every
+// floating-point flag must refuse them before training starts (exit 2, naming the flag),
+// given on the command line, to bench, or in a --config file; counts refuse negative values.
+TEST(Cli, NonFiniteOrNegativeNumbersAreRefusedNamingTheFlag) {
+  const std::vector<std::string> float_flags = {"--lr",       "--momentum",        "--weight-decay",
+                                                "--lr-gamma", "--label-smoothing", "--clip-grad-norm",
+                                                "--alpha",    "--sma-momentum"};
+  const std::vector<std::string> double_flags = {"--autotune-threshold", "--autotune-window", "--collective-timeout",
+                                                 "--test-split"};
+  auto refused = [](const std::string& args, const std::string& flag, const std::string& value) {
+    RunResult r = run(args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.output;
+    EXPECT_NE(r.output.find(flag + ": must be a finite number"), std::string::npos) << args << ": " << r.output;
+    EXPECT_NE(r.output.find("not " + value), std::string::npos) << args << ": " << r.output;
+    EXPECT_EQ(r.output.find("diverged"), std::string::npos) << args << ": " << r.output;
+  };
+  for (const auto& flag : float_flags)
+    for (const char* value : {"nan", "inf", "1e39"})
+      refused(kLenet + " " + flag + "=" + value + " --max-steps 1", flag, value);
+  for (const auto& flag : double_flags)
+    for (const char* value : {"nan", "inf"}) refused(kLenet + " " + flag + "=" + value + " --max-steps 1", flag, value);
+  refused("bench " + kLenet + " --autotune-threshold nan", "--autotune-threshold", "nan");
+
+  const fs::path config = test::temp_dir("finite") / "run.toml";
+  std::ofstream(config) << "lr = nan\n";
+  refused(kLenet + " --config " + config.string() + " --max-steps 1", "--lr", "nan");
+
+  // Counts that cannot be negative (a negative --max-steps trained a whole run, bench's
+  // --steps -3 printed negative images/s) and a seed, which is unsigned.
+  for (const std::string args :
+       {"--max-steps -5", "--warmup-steps -5", "--log-every -3", "--seed -1", "--autotune-threshold -1"}) {
+    const std::string flag = args.substr(0, args.find(' '));
+    RunResult r = run(kLenet + " " + args + (flag == "--max-steps" ? " --epochs 1" : " --max-steps 1"));
+    EXPECT_EQ(r.code, 2) << args << ": " << r.output;
+    EXPECT_NE(r.output.find(flag + ": must be 0 or more, not " + args.substr(args.find(' ') + 1)), std::string::npos)
+        << args << ": " << r.output;
+  }
+  for (auto [args, rule] : {std::pair<std::string, std::string>{"--steps 0", "must be more than 0, not 0"},
+                            {"--steps -3", "must be more than 0, not -3"},
+                            {"--warmup -1", "must be 0 or more, not -1"}}) {
+    RunResult r = run("bench " + kLenet + " " + args);
+    EXPECT_EQ(r.code, 2) << args << ": " << r.output;
+    EXPECT_NE(r.output.find(args.substr(0, args.find(' ')) + ": " + rule), std::string::npos)
+        << args << ": " << r.output;
+    EXPECT_EQ(r.output.find("images/s"), std::string::npos) << args << ": " << r.output;
+  }
+
+  // The checks name the rule, not the range of a double (as CLI11's own did: "not in range
+  // 0.000000 to 1797693…").
+  RunResult e = run(kLenet + " --epochs -3");
+  EXPECT_EQ(e.code, 2) << e.output;
+  EXPECT_NE(e.output.find("--epochs: must be more than 0, not -3"), std::string::npos) << e.output;
+  EXPECT_EQ(e.output.find("1797693"), std::string::npos) << e.output;
+
+  // Finite values at the edge of a float pass the check (and are then held to the flag's range).
+  RunResult r = run(kLenet + " --lr 3e38 --momentum 2 --max-steps 1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_EQ(r.output.find("finite"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--momentum"), std::string::npos) << r.output;
+}
+
 TEST(Cli, ThreadsOfCpuLearnersAreCheckedAndTrain) {
   for (const char* bad : {"0", "x", "2x"}) {
     RunResult r = run(kLenet + " --threads " + bad + " --max-steps 1");

@@ -1,0 +1,68 @@
+// CLI11 checks of numeric flags with messages that name the rule and the value. CLI11's
+// PositiveNumber and NonNegativeNumber print the whole range of a double ("not in range 0.000000
+// to 1797693134862315708…"), and they, like Range, let "nan" through (every comparison with NaN
+// is false); a value such as 1e39 becomes inf in a float. A value that is not a number passes
+// these checks and is refused by the option's own conversion.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <type_traits>
+
+namespace cbt::cli {
+
+namespace detail {
+
+// The value as a T, or nothing when it does not start with a number.
+template <typename T>
+bool parse_number(const std::string& value, T& out) {
+  const char* begin = value.c_str();
+  char* end = nullptr;
+  if constexpr (std::is_same_v<T, float>)
+    out = std::strtof(begin, &end);
+  else
+    out = std::strtod(begin, &end);
+  return end != begin;
+}
+
+}  // namespace detail
+
+// A finite number of the flag's own type (float or double).
+template <typename T>
+CLI::Validator finite_number() {
+  static_assert(std::is_floating_point_v<T>);
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        T v{};
+        if (!detail::parse_number(value, v) || std::isfinite(v)) return {};
+        return std::string(std::is_same_v<T, float> ? "must be a finite number within a float's range"
+                                                    : "must be a finite number") +
+               ", not " + value;
+      },
+      "");
+}
+
+// More than 0 (counts, rates, seconds); the help shows POSITIVE, as CLI11's own check.
+inline CLI::Validator positive_number() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        double v = 0;
+        if (!detail::parse_number(value, v) || v > 0) return {};
+        return "must be more than 0, not " + value;
+      },
+      "POSITIVE");
+}
+
+// 0 or more; the help shows NONNEGATIVE, as CLI11's own check.
+inline CLI::Validator non_negative_number() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        double v = 0;
+        if (!detail::parse_number(value, v) || v >= 0) return {};
+        return "must be 0 or more, not " + value;
+      },
+      "NONNEGATIVE");
+}
+
+}  // namespace cbt::cli
