@@ -1,4 +1,5 @@
 // The public C++ API (include/cbtrain/cbtrain.h) over the importer, trainer and exporter.
+#include <cmath>
 #include <cstring>
 #include <iostream>
 #include <sstream>
@@ -18,6 +19,23 @@ struct Model::Impl {
 };
 
 namespace {
+// The options that the command line's checks would refuse, refused alike (as user errors that
+// name the option) before anything is read: NaN and infinities pass comparisons unnoticed and
+// would only show as a diverged loss.
+void check_options(const TrainOptions& o) {
+  auto fail = [](const std::string& what) { throw cbt::UserError("TrainOptions: " + what); };
+  auto finite_float = [](double v) { return std::isfinite(v) && std::isfinite(static_cast<float>(v)); };
+  if (o.learners < 1 || o.learners > 64) fail("learners must be from 1 to 64, not " + std::to_string(o.learners));
+  if (o.batch_size < 1) fail("batch_size must be at least 1, not " + std::to_string(o.batch_size));
+  if (o.epochs < 1) fail("epochs must be at least 1, not " + std::to_string(o.epochs));
+  if (o.max_steps < -1) fail("max_steps must be -1 (all epochs) or 0 or more, not " + std::to_string(o.max_steps));
+  if (!finite_float(o.lr) || o.lr <= 0) fail("lr must be a finite number above 0, not " + std::to_string(o.lr));
+  if (!finite_float(o.momentum) || o.momentum < 0 || o.momentum > 1)
+    fail("momentum must be in [0, 1], not " + std::to_string(o.momentum));
+  if (!finite_float(o.weight_decay) || o.weight_decay < 0)
+    fail("weight_decay must be a finite number, 0 or more, not " + std::to_string(o.weight_decay));
+}
+
 // Runs `f`, turning cbtrain's exceptions into cbtrain::Error.
 template <class F>
 auto guarded(F&& f) -> decltype(f()) {
@@ -48,10 +66,9 @@ Model Model::load(const std::string& onnx_path) {
 
 TrainReport Model::train(const TrainOptions& o) {
   return guarded([&] {
+    check_options(o);
     cbt::Device device = cbt::parse_device(o.device);
     cbt::check_supported(impl_->model.graph, device);
-    if (o.learners < 1 || o.learners > 64) throw cbt::UserError("learners must be from 1 to 64");
-    if (o.batch_size < 1) throw cbt::UserError("batch_size must be at least 1");
     cbt::TrainTestData data = cbt::load_idx_folder(o.data_dir, cbt::Normalization{});
     cbt::TrainerOptions to;
     to.batch_size = o.batch_size;

@@ -1,0 +1,68 @@
+// The public C++ API (include/cbtrain/cbtrain.h): options out of their ranges are user errors
+// that name the option, raised before anything is read; in-range options train and save.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cbtrain/cbtrain.h"
+#include "common/paths.h"
+#include "common/tiny_dataset.h"
+
+namespace cbt {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(Api, TrainOptionsOutOfRangeAreUserErrorsNamingTheOption) {
+  cbtrain::Model m = cbtrain::Model::load(test::source_path("models/lenet5/lenet5.ts17.onnx"));
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  using Change = std::function<void(cbtrain::TrainOptions&)>;
+  const std::vector<std::pair<std::string, Change>> bad = {
+      {"lr", [&](auto& o) { o.lr = nan; }},
+      {"lr", [&](auto& o) { o.lr = inf; }},
+      {"lr", [](auto& o) { o.lr = 1e39; }},  // inf as the trainer's float
+      {"lr", [](auto& o) { o.lr = 0; }},
+      {"momentum", [&](auto& o) { o.momentum = nan; }},
+      {"momentum", [](auto& o) { o.momentum = 1.5; }},
+      {"weight_decay", [&](auto& o) { o.weight_decay = nan; }},
+      {"weight_decay", [](auto& o) { o.weight_decay = -1e-4; }},
+      {"epochs", [](auto& o) { o.epochs = 0; }},
+      {"max_steps", [](auto& o) { o.max_steps = -2; }},
+      {"learners", [](auto& o) { o.learners = 0; }},
+      {"batch_size", [](auto& o) { o.batch_size = 0; }},
+  };
+  for (const auto& [option, change] : bad) {
+    cbtrain::TrainOptions o;
+    o.data_dir = "/nonexistent/data";  // checked first: the options' error, not the data's
+    change(o);
+    try {
+      m.train(o);
+      ADD_FAILURE() << option << ": no error";
+    } catch (const cbtrain::Error& e) {
+      EXPECT_TRUE(e.is_user_error()) << option << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find("TrainOptions: " + option + " must be"), std::string::npos)
+          << option << ": " << e.what();
+    }
+  }
+
+  // In range: trains on a small random data set, and saves.
+  cbtrain::TrainOptions o;
+  o.data_dir = test::make_tiny_dataset("api").string();
+  o.max_steps = 3;
+  o.lr = 0.05;
+  cbtrain::TrainReport r = m.train(o);
+  EXPECT_EQ(r.steps, 3);
+  EXPECT_TRUE(std::isfinite(r.test_loss));
+  const fs::path out = test::temp_dir("api_out") / "m.onnx";
+  m.save(out.string());
+  EXPECT_GT(fs::file_size(out), 1000u);
+}
+
+}  // namespace
+}  // namespace cbt
