@@ -100,10 +100,12 @@ static int run(int argc, char** argv) {
   app.add_option("--warmup-steps", t.warmup_steps, "linear learning-rate warm-up steps")
       ->capture_default_str()
       ->check(non_negative_number());
-  app.add_option("--milestones", t.milestones, "epochs at which --lr-schedule step multiplies the rate by --lr-gamma");
+  app.add_option("--milestones", t.milestones, "epochs at which --lr-schedule step multiplies the rate by --lr-gamma")
+      ->check(positive_number());
   app.add_option("--lr-gamma", t.lr_gamma, "factor of --lr-schedule step")
       ->capture_default_str()
-      ->check(finite_number<float>());
+      ->check(finite_number<float>())
+      ->check(positive_number());
   app.add_option("--optimizer", t.optimizer, "sgd or adamw")
       ->capture_default_str()
       ->check(CLI::IsMember({"sgd", "adamw"}));

@@ -110,6 +110,16 @@ TEST(Cli, NonFiniteOrNegativeNumbersAreRefusedNamingTheFlag) {
     EXPECT_EQ(r.output.find("images/s"), std::string::npos) << args << ": " << r.output;
   }
 
+  // A step schedule's milestones are epochs from 1, its factor more than 0 (-1 turned the
+  // updates into ascent).
+  for (auto [args, rule] : {std::pair<std::string, std::string>{"--milestones 0", "--milestones: must be more than 0"},
+                            {"--milestones 2 -1", "--milestones: must be more than 0, not -1"},
+                            {"--lr-gamma -1", "--lr-gamma: must be more than 0, not -1"}}) {
+    RunResult r = run(kLenet + " --lr-schedule step " + args + " --max-steps 1");
+    EXPECT_EQ(r.code, 2) << args << ": " << r.output;
+    EXPECT_NE(r.output.find(rule), std::string::npos) << args << ": " << r.output;
+  }
+
   // The checks name the rule, not the range of a double (as CLI11's own did: "not in range
   // 0.000000 to 1797693…").
   RunResult e = run(kLenet + " --epochs -3");
