@@ -232,6 +232,10 @@ int run_train(const TrainArgs& a) {
                                           : parse_gpus(a.gpus));
     data = load_data(data_options(a.data_dir, a.data, model.graph, a.seed));
   }
+  // Before any learner is built for it (a batch of 10^8 ran out of memory building the first).
+  if (a.batch_size > data.train.size())
+    throw UserError("--batch-size " + std::to_string(a.batch_size) + " exceeds the training set (" +
+                    std::to_string(data.train.size()) + " samples)");
 
   const ProgressStyle style = parse_progress_style(a.progress, isatty(STDOUT_FILENO) == 1);
   double autotune_seconds = 0;

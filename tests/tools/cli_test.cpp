@@ -61,6 +61,13 @@ TEST(Cli, BadInputExitsWith2AndSaysWhy) {
   r = run(kLenet + " --data /nonexistent/data --max-steps 1");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("data folder not found: /nonexistent/data"), std::string::npos) << r.output;
+
+  // A batch larger than the training set is refused before a learner is built for it (one of
+  // 10^11 samples ran out of memory first).
+  r = run(kLenet + " --data " + test::make_tiny_dataset("huge_batch").string() + " --batch-size 100000000000");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--batch-size 100000000000 exceeds the training set (256 samples)"), std::string::npos)
+      << r.output;
 }
 
 // CLI11's PositiveNumber and Range let NaN through, and 1e39 is inf in a float: every
