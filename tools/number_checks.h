@@ -26,6 +26,17 @@ bool parse_number(const std::string& value, T& out) {
   return end != begin;
 }
 
+// More than 0, or 0 too when `zero_allowed`; refused values (NaN among them) get `rule`.
+inline CLI::Validator above_zero(bool zero_allowed, const std::string& rule, const std::string& help) {
+  return CLI::Validator(
+      [zero_allowed, rule](std::string& value) -> std::string {
+        double v = 0;
+        if (!parse_number(value, v) || v > 0 || (zero_allowed && v == 0)) return {};
+        return rule + ", not " + value;
+      },
+      help);
+}
+
 }  // namespace detail
 
 // A finite number of the flag's own type (float or double).
@@ -44,25 +55,9 @@ CLI::Validator finite_number() {
 }
 
 // More than 0 (counts, rates, seconds); the help shows POSITIVE, as CLI11's own check.
-inline CLI::Validator positive_number() {
-  return CLI::Validator(
-      [](std::string& value) -> std::string {
-        double v = 0;
-        if (!detail::parse_number(value, v) || v > 0) return {};
-        return "must be more than 0, not " + value;
-      },
-      "POSITIVE");
-}
+inline CLI::Validator positive_number() { return detail::above_zero(false, "must be more than 0", "POSITIVE"); }
 
 // 0 or more; the help shows NONNEGATIVE, as CLI11's own check.
-inline CLI::Validator non_negative_number() {
-  return CLI::Validator(
-      [](std::string& value) -> std::string {
-        double v = 0;
-        if (!detail::parse_number(value, v) || v >= 0) return {};
-        return "must be 0 or more, not " + value;
-      },
-      "NONNEGATIVE");
-}
+inline CLI::Validator non_negative_number() { return detail::above_zero(true, "must be 0 or more", "NONNEGATIVE"); }
 
 }  // namespace cbt::cli
