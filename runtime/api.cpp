@@ -80,6 +80,7 @@ TrainReport Model::train(const TrainOptions& o) {
     to.optimizer.lr = static_cast<float>(o.lr);
     to.optimizer.momentum = static_cast<float>(o.momentum);
     to.optimizer.weight_decay = static_cast<float>(o.weight_decay);
+    cbt::check_round_fits(o.batch_size, o.learners, data.train.size(), "TrainOptions: batch_size");
     cbt::Trainer trainer(impl_->model.graph, to);
     cbt::FitOptions fo;
     fo.epochs = o.epochs;

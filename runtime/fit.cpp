@@ -40,6 +40,14 @@ void install_stop_handlers() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
+void check_round_fits(int64_t batch, int64_t learners, int64_t samples, const std::string& batch_name) {
+  // Divided, not multiplied: learners x batch may overflow.
+  if (batch <= samples && learners <= samples / batch) return;
+  throw UserError(batch_name + " " + std::to_string(batch) +
+                  (learners == 1 ? "" : " x " + std::to_string(learners) + " learners") +
+                  " exceeds the training set (" + std::to_string(samples) + " samples)");
+}
+
 FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt, std::ostream& log) {
   FitResult res;
   const ValueType& in = trainer.input_type();
@@ -55,9 +63,7 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
   const int64_t samples = data.train.size();
   // The largest round: every built learner (the tuner's largest count) or the learners given.
   const int64_t widest = opt.tune_learners ? trainer.built_learners() : trainer.total_learners();
-  if (samples / (batch * widest) == 0)
-    throw UserError("a round of " + std::to_string(widest) + " learner(s) x batch " + std::to_string(batch) +
-                    " exceeds the training set (" + std::to_string(samples) + " samples)");
+  check_round_fits(batch, widest, samples, "batch");
   std::unique_ptr<TrainingTuner> tuner;
   if (opt.tune_learners) {
     if (pg.size() > 1 || !opt.checkpoint.dir.empty())

@@ -62,6 +62,13 @@ class TrainingDiverged : public std::runtime_error {
 // signal kills the process as usual).
 void install_stop_handlers();
 
+// Throws a UserError unless a round of `learners` batches of `batch` fits in a training set of
+// `samples` (no sample twice in an epoch); `batch_name` says where the batch was given
+// ("--batch-size", "TrainOptions: batch_size"). Callers check before they build a trainer for
+// the batch (a batch of 10^11 samples runs out of memory building the first learner); fit()
+// checks its widest round again.
+void check_round_fits(int64_t batch, int64_t learners, int64_t samples, const std::string& batch_name);
+
 FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt, std::ostream& log);
 
 }  // namespace cbt

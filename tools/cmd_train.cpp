@@ -233,9 +233,7 @@ int run_train(const TrainArgs& a) {
     data = load_data(data_options(a.data_dir, a.data, model.graph, a.seed));
   }
   // Before any learner is built for it (a batch of 10^8 ran out of memory building the first).
-  if (a.batch_size > data.train.size())
-    throw UserError("--batch-size " + std::to_string(a.batch_size) + " exceeds the training set (" +
-                    std::to_string(data.train.size()) + " samples)");
+  check_round_fits(a.batch_size, 1, data.train.size(), "--batch-size");
 
   const ProgressStyle style = parse_progress_style(a.progress, isatty(STDOUT_FILENO) == 1);
   double autotune_seconds = 0;

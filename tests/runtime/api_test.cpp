@@ -51,9 +51,28 @@ TEST(Api, TrainOptionsOutOfRangeAreUserErrorsNamingTheOption) {
     }
   }
 
+  // A round larger than the training set is refused before a learner is built for it (a batch
+  // of 10^11 would not fit in memory).
+  const std::string data_dir = test::make_tiny_dataset("api").string();
+  for (auto [batch, learners] : {std::pair<int64_t, int>{100'000'000'000, 1}, {100, 4}}) {
+    cbtrain::TrainOptions o;
+    o.data_dir = data_dir;
+    o.batch_size = batch;
+    o.learners = learners;
+    const std::string want = "TrainOptions: batch_size " + std::to_string(batch) +
+                             (learners > 1 ? " x 4 learners" : "") + " exceeds the training set (256 samples)";
+    try {
+      m.train(o);
+      ADD_FAILURE() << want << ": no error";
+    } catch (const cbtrain::Error& e) {
+      EXPECT_TRUE(e.is_user_error()) << e.what();
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  }
+
   // In range: trains on a small random data set, and saves.
   cbtrain::TrainOptions o;
-  o.data_dir = test::make_tiny_dataset("api").string();
+  o.data_dir = data_dir;
   o.max_steps = 3;
   o.lr = 0.05;
   cbtrain::TrainReport r = m.train(o);

@@ -68,6 +68,13 @@ TEST(Cli, BadInputExitsWith2AndSaysWhy) {
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("--batch-size 100000000000 exceeds the training set (256 samples)"), std::string::npos)
       << r.output;
+
+  // bench has no data set to bound the batch: its learner's buffers are refused with the
+  // figures (it said "out of memory" and nothing else).
+  r = run("bench " + kLenet + " --batch-size 100000000000 --warmup 1 --steps 1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("error: out of host memory: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("use a smaller batch size"), std::string::npos) << r.output;
 }
 
 // CLI11's PositiveNumber and Range let NaN through, and 1e39 is inf in a float: every
