@@ -178,6 +178,18 @@ void report_untied(const ImportedModel& model, std::ostream& out) {
       << "and the trained model names them apart (first: " << model.untied.front() << ")\n";
 }
 
+// --output is written when training ends: a path that can never be written fails now, not
+// hours into the run (its folder is made when missing, as the checkpoint folder is).
+void check_output_flag(const std::string& output) {
+  if (output.empty()) return;
+  const std::filesystem::path file(output);
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    throw UserError("--output " + output + " is a folder; give the file to write, e.g. " +
+                    (file / "model.onnx").string());
+  ensure_writable_folder(file.has_parent_path() ? file.parent_path().string() : ".", "--output folder");
+}
+
 void load_conv_choices_flag(const TrainArgs& a, Device device, std::ostream& log) {
   if (a.conv_choices.empty()) return;
   if (device.is_cpu()) throw UserError("--conv-choices needs a CUDA device (--device cuda)");
@@ -219,7 +231,8 @@ int run_train(const TrainArgs& a) {
   if (ckpt.dir.empty() && !a.checkpoint_every.empty()) throw UserError("--checkpoint-every needs --checkpoint-dir");
   if (ckpt.dir.empty() && ckpt.resume) throw UserError("--resume needs --checkpoint-dir");
   if (!ckpt.dir.empty()) parse_checkpoint_every(a.checkpoint_every.empty() ? "1e" : a.checkpoint_every, ckpt);
-  install_stop_handlers();  // from here on, SIGINT/SIGTERM stop at the next round boundary
+  if (pg->is_root()) check_output_flag(a.output);  // only rank 0 writes it
+  install_stop_handlers();                         // from here on, SIGINT/SIGTERM stop at the next round boundary
   ImportedModel model = load_model(a.model);
   report_untied(model, out);
   check_supported(model.graph, device);  // before the data set is read: fail fast

@@ -69,6 +69,19 @@ TEST(Cli, BadInputExitsWith2AndSaysWhy) {
   EXPECT_NE(r.output.find("--batch-size 100000000000 exceeds the training set (256 samples)"), std::string::npos)
       << r.output;
 
+  // An --output that could never be written is refused before training, not after it.
+  const fs::path out_dir = test::temp_dir("cli_output");
+  r = run(kLenet + " --max-steps 1 --output " + out_dir.string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--output " + out_dir.string() + " is a folder"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("epoch 1"), std::string::npos) << r.output;
+  const fs::path plain_file = out_dir / "plain";
+  std::ofstream(plain_file) << "x";
+  r = run(kLenet + " --max-steps 1 --output " + (plain_file / "m.onnx").string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("cannot create --output folder " + plain_file.string()), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("epoch 1"), std::string::npos) << r.output;
+
   // bench has no data set to bound the batch: its learner's buffers are refused with the
   // figures (it said "out of memory" and nothing else).
   r = run("bench " + kLenet + " --batch-size 100000000000 --warmup 1 --steps 1");
