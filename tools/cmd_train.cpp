@@ -179,15 +179,20 @@ void report_untied(const ImportedModel& model, std::ostream& out) {
 }
 
 // --output is written when training ends: a path that can never be written fails now, not
-// hours into the run (its folder is made when missing, as the checkpoint folder is).
+// hours into the run. Its folder must exist (a mistyped path is not made into folders).
 void check_output_flag(const std::string& output) {
   if (output.empty()) return;
-  const std::filesystem::path file(output);
+  namespace fs = std::filesystem;
+  const fs::path file(output);
   std::error_code ec;
-  if (std::filesystem::is_directory(file, ec))
+  if (fs::is_directory(file, ec))
     throw UserError("--output " + output + " is a folder; give the file to write, e.g. " +
                     (file / "model.onnx").string());
-  ensure_writable_folder(file.has_parent_path() ? file.parent_path().string() : ".", "--output folder");
+  const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec))
+    throw UserError("--output " + output + ": " + dir.string() +
+                    (fs::exists(dir, ec) ? " is not a folder" : " does not exist"));
+  ensure_writable_folder(dir.string(), "--output folder");
 }
 
 void load_conv_choices_flag(const TrainArgs& a, Device device, std::ostream& log) {
