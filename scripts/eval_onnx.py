@@ -4,21 +4,16 @@ Used to check that a model exported by cbtrain gives the accuracy cbtrain report
 Normalisation matches cbtrain's default: (x/255 - 0.2860) / 0.3530.
 """
 import argparse
-import gzip
 import json
+import os
 import sys
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 
-
-def read_idx(path):
-    with gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb") as f:
-        data = f.read()
-    ndim = data[3]
-    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim)]
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench"))
+from idx_files import find, read_idx  # noqa: E402  (the data files raw or gzipped, as cbtrain reads them)
 
 
 def main():
@@ -28,8 +23,8 @@ def main():
     ap.add_argument("--json", action="store_true", help="print {\"accuracy\": ...}")
     a = ap.parse_args()
     onnx.checker.check_model(a.model, full_check=True)  # raises on an invalid model
-    x = read_idx(a.data + "/t10k-images-idx3-ubyte.gz").astype(np.float32)
-    y = read_idx(a.data + "/t10k-labels-idx1-ubyte.gz").astype(np.int64)
+    x = read_idx(find(a.data, "t10k-images-idx3-ubyte")).astype(np.float32)
+    y = read_idx(find(a.data, "t10k-labels-idx1-ubyte")).astype(np.int64)
     x = (x / 255.0 - 0.2860) / 0.3530
     sess = ort.InferenceSession(a.model, providers=["CPUExecutionProvider"])
     inp = sess.get_inputs()[0]
