@@ -27,6 +27,26 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 volatile std::sig_atomic_t g_stop_signal = 0;
 
 void on_stop_signal(int sig) { g_stop_signal = sig; }
+
+// Every loss takes class indices (cross-entropy directly, mse and bce as one-hot rows): a label
+// outside the model's classes stopped the run when its batch came up, epochs in, or went
+// unnoticed in the test set; every label is checked before training.
+void check_labels_fit_the_model(const Trainer& trainer, const TrainTestData& data) {
+  const TrainingGraph& tg = trainer.training_graph();
+  auto it = tg.types.find(tg.prediction);
+  if (it == tg.types.end() || it->second.shape.size() != 2) return;
+  const int64_t classes = it->second.shape[1];
+  for (const auto& [set, d] : {std::pair<const char*, const Dataset*>{"training", &data.train}, {"test", &data.test}}) {
+    if (!d->labels.defined() || d->labels.dtype() != DType::Int64) continue;
+    const int64_t* y = d->labels.ptr<int64_t>();
+    for (int64_t i = 0; i < d->size(); ++i)
+      if (y[i] < 0 || y[i] >= classes)
+        throw UserError("label " + std::to_string(y[i]) + " of " + set + " sample " + std::to_string(i) +
+                        " is not one of the model's " + std::to_string(classes) + " classes (output '" + tg.prediction +
+                        "' gives " + std::to_string(classes) + " scores); labels must be 0 to " +
+                        std::to_string(classes - 1));
+  }
+}
 }  // namespace
 
 void install_stop_handlers() {
@@ -57,6 +77,7 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     throw UserError("the model input '" + trainer.training_graph().data_input + "' takes " +
                     shape_str(Shape(in.shape.begin() + 1, in.shape.end())) + " per sample (" + std::to_string(per) +
                     " values) but the data has " + std::to_string(data.train.sample_numel()) + " values per sample");
+  check_labels_fit_the_model(trainer, data);
   // Several processes (mpirun): rank r's learners are learners first..first+k-1 of k_all; each
   // rank takes their batches of the same shuffled epoch, and only rank 0 writes files.
   ProcessGroup& pg = trainer.processes();

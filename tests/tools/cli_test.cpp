@@ -12,6 +12,7 @@
 #include <map>
 #include <random>
 #include <regex>
+#include <tuple>
 #include <utility>
 
 #include "common/paths.h"
@@ -402,6 +403,28 @@ TEST(Cli, ConvChoicesNeedACudaDevice) {
     EXPECT_EQ(r.code, 2) << cmd << "\n" << r.output;
     EXPECT_NE(r.output.find("--conv-choices needs a CUDA device"), std::string::npos) << r.output;
     EXPECT_FALSE(fs::exists(file));
+  }
+}
+
+// Cross-entropy's labels are class indices: one outside the model's classes, in the training or
+// the test set, is refused naming the sample before training (it stopped the run when its
+// batch came up, epochs in, naming only a row of that batch).
+TEST(Cli, LabelsOutsideTheModelsClassesAreRefusedBeforeTraining) {
+  for (auto [stem, n, sample, label] : {std::tuple{std::string("train"), 256u, 200u, 10}, {"t10k", 64u, 40u, 12}}) {
+    const fs::path data = test::make_tiny_dataset("bad_label_" + stem);
+    std::vector<uint8_t> labels(n);
+    std::mt19937 rng(7);
+    for (auto& v : labels) v = static_cast<uint8_t>(rng() % 10);
+    labels[sample] = static_cast<uint8_t>(label);
+    ASSERT_TRUE(test::write_idx_gz(data / (stem + "-labels-idx1-ubyte.gz"), {n}, labels));
+    RunResult r = run(kLenet + " --data " + data.string() + " --max-steps 1");
+    EXPECT_EQ(r.code, 2) << r.output;
+    const std::string set = stem == "train" ? "training" : "test";
+    EXPECT_NE(r.output.find("label " + std::to_string(label) + " of " + set + " sample " + std::to_string(sample) +
+                            " is not one of the model's 10 classes"),
+              std::string::npos)
+        << r.output;
+    EXPECT_EQ(r.output.find("epoch 1"), std::string::npos) << r.output;
   }
 }
 
