@@ -2,11 +2,12 @@
 #include <cmath>
 #include <cstring>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "cbtrain/cbtrain.h"
 #include "onnx_import/model_io.h"
-#include "runtime/dataset.h"
+#include "runtime/data_source.h"
 #include "runtime/fit.h"
 #include "runtime/inferencer.h"
 #include "runtime/trainer.h"
@@ -34,6 +35,11 @@ void check_options(const TrainOptions& o) {
     fail("momentum must be in [0, 1], not " + std::to_string(o.momentum));
   if (!finite_float(o.weight_decay) || o.weight_decay < 0)
     fail("weight_decay must be a finite number, 0 or more, not " + std::to_string(o.weight_decay));
+  const std::set<std::string> formats = {"auto", "idx", "cifar", "npy", "images"};
+  if (!formats.count(o.data_format))
+    fail("data_format must be auto, idx, cifar, npy or images, not '" + o.data_format + "'");
+  if (o.lr_schedule != "constant" && o.lr_schedule != "cosine")
+    fail("lr_schedule must be constant or cosine, not '" + o.lr_schedule + "'");
 }
 
 // Runs `f`, turning cbtrain's exceptions into cbtrain::Error.
@@ -69,7 +75,12 @@ TrainReport Model::train(const TrainOptions& o) {
     check_options(o);
     cbt::Device device = cbt::parse_device(o.device);
     cbt::check_supported(impl_->model.graph, device);
-    cbt::TrainTestData data = cbt::load_idx_folder(o.data_dir, cbt::Normalization{});
+    cbt::DataOptions data_options;
+    data_options.dir = o.data_dir;
+    data_options.format = cbt::parse_data_format(o.data_format);
+    data_options.seed = o.seed;
+    data_options.sample_shape = cbt::model_sample_shape(impl_->model.graph);
+    cbt::TrainTestData data = cbt::load_data(data_options);
     cbt::TrainerOptions to;
     to.batch_size = o.batch_size;
     to.learners = o.learners;
@@ -87,6 +98,7 @@ TrainReport Model::train(const TrainOptions& o) {
     fo.max_steps = o.max_steps;
     fo.seed = o.seed;
     fo.log_every = o.verbose ? 200 : 0;
+    fo.schedule.kind = cbt::parse_lr_schedule(o.lr_schedule);
     fo.schedule.base_lr = static_cast<float>(o.lr);
     std::ostringstream quiet;
     cbt::FitResult r = cbt::fit(trainer, data, fo, o.verbose ? std::cout : quiet);

@@ -29,14 +29,21 @@ class Error : public std::runtime_error {
 
 struct TrainOptions {
   std::string data_dir = "/usr/share/datasets/fashion-mnist";  // IDX files (train, t10k)
-  std::string device = "cpu";                                  // "cpu", "cuda" or "cuda:N"
-  int learners = 1;                                            // model replicas, averaged with SMA when more than one
-  int64_t batch_size = 32;                                     // per learner
+  // The files in data_dir, as the command line's --data-format: "auto" (told by the files),
+  // "idx", "cifar" (CIFAR-10/100 binary), "npy" (train_images.npy + train_labels.npy, ...) or
+  // "images" (train/<class>/*.png|jpg and test/<class>/...). Normalised as the command line
+  // does by default: Fashion-MNIST's constants for IDX, none for float .npy, the training
+  // set's own statistics otherwise.
+  std::string data_format = "auto";
+  std::string device = "cpu";  // "cpu", "cuda" or "cuda:N"
+  int learners = 1;            // model replicas, averaged with SMA when more than one
+  int64_t batch_size = 32;     // per learner
   int64_t epochs = 1;
   int64_t max_steps = -1;  // stop after this many rounds; -1: all epochs
   double lr = 0.01;
   double momentum = 0.9;
   double weight_decay = 5e-4;
+  std::string lr_schedule = "constant";  // or "cosine" (to 0 over the epochs, or max_steps)
   uint64_t seed = 42;
   bool deterministic = false;  // bit-identical runs for a seed
   bool verbose = false;        // progress lines on standard output

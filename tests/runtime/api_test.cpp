@@ -2,10 +2,12 @@
 // that name the option, raised before anything is read; in-range options train and save.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <functional>
 #include <limits>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +15,8 @@
 #include "cbtrain/cbtrain.h"
 #include "common/paths.h"
 #include "common/tiny_dataset.h"
+#include "graph/tensor.h"
+#include "runtime/npy.h"
 
 namespace cbt {
 namespace {
@@ -36,6 +40,8 @@ TEST(Api, TrainOptionsOutOfRangeAreUserErrorsNamingTheOption) {
       {"max_steps", [](auto& o) { o.max_steps = -2; }},
       {"learners", [](auto& o) { o.learners = 0; }},
       {"batch_size", [](auto& o) { o.batch_size = 0; }},
+      {"data_format", [](auto& o) { o.data_format = "csv"; }},
+      {"lr_schedule", [](auto& o) { o.lr_schedule = "step"; }},  // needs milestones the API has not
   };
   for (const auto& [option, change] : bad) {
     cbtrain::TrainOptions o;
@@ -81,6 +87,52 @@ TEST(Api, TrainOptionsOutOfRangeAreUserErrorsNamingTheOption) {
   const fs::path out = test::temp_dir("api_out") / "m.onnx";
   m.save(out.string());
   EXPECT_GT(fs::file_size(out), 1000u);
+}
+
+// Data in another format than IDX (the data_format the command line's --data-format names,
+// told by the files when "auto"), trained over a cosine schedule: it learns, and a data folder
+// in the wrong format is a user error naming the files it looked for.
+TEST(Api, NpyDataAndCosineScheduleTrain) {
+  const fs::path dir = test::temp_dir("api_npy");
+  std::mt19937 rng(3);
+  auto write_split = [&](const std::string& split, int64_t n) {
+    Tensor x(DType::UInt8, Shape{n, 28, 28}, Device{}), y(DType::Int64, Shape{n}, Device{});
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t label = static_cast<int64_t>(rng() % 10);
+      y.ptr<int64_t>()[i] = label;
+      // A learnable signal: the class sets the brightness of the image, noise on top.
+      for (int64_t p = 0; p < 784; ++p)
+        x.ptr<uint8_t>()[i * 784 + p] = static_cast<uint8_t>(std::min<int64_t>(255, label * 25 + rng() % 20));
+    }
+    save_npy((dir / (split + "_images.npy")).string(), x);
+    save_npy((dir / (split + "_labels.npy")).string(), y);
+  };
+  write_split("train", 512);
+  write_split("test", 128);
+  const std::string lenet = test::source_path("models/lenet5/lenet5.ts17.onnx");
+  for (const std::string format : {"auto", "npy"}) {
+    cbtrain::Model m = cbtrain::Model::load(lenet);
+    cbtrain::TrainOptions o;
+    o.data_dir = dir.string();
+    o.data_format = format;
+    o.lr_schedule = "cosine";
+    o.lr = 0.05;
+    o.epochs = 10;
+    cbtrain::TrainReport r = m.train(o);
+    EXPECT_EQ(r.steps, 10 * (512 / 32)) << format;
+    EXPECT_GT(r.test_accuracy, 0.5) << format << ": the brightness of a class is easy to learn";
+  }
+  cbtrain::Model m = cbtrain::Model::load(lenet);
+  cbtrain::TrainOptions o;
+  o.data_dir = dir.string();
+  o.data_format = "idx";
+  try {
+    m.train(o);
+    ADD_FAILURE() << "npy files read as IDX";
+  } catch (const cbtrain::Error& e) {
+    EXPECT_TRUE(e.is_user_error()) << e.what();
+    EXPECT_NE(std::string(e.what()).find("expected the MNIST/Fashion-MNIST IDX files"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
