@@ -1,6 +1,7 @@
 // `cbtrain MODEL.onnx`: import, train on the data set, evaluate, export.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -47,6 +48,10 @@ std::vector<int> parse_gpus(const std::string& s) {
     } catch (const std::exception&) {
       throw UserError("--gpus takes a list like 0,1 or 'all', not '" + s + "'");
     }
+    // One GPU twice would be two learners' devices that NCCL refuses to pair.
+    if (std::count(out.begin(), out.end() - 1, out.back()))
+      throw UserError("--gpus names GPU " + std::to_string(out.back()) + " twice in '" + s +
+                      "'; more learners on one GPU are --learners");
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }

@@ -59,6 +59,15 @@ TEST(Cli, BadInputExitsWith2AndSaysWhy) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("--device"), std::string::npos) << r.output;
 
+  // --gpus: a malformed list, and a GPU named twice (before any device is looked for, so that
+  // this holds on machines without one).
+  r = run(kLenet + " --gpus 0,x --max-steps 1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--gpus takes a list like 0,1 or 'all', not '0,x'"), std::string::npos) << r.output;
+  r = run(kLenet + " --gpus 1,0,1 --max-steps 1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--gpus names GPU 1 twice in '1,0,1'"), std::string::npos) << r.output;
+
   r = run(kLenet + " --data /nonexistent/data --max-steps 1");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("data folder not found: /nonexistent/data"), std::string::npos) << r.output;
