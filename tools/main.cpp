@@ -227,6 +227,19 @@ static int run(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ConfigError& e) {
+    // CLI11 says "INI was not able to parse NAME" for a name it does not know: say which file,
+    // and what the names are.
+    std::string file;
+    if (const CLI::Option* c = app.get_config_ptr(); c && c->count()) file = c->as<std::string>();
+    std::string msg = e.what();
+    const std::string unknown = "INI was not able to parse ";
+    if (msg.rfind(unknown, 0) == 0)
+      msg = "'" + msg.substr(unknown.size()) +
+            "' is not a setting of cbtrain (the settings are the long flags without their dashes, as --save-config "
+            "writes them)";
+    std::cerr << "error: " << (file.empty() ? "" : "--config " + file + ": ") << msg << "\n";
+    return 2;
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
