@@ -1,4 +1,5 @@
 // Data sets as pairs of NumPy arrays (inputs, labels) per split.
+#include <cmath>
 #include <filesystem>
 
 #include "graph/errors.h"
@@ -53,6 +54,17 @@ RawSplit read_pair(const fs::path& xp, const fs::path& yp) {
   if (x.rank() < 2 || x.rank() > 4 || x.dim(0) == 0)
     throw UserError(xs + ": inputs must be (N, D), (N, H, W), (N, C, H, W) or (N, H, W, C) with N > 0, not " +
                     shape_str(x.shape()));
+  // NaN or infinity in the inputs (or a float64 beyond float32's range) would show only as a
+  // diverged loss, blamed on the learning rate.
+  if (x.dtype() == DType::Float32) {
+    const float* v = x.ptr<float>();
+    const int64_t per = x.numel() / x.dim(0);
+    for (int64_t i = 0; i < x.numel(); ++i)
+      if (!std::isfinite(v[i]))
+        throw UserError(xs + ": sample " + std::to_string(i / per) + " holds " +
+                        (std::isnan(v[i]) ? "NaN" : "an infinity (or a value beyond float32's range)") +
+                        "; the inputs must be finite numbers");
+  }
   RawSplit s;
   if (x.rank() == 4) {
     // Channels last (Keras's habit) when the last axis looks like channels and the second does not.

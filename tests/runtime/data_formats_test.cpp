@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <random>
 
 #include "common/data_writers.h"
@@ -191,6 +192,24 @@ TEST(NpyPairs, BadFilesNameTheFile) {
   fs::remove(d / "test_y.npy");
   msg = user_error([&] { load_data(options(d)); });
   EXPECT_NE(msg.find("test_y.npy"), std::string::npos) << msg;
+
+  // Inputs that are not finite are refused naming the sample (they trained into a "diverged"
+  // loss that blamed the learning rate); a float64 beyond float32's range likewise.
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1, 1);
+  Tensor xf(DType::Float32, {4, 1, 2, 2}), yi(DType::Int64, {4});
+  for (int64_t i = 0; i < xf.numel(); ++i) xf.ptr<float>()[i] = u(rng);
+  write_npy_pair(d, "test_x.npy", xf, "test_y.npy", yi);
+  xf.ptr<float>()[2 * 4 + 1] = std::numeric_limits<float>::quiet_NaN();  // sample 2
+  write_npy_pair(d, "train_x.npy", xf, "train_y.npy", yi);
+  msg = user_error([&] { load_data(options(d)); });
+  EXPECT_NE(msg.find("train_x.npy: sample 2 holds NaN"), std::string::npos) << msg;
+  Tensor xd(DType::Float64, {4, 1, 2, 2});
+  for (int64_t i = 0; i < xd.numel(); ++i) xd.ptr<double>()[i] = u(rng);
+  xd.ptr<double>()[3 * 4] = 1e300;  // sample 3: inf as a float32
+  write_npy_pair(d, "train_x.npy", xd, "train_y.npy", yi);
+  msg = user_error([&] { load_data(options(d)); });
+  EXPECT_NE(msg.find("train_x.npy: sample 3 holds an infinity"), std::string::npos) << msg;
 }
 
 // A version 1.0 .npy file of `header` (padded with spaces to 64 bytes and a newline, as NumPy
