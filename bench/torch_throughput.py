@@ -43,19 +43,32 @@ LR = 1e-3
 class Replica:
     """One model with its optimizer and its static batch on the GPU."""
 
+    # --amp bf16: the forward pass under autocast to bfloat16, model and data channels-last
+    # (PyTorch's recipe for mixed precision on tensor cores); None: float32 as set_precision says.
+    amp = None
+
     def __init__(self, name, batch, seed):
         torch.manual_seed(seed)
         self.model, shape = build(name)
         self.model.cuda().train()
-        self.opt = torch.optim.SGD(self.model.parameters(), lr=LR, momentum=0.9, foreach=True)
         self.x = torch.randn((batch,) + tuple(shape), device="cuda")
+        if self.amp and self.x.dim() == 4:
+            self.model.to(memory_format=torch.channels_last)
+            self.x = self.x.contiguous(memory_format=torch.channels_last)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=LR, momentum=0.9, foreach=True)
         self.y = torch.randint(0, 10, (batch,), device="cuda")
         self.graph = None
         self.stream = None
 
+    def loss(self):
+        if self.amp:
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                return F.cross_entropy(self.model(self.x), self.y)
+        return F.cross_entropy(self.model(self.x), self.y)
+
     def step(self):
         self.opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(self.model(self.x), self.y)
+        loss = self.loss()
         loss.backward()
         self.opt.step()
         return loss
@@ -73,7 +86,7 @@ class Replica:
         # Grads set to None so that backward allocates them from the graph's private pool.
         self.opt.zero_grad(set_to_none=True)
         with torch.cuda.graph(self.graph, stream=stream):
-            self.static_loss = F.cross_entropy(self.model(self.x), self.y)
+            self.static_loss = self.loss()
             self.static_loss.backward()
             self.opt.step()
         torch.cuda.synchronize()
@@ -205,8 +218,12 @@ def main():
     ap.add_argument("--warmup", type=int, default=10, help="untimed steps before timing")
     ap.add_argument("--quick", action="store_true", help="short windows (smoke run)")
     add_precision_arg(ap)
+    ap.add_argument("--amp", choices=["bf16"], default=None,
+                    help="mixed precision: the forward pass under autocast to bfloat16, channels-last "
+                         "(cbtrain has no such mode; for comparison with its fp32/TF32 figures only)")
     ap.add_argument("--out", required=True, help="JSON file to write")
     args = ap.parse_args()
+    Replica.amp = args.amp
 
     if not torch.cuda.is_available():
         raise SystemExit("torch_throughput.py needs a CUDA GPU")
@@ -220,7 +237,7 @@ def main():
     if args.quick:
         steps, windows, warmup = max(5, steps // 5), 3, 3
 
-    doc = dict(tool="torch", model=args.model, precision=args.precision, input_shape=list(MODELS[args.model][1]),
+    doc = dict(tool="torch", model=args.model, precision=args.precision, amp=args.amp, input_shape=list(MODELS[args.model][1]),
                optimizer="SGD momentum 0.9 (foreach)", loss="cross_entropy",
                steps_per_window=steps, windows=windows, warmup_steps=warmup,
                quick=args.quick, memory_method=MEMORY_METHOD,
