@@ -228,7 +228,8 @@ int run_train(const TrainArgs& a) {
   std::ostream discard(nullptr);  // non-root ranks: progress is rank 0's to print
   std::ostream& out = pg->is_root() ? std::cout : discard;
   Device device = parse_device(a.device);
-  if (!a.gpus.empty() && device.is_cpu()) device = Device{DeviceKind::CUDA, 0};
+  const std::vector<int> gpus = parse_gpus(a.gpus);  // a malformed list fails before the model is read
+  if (!gpus.empty() && device.is_cpu()) device = Device{DeviceKind::CUDA, 0};
   // Several processes on one machine with a plain --device cuda: one GPU each, by local rank.
   if (pg->size() > 1 && a.device == "cuda" && a.gpus.empty()) {
     const int n = device_count(DeviceKind::CUDA);
@@ -250,9 +251,7 @@ int run_train(const TrainArgs& a) {
   TrainTestData data;
   {
     // The GPUs' contexts are made while the data set is read.
-    DeviceWarmUp warm_up(device.is_cpu()  ? std::vector<int>{}
-                         : a.gpus.empty() ? std::vector<int>{device.index}
-                                          : parse_gpus(a.gpus));
+    DeviceWarmUp warm_up(device.is_cpu() ? std::vector<int>{} : gpus.empty() ? std::vector<int>{device.index} : gpus);
     data = load_data(data_options(a.data_dir, a.data, model.graph, a.seed));
   }
   // Before any learner is built for it (a batch of 10^8 ran out of memory building the first).
