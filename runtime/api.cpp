@@ -2,7 +2,6 @@
 #include <cmath>
 #include <cstring>
 #include <iostream>
-#include <set>
 #include <sstream>
 
 #include "cbtrain/cbtrain.h"
@@ -35,9 +34,7 @@ void check_options(const TrainOptions& o) {
     fail("momentum must be in [0, 1], not " + std::to_string(o.momentum));
   if (!finite_float(o.weight_decay) || o.weight_decay < 0)
     fail("weight_decay must be a finite number, 0 or more, not " + std::to_string(o.weight_decay));
-  const std::set<std::string> formats = {"auto", "idx", "cifar", "npy", "images"};
-  if (!formats.count(o.data_format))
-    fail("data_format must be auto, idx, cifar, npy or images, not '" + o.data_format + "'");
+  cbt::parse_data_format(o.data_format, "TrainOptions: data_format");
   if (o.lr_schedule != "constant" && o.lr_schedule != "cosine")
     fail("lr_schedule must be constant or cosine, not '" + o.lr_schedule + "'");
 }

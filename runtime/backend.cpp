@@ -116,6 +116,14 @@ int device_count(DeviceKind kind) {
 #endif
 }
 
+bool built_with_cuda() {
+#ifdef CBT_WITH_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
 void profiled_span(bool open) {
 #ifdef CBT_WITH_CUDA
   cuda_profiled_span(open);

@@ -28,4 +28,7 @@ std::unique_ptr<AllReduce> make_all_reduce(const std::vector<Backend*>& backends
 // Devices of a kind this process sees (CPU: 1).
 int device_count(DeviceKind kind);
 
+// Whether this cbtrain was built with its CUDA backend (without it device_count(CUDA) is 0).
+bool built_with_cuda();
+
 }  // namespace cbt

@@ -99,13 +99,13 @@ void fit_layout(Dataset& d, const Shape& model, const std::string& dir) {
 
 }  // namespace
 
-DataFormat parse_data_format(const std::string& s) {
+DataFormat parse_data_format(const std::string& s, const std::string& option) {
   if (s == "auto") return DataFormat::Auto;
   if (s == "idx") return DataFormat::Idx;
   if (s == "cifar") return DataFormat::Cifar;
   if (s == "npy") return DataFormat::Npy;
   if (s == "images") return DataFormat::Images;
-  throw UserError("--data-format must be auto, idx, cifar, npy or images, not '" + s + "'");
+  throw UserError(option + " must be auto, idx, cifar, npy or images, not '" + s + "'");
 }
 
 const char* data_format_name(DataFormat f) {

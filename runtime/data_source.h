@@ -25,8 +25,8 @@ struct DataOptions {
   Shape sample_shape;
 };
 
-// "auto", "idx", "cifar", "npy", "images"; UserError otherwise.
-DataFormat parse_data_format(const std::string& s);
+// "auto", "idx", "cifar", "npy", "images"; otherwise a UserError that names `option`.
+DataFormat parse_data_format(const std::string& s, const std::string& option = "--data-format");
 const char* data_format_name(DataFormat f);
 
 // The format of the files in `dir`; UserError when none is recognised.

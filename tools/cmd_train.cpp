@@ -229,6 +229,18 @@ int run_train(const TrainArgs& a) {
   std::ostream& out = pg->is_root() ? std::cout : discard;
   Device device = parse_device(a.device);
   const std::vector<int> gpus = parse_gpus(a.gpus);  // a malformed list fails before the model is read
+  if (!gpus.empty()) {
+    // Named as the user gave them (the backend would speak of --device cuda:0).
+    const int visible = device_count(DeviceKind::CUDA);
+    const int highest = *std::max_element(gpus.begin(), gpus.end());
+    if (visible == 0)
+      throw UserError("--gpus " + a.gpus + " but no CUDA device is usable on this machine" +
+                      (built_with_cuda() ? "" : " (this cbtrain was built without CUDA)") + "; use --device cpu");
+    if (highest >= visible)
+      throw UserError("--gpus " + a.gpus + " names GPU " + std::to_string(highest) + " but only " +
+                      std::to_string(visible) + " CUDA device(s) are visible (0 to " + std::to_string(visible - 1) +
+                      ")");
+  }
   if (!gpus.empty() && device.is_cpu()) device = Device{DeviceKind::CUDA, 0};
   // Several processes on one machine with a plain --device cuda: one GPU each, by local rank.
   if (pg->size() > 1 && a.device == "cuda" && a.gpus.empty()) {

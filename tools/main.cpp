@@ -244,6 +244,13 @@ static int run(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }
+  if (const std::string empty = empty_number_message(app); !empty.empty()) {
+    std::string file;
+    if (const CLI::Option* c = app.get_config_ptr(); c && c->count())
+      file = " (on the command line or in --config " + c->as<std::string>() + ")";
+    std::cerr << "error: " << empty << file << "\n";
+    return 2;
+  }
   try {
     if (*inspect) return run_inspect(ia);
     if (*infer) return run_infer(fa);

@@ -54,6 +54,25 @@ CLI::Validator finite_number() {
       "");
 }
 
+// CLI11 turns an empty value of a numeric option into 0 and runs no check on it: `--epochs ""`
+// or `epochs =` in a --config file trained for 0 epochs and exited 0. The message for the
+// first numeric option of `app` or its parsed sub-commands given an empty value ("--epochs was
+// given an empty value; it takes a number"), or "" when there is none.
+inline std::string empty_number_message(const CLI::App& app) {
+  for (const CLI::Option* o : app.get_options()) {
+    if (o->count() == 0 || o->get_items_expected_max() == 0) continue;  // flags take no value
+    const std::string type = o->get_type_name();
+    const bool numeric = type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0 || type.rfind("FLOAT", 0) == 0 ||
+                         type.rfind("NUMBER", 0) == 0;
+    if (!numeric) continue;
+    for (const std::string& r : o->results())
+      if (r.empty()) return o->get_name() + " was given an empty value; it takes a number";
+  }
+  for (const CLI::App* sub : app.get_subcommands(nullptr))
+    if (std::string m = empty_number_message(*sub); !m.empty()) return m;
+  return {};
+}
+
 // More than 0 (counts, rates, seconds); the help shows POSITIVE, as CLI11's own check.
 inline CLI::Validator positive_number() { return detail::above_zero(false, "must be more than 0", "POSITIVE"); }
 

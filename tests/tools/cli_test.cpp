@@ -67,6 +67,22 @@ TEST(Cli, BadInputExitsWith2AndSaysWhy) {
   r = run(kLenet + " --gpus 1,0,1 --max-steps 1");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("--gpus names GPU 1 twice in '1,0,1'"), std::string::npos) << r.output;
+  // GPUs that are not there are named as given, before the model is read (on a machine without
+  // GPUs the backend spoke of "--device cuda:0"); no machine here has 64.
+  r = run(kLenet + " --gpus 0,63 --max-steps 1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_TRUE(r.output.find("--gpus 0,63 but no CUDA device is usable") != std::string::npos ||
+              r.output.find("--gpus 0,63 names GPU 63 but only ") != std::string::npos)
+      << r.output;
+
+  // An empty number: CLI11 read it as 0 and let it past every check (`--epochs ""` trained
+  // for 0 epochs and exited 0).
+  r = run(kLenet + " --epochs '' --max-steps 1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--epochs was given an empty value; it takes a number"), std::string::npos) << r.output;
+  r = run("bench " + kLenet + " --batch-size ''");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--batch-size was given an empty value"), std::string::npos) << r.output;
 
   r = run(kLenet + " --data /nonexistent/data --max-steps 1");
   EXPECT_EQ(r.code, 2);

@@ -89,6 +89,16 @@ TEST(ConfigFile, BadConfigurationFilesAreUserErrors) {
   r = test::run_cli("--config " + (d / "badvalue.toml").string());
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("epochs"), std::string::npos) << r.output;
+
+  // `lr =` with nothing after it: CLI11 made it 0 and trained.
+  std::ofstream(d / "empty.toml") << "model = \"" << kLenet << "\"\nlr =\n";
+  r = test::run_cli("--config " + (d / "empty.toml").string() + " --max-steps 1");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("error: --lr was given an empty value; it takes a number (on the command line or in "
+                          "--config " +
+                          (d / "empty.toml").string() + ")"),
+            std::string::npos)
+      << r.output;
 }
 
 }  // namespace
