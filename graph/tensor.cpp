@@ -3,10 +3,11 @@
 
 #include <array>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <sstream>
 #include <utility>
+
+#include "graph/host_memory.h"
 
 namespace cbt {
 
@@ -83,32 +84,13 @@ std::string Device::str() const { return kind == DeviceKind::CPU ? "cpu" : "cuda
 namespace {
 std::mutex g_alloc_mutex;
 
-// What /proc/meminfo says the host can still give: {MemAvailable + SwapFree, MemTotal} in
-// bytes, or {0, 0} where it cannot be read.
-std::pair<size_t, size_t> host_memory() {
-  std::ifstream in("/proc/meminfo");
-  size_t available = 0, swap_free = 0, total = 0;
-  bool have_available = false;
-  std::string key;
-  size_t kib = 0;
-  std::string unit;
-  while (in >> key >> kib) {
-    std::getline(in, unit);
-    if (key == "MemAvailable:") available = kib << 10, have_available = true;
-    if (key == "SwapFree:") swap_free = kib << 10;
-    if (key == "MemTotal:") total = kib << 10;
-  }
-  if (!have_available) return {0, 0};
-  return {available + swap_free, total};
-}
-
 // A host allocation of `bytes` that cannot be had, as a user error with the figures: every
 // allocation is zeroed, so one larger than what the host can still give would be ended by the
 // kernel's out-of-memory killer while it is written, not refused by malloc.
-[[noreturn]] void host_out_of_memory(size_t bytes, size_t available, size_t total) {
+[[noreturn]] void host_out_of_memory(size_t bytes, const HostMemory& m) {
   std::string msg = "out of host memory: " + std::to_string(bytes >> 20) + " MiB requested";
-  if (total)
-    msg += ", " + std::to_string(available >> 20) + " MiB available of " + std::to_string(total >> 20) + " MiB";
+  if (m.total)
+    msg += ", " + std::to_string(m.available >> 20) + " MiB available of " + std::to_string(m.total >> 20) + " MiB";
   throw UserError(msg + "; use a smaller batch size");
 }
 
@@ -118,13 +100,12 @@ std::array<Allocator, 2>& allocators() {
                                       size_t rounded = (bytes + 63) / 64 * 64;
                                       // Small requests skip the check (most allocations are).
                                       if (rounded >= (size_t{256} << 20)) {
-                                        auto [available, total] = host_memory();
-                                        if (total && rounded > available) host_out_of_memory(rounded, available, total);
+                                        const HostMemory m = host_memory();
+                                        if (m.total && rounded > m.available) host_out_of_memory(rounded, m);
                                       }
                                       auto* p = static_cast<std::byte*>(std::aligned_alloc(64, rounded ? rounded : 64));
                                       if (!p) {
-                                        auto [available, total] = host_memory();
-                                        host_out_of_memory(rounded, available, total);
+                                        host_out_of_memory(rounded, host_memory());
                                       }
                                       std::memset(p, 0, rounded);
                                       return std::shared_ptr<std::byte>(p, [](std::byte* q) { std::free(q); });
