@@ -220,6 +220,24 @@ void save_conv_choices_flag(const TrainArgs& a, std::ostream& log) {
   log << "cbtrain: " << n << " convolution choice(s) written to " << a.conv_choices << "\n";
 }
 
+namespace {
+// --lr-schedule step and --milestones go together (alone, each was silently a constant rate);
+// a milestone the run never reaches is told.
+void check_schedule_flags(const TrainArgs& a, std::ostream& out) {
+  const bool step = parse_lr_schedule(a.lr_schedule) == LrSchedule::Kind::Step;
+  if (step && a.milestones.empty())
+    throw UserError(
+        "--lr-schedule step needs --milestones: the epochs at which the rate is multiplied by --lr-gamma "
+        "(e.g. --milestones 30,60)");
+  if (!step && !a.milestones.empty())
+    throw UserError("--milestones applies to --lr-schedule step only, not " + a.lr_schedule);
+  for (int64_t m : a.milestones)
+    if (m >= a.epochs)
+      out << "warning: --milestones " << m << " is not before the last epoch (--epochs " << a.epochs
+          << "): the rate never changes there\n";
+}
+}  // namespace
+
 int run_train(const TrainArgs& a) {
   // mpirun: this is one of several processes; rank 0 prints, evaluates for the log and writes.
   ProcessGroupOptions po;
@@ -255,7 +273,8 @@ int run_train(const TrainArgs& a) {
   if (ckpt.dir.empty() && ckpt.resume) throw UserError("--resume needs --checkpoint-dir");
   if (!ckpt.dir.empty()) parse_checkpoint_every(a.checkpoint_every.empty() ? "1e" : a.checkpoint_every, ckpt);
   if (pg->is_root()) check_output_flag(a.output);  // only rank 0 writes it
-  install_stop_handlers();                         // from here on, SIGINT/SIGTERM stop at the next round boundary
+  check_schedule_flags(a, out);
+  install_stop_handlers();  // from here on, SIGINT/SIGTERM stop at the next round boundary
   ImportedModel model = load_model(a.model);
   report_untied(model, out);
   check_supported(model.graph, device);  // before the data set is read: fail fast

@@ -100,7 +100,9 @@ static int run(int argc, char** argv) {
   app.add_option("--warmup-steps", t.warmup_steps, "linear learning-rate warm-up steps")
       ->capture_default_str()
       ->check(non_negative_number());
-  app.add_option("--milestones", t.milestones, "epochs at which --lr-schedule step multiplies the rate by --lr-gamma")
+  app.add_option("--milestones", t.milestones,
+                 "epochs at which --lr-schedule step multiplies the rate by --lr-gamma (30 60 or 30,60)")
+      ->delimiter(',')
       ->check(positive_number());
   app.add_option("--lr-gamma", t.lr_gamma, "factor of --lr-schedule step")
       ->capture_default_str()

@@ -25,8 +25,8 @@ void write(const fs::path& p, const std::string& text) {
 // A /proc/meminfo of `total`, `available` and `swap` MiB.
 void meminfo(const fs::path& root, size_t total, size_t available, size_t swap) {
   write(root / "proc/meminfo", "MemTotal:       " + std::to_string(total * 1024) + " kB\nMemFree:        1000 kB\n" +
-                                   "MemAvailable:   " + std::to_string(available * 1024) + " kB\nSwapFree:       " +
-                                   std::to_string(swap * 1024) + " kB\n");
+                                   "MemAvailable:   " + std::to_string(available * 1024) +
+                                   " kB\nSwapFree:       " + std::to_string(swap * 1024) + " kB\n");
 }
 
 TEST(HostMemory, MeminfoAloneWithoutAGroupLimit) {
@@ -56,7 +56,8 @@ TEST(HostMemory, CgroupV2LimitOfTheGroupOrAnAncestorBoundsIt) {
   const fs::path group = root / "sys/fs/cgroup/docker/abc";
   write(group / "memory.max", std::to_string(limit * kMiB) + "\n");
   write(group / "memory.current", std::to_string(current * kMiB) + "\n");
-  write(group / "memory.stat", "anon 1\nfile 2\ninactive_file " + std::to_string(inactive * kMiB) + "\nactive_file 3\n");
+  write(group / "memory.stat",
+        "anon 1\nfile 2\ninactive_file " + std::to_string(inactive * kMiB) + "\nactive_file 3\n");
   HostMemory m = host_memory(root.string());
   EXPECT_EQ(m.total, limit * kMiB);
   EXPECT_EQ(m.available, (limit - current + inactive) * kMiB);

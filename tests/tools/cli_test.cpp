@@ -173,6 +173,17 @@ TEST(Cli, NonFiniteOrNegativeNumbersAreRefusedNamingTheFlag) {
     EXPECT_NE(r.output.find(rule), std::string::npos) << args << ": " << r.output;
   }
 
+  // A step schedule without milestones, or milestones without it, was silently a constant rate.
+  for (auto [args, rule] :
+       {std::pair<std::string, std::string>{"--lr-schedule step", "--lr-schedule step needs --milestones"},
+        {"--milestones 1", "--milestones applies to --lr-schedule step only, not constant"},
+        {"--lr-schedule cosine --milestones 1,2", "--milestones applies to --lr-schedule step only, not cosine"}}) {
+    RunResult r = run(kLenet + " " + args + " --max-steps 1");
+    EXPECT_EQ(r.code, 2) << args << ": " << r.output;
+    EXPECT_NE(r.output.find("error: " + rule), std::string::npos) << args << ": " << r.output;
+    EXPECT_EQ(r.output.find("images/s"), std::string::npos) << args << ": " << r.output;
+  }
+
   // The checks name the rule, not the range of a double (as CLI11's own did: "not in range
   // 0.000000 to 1797693…").
   RunResult e = run(kLenet + " --epochs -3");
@@ -303,6 +314,32 @@ TEST(Cli, TrainWritesModelAndMetrics) {
   EXPECT_GT(diff, 1e-3) << "training must change the exported weights";
   EXPECT_EQ(before.graph.nodes.size(), after.graph.nodes.size());
   EXPECT_EQ(before.graph.opset, after.graph.opset);
+}
+
+// --milestones as PyTorch users write them (30,60) or as a list (30 60): the rate of each epoch's
+// line is the base rate times gamma per milestone passed; one beyond the run is told.
+TEST(Cli, StepScheduleMilestonesTakeCommasAndChangeTheRate) {
+  fs::path data = test::make_tiny_dataset("milestones");
+  fs::path d = test::temp_dir("milestones_out");
+  for (const std::string& list : {std::string("1,2,9"), std::string("1 2 9")}) {
+    RunResult r = run(kLenet + " --data " + data.string() + " --epochs 3 --batch-size 32 --lr 0.04 --lr-gamma 0.5" +
+                      " --lr-schedule step --milestones " + list + " --metrics " + (d / "m.jsonl").string());
+    ASSERT_EQ(r.code, 0) << list << ": " << r.output;
+    EXPECT_NE(r.output.find("warning: --milestones 9 is not before the last epoch (--epochs 3)"), std::string::npos)
+        << r.output;
+    std::ifstream m(d / "m.jsonl");
+    std::string line;
+    std::vector<double> lrs;
+    while (std::getline(m, line)) {
+      const size_t at = line.find("\"lr\": ");
+      ASSERT_NE(at, std::string::npos) << line;
+      lrs.push_back(std::stod(line.substr(at + 6)));
+    }
+    ASSERT_EQ(lrs.size(), 3u) << list;
+    EXPECT_NEAR(lrs[0], 0.04, 1e-6) << list;
+    EXPECT_NEAR(lrs[1], 0.02, 1e-6) << list;
+    EXPECT_NEAR(lrs[2], 0.01, 1e-6) << list;
+  }
 }
 
 TEST(Cli, TheLearnerSearchsSecondsAreLoggedAndInTheMetrics) {
