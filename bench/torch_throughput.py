@@ -40,11 +40,25 @@ from models import MODELS, add_precision_arg, build, set_precision  # noqa: E402
 LR = 1e-3
 
 
+def conv_in_bf16(conv):
+    """`conv`'s forward with its input and weight cast to bfloat16 and its output to float32."""
+    def forward(x):
+        bias = conv.bias.to(torch.bfloat16) if conv.bias is not None else None
+        y = F.conv2d(x.to(torch.bfloat16), conv.weight.to(torch.bfloat16), bias, conv.stride, conv.padding,
+                     conv.dilation, conv.groups)
+        return y.float()
+    return forward
+
+
 class Replica:
     """One model with its optimizer and its static batch on the GPU."""
 
-    # --amp bf16: the forward pass under autocast to bfloat16, model and data channels-last
-    # (PyTorch's recipe for mixed precision on tensor cores); None: float32 as set_precision says.
+    # --amp: None is float32 as set_precision says. bf16: the forward pass under autocast to
+    # bfloat16, model and data channels-last (PyTorch's recipe for mixed precision on tensor
+    # cores). The others take that recipe apart, to tell where its gain comes from:
+    # bf16-nchw: autocast without channels-last; conv-bf16 / conv-bf16-cl: only the
+    # convolutions in bfloat16 (input and weight cast to it, output cast back to float32;
+    # BatchNorm, ReLU and the additions stay float32), NCHW or channels-last.
     amp = None
 
     def __init__(self, name, batch, seed):
@@ -52,16 +66,20 @@ class Replica:
         self.model, shape = build(name)
         self.model.cuda().train()
         self.x = torch.randn((batch,) + tuple(shape), device="cuda")
-        if self.amp and self.x.dim() == 4:
+        if self.amp in ("bf16", "conv-bf16-cl") and self.x.dim() == 4:
             self.model.to(memory_format=torch.channels_last)
             self.x = self.x.contiguous(memory_format=torch.channels_last)
+        if self.amp in ("conv-bf16", "conv-bf16-cl"):
+            for m in self.model.modules():
+                if isinstance(m, torch.nn.Conv2d):
+                    m.forward = conv_in_bf16(m)
         self.opt = torch.optim.SGD(self.model.parameters(), lr=LR, momentum=0.9, foreach=True)
         self.y = torch.randint(0, 10, (batch,), device="cuda")
         self.graph = None
         self.stream = None
 
     def loss(self):
-        if self.amp:
+        if self.amp in ("bf16", "bf16-nchw"):
             with torch.autocast("cuda", dtype=torch.bfloat16):
                 return F.cross_entropy(self.model(self.x), self.y)
         return F.cross_entropy(self.model(self.x), self.y)
@@ -218,9 +236,10 @@ def main():
     ap.add_argument("--warmup", type=int, default=10, help="untimed steps before timing")
     ap.add_argument("--quick", action="store_true", help="short windows (smoke run)")
     add_precision_arg(ap)
-    ap.add_argument("--amp", choices=["bf16"], default=None,
-                    help="mixed precision: the forward pass under autocast to bfloat16, channels-last "
-                         "(cbtrain has no such mode; for comparison with its fp32/TF32 figures only)")
+    ap.add_argument("--amp", choices=["bf16", "bf16-nchw", "conv-bf16", "conv-bf16-cl"], default=None,
+                    help="mixed precision: bf16 is the forward pass under autocast to bfloat16, "
+                         "channels-last; bf16-nchw without channels-last; conv-bf16[-cl] only the "
+                         "convolutions (see Replica.amp). cbtrain has no such mode: for analysis only")
     ap.add_argument("--out", required=True, help="JSON file to write")
     args = ap.parse_args()
     Replica.amp = args.amp
