@@ -1,4 +1,5 @@
-// Schemas of activations (Relu, LeakyRelu, Sigmoid, Tanh, Gelu), Dropout and their backward ops.
+// Schemas of activations (Relu, LeakyRelu, Sigmoid, Tanh, Gelu, Elu, Selu, Softplus, Softsign,
+// HardSigmoid, HardSwish), Dropout and their backward ops.
 #include "graph/op_schema.h"
 
 namespace cbt {
@@ -105,6 +106,34 @@ CBT_REGISTER_SCHEMA({"",
                      {0},
                      {},
                      "Gaussian error linear unit (approximate none or tanh)"});
+// Their backward ops read X: with a non-positive alpha, or a clamp, Y does not tell X.
+CBT_REGISTER_SCHEMA(
+    {"", "Elu", infer_activation, activation_grad("EluGrad", false), {0}, {}, "X > 0 ? X : alpha (exp(X) - 1)"});
+CBT_REGISTER_SCHEMA({"",
+                     "Selu",
+                     infer_activation,
+                     activation_grad("SeluGrad", false),
+                     {0},
+                     {},
+                     "gamma (X > 0 ? X : alpha (exp(X) - 1))"});
+CBT_REGISTER_SCHEMA(
+    {"", "Softplus", infer_activation, activation_grad("SoftplusGrad", false), {0}, {}, "log(1 + exp(X))"});
+CBT_REGISTER_SCHEMA(
+    {"", "Softsign", infer_activation, activation_grad("SoftsignGrad", false), {0}, {}, "X / (1 + |X|)"});
+CBT_REGISTER_SCHEMA({"",
+                     "HardSigmoid",
+                     infer_activation,
+                     activation_grad("HardSigmoidGrad", false),
+                     {0},
+                     {},
+                     "max(0, min(1, alpha X + beta))"});
+CBT_REGISTER_SCHEMA({"",
+                     "HardSwish",
+                     infer_activation,
+                     activation_grad("HardSwishGrad", false),
+                     {0},
+                     {},
+                     "X max(0, min(1, X / 6 + 1/2))"});
 
 CBT_REGISTER_SCHEMA({kCbtDomain,
                      "ReluGrad",
@@ -117,5 +146,25 @@ CBT_REGISTER_SCHEMA({kCbtDomain, "LeakyReluGrad", infer_activation_grad, {}, {},
 CBT_REGISTER_SCHEMA({kCbtDomain, "SigmoidGrad", infer_activation_grad, {}, {}, {}, "(dY, Y) -> dY Y (1 - Y)"});
 CBT_REGISTER_SCHEMA({kCbtDomain, "TanhGrad", infer_activation_grad, {}, {}, {}, "(dY, Y) -> dY (1 - Y^2)"});
 CBT_REGISTER_SCHEMA({kCbtDomain, "GeluGrad", infer_activation_grad, {}, {}, {}, "(dY, X) -> dY Gelu'(X)"});
+
+CBT_REGISTER_SCHEMA({kCbtDomain, "EluGrad", infer_activation_grad, {}, {}, {}, "(dY, X) -> dY or dY alpha exp(X)"});
+CBT_REGISTER_SCHEMA(
+    {kCbtDomain, "SeluGrad", infer_activation_grad, {}, {}, {}, "(dY, X) -> dY gamma or dY gamma alpha exp(X)"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "SoftplusGrad", infer_activation_grad, {}, {}, {}, "(dY, X) -> dY sigmoid(X)"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "SoftsignGrad", infer_activation_grad, {}, {}, {}, "(dY, X) -> dY / (1 + |X|)^2"});
+CBT_REGISTER_SCHEMA({kCbtDomain,
+                     "HardSigmoidGrad",
+                     infer_activation_grad,
+                     {},
+                     {},
+                     {},
+                     "(dY, X) -> dY alpha where 0 < alpha X + beta < 1, else 0"});
+CBT_REGISTER_SCHEMA({kCbtDomain,
+                     "HardSwishGrad",
+                     infer_activation_grad,
+                     {},
+                     {},
+                     {},
+                     "(dY, X) -> 0 below -3, dY above 3, dY (X / 3 + 1/2) between"});
 
 }  // namespace cbt

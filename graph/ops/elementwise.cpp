@@ -1,5 +1,6 @@
-// Schemas of element-wise arithmetic (Add..Pow, Neg, Sqrt, Erf, Identity, Cast, Clip) and
-// their backward ops, including ReduceSumTo, which sums a broadcast gradient back to shape.
+// Schemas of element-wise arithmetic (Add..Pow, Neg, Sqrt, Erf, Exp, Log, Abs, Reciprocal, Identity,
+// Cast, Clip) and their backward ops, including ReduceSumTo, which sums a broadcast gradient back
+// to shape.
 #include <cmath>
 
 #include "graph/op_schema.h"
@@ -217,6 +218,10 @@ CBT_REGISTER_SCHEMA({"",
                      "-X"});
 CBT_REGISTER_SCHEMA({"", "Sqrt", infer_same_float, unary_grad("SqrtGrad", true), {0}, {}, "square root"});
 CBT_REGISTER_SCHEMA({"", "Erf", infer_same_float, unary_grad("ErfGrad", false), {0}, {}, "Gauss error function"});
+CBT_REGISTER_SCHEMA({"", "Exp", infer_same_float, unary_grad("ExpGrad", true), {0}, {}, "exp(X)"});
+CBT_REGISTER_SCHEMA({"", "Log", infer_same_float, unary_grad("LogGrad", false), {0}, {}, "natural logarithm"});
+CBT_REGISTER_SCHEMA({"", "Abs", infer_same_float, unary_grad("AbsGrad", false), {0}, {}, "|X| (float)"});
+CBT_REGISTER_SCHEMA({"", "Reciprocal", infer_same_float, unary_grad("ReciprocalGrad", true), {0}, {}, "1 / X"});
 CBT_REGISTER_SCHEMA({"",
                      "Identity",
                      [](const InferContext& ctx) -> std::vector<ValueType> { return {ctx.input(0)}; },
@@ -294,6 +299,10 @@ CBT_REGISTER_SCHEMA({kCbtDomain, "DivGrad", infer_pair_grad, {}, {}, {}, "(dY, A
 CBT_REGISTER_SCHEMA({kCbtDomain, "PowGrad", infer_pair_grad, {}, {}, {}, "(dY, A, B) -> (dA, dB) of A ^ B"});
 CBT_REGISTER_SCHEMA({kCbtDomain, "SqrtGrad", infer_unary_grad, {}, {}, {}, "(dY, Y) -> dY / (2 Y)"});
 CBT_REGISTER_SCHEMA({kCbtDomain, "ErfGrad", infer_unary_grad, {}, {}, {}, "(dY, X) -> dY * 2/sqrt(pi) * exp(-X^2)"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "ExpGrad", infer_unary_grad, {}, {}, {}, "(dY, Y) -> dY Y"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "LogGrad", infer_unary_grad, {}, {}, {}, "(dY, X) -> dY / X"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "AbsGrad", infer_unary_grad, {}, {}, {}, "(dY, X) -> dY sign(X)"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "ReciprocalGrad", infer_unary_grad, {}, {}, {}, "(dY, Y) -> -dY Y^2"});
 CBT_REGISTER_SCHEMA({kCbtDomain,
                      "ClipGrad",
                      [](const InferContext& ctx) -> std::vector<ValueType> {

@@ -1,4 +1,5 @@
 // CPU kernels of activations and Dropout with their backward ops, side by side.
+#include <algorithm>
 #include <cmath>
 
 #include "ops/cpu/broadcast.h"
@@ -119,6 +120,75 @@ void gelu_grad(KernelContext& ctx) {
   }
 }
 
+// A float attribute, as a double (the same value the references compute with).
+double attr(const KernelContext& ctx, const char* name, float fallback) {
+  return ctx.node.attrs.get_float(name, fallback);
+}
+constexpr float kSeluAlpha = 1.67326319217681884765625f, kSeluGamma = 1.05070102214813232421875f;
+
+void elu(KernelContext& ctx) {
+  const double alpha = attr(ctx, "alpha", 1.0f);
+  activation(ctx, [alpha](auto x) { return x > 0 ? x : static_cast<decltype(x)>(alpha * std::expm1(x)); });
+}
+void elu_grad(KernelContext& ctx) {
+  const double alpha = attr(ctx, "alpha", 1.0f);
+  activation_grad(ctx,
+                  [alpha](auto dy, auto x) { return x > 0 ? dy : static_cast<decltype(x)>(alpha * std::exp(x) * dy); });
+}
+void selu(KernelContext& ctx) {
+  const double alpha = attr(ctx, "alpha", kSeluAlpha), gamma = attr(ctx, "gamma", kSeluGamma);
+  activation(ctx, [alpha, gamma](auto x) {
+    return static_cast<decltype(x)>(gamma * (x > 0 ? double(x) : alpha * std::expm1(double(x))));
+  });
+}
+void selu_grad(KernelContext& ctx) {
+  const double alpha = attr(ctx, "alpha", kSeluAlpha), gamma = attr(ctx, "gamma", kSeluGamma);
+  activation_grad(ctx, [alpha, gamma](auto dy, auto x) {
+    return static_cast<decltype(x)>(gamma * dy * (x > 0 ? 1.0 : alpha * std::exp(double(x))));
+  });
+}
+// log(1 + e^x) without overflow: x + log(1 + e^-x) for positive x.
+void softplus(KernelContext& ctx) {
+  activation(ctx, [](auto x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); });
+}
+void softplus_grad(KernelContext& ctx) {
+  activation_grad(ctx, [](auto dy, auto x) { return dy * sigmoid(x); });
+}
+void softsign(KernelContext& ctx) {
+  activation(ctx, [](auto x) { return x / (decltype(x)(1) + std::abs(x)); });
+}
+void softsign_grad(KernelContext& ctx) {
+  activation_grad(ctx, [](auto dy, auto x) {
+    auto d = decltype(x)(1) + std::abs(x);
+    return dy / (d * d);
+  });
+}
+void hard_sigmoid(KernelContext& ctx) {
+  const double alpha = attr(ctx, "alpha", 0.2f), beta = attr(ctx, "beta", 0.5f);
+  activation(
+      ctx, [alpha, beta](auto x) { return static_cast<decltype(x)>(std::clamp(alpha * double(x) + beta, 0.0, 1.0)); });
+}
+void hard_sigmoid_grad(KernelContext& ctx) {
+  const double alpha = attr(ctx, "alpha", 0.2f), beta = attr(ctx, "beta", 0.5f);
+  activation_grad(ctx, [alpha, beta](auto dy, auto x) {
+    const double v = alpha * double(x) + beta;
+    return static_cast<decltype(x)>(v > 0 && v < 1 ? alpha * dy : 0.0);
+  });
+}
+// x max(0, min(1, x / 6 + 1/2)): 0 below -3, x above 3.
+void hard_swish(KernelContext& ctx) {
+  activation(ctx, [](auto x) {
+    using T = decltype(x);
+    return x <= T(-3) ? T(0) : x >= T(3) ? x : x * (x + T(3)) / T(6);
+  });
+}
+void hard_swish_grad(KernelContext& ctx) {
+  activation_grad(ctx, [](auto dy, auto x) {
+    using T = decltype(x);
+    return x <= T(-3) ? T(0) : x >= T(3) ? dy : dy * (x / T(3) + T(0.5));
+  });
+}
+
 // The ratio input (opset 12+) wins over the attribute (older opsets; default 0.5).
 double dropout_ratio(const KernelContext& ctx, size_t ratio_input) {
   if (ctx.has_in(ratio_input)) return ctx.in(ratio_input).at_f64(0);
@@ -175,5 +245,17 @@ CBT_REGISTER_KERNEL(kCbtDomain, "LeakyReluGrad", DeviceKind::CPU, leaky_relu_gra
 CBT_REGISTER_KERNEL(kCbtDomain, "SigmoidGrad", DeviceKind::CPU, sigmoid_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "TanhGrad", DeviceKind::CPU, tanh_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "GeluGrad", DeviceKind::CPU, gelu_grad);
+CBT_REGISTER_KERNEL("", "Elu", DeviceKind::CPU, elu);
+CBT_REGISTER_KERNEL("", "Selu", DeviceKind::CPU, selu);
+CBT_REGISTER_KERNEL("", "Softplus", DeviceKind::CPU, softplus);
+CBT_REGISTER_KERNEL("", "Softsign", DeviceKind::CPU, softsign);
+CBT_REGISTER_KERNEL("", "HardSigmoid", DeviceKind::CPU, hard_sigmoid);
+CBT_REGISTER_KERNEL("", "HardSwish", DeviceKind::CPU, hard_swish);
+CBT_REGISTER_KERNEL(kCbtDomain, "EluGrad", DeviceKind::CPU, elu_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "SeluGrad", DeviceKind::CPU, selu_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "SoftplusGrad", DeviceKind::CPU, softplus_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "SoftsignGrad", DeviceKind::CPU, softsign_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "HardSigmoidGrad", DeviceKind::CPU, hard_sigmoid_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "HardSwishGrad", DeviceKind::CPU, hard_swish_grad);
 
 }  // namespace cbt::cpu

@@ -88,6 +88,18 @@ void sqrt_kernel(KernelContext& ctx) {
 void erf_kernel(KernelContext& ctx) {
   float_unary(ctx, [](auto v) { return std::erf(v); });
 }
+void exp_kernel(KernelContext& ctx) {
+  float_unary(ctx, [](auto v) { return std::exp(v); });
+}
+void log_kernel(KernelContext& ctx) {
+  float_unary(ctx, [](auto v) { return std::log(v); });
+}
+void abs_kernel(KernelContext& ctx) {
+  float_unary(ctx, [](auto v) { return std::abs(v); });
+}
+void reciprocal(KernelContext& ctx) {
+  float_unary(ctx, [](auto v) { return decltype(v)(1) / v; });
+}
 
 void identity(KernelContext& ctx) {
   if (ctx.in(0).nbytes()) std::memcpy(ctx.out(0).data(), ctx.in(0).data(), ctx.in(0).nbytes());
@@ -211,18 +223,35 @@ void pow_grad(KernelContext& ctx) {
       [](auto dy, auto a, auto b) { return dy * std::pow(a, b) * std::log(a); });
 }
 
-void sqrt_grad(KernelContext& ctx) {
+// (dY, saved) -> dX = fn(dY, saved), one shape.
+template <class Fn>
+void saved_grad(KernelContext& ctx, Fn fn) {
   dispatch_float(ctx.in(0).dtype(), [&]<class T>() {
     binary_broadcast(ctx.in(0).ptr<T>(), ctx.in(0).shape(), ctx.in(1).ptr<T>(), ctx.in(1).shape(), ctx.out(0).ptr<T>(),
-                     ctx.out(0).shape(), [](T dy, T y) { return dy / (T(2) * y); });
+                     ctx.out(0).shape(), [&](T dy, T s) { return static_cast<T>(fn(dy, s)); });
   });
 }
 
+void exp_grad(KernelContext& ctx) {
+  saved_grad(ctx, [](auto dy, auto y) { return dy * y; });
+}
+void log_grad(KernelContext& ctx) {
+  saved_grad(ctx, [](auto dy, auto x) { return dy / x; });
+}
+void abs_grad(KernelContext& ctx) {
+  saved_grad(ctx, [](auto dy, auto x) { return x > 0 ? dy : x < 0 ? -dy : decltype(dy)(0); });
+}
+void reciprocal_grad(KernelContext& ctx) {
+  saved_grad(ctx, [](auto dy, auto y) { return -dy * y * y; });
+}
+
+void sqrt_grad(KernelContext& ctx) {
+  saved_grad(ctx, [](auto dy, auto y) { return dy / (decltype(y)(2) * y); });
+}
 void erf_grad(KernelContext& ctx) {
-  dispatch_float(ctx.in(0).dtype(), [&]<class T>() {
-    const T k = static_cast<T>(2.0 / std::sqrt(M_PI));
-    binary_broadcast(ctx.in(0).ptr<T>(), ctx.in(0).shape(), ctx.in(1).ptr<T>(), ctx.in(1).shape(), ctx.out(0).ptr<T>(),
-                     ctx.out(0).shape(), [k](T dy, T x) { return dy * k * std::exp(-x * x); });
+  saved_grad(ctx, [](auto dy, auto x) {
+    using T = decltype(x);
+    return dy * static_cast<T>(2.0 / std::sqrt(M_PI)) * std::exp(-x * x);
   });
 }
 
@@ -236,6 +265,10 @@ CBT_REGISTER_KERNEL("", "Pow", DeviceKind::CPU, pow);
 CBT_REGISTER_KERNEL("", "Neg", DeviceKind::CPU, neg);
 CBT_REGISTER_KERNEL("", "Sqrt", DeviceKind::CPU, sqrt_kernel);
 CBT_REGISTER_KERNEL("", "Erf", DeviceKind::CPU, erf_kernel);
+CBT_REGISTER_KERNEL("", "Exp", DeviceKind::CPU, exp_kernel);
+CBT_REGISTER_KERNEL("", "Log", DeviceKind::CPU, log_kernel);
+CBT_REGISTER_KERNEL("", "Abs", DeviceKind::CPU, abs_kernel);
+CBT_REGISTER_KERNEL("", "Reciprocal", DeviceKind::CPU, reciprocal);
 CBT_REGISTER_KERNEL("", "Identity", DeviceKind::CPU, identity);
 CBT_REGISTER_KERNEL("", "Cast", DeviceKind::CPU, cast);
 // The cast kernel converts to whatever type the output was given, so CastLike shares it.
@@ -247,5 +280,9 @@ CBT_REGISTER_KERNEL(kCbtDomain, "DivGrad", DeviceKind::CPU, div_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "PowGrad", DeviceKind::CPU, pow_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "SqrtGrad", DeviceKind::CPU, sqrt_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "ErfGrad", DeviceKind::CPU, erf_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "ExpGrad", DeviceKind::CPU, exp_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "LogGrad", DeviceKind::CPU, log_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "AbsGrad", DeviceKind::CPU, abs_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "ReciprocalGrad", DeviceKind::CPU, reciprocal_grad);
 
 }  // namespace cbt::cpu

@@ -72,7 +72,72 @@ struct GeluGradOp {
   }
 };
 
+// Elu, Selu and HardSigmoid: their float attributes' products formed in double and rounded
+// once, as on the CPU.
+struct EluOp {
+  double alpha;
+  __device__ float operator()(float x) const { return x > 0 ? x : static_cast<float>(alpha * expm1f(x)); }
+};
+struct EluGradOp {
+  double alpha;
+  __device__ float operator()(float dy, float x) const { return x > 0 ? dy : static_cast<float>(alpha * expf(x) * dy); }
+};
+struct SeluOp {
+  double alpha, gamma;
+  __device__ float operator()(float x) const {
+    return static_cast<float>(gamma * (x > 0 ? double(x) : alpha * expm1(double(x))));
+  }
+};
+struct SeluGradOp {
+  double alpha, gamma;
+  __device__ float operator()(float dy, float x) const {
+    return static_cast<float>(gamma * dy * (x > 0 ? 1.0 : alpha * exp(double(x))));
+  }
+};
+// log(1 + e^x) without overflow: x + log(1 + e^-x) for positive x.
+struct SoftplusOp {
+  __device__ float operator()(float x) const { return x > 0 ? x + log1pf(expf(-x)) : log1pf(expf(x)); }
+};
+struct SoftplusGradOp {
+  __device__ float operator()(float dy, float x) const { return dy * sigmoid(x); }
+};
+struct SoftsignOp {
+  __device__ float operator()(float x) const { return x / (1.0f + fabsf(x)); }
+};
+struct SoftsignGradOp {
+  __device__ float operator()(float dy, float x) const {
+    float d = 1.0f + fabsf(x);
+    return dy / (d * d);
+  }
+};
+struct HardSigmoidOp {
+  double alpha, beta;
+  __device__ float operator()(float x) const {
+    return static_cast<float>(fmin(fmax(alpha * double(x) + beta, 0.0), 1.0));
+  }
+};
+struct HardSigmoidGradOp {
+  double alpha, beta;
+  __device__ float operator()(float dy, float x) const {
+    double v = alpha * double(x) + beta;
+    return static_cast<float>(v > 0 && v < 1 ? alpha * dy : 0.0);
+  }
+};
+// x max(0, min(1, x / 6 + 1/2)): 0 below -3, x above 3.
+struct HardSwishOp {
+  __device__ float operator()(float x) const { return x <= -3.0f ? 0.0f : x >= 3.0f ? x : x * (x + 3.0f) / 6.0f; }
+};
+struct HardSwishGradOp {
+  __device__ float operator()(float dy, float x) const {
+    return x <= -3.0f ? 0.0f : x >= 3.0f ? dy : dy * (x / 3.0f + 0.5f);
+  }
+};
+constexpr float kSeluAlpha = 1.67326319217681884765625f, kSeluGamma = 1.05070102214813232421875f;
+
 bool gelu_tanh(const KernelContext& ctx) { return ctx.node.attrs.get_string("approximate", "none") == "tanh"; }
+double attr(const KernelContext& ctx, const char* name, float fallback) {
+  return ctx.node.attrs.get_float(name, fallback);
+}
 
 // x: any shape; y: same shape.
 template <class Op>
@@ -116,6 +181,26 @@ void tanh_kernel(KernelContext& ctx) { activation(ctx, TanhOp{}); }
 void tanh_grad(KernelContext& ctx) { activation_grad(ctx, TanhGradOp{}); }
 void gelu(KernelContext& ctx) { activation(ctx, GeluOp{gelu_tanh(ctx)}); }
 void gelu_grad(KernelContext& ctx) { activation_grad(ctx, GeluGradOp{gelu_tanh(ctx)}); }
+void elu(KernelContext& ctx) { activation(ctx, EluOp{attr(ctx, "alpha", 1.0f)}); }
+void elu_grad(KernelContext& ctx) { activation_grad(ctx, EluGradOp{attr(ctx, "alpha", 1.0f)}); }
+void selu(KernelContext& ctx) {
+  activation(ctx, SeluOp{attr(ctx, "alpha", kSeluAlpha), attr(ctx, "gamma", kSeluGamma)});
+}
+void selu_grad(KernelContext& ctx) {
+  activation_grad(ctx, SeluGradOp{attr(ctx, "alpha", kSeluAlpha), attr(ctx, "gamma", kSeluGamma)});
+}
+void softplus(KernelContext& ctx) { activation(ctx, SoftplusOp{}); }
+void softplus_grad(KernelContext& ctx) { activation_grad(ctx, SoftplusGradOp{}); }
+void softsign(KernelContext& ctx) { activation(ctx, SoftsignOp{}); }
+void softsign_grad(KernelContext& ctx) { activation_grad(ctx, SoftsignGradOp{}); }
+void hard_swish(KernelContext& ctx) { activation(ctx, HardSwishOp{}); }
+void hard_swish_grad(KernelContext& ctx) { activation_grad(ctx, HardSwishGradOp{}); }
+void hard_sigmoid(KernelContext& ctx) {
+  activation(ctx, HardSigmoidOp{attr(ctx, "alpha", 0.2f), attr(ctx, "beta", 0.5f)});
+}
+void hard_sigmoid_grad(KernelContext& ctx) {
+  activation_grad(ctx, HardSigmoidGradOp{attr(ctx, "alpha", 0.2f), attr(ctx, "beta", 0.5f)});
+}
 
 // Dropout's ratio: an optional float scalar input (opset 12+) that wins over the attribute.
 // The input is a device tensor; the kernel reads it, so the stream never waits for the host.
@@ -206,5 +291,17 @@ CBT_REGISTER_KERNEL(kCbtDomain, "LeakyReluGrad", DeviceKind::CUDA, leaky_relu_gr
 CBT_REGISTER_KERNEL(kCbtDomain, "SigmoidGrad", DeviceKind::CUDA, sigmoid_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "TanhGrad", DeviceKind::CUDA, tanh_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "GeluGrad", DeviceKind::CUDA, gelu_grad);
+CBT_REGISTER_KERNEL("", "Elu", DeviceKind::CUDA, elu);
+CBT_REGISTER_KERNEL("", "Selu", DeviceKind::CUDA, selu);
+CBT_REGISTER_KERNEL("", "Softplus", DeviceKind::CUDA, softplus);
+CBT_REGISTER_KERNEL("", "Softsign", DeviceKind::CUDA, softsign);
+CBT_REGISTER_KERNEL("", "HardSigmoid", DeviceKind::CUDA, hard_sigmoid);
+CBT_REGISTER_KERNEL("", "HardSwish", DeviceKind::CUDA, hard_swish);
+CBT_REGISTER_KERNEL(kCbtDomain, "EluGrad", DeviceKind::CUDA, elu_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "SeluGrad", DeviceKind::CUDA, selu_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "SoftplusGrad", DeviceKind::CUDA, softplus_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "SoftsignGrad", DeviceKind::CUDA, softsign_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "HardSigmoidGrad", DeviceKind::CUDA, hard_sigmoid_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "HardSwishGrad", DeviceKind::CUDA, hard_swish_grad);
 
 }  // namespace cbt::cuda::ew

@@ -74,6 +74,18 @@ struct SqrtOp {
 struct ErfOp {
   __device__ float operator()(float v) const { return erff(v); }
 };
+struct ExpOp {
+  __device__ float operator()(float v) const { return expf(v); }
+};
+struct LogOp {
+  __device__ float operator()(float v) const { return logf(v); }
+};
+struct AbsOp {
+  __device__ float operator()(float v) const { return fabsf(v); }
+};
+struct ReciprocalOp {
+  __device__ float operator()(float v) const { return 1.0f / v; }
+};
 
 template <class D>
 struct CastOp {
@@ -297,6 +309,18 @@ struct ErfGradOp {
   float k;
   __device__ float operator()(float dy, float x) const { return dy * k * expf(-x * x); }
 };
+struct ExpGradOp {
+  __device__ float operator()(float dy, float y) const { return dy * y; }
+};
+struct LogGradOp {
+  __device__ float operator()(float dy, float x) const { return dy / x; }
+};
+struct AbsGradOp {
+  __device__ float operator()(float dy, float x) const { return x > 0 ? dy : x < 0 ? -dy : 0.0f; }
+};
+struct ReciprocalGradOp {
+  __device__ float operator()(float dy, float y) const { return -dy * y * y; }
+};
 
 // dY and the saved tensor have one shape (the schema checks it).
 template <class Op>
@@ -309,6 +333,10 @@ void unary_grad(KernelContext& ctx, Op op) {
 
 void sqrt_grad(KernelContext& ctx) { unary_grad(ctx, SqrtGradOp{}); }
 void erf_grad(KernelContext& ctx) { unary_grad(ctx, ErfGradOp{static_cast<float>(2.0 / std::sqrt(M_PI))}); }
+void exp_grad(KernelContext& ctx) { unary_grad(ctx, ExpGradOp{}); }
+void log_grad(KernelContext& ctx) { unary_grad(ctx, LogGradOp{}); }
+void abs_grad(KernelContext& ctx) { unary_grad(ctx, AbsGradOp{}); }
+void reciprocal_grad(KernelContext& ctx) { unary_grad(ctx, ReciprocalGradOp{}); }
 
 }  // namespace
 
@@ -320,6 +348,10 @@ CBT_REGISTER_KERNEL("", "Pow", DeviceKind::CUDA, pow_kernel);
 CBT_REGISTER_KERNEL("", "Neg", DeviceKind::CUDA, neg);
 CBT_REGISTER_KERNEL("", "Sqrt", DeviceKind::CUDA, float_unary<SqrtOp>);
 CBT_REGISTER_KERNEL("", "Erf", DeviceKind::CUDA, float_unary<ErfOp>);
+CBT_REGISTER_KERNEL("", "Exp", DeviceKind::CUDA, float_unary<ExpOp>);
+CBT_REGISTER_KERNEL("", "Log", DeviceKind::CUDA, float_unary<LogOp>);
+CBT_REGISTER_KERNEL("", "Abs", DeviceKind::CUDA, float_unary<AbsOp>);
+CBT_REGISTER_KERNEL("", "Reciprocal", DeviceKind::CUDA, float_unary<ReciprocalOp>);
 CBT_REGISTER_KERNEL("", "Identity", DeviceKind::CUDA, identity);
 CBT_REGISTER_KERNEL("", "Cast", DeviceKind::CUDA, cast);
 CBT_REGISTER_KERNEL("", "CastLike", DeviceKind::CUDA, cast);
@@ -330,5 +362,9 @@ CBT_REGISTER_KERNEL(kCbtDomain, "DivGrad", DeviceKind::CUDA, div_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "PowGrad", DeviceKind::CUDA, pow_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "SqrtGrad", DeviceKind::CUDA, sqrt_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "ErfGrad", DeviceKind::CUDA, erf_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "ExpGrad", DeviceKind::CUDA, exp_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "LogGrad", DeviceKind::CUDA, log_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "AbsGrad", DeviceKind::CUDA, abs_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "ReciprocalGrad", DeviceKind::CUDA, reciprocal_grad);
 
 }  // namespace cbt::cuda::ew

@@ -173,6 +173,10 @@ std::vector<CudaCase> unary_cases() {
   v.push_back(make_case("Sqrt/batch1", make_node("Sqrt", 1, 1), {positive({1, 1, 7}, 64)}, kSum));
   v.push_back(make_case("Erf/odd", make_node("Erf", 1, 1), {rnd({7, 13}, 65, 1.5)}, kSum));
   v.push_back(make_case("Erf/batch1", make_node("Erf", 1, 1), {rnd({1, 5}, 66)}, kSum));
+  v.push_back(make_case("Exp/odd", make_node("Exp", 1, 1), {rnd({5, 7}, 70, 2.0)}, kSum));
+  v.push_back(make_case("Log/positive", make_node("Log", 1, 1), {positive({3, 11}, 71)}, kSum));
+  v.push_back(make_case("Abs/both_signs", make_node("Abs", 1, 1), {away_from_zero({4, 9}, 72)}, kElem));
+  v.push_back(make_case("Reciprocal/both_signs", make_node("Reciprocal", 1, 1), {away_from_zero({2, 13}, 73)}, kSum));
   v.push_back(make_case("Identity/float", make_node("Identity", 1, 1), {rnd({2, 3, 5}, 67)}, kElem));
   v.push_back(forward_case("Identity/int64", make_node("Identity", 1, 1), {ints({4}, -9, 9, 68)}, kElem));
 
@@ -236,6 +240,20 @@ std::vector<CudaCase> activation_cases() {
   v.push_back(make_case("Gelu/erf", make_node("Gelu", 1, 1), {rnd({6, 19}, 108, 2.0)}, kSum, 20));
   v.push_back(make_case("Gelu/tanh", make_node("Gelu", 1, 1, attr_s("approximate", "tanh")), {rnd({1, 23}, 109, 2.0)},
                         kSum, 20));
+  // Scale 4 reaches both sides of every kink and clamp (HardSwish's at +-3, HardSigmoid's at
+  // +-2.5 by default, +-4 with alpha 0.125).
+  v.push_back(make_case("Elu/default", make_node("Elu", 1, 1), {rnd({4, 19}, 115, 4.0)}, kSum));
+  v.push_back(
+      make_case("Elu/alpha_0.3", make_node("Elu", 1, 1, attr_f("alpha", 0.3f)), {rnd({2, 3, 7}, 116, 2.0)}, kSum));
+  v.push_back(make_case("Selu/default", make_node("Selu", 1, 1), {rnd({5, 11}, 117, 4.0)}, kSum));
+  v.push_back(make_case("Softplus/wide_range", make_node("Softplus", 1, 1), {rnd({6, 13}, 118, 8.0)}, kSum));
+  v.push_back(make_case("Softsign/odd", make_node("Softsign", 1, 1), {rnd({3, 29}, 119, 4.0)}, kSum));
+  v.push_back(make_case("HardSigmoid/default", make_node("HardSigmoid", 1, 1), {rnd({7, 17}, 120, 4.0)}, kSum));
+  Attributes hs;
+  hs.set("alpha", 0.125f);
+  hs.set("beta", 0.5f);
+  v.push_back(make_case("HardSigmoid/alpha_beta", make_node("HardSigmoid", 1, 1, hs), {rnd({1, 41}, 121, 6.0)}, kSum));
+  v.push_back(make_case("HardSwish/odd", make_node("HardSwish", 1, 1), {rnd({2, 8, 5}, 122, 4.0)}, kSum));
   return v;
 }
 

@@ -76,8 +76,56 @@ def legacy_mlp_model():
          ir_version=3)
 
 
+def activations_model():
+    """Every activation and unary op a framework exports that cbtrain gained in one session:
+    g = Gemm(x) feeds Elu, Selu, Softplus, Softsign, HardSigmoid, HardSwish, Log(Abs(g) + 1)
+    and Reciprocal(Exp(g / 4) + 1), concatenated into a classifier's Gemm. The input and
+    onnxruntime's output are saved beside it (`activations.input.npy`, `.output.npy`)."""
+    import onnxruntime as ort
+    rng = np.random.default_rng(2026)
+    n_in, width, classes, batch = 12, 16, 10, 5
+    w1 = numpy_helper.from_array(rng.normal(0, 0.8, (width, n_in)).astype(np.float32), "w1")
+    b1 = numpy_helper.from_array(rng.normal(0, 0.3, (width,)).astype(np.float32), "b1")
+    w2 = numpy_helper.from_array(rng.normal(0, 0.2, (classes, 8 * width)).astype(np.float32), "w2")
+    b2 = numpy_helper.from_array(np.zeros(classes, np.float32), "b2")
+    one = numpy_helper.from_array(np.array(1.0, np.float32), "one")
+    quarter = numpy_helper.from_array(np.array(0.25, np.float32), "quarter")
+    n = helper.make_node
+    nodes = [
+        n("Gemm", ["x", "w1", "b1"], ["g"], transB=1),
+        n("Elu", ["g"], ["a_elu"], alpha=0.8),
+        n("Selu", ["g"], ["a_selu"]),
+        n("Softplus", ["g"], ["a_softplus"]),
+        n("Softsign", ["g"], ["a_softsign"]),
+        n("HardSigmoid", ["g"], ["a_hardsigmoid"], alpha=0.25, beta=0.5),
+        n("HardSwish", ["g"], ["a_hardswish"]),
+        n("Abs", ["g"], ["abs"]),
+        n("Add", ["abs", "one"], ["abs1"]),
+        n("Log", ["abs1"], ["a_log"]),
+        n("Mul", ["g", "quarter"], ["g4"]),
+        n("Exp", ["g4"], ["exp"]),
+        n("Add", ["exp", "one"], ["exp1"]),
+        n("Reciprocal", ["exp1"], ["a_reciprocal"]),
+        n("Concat", ["a_elu", "a_selu", "a_softplus", "a_softsign", "a_hardsigmoid", "a_hardswish",
+                     "a_log", "a_reciprocal"], ["h"], axis=1),
+        n("Gemm", ["h", "w2", "b2"], ["logits"], transB=1),
+    ]
+    g = helper.make_graph(nodes, "activations",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", n_in])],
+                          [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", classes])],
+                          initializer=[w1, b1, w2, b2, one, quarter])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    save(model, "activations.onnx")
+    x = rng.normal(0, 2.0, (batch, n_in)).astype(np.float32)
+    sess = ort.InferenceSession(os.path.join(HERE, "activations.onnx"), providers=["CPUExecutionProvider"])
+    np.save(os.path.join(HERE, "activations.input.npy"), x)
+    np.save(os.path.join(HERE, "activations.output.npy"), sess.run(None, {"x": x})[0])
+
+
 if __name__ == "__main__":
     os.makedirs(HERE, exist_ok=True)
     attrs_model()
     constants_model()
     legacy_mlp_model()
+    activations_model()

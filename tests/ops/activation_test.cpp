@@ -1,7 +1,10 @@
 // Tests of activations and Dropout: values against formulas, gradients, inference failures.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <utility>
 
 #include "common/op_harness.h"
 
@@ -13,6 +16,11 @@ const Shape kShapes[] = {{7}, {1, 3}, {2, 3, 4, 5}, {}};
 Attributes attr_f(const char* name, float v) {
   Attributes a;
   a.set(name, v);
+  return a;
+}
+Attributes attr_fs(std::initializer_list<std::pair<const char*, float>> values) {
+  Attributes a;
+  for (auto [name, v] : values) a.set(name, v);
   return a;
 }
 Attributes attr_s(const char* name, const char* v) {
@@ -37,6 +45,22 @@ std::vector<Act> activations() {
       {"Gelu", {}, [](double x) { return x * 0.5 * std::erfc(-x / std::sqrt(2.0)); }},
       {"Gelu", attr_s("approximate", "tanh"),
        [](double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }},
+      {"Elu", {}, [](double x) { return x > 0 ? x : std::exp(x) - 1; }},
+      {"Elu", attr_f("alpha", 0.7f), [](double x) { return x > 0 ? x : double(0.7f) * (std::exp(x) - 1); }},
+      {"Selu",
+       {},
+       [](double x) {
+         const double alpha = 1.67326319217681884765625, gamma = 1.05070102214813232421875;
+         return gamma * (x > 0 ? x : alpha * (std::exp(x) - 1));
+       }},
+      {"Selu", attr_fs({{"alpha", 1.5f}, {"gamma", 0.5f}}),
+       [](double x) { return 0.5 * (x > 0 ? x : 1.5 * (std::exp(x) - 1)); }},
+      {"Softplus", {}, [](double x) { return std::log(1 + std::exp(x)); }},
+      {"Softsign", {}, [](double x) { return x / (1 + std::fabs(x)); }},
+      {"HardSigmoid", {}, [](double x) { return std::max(0.0, std::min(1.0, double(0.2f) * x + 0.5)); }},
+      {"HardSigmoid", attr_fs({{"alpha", 0.25f}, {"beta", 0.375f}}),
+       [](double x) { return std::max(0.0, std::min(1.0, 0.25 * x + 0.375)); }},
+      {"HardSwish", {}, [](double x) { return x * std::max(0.0, std::min(1.0, x / 6 + 0.5)); }},
   };
 }
 
@@ -44,6 +68,9 @@ TEST(ActivationTest, ForwardMatchesFormulas) {
   Tensor x = random_tensor(DType::Float64, {4, 33}, 3, 3.0);
   x.ptr<double>()[0] = 40;  // sigmoid/tanh saturation stays finite
   x.ptr<double>()[1] = -40;
+  x.ptr<double>()[2] = 3;  // HardSwish's and HardSigmoid's clamps at their edges
+  x.ptr<double>()[3] = -3;
+  x.ptr<double>()[4] = 0;
   for (const Act& a : activations()) {
     auto y = run_node(make_node(a.op, 1, 1, a.attrs), {x})[0];
     for (int64_t i = 0; i < x.numel(); ++i)

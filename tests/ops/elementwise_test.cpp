@@ -1,7 +1,9 @@
 // Tests of element-wise arithmetic, Cast, Clip and ReduceSumTo: values, gradients, inference.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "common/op_harness.h"
 #include "graph/shape_utils.h"
@@ -159,6 +161,13 @@ TEST(ElementwiseTest, UnaryGradients) {
     EXPECT_TRUE(erf.ok) << erf.report;
     auto id = grad_check(make_node("Identity", 1, 1), {random_tensor(DType::Float64, s, 4)});
     EXPECT_TRUE(id.ok) << id.report;
+    for (auto [op, x] : {std::pair<const char*, Tensor>{"Exp", random_tensor(DType::Float64, s, 5, 2.0)},
+                         {"Log", positive(s, 6)},
+                         {"Abs", away_from_zero(s, 7)},
+                         {"Reciprocal", away_from_zero(s, 8)}}) {
+      auto r = grad_check(make_node(op, 1, 1), {x});
+      EXPECT_TRUE(r.ok) << op << " " << shape_str(s) << "\n" << r.report;
+    }
   }
 }
 
@@ -169,6 +178,29 @@ TEST(ElementwiseTest, UnaryForward) {
   for (int64_t i = 0; i < x.numel(); ++i) {
     EXPECT_DOUBLE_EQ(s.at_f64(i), std::sqrt(x.at_f64(i)));
     EXPECT_DOUBLE_EQ(e.at_f64(i), std::erf(x.at_f64(i)));
+  }
+  // Exp, Log, Abs and Reciprocal in float32 and float64, over both signs where they apply.
+  for (DType t : {DType::Float32, DType::Float64}) {
+    Tensor any = random_tensor(t, {3, 7}, 9, 3.0), pos = random_tensor(t, {3, 7}, 10, 3.0);
+    for (int64_t i = 0; i < pos.numel(); ++i) {  // Log's domain
+      if (t == DType::Float32)
+        pos.ptr<float>()[i] = std::fabs(pos.ptr<float>()[i]) + 0.1f;
+      else
+        pos.ptr<double>()[i] = std::fabs(pos.ptr<double>()[i]) + 0.1;
+    }
+    const double tol = t == DType::Float32 ? 1e-6 : 1e-15;
+    auto ex = run_node(make_node("Exp", 1, 1), {any})[0], ab = run_node(make_node("Abs", 1, 1), {any})[0];
+    auto lg = run_node(make_node("Log", 1, 1), {pos})[0], rc = run_node(make_node("Reciprocal", 1, 1), {pos})[0];
+    int negatives = 0;
+    for (int64_t i = 0; i < any.numel(); ++i) {
+      const double a = any.at_f64(i), p = pos.at_f64(i);
+      negatives += a < 0;
+      EXPECT_NEAR(ex.at_f64(i), std::exp(a), tol * std::exp(a));
+      EXPECT_EQ(ab.at_f64(i), std::fabs(a));
+      EXPECT_NEAR(lg.at_f64(i), std::log(p), tol * std::max(1.0, std::fabs(std::log(p))));
+      EXPECT_NEAR(rc.at_f64(i), 1 / p, tol / p);
+    }
+    EXPECT_GT(negatives, 0);
   }
 }
 
@@ -261,6 +293,8 @@ TEST(ElementwiseTest, ShapeInferenceFailures) {
   EXPECT_THROW(infer_node(make_node("Mul", 2, 1), {f23, Tensor::from_i64({1}, {1})}, 17), ModelError);
   EXPECT_THROW(infer_node(make_node("Pow", 2, 1), {Tensor::from_i64({2}, {1}), f23}, 17), ModelError);
   EXPECT_THROW(infer_node(make_node("Sqrt", 1, 1), {Tensor::from_i64({2}, {1})}, 17), ModelError);
+  for (const char* op : {"Exp", "Log", "Abs", "Reciprocal"})
+    EXPECT_THROW(infer_node(make_node(op, 1, 1), {Tensor::from_i64({2}, {1})}, 17), ModelError) << op;
   EXPECT_THROW(infer_node(make_node("Cast", 1, 1), {f23}, 17), ModelError);
   EXPECT_THROW(infer_node(make_node("Cast", 1, 1, cast_to(8)), {f23}, 17), ModelError);
   Attributes at;

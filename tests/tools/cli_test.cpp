@@ -285,6 +285,54 @@ TEST(Cli, InferMatchesTheFrameworkOutput) {
   EXPECT_FALSE(fs::exists(d / "z.npy"));
 }
 
+// Elu, Selu, Softplus, Softsign, HardSigmoid, HardSwish, Abs, Log, Exp and Reciprocal in one
+// model (tests/onnx_import/make_fixtures.py): inference agrees with onnxruntime's output, and the
+// model trains through all of them on float .npy data whose class is a linear function's argmax.
+TEST(Cli, ActivationsModelMatchesOnnxruntimeAndTrains) {
+  fs::path d = test::temp_dir("activations");
+  const std::string stem = test::source_path("tests/onnx_import/data/activations");
+  RunResult r = run("infer " + stem + ".onnx --input " + stem + ".input.npy --output " + (d / "y.npy").string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  Tensor got = load_npy((d / "y.npy").string()), want = load_npy(stem + ".output.npy");
+  ASSERT_EQ(got.shape(), want.shape());
+  for (int64_t i = 0; i < got.numel(); ++i)
+    EXPECT_NEAR(got.at_f64(i), want.at_f64(i), 1e-5 * std::max(1.0, std::fabs(want.at_f64(i)))) << i;
+
+  std::mt19937 rng(17);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> teacher(10 * 12);
+  for (float& v : teacher) v = normal(rng);
+  auto write_split = [&](const std::string& split, int64_t n) {
+    Tensor x(DType::Float32, Shape{n, 12}, Device{}), y(DType::Int64, Shape{n}, Device{});
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < 12; ++j) x.ptr<float>()[i * 12 + j] = normal(rng);
+      int64_t best = 0;
+      float best_v = -1e30f;
+      for (int64_t c = 0; c < 10; ++c) {
+        float v = 0;
+        for (int64_t j = 0; j < 12; ++j) v += teacher[c * 12 + j] * x.ptr<float>()[i * 12 + j];
+        if (v > best_v) best_v = v, best = c;
+      }
+      y.ptr<int64_t>()[i] = best;
+    }
+    save_npy((d / (split + "_images.npy")).string(), x);
+    save_npy((d / (split + "_labels.npy")).string(), y);
+  };
+  write_split("train", 2048);
+  write_split("test", 512);
+  r = run(stem + ".onnx --data " + d.string() + " --epochs 8 --batch-size 32 --lr 0.05 --lr-schedule cosine " +
+          "--output " + (d / "trained.onnx").string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, std::regex("final test accuracy ([0-9.]+)%"))) << r.output;
+  EXPECT_GT(std::stod(m[1]), 75.0) << "chance is 10% (90.43% when written):\n" << r.output;
+  // The trained model keeps every op and runs.
+  r = run("infer " + (d / "trained.onnx").string() + " --input " + stem + ".input.npy --output " +
+          (d / "y2.npy").string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(load_npy((d / "y2.npy").string()).shape(), want.shape());
+}
+
 TEST(Cli, TrainWritesModelAndMetrics) {
   fs::path data = test::make_tiny_dataset("train");
   fs::path d = test::temp_dir("train_out");
