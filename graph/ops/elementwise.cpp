@@ -1,5 +1,5 @@
-// Schemas of element-wise arithmetic (Add..Pow, Neg, Sqrt, Erf, Exp, Log, Abs, Reciprocal, Identity,
-// Cast, Clip) and their backward ops, including ReduceSumTo, which sums a broadcast gradient back
+// Schemas of element-wise arithmetic (Add..Pow, Max, Min, PRelu, Neg, Sqrt, Erf, Exp, Log, Abs,
+// Reciprocal, Identity, Cast, Clip) and their backward ops, including ReduceSumTo, which sums a broadcast gradient back
 // to shape.
 #include <cmath>
 
@@ -202,6 +202,36 @@ CBT_REGISTER_SCHEMA({"",
                      {0, 1},
                      {},
                      "A ^ B with numpy broadcasting (float base)"});
+// Two inputs only: ONNX allows any number, exporters write two (torch.maximum, clamp by a tensor).
+CBT_REGISTER_SCHEMA({"",
+                     "Max",
+                     infer_binary,
+                     [](GradContext& c) { return grad_fused_pair(c, "MaxGrad"); },
+                     {0, 1},
+                     {},
+                     "larger of two inputs with numpy broadcasting (ties share the gradient)"});
+CBT_REGISTER_SCHEMA({"",
+                     "Min",
+                     infer_binary,
+                     [](GradContext& c) { return grad_fused_pair(c, "MinGrad"); },
+                     {0, 1},
+                     {},
+                     "smaller of two inputs with numpy broadcasting (ties share the gradient)"});
+// The slope broadcasts to X (one per channel as exported: shape (C, 1, 1)) and is trained.
+CBT_REGISTER_SCHEMA({"",
+                     "PRelu",
+                     [](const InferContext& ctx) -> std::vector<ValueType> {
+                       const ValueType& x = float_input(ctx, 0);
+                       const ValueType& slope = ctx.input(1);
+                       if (slope.dtype != x.dtype) ctx.fail("slope must have X's type");
+                       if (broadcast_or_fail(ctx, x.shape, slope.shape) != x.shape)
+                         ctx.fail("slope " + shape_str(slope.shape) + " does not broadcast to X " + shape_str(x.shape));
+                       return {x};
+                     },
+                     [](GradContext& c) { return grad_fused_pair(c, "PReluGrad"); },
+                     {0, 1},
+                     {},
+                     "X < 0 ? slope X : X (slope broadcast to X, trained)"});
 CBT_REGISTER_SCHEMA({"",
                      "Neg",
                      [](const InferContext& ctx) -> std::vector<ValueType> {
@@ -297,6 +327,10 @@ CBT_REGISTER_SCHEMA({kCbtDomain,
                      "sums a broadcast tensor back to attribute 'shape'"});
 CBT_REGISTER_SCHEMA({kCbtDomain, "DivGrad", infer_pair_grad, {}, {}, {}, "(dY, A, B) -> (dA, dB) of A / B"});
 CBT_REGISTER_SCHEMA({kCbtDomain, "PowGrad", infer_pair_grad, {}, {}, {}, "(dY, A, B) -> (dA, dB) of A ^ B"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "MaxGrad", infer_pair_grad, {}, {}, {}, "(dY, A, B) -> (dA, dB) of Max(A, B)"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "MinGrad", infer_pair_grad, {}, {}, {}, "(dY, A, B) -> (dA, dB) of Min(A, B)"});
+CBT_REGISTER_SCHEMA(
+    {kCbtDomain, "PReluGrad", infer_pair_grad, {}, {}, {}, "(dY, X, slope) -> (dX, dslope) of PRelu(X, slope)"});
 CBT_REGISTER_SCHEMA({kCbtDomain, "SqrtGrad", infer_unary_grad, {}, {}, {}, "(dY, Y) -> dY / (2 Y)"});
 CBT_REGISTER_SCHEMA({kCbtDomain, "ErfGrad", infer_unary_grad, {}, {}, {}, "(dY, X) -> dY * 2/sqrt(pi) * exp(-X^2)"});
 CBT_REGISTER_SCHEMA({kCbtDomain, "ExpGrad", infer_unary_grad, {}, {}, {}, "(dY, Y) -> dY Y"});

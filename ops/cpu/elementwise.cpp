@@ -37,6 +37,17 @@ void mul(KernelContext& ctx) {
   binary_kernel(ctx, [](auto u, auto v) { return u * v; });
 }
 
+// NaN wins, as numpy's maximum and minimum.
+void max_kernel(KernelContext& ctx) {
+  binary_kernel(ctx, [](auto u, auto v) { return u > v || u != u ? u : v; });
+}
+void min_kernel(KernelContext& ctx) {
+  binary_kernel(ctx, [](auto u, auto v) { return u < v || u != u ? u : v; });
+}
+void prelu(KernelContext& ctx) {
+  binary_kernel(ctx, [](auto x, auto slope) { return x < 0 ? slope * x : x; });
+}
+
 void div(KernelContext& ctx) {
   const Tensor& b = ctx.in(1);
   if (!is_floating(b.dtype()))
@@ -223,6 +234,31 @@ void pow_grad(KernelContext& ctx) {
       [](auto dy, auto a, auto b) { return dy * std::pow(a, b) * std::log(a); });
 }
 
+// The larger (smaller) operand takes dY; a tie gives each half, as PyTorch's maximum does.
+void max_grad(KernelContext& ctx) {
+  pair_grad(
+      ctx, [](auto dy, auto a, auto b) { return a > b    ? dy
+                                                : a == b ? dy / 2
+                                                         : decltype(dy)(0); },
+      [](auto dy, auto a, auto b) { return b > a    ? dy
+                                           : a == b ? dy / 2
+                                                    : decltype(dy)(0); });
+}
+void min_grad(KernelContext& ctx) {
+  pair_grad(
+      ctx, [](auto dy, auto a, auto b) { return a < b    ? dy
+                                                : a == b ? dy / 2
+                                                         : decltype(dy)(0); },
+      [](auto dy, auto a, auto b) { return b < a    ? dy
+                                           : a == b ? dy / 2
+                                                    : decltype(dy)(0); });
+}
+void prelu_grad(KernelContext& ctx) {
+  pair_grad(
+      ctx, [](auto dy, auto x, auto slope) { return x < 0 ? slope * dy : dy; },
+      [](auto dy, auto x, auto) { return x < 0 ? x * dy : decltype(dy)(0); });
+}
+
 // (dY, saved) -> dX = fn(dY, saved), one shape.
 template <class Fn>
 void saved_grad(KernelContext& ctx, Fn fn) {
@@ -262,6 +298,9 @@ CBT_REGISTER_KERNEL("", "Sub", DeviceKind::CPU, sub);
 CBT_REGISTER_KERNEL("", "Mul", DeviceKind::CPU, mul);
 CBT_REGISTER_KERNEL("", "Div", DeviceKind::CPU, div);
 CBT_REGISTER_KERNEL("", "Pow", DeviceKind::CPU, pow);
+CBT_REGISTER_KERNEL("", "Max", DeviceKind::CPU, max_kernel);
+CBT_REGISTER_KERNEL("", "Min", DeviceKind::CPU, min_kernel);
+CBT_REGISTER_KERNEL("", "PRelu", DeviceKind::CPU, prelu);
 CBT_REGISTER_KERNEL("", "Neg", DeviceKind::CPU, neg);
 CBT_REGISTER_KERNEL("", "Sqrt", DeviceKind::CPU, sqrt_kernel);
 CBT_REGISTER_KERNEL("", "Erf", DeviceKind::CPU, erf_kernel);
@@ -278,6 +317,9 @@ CBT_REGISTER_KERNEL(kCbtDomain, "ClipGrad", DeviceKind::CPU, clip_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "ReduceSumTo", DeviceKind::CPU, reduce_sum_to_kernel);
 CBT_REGISTER_KERNEL(kCbtDomain, "DivGrad", DeviceKind::CPU, div_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "PowGrad", DeviceKind::CPU, pow_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "MaxGrad", DeviceKind::CPU, max_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "MinGrad", DeviceKind::CPU, min_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "PReluGrad", DeviceKind::CPU, prelu_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "SqrtGrad", DeviceKind::CPU, sqrt_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "ErfGrad", DeviceKind::CPU, erf_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "ExpGrad", DeviceKind::CPU, exp_grad);

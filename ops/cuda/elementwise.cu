@@ -35,6 +35,25 @@ struct MulOp {
     return u * v;
   }
 };
+// NaN wins, as on the CPU (numpy's maximum and minimum).
+struct MaximumOp {
+  template <class T>
+  __device__ T operator()(T u, T v) const {
+    return u > v || u != u ? u : v;
+  }
+};
+struct MinimumOp {
+  template <class T>
+  __device__ T operator()(T u, T v) const {
+    return u < v || u != u ? u : v;
+  }
+};
+struct PReluOp {
+  template <class T>
+  __device__ T operator()(T x, T slope) const {
+    return x < 0 ? slope * x : x;
+  }
+};
 // The CPU reports integer division by zero; a kernel cannot, and the GPU's quotient is
 // undefined, so it is 0 here.
 struct DivOp {
@@ -253,6 +272,19 @@ struct PowGradOp {
   __device__ float da(float dy, float a, float b) const { return dy * b * powf(a, b - 1); }
   __device__ float db(float dy, float a, float b) const { return dy * powf(a, b) * logf(a); }
 };
+// A tie gives each operand half of dY, as on the CPU.
+struct MaxGradOp {
+  __device__ float da(float dy, float a, float b) const { return a > b ? dy : a == b ? 0.5f * dy : 0.0f; }
+  __device__ float db(float dy, float a, float b) const { return b > a ? dy : a == b ? 0.5f * dy : 0.0f; }
+};
+struct MinGradOp {
+  __device__ float da(float dy, float a, float b) const { return a < b ? dy : a == b ? 0.5f * dy : 0.0f; }
+  __device__ float db(float dy, float a, float b) const { return b < a ? dy : a == b ? 0.5f * dy : 0.0f; }
+};
+struct PReluGradOp {
+  __device__ float da(float dy, float x, float slope) const { return x < 0 ? slope * dy : dy; }
+  __device__ float db(float dy, float x, float) const { return x < 0 ? x * dy : 0.0f; }
+};
 
 // dy: (broadcast shape), contiguous; a, b read at their broadcast offsets; da, db (either may
 // be null): the gradients over the broadcast shape.
@@ -301,6 +333,9 @@ void pair_grad(KernelContext& ctx, F f) {
 
 void div_grad(KernelContext& ctx) { pair_grad(ctx, DivGradOp{}); }
 void pow_grad(KernelContext& ctx) { pair_grad(ctx, PowGradOp{}); }
+void max_grad(KernelContext& ctx) { pair_grad(ctx, MaxGradOp{}); }
+void min_grad(KernelContext& ctx) { pair_grad(ctx, MinGradOp{}); }
+void prelu_grad(KernelContext& ctx) { pair_grad(ctx, PReluGradOp{}); }
 
 struct SqrtGradOp {
   __device__ float operator()(float dy, float y) const { return dy / (2.0f * y); }
@@ -345,6 +380,9 @@ CBT_REGISTER_KERNEL("", "Sub", DeviceKind::CUDA, binary<SubOp>);
 CBT_REGISTER_KERNEL("", "Mul", DeviceKind::CUDA, binary<MulOp>);
 CBT_REGISTER_KERNEL("", "Div", DeviceKind::CUDA, binary<DivOp>);
 CBT_REGISTER_KERNEL("", "Pow", DeviceKind::CUDA, pow_kernel);
+CBT_REGISTER_KERNEL("", "Max", DeviceKind::CUDA, binary<MaximumOp>);
+CBT_REGISTER_KERNEL("", "Min", DeviceKind::CUDA, binary<MinimumOp>);
+CBT_REGISTER_KERNEL("", "PRelu", DeviceKind::CUDA, binary<PReluOp>);
 CBT_REGISTER_KERNEL("", "Neg", DeviceKind::CUDA, neg);
 CBT_REGISTER_KERNEL("", "Sqrt", DeviceKind::CUDA, float_unary<SqrtOp>);
 CBT_REGISTER_KERNEL("", "Erf", DeviceKind::CUDA, float_unary<ErfOp>);
@@ -360,6 +398,9 @@ CBT_REGISTER_KERNEL(kCbtDomain, "ClipGrad", DeviceKind::CUDA, clip_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "ReduceSumTo", DeviceKind::CUDA, reduce_sum_to_kernel);
 CBT_REGISTER_KERNEL(kCbtDomain, "DivGrad", DeviceKind::CUDA, div_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "PowGrad", DeviceKind::CUDA, pow_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "MaxGrad", DeviceKind::CUDA, max_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "MinGrad", DeviceKind::CUDA, min_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "PReluGrad", DeviceKind::CUDA, prelu_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "SqrtGrad", DeviceKind::CUDA, sqrt_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "ErfGrad", DeviceKind::CUDA, erf_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "ExpGrad", DeviceKind::CUDA, exp_grad);

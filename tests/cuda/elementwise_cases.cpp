@@ -161,6 +161,16 @@ std::vector<CudaCase> arithmetic_cases() {
   v.push_back(make_case("Pow/same_shape", pow, {positive({2, 5, 3}, 50), rnd({2, 5, 3}, 51, 0.5)}, kSum));
   // An integer exponent: negative bases are fine and only the base gets a gradient.
   v.push_back(make_case("Pow/int64_exponent", pow, {rnd({4, 5}, 52), Tensor::from_i64({3}, {})}, kSum));
+  Node max = make_node("Max", 2, 1), min = make_node("Min", 2, 1), prelu = make_node("PRelu", 2, 1);
+  v.push_back(make_case("Max/same_shape", max, {rnd({4, 9}, 53), rnd({4, 9}, 54)}, kElem));
+  v.push_back(make_case("Max/nchw_and_c11", max, {rnd({2, 3, 4, 5}, 55), rnd({3, 1, 1}, 56)}, kSum));
+  v.push_back(forward_case("Max/int64", max, {ints({4, 6}, -40, 40, 57), ints({6}, -40, 40, 58)}, kElem));
+  v.push_back(make_case("Min/broadcast_rank_differs", min, {rnd({5, 1, 3}, 59), rnd({4, 3}, 60)}, kSum));
+  // A tie on every element: each operand gets half of dY.
+  Tensor same = rnd({3, 7}, 61);
+  v.push_back(make_case("Min/ties", min, {same, same}, kElem));
+  v.push_back(make_case("PRelu/per_channel", prelu, {rnd({2, 3, 4, 5}, 62), rnd({3, 1, 1}, 63, 0.5)}, kSum));
+  v.push_back(make_case("PRelu/one_slope", prelu, {rnd({4, 10}, 64), rnd({1}, 65, 0.5)}, kSum));
   return v;
 }
 

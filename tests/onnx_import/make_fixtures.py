@@ -77,16 +77,18 @@ def legacy_mlp_model():
 
 
 def activations_model():
-    """Every activation and unary op a framework exports that cbtrain gained in one session:
-    g = Gemm(x) feeds Elu, Selu, Softplus, Softsign, HardSigmoid, HardSwish, Log(Abs(g) + 1)
-    and Reciprocal(Exp(g / 4) + 1), concatenated into a classifier's Gemm. The input and
+    """Every activation and elementwise op that cbtrain gained in one session: g = Gemm(x) feeds
+    Elu, Selu, Softplus, Softsign, HardSigmoid, HardSwish, Log(Abs(g) + 1), Reciprocal(Exp(g / 4)
+    + 1), PRelu (a trained slope a feature), Max(g, g / 4) and Min(g, g / 4), concatenated into a
+    classifier's Gemm. The input and
     onnxruntime's output are saved beside it (`activations.input.npy`, `.output.npy`)."""
     import onnxruntime as ort
     rng = np.random.default_rng(2026)
     n_in, width, classes, batch = 12, 16, 10, 5
     w1 = numpy_helper.from_array(rng.normal(0, 0.8, (width, n_in)).astype(np.float32), "w1")
     b1 = numpy_helper.from_array(rng.normal(0, 0.3, (width,)).astype(np.float32), "b1")
-    w2 = numpy_helper.from_array(rng.normal(0, 0.2, (classes, 8 * width)).astype(np.float32), "w2")
+    w2 = numpy_helper.from_array(rng.normal(0, 0.2, (classes, 11 * width)).astype(np.float32), "w2")
+    slope = numpy_helper.from_array(rng.uniform(0.05, 0.3, (width,)).astype(np.float32), "slope")
     b2 = numpy_helper.from_array(np.zeros(classes, np.float32), "b2")
     one = numpy_helper.from_array(np.array(1.0, np.float32), "one")
     quarter = numpy_helper.from_array(np.array(0.25, np.float32), "quarter")
@@ -106,14 +108,17 @@ def activations_model():
         n("Exp", ["g4"], ["exp"]),
         n("Add", ["exp", "one"], ["exp1"]),
         n("Reciprocal", ["exp1"], ["a_reciprocal"]),
+        n("PRelu", ["g", "slope"], ["a_prelu"]),
+        n("Max", ["g", "g4"], ["a_max"]),
+        n("Min", ["g", "g4"], ["a_min"]),
         n("Concat", ["a_elu", "a_selu", "a_softplus", "a_softsign", "a_hardsigmoid", "a_hardswish",
-                     "a_log", "a_reciprocal"], ["h"], axis=1),
+                     "a_log", "a_reciprocal", "a_prelu", "a_max", "a_min"], ["h"], axis=1),
         n("Gemm", ["h", "w2", "b2"], ["logits"], transB=1),
     ]
     g = helper.make_graph(nodes, "activations",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", n_in])],
                           [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", classes])],
-                          initializer=[w1, b1, w2, b2, one, quarter])
+                          initializer=[w1, b1, w2, b2, slope, one, quarter])
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     onnx.checker.check_model(model)
     save(model, "activations.onnx")

@@ -70,7 +70,9 @@ TEST(ElementwiseTest, BinaryForwardMatchesNaiveBroadcast) {
   const Case cases[] = {{"Add", [](double u, double v) { return u + v; }},
                         {"Sub", [](double u, double v) { return u - v; }},
                         {"Mul", [](double u, double v) { return u * v; }},
-                        {"Div", [](double u, double v) { return u / v; }}};
+                        {"Div", [](double u, double v) { return u / v; }},
+                        {"Max", [](double u, double v) { return std::max(u, v); }},
+                        {"Min", [](double u, double v) { return std::min(u, v); }}};
   for (const Case& c : cases)
     for (auto& [sa, sb] : kBroadcastCases) {
       Tensor a = away_from_zero(sa, 3), b = away_from_zero(sb, 4);
@@ -113,6 +115,50 @@ TEST(ElementwiseTest, BinaryGradients) {
   check_binary_grads("Mul", false);
   check_binary_grads("Div", false);
   check_binary_grads("Pow", true);
+  check_binary_grads("Max", false);
+  check_binary_grads("Min", false);
+}
+
+// A tie gives each operand half of dY (as torch.maximum); NaN wins the forward (as numpy).
+TEST(ElementwiseTest, MaxAndMinTiesShareTheGradientAndNanWins) {
+  for (const char* op : {"Max", "Min"}) {
+    Tensor a = random_tensor(DType::Float64, {2, 5}, 11), b = random_tensor(DType::Float64, {2, 5}, 12);
+    for (int64_t i = 0; i < 10; i += 3) b.ptr<double>()[i] = a.ptr<double>()[i];
+    Tensor dy = random_tensor(DType::Float64, {2, 5}, 13);
+    auto d = run_node(make_node(std::string(op) + "Grad", 3, 2, {}, kCbtDomain), {dy, a, b});
+    const bool is_max = std::string(op) == "Max";
+    for (int64_t i = 0; i < 10; ++i) {
+      const double u = a.ptr<double>()[i], v = b.ptr<double>()[i], g = dy.ptr<double>()[i];
+      const double want_a = u == v ? g / 2 : (is_max ? u > v : u < v) ? g : 0;
+      EXPECT_DOUBLE_EQ(d[0].ptr<double>()[i], want_a) << op << " " << i;
+      EXPECT_DOUBLE_EQ(d[1].ptr<double>()[i], g - want_a) << op << " " << i;
+    }
+    Tensor x = random_tensor(DType::Float32, {4}, 14), nan = random_tensor(DType::Float32, {4}, 15);
+    nan.ptr<float>()[1] = std::nanf("");
+    x.ptr<float>()[2] = std::nanf("");
+    auto y = run_node(make_node(op, 2, 1), {x, nan})[0];
+    EXPECT_TRUE(std::isnan(y.ptr<float>()[1])) << op;
+    EXPECT_TRUE(std::isnan(y.ptr<float>()[2])) << op;
+    EXPECT_FALSE(std::isnan(y.ptr<float>()[0])) << op;
+  }
+}
+
+// PRelu: the slope broadcasts to X (one a channel, as exported) and gets its gradient summed.
+TEST(ElementwiseTest, PReluForwardAndGradients) {
+  for (auto [xs, ss] : {std::pair<Shape, Shape>{{2, 3, 4, 5}, {3, 1, 1}}, {{2, 3, 4, 5}, {1}}, {{4, 6}, {6}}}) {
+    Tensor x = away_from_zero(xs, 21), slope = random_tensor(DType::Float64, ss, 22, 0.5);
+    auto y = run_node(make_node("PRelu", 2, 1), {x, slope})[0];
+    EXPECT_EQ(
+        compare_tensors(y, naive_binary(x, slope, [](double u, double s) { return u < 0 ? s * u : u; }), 1e-15, 1e-15),
+        "")
+        << shape_str(xs) << " " << shape_str(ss);
+    auto r = grad_check(make_node("PRelu", 2, 1), {x, slope});
+    EXPECT_TRUE(r.ok) << shape_str(xs) << " " << shape_str(ss) << "\n" << r.report;
+  }
+  // A slope that does not broadcast to X (it would grow X) is refused.
+  EXPECT_THROW(infer_node(make_node("PRelu", 2, 1),
+                          {random_tensor(DType::Float32, {3}, 1), random_tensor(DType::Float32, {2, 3}, 2)}, 17),
+               ModelError);
 }
 
 // relu=1 (graph/fusion.h, fuse_relu): max(a + b, 0) bit for bit as Add then Relu, and its

@@ -285,8 +285,8 @@ TEST(Cli, InferMatchesTheFrameworkOutput) {
   EXPECT_FALSE(fs::exists(d / "z.npy"));
 }
 
-// Elu, Selu, Softplus, Softsign, HardSigmoid, HardSwish, Abs, Log, Exp and Reciprocal in one
-// model (tests/onnx_import/make_fixtures.py): inference agrees with onnxruntime's output, and the
+// Elu, Selu, Softplus, Softsign, HardSigmoid, HardSwish, Abs, Log, Exp, Reciprocal, PRelu, Max and
+// Min in one model (tests/onnx_import/make_fixtures.py): inference agrees with onnxruntime's output, and the
 // model trains through all of them on float .npy data whose class is a linear function's argmax.
 TEST(Cli, ActivationsModelMatchesOnnxruntimeAndTrains) {
   fs::path d = test::temp_dir("activations");
