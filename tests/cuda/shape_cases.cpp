@@ -251,6 +251,20 @@ std::vector<CudaCase> select_cases() {
   for (int64_t i = 0; i < b.numel(); i += 3) b.ptr<float>()[i] += 1.0f;
   v.push_back(exact_fwd("Equal/float_same_shape", make_node("Equal", 2, 1), {a, b}));
   v.push_back(exact_fwd("Equal/bool_scalar", make_node("Equal", 2, 1), {bools({2, 3}, 93), bools({}, 94)}));
+  // The ordered comparisons (ops/cuda/compare.cu): small ranges for ties, int8 below zero.
+  v.push_back(exact_fwd("Greater/int64_broadcast", make_node("Greater", 2, 1),
+                        {random_int_tensor({3, 1}, -2, 2, 150), random_int_tensor({1, 4}, -2, 2, 151)}));
+  v.push_back(exact_fwd("Less/float_same_shape", make_node("Less", 2, 1), {a, b}));
+  Tensor threshold = Tensor::from_f32({a.ptr<float>()[7]}, {});  // equal to one element of a
+  v.push_back(exact_fwd("GreaterOrEqual/float_scalar", make_node("GreaterOrEqual", 2, 1), {a, threshold}));
+  Tensor s8 = Tensor(DType::Int8, {2, 5}), t8 = Tensor(DType::Int8, {5});
+  for (int64_t i = 0; i < 10; ++i) s8.ptr<int8_t>()[i] = static_cast<int8_t>(i * 37 % 11 - 5);
+  for (int64_t i = 0; i < 5; ++i) t8.ptr<int8_t>()[i] = static_cast<int8_t>(2 - i);
+  v.push_back(exact_fwd("LessOrEqual/int8_signed", make_node("LessOrEqual", 2, 1), {s8, t8}));
+  v.push_back(exact_fwd("Not/bool", make_node("Not", 1, 1), {bools({3, 5}, 152)}));
+  v.push_back(exact_fwd("And/broadcast", make_node("And", 2, 1), {bools({2, 3, 4}, 153), bools({3, 1}, 154)}));
+  v.push_back(exact_fwd("Or/same_shape", make_node("Or", 2, 1), {bools({4, 6}, 155), bools({4, 6}, 156)}));
+  v.push_back(exact_fwd("Xor/scalar", make_node("Xor", 2, 1), {bools({7}, 157), bools({}, 158)}));
   v.push_back(summing("Where/broadcast_all", make_node("Where", 3, 1),
                       {bools({3, 1, 5}, 95), f32({4, 5}, 96), f32({3, 4, 1}, 97)}));
   v.push_back(

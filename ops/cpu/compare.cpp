@@ -1,0 +1,72 @@
+// CPU kernels of Greater, Less, GreaterOrEqual, LessOrEqual, Not, And, Or and Xor; bool is one
+// byte, 0 or 1.
+#include <cstdint>
+#include <functional>
+
+#include "ops/cpu/shape_ops_common.h"
+
+namespace cbt {
+namespace {
+using namespace shape_ops;
+
+// Calls f.template operator()<T>() with T the C++ type of a number dtype (int8 signed).
+template <class F>
+void dispatch_number(DType t, F&& f) {
+  switch (t) {
+    case DType::Float32:
+      return f.template operator()<float>();
+    case DType::Float64:
+      return f.template operator()<double>();
+    case DType::Int64:
+      return f.template operator()<int64_t>();
+    case DType::Int32:
+      return f.template operator()<int32_t>();
+    case DType::Int8:
+      return f.template operator()<int8_t>();
+    case DType::UInt8:
+      return f.template operator()<uint8_t>();
+    default:
+      throw ModelError(std::string("comparison of unsupported type ") + dtype_name(t));
+  }
+}
+
+// y = cmp(a, b) with broadcasting, over values of type T.
+template <class T, class Cmp>
+void compare_as(const Tensor& a, const Tensor& b, Tensor& y, Cmp cmp) {
+  auto* out = static_cast<uint8_t*>(y.data());
+  const T* pa = static_cast<const T*>(a.data());
+  const T* pb = static_cast<const T*>(b.data());
+  int64_t i = 0;
+  for_each_strided(y.shape(), broadcast_strides(a.shape(), y.shape()), broadcast_strides(b.shape(), y.shape()),
+                   [&](int64_t oa, int64_t ob) { out[i++] = cmp(pa[oa], pb[ob]) ? 1 : 0; });
+}
+
+template <class Cmp>
+void comparison(KernelContext& ctx) {
+  dispatch_number(ctx.in(0).dtype(), [&]<class T>() { compare_as<T>(ctx.in(0), ctx.in(1), ctx.out(0), Cmp{}); });
+}
+
+// Bools are compared as 0/1 bytes.
+template <class Op>
+void logical(KernelContext& ctx) {
+  compare_as<uint8_t>(ctx.in(0), ctx.in(1), ctx.out(0), [](uint8_t u, uint8_t v) { return Op{}(u != 0, v != 0); });
+}
+
+void not_kernel(KernelContext& ctx) {
+  const auto* x = static_cast<const uint8_t*>(ctx.in(0).data());
+  auto* y = static_cast<uint8_t*>(ctx.out(0).data());
+  for (int64_t i = 0; i < ctx.in(0).numel(); ++i) y[i] = x[i] ? 0 : 1;
+}
+
+}  // namespace
+
+CBT_REGISTER_KERNEL("", "Greater", DeviceKind::CPU, comparison<std::greater<>>);
+CBT_REGISTER_KERNEL("", "Less", DeviceKind::CPU, comparison<std::less<>>);
+CBT_REGISTER_KERNEL("", "GreaterOrEqual", DeviceKind::CPU, comparison<std::greater_equal<>>);
+CBT_REGISTER_KERNEL("", "LessOrEqual", DeviceKind::CPU, comparison<std::less_equal<>>);
+CBT_REGISTER_KERNEL("", "Not", DeviceKind::CPU, not_kernel);
+CBT_REGISTER_KERNEL("", "And", DeviceKind::CPU, logical<std::logical_and<>>);
+CBT_REGISTER_KERNEL("", "Or", DeviceKind::CPU, logical<std::logical_or<>>);
+CBT_REGISTER_KERNEL("", "Xor", DeviceKind::CPU, logical<std::not_equal_to<>>);
+
+}  // namespace cbt
