@@ -1,4 +1,5 @@
-// Schemas of ReduceSum and ReduceMean (axes as attribute or input by opset) and their grads.
+// Schemas of ReduceSum, ReduceMean, ReduceMax and ReduceMin (axes as attribute or input by opset)
+// and their grads.
 #include "graph/op_schema.h"
 #include "graph/shape_utils.h"
 
@@ -36,7 +37,7 @@ std::vector<bool> reduced_dims(const InferContext& ctx, const Shape& in) {
 
 std::vector<ValueType> infer_reduce(const InferContext& ctx) {
   const ValueType& x = ctx.input(0);
-  bool mean = ctx.node.op_type == "ReduceMean";
+  const bool mean = ctx.node.op_type == "ReduceMean";
   bool ok = x.dtype == DType::Float32 || x.dtype == DType::Float64 ||
             (!mean && (x.dtype == DType::Int64 || x.dtype == DType::Int32));
   if (!ok) ctx.fail(std::string("unsupported type ") + dtype_name(x.dtype));
@@ -65,6 +66,25 @@ std::vector<ValueType> infer_reduce_grad(const InferContext& ctx) {
   return {{dy.dtype, shape}};
 }
 
+// ReduceMax/ReduceMin's backward op: (dY, [axes], X, Y) -> dX: dY to the elements equal to
+// their Y, shared evenly among ties (as torch.amax).
+std::vector<ValueType> infer_extreme_grad(const InferContext& ctx) {
+  std::vector<ValueType> dx = infer_reduce_grad(ctx);
+  const ValueType &x = ctx.input(2), &y = ctx.input(3);
+  if (x.dtype != dx[0].dtype || x.shape != dx[0].shape) ctx.fail("X must have dX's type and shape");
+  if (y != ctx.input(0)) ctx.fail("Y must have dY's type and shape");
+  return dx;
+}
+
+GradFn extreme_grad(const char* op) {
+  return [op](GradContext& c) -> std::vector<std::string> {
+    if (c.dY[0].empty() || !c.wants[0]) return {"", ""};
+    Attributes a = c.node.attrs;
+    a.set("shape", c.g.type(c.node.inputs[0]).shape);
+    return {c.g.emit1(op, {c.dY[0], c.node.input(1), c.node.inputs[0], c.node.outputs[0]}, a), ""};
+  };
+}
+
 GradFn reduce_grad(const char* op) {
   return [op](GradContext& c) -> std::vector<std::string> {
     if (c.dY[0].empty() || !c.wants[0]) return {"", ""};
@@ -90,6 +110,34 @@ CBT_REGISTER_SCHEMA({"",
                      {0},
                      {},
                      "mean over axes (keepdims, noop_with_empty_axes)"});
+CBT_REGISTER_SCHEMA({"",
+                     "ReduceMax",
+                     infer_reduce,
+                     extreme_grad("ReduceMaxGrad"),
+                     {0},
+                     {},
+                     "max over axes (keepdims, noop_with_empty_axes; ties share the gradient)"});
+CBT_REGISTER_SCHEMA({"",
+                     "ReduceMin",
+                     infer_reduce,
+                     extreme_grad("ReduceMinGrad"),
+                     {0},
+                     {},
+                     "min over axes (keepdims, noop_with_empty_axes; ties share the gradient)"});
+CBT_REGISTER_SCHEMA({kCbtDomain,
+                     "ReduceMaxGrad",
+                     infer_extreme_grad,
+                     {},
+                     {},
+                     {},
+                     "(dY, [axes], X, Y) -> dY / ties where X equals its Y, else 0"});
+CBT_REGISTER_SCHEMA({kCbtDomain,
+                     "ReduceMinGrad",
+                     infer_extreme_grad,
+                     {},
+                     {},
+                     {},
+                     "(dY, [axes], X, Y) -> dY / ties where X equals its Y, else 0"});
 CBT_REGISTER_SCHEMA({kCbtDomain,
                      "ReduceSumGrad",
                      infer_reduce_grad,

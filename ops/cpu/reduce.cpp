@@ -1,5 +1,8 @@
-// CPU kernels of ReduceSum/ReduceMean and their backward ops (broadcast back).
+// CPU kernels of ReduceSum/ReduceMean/ReduceMax/ReduceMin and their backward ops.
+#include <vector>
+
 #include "ops/cpu/broadcast.h"
+#include "ops/cpu/shape_ops_common.h"
 #include "ops/kernel.h"
 
 namespace cbt::cpu {
@@ -48,8 +51,55 @@ void reduce_grad(KernelContext& ctx) {
   });
 }
 
+// Calls f(offset in X, offset in Y) for every element of X (shape `in`), Y being X reduced to
+// `kept` (the reduced dims 1).
+template <class F>
+void each_with_its_output(const Shape& in, const Shape& kept, F&& f) {
+  shape_ops::for_each_strided(in, strides_of(in), broadcast_strides(kept, in), f);
+}
+
+// y = the largest (Max) or smallest element of each reduced group; NaN wins, as numpy's.
+template <bool Max>
+void reduce_extreme(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  const Shape kept = kept_shape(ctx, x.shape());
+  dispatch_arith(x.dtype(), [&]<class T>() {
+    const T* px = x.ptr<T>();
+    T* py = y.ptr<T>();
+    std::vector<uint8_t> seen(y.numel(), 0);
+    each_with_its_output(x.shape(), kept, [&](int64_t ox, int64_t oy) {
+      const T v = px[ox], cur = py[oy];
+      if (!seen[oy])
+        py[oy] = v, seen[oy] = 1;
+      else if (cur == cur && (v != v || (Max ? v > cur : v < cur)))  // a NaN, once there, stays
+        py[oy] = v;
+    });
+  });
+}
+
+// (dY, [axes], X, Y) -> dX: dY shared evenly among the elements equal to their Y.
+void reduce_extreme_grad(KernelContext& ctx) {
+  const Tensor &dy = ctx.in(0), &x = ctx.in(2), &y = ctx.in(3);
+  Tensor& dx = ctx.out(0);
+  const Shape kept = kept_shape(ctx, dx.shape());
+  dispatch_float(dy.dtype(), [&]<class T>() {
+    const T *pdy = dy.ptr<T>(), *px = x.ptr<T>(), *py = y.ptr<T>();
+    T* pdx = dx.ptr<T>();
+    std::vector<int64_t> ties(y.numel(), 0);
+    each_with_its_output(x.shape(), kept, [&](int64_t ox, int64_t oy) { ties[oy] += px[ox] == py[oy]; });
+    each_with_its_output(x.shape(), kept, [&](int64_t ox, int64_t oy) {
+      pdx[ox] = px[ox] == py[oy] ? pdy[oy] / static_cast<T>(ties[oy]) : T(0);
+    });
+  });
+}
+
 }  // namespace
 
+CBT_REGISTER_KERNEL("", "ReduceMax", DeviceKind::CPU, reduce_extreme<true>);
+CBT_REGISTER_KERNEL("", "ReduceMin", DeviceKind::CPU, reduce_extreme<false>);
+CBT_REGISTER_KERNEL(kCbtDomain, "ReduceMaxGrad", DeviceKind::CPU, reduce_extreme_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "ReduceMinGrad", DeviceKind::CPU, reduce_extreme_grad);
 CBT_REGISTER_KERNEL("", "ReduceSum", DeviceKind::CPU, reduce<false>);
 CBT_REGISTER_KERNEL("", "ReduceMean", DeviceKind::CPU, reduce<true>);
 CBT_REGISTER_KERNEL(kCbtDomain, "ReduceSumGrad", DeviceKind::CPU, reduce_grad<false>);

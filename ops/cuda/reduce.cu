@@ -1,5 +1,6 @@
-// CUDA kernels of ReduceSum/ReduceMean and their backward ops; ops/cpu/reduce.cpp is the
-// specification. Sums are deterministic (sum_to: fixed split, fixed order).
+// CUDA kernels of ReduceSum/ReduceMean/ReduceMax/ReduceMin and their backward ops;
+// ops/cpu/reduce.cpp is the specification. Sums are deterministic (sum_to: fixed split, fixed
+// order).
 #include <memory>
 
 #include "ops/cuda/broadcast.cuh"
@@ -111,8 +112,114 @@ void reduce_grad(KernelContext& ctx) {
   broadcast_to(cc.stream, dy.ptr<float>(), kept, dx.ptr<float>(), dx.shape(), scale);
 }
 
+// X's dims split into those Y keeps and those reduced, with their sizes and strides in X: one
+// thread per element of Y walks its group.
+struct GroupPlan {
+  static constexpr int kMaxRank = 8;
+  int kept_rank = 0, reduced_rank = 0;
+  int64_t kept_size[kMaxRank], kept_stride[kMaxRank], reduced_size[kMaxRank], reduced_stride[kMaxRank];
+  int64_t group = 1;  // elements of X per element of Y
+};
+
+GroupPlan group_plan(const Shape& in, const Shape& kept) {
+  CBT_CHECK(in.size() <= static_cast<size_t>(GroupPlan::kMaxRank),
+            "ReduceMax/ReduceMin on CUDA take rank <= ", GroupPlan::kMaxRank, ", not ", in.size());
+  GroupPlan p;
+  const std::vector<int64_t> strides = strides_of(in);
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (kept[d] == 1 && in[d] != 1) {
+      p.reduced_size[p.reduced_rank] = in[d];
+      p.reduced_stride[p.reduced_rank++] = strides[d];
+      p.group *= in[d];
+    } else {
+      p.kept_size[p.kept_rank] = in[d];
+      p.kept_stride[p.kept_rank++] = strides[d];
+    }
+  }
+  return p;
+}
+
+__device__ int64_t group_base(const GroupPlan& p, int64_t o) {
+  int64_t base = 0;
+  for (int i = p.kept_rank - 1; i >= 0; --i) {
+    base += (o % p.kept_size[i]) * p.kept_stride[i];
+    o /= p.kept_size[i];
+  }
+  return base;
+}
+
+__device__ int64_t group_offset(const GroupPlan& p, int64_t r) {
+  int64_t off = 0;
+  for (int i = p.reduced_rank - 1; i >= 0; --i) {
+    off += (r % p.reduced_size[i]) * p.reduced_stride[i];
+    r /= p.reduced_size[i];
+  }
+  return off;
+}
+
+// NaN wins, as on the CPU.
+template <bool Max, class T>
+__global__ void extreme_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t n, const GroupPlan p) {
+  CBT_GRID_STRIDE_LOOP(o, n) {
+    const int64_t base = group_base(p, o);
+    T best = x[base];
+    for (int64_t r = 1; r < p.group && best == best; ++r) {
+      const T v = x[base + group_offset(p, r)];
+      if (v != v || (Max ? v > best : v < best)) best = v;
+    }
+    y[o] = best;
+  }
+}
+
+// dY shared evenly among the elements of the group equal to Y; every element of X belongs to one
+// group, so each thread writes its own.
+__global__ void extreme_grad_kernel(const float* __restrict__ dy, const float* __restrict__ x,
+                                    const float* __restrict__ y, float* __restrict__ dx, int64_t n, const GroupPlan p) {
+  CBT_GRID_STRIDE_LOOP(o, n) {
+    const int64_t base = group_base(p, o);
+    int64_t ties = 0;
+    for (int64_t r = 0; r < p.group; ++r) ties += x[base + group_offset(p, r)] == y[o];
+    const float share = ties ? dy[o] / static_cast<float>(ties) : 0.0f;
+    for (int64_t r = 0; r < p.group; ++r) {
+      const int64_t off = base + group_offset(p, r);
+      dx[off] = x[off] == y[o] ? share : 0.0f;
+    }
+  }
+}
+
+template <bool Max>
+void reduce_extreme(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  const int64_t n = y.numel();
+  if (n == 0 || x.numel() == 0) return;
+  const GroupPlan p = group_plan(x.shape(), kept_shape(ctx, x.shape(), y.shape()));
+  dispatch_arith(ctx, x.dtype(), [&]<class T>() {
+    extreme_kernel<Max, T><<<blocks_for(n), kThreads, 0, cc.stream>>>(x.ptr<T>(), y.ptr<T>(), n, p);
+    CBT_CUDA_CHECK_LAUNCH();
+  });
+}
+
+void reduce_extreme_grad(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor &dy = ctx.in(0), &x = ctx.in(2), &y = ctx.in(3);
+  Tensor& dx = ctx.out(0);
+  for (const Tensor* t : {&dy, &x, &y}) require_f32(ctx, *t);
+  const int64_t n = dy.numel();
+  if (n == 0 || dx.numel() == 0) return;
+  const GroupPlan p = group_plan(dx.shape(), kept_shape(ctx, dx.shape(), dy.shape()));
+  extreme_grad_kernel<<<blocks_for(n), kThreads, 0, cc.stream>>>(dy.ptr<float>(), x.ptr<float>(), y.ptr<float>(),
+                                                                 dx.ptr<float>(), n, p);
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace
 
+CBT_REGISTER_KERNEL("", "ReduceMax", DeviceKind::CUDA, reduce_extreme<true>);
+CBT_REGISTER_KERNEL("", "ReduceMin", DeviceKind::CUDA, reduce_extreme<false>);
+CBT_REGISTER_KERNEL(kCbtDomain, "ReduceMaxGrad", DeviceKind::CUDA, reduce_extreme_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "ReduceMinGrad", DeviceKind::CUDA, reduce_extreme_grad);
 CBT_REGISTER_KERNEL("", "ReduceSum", DeviceKind::CUDA, reduce<false>);
 CBT_REGISTER_KERNEL("", "ReduceMean", DeviceKind::CUDA, reduce<true>);
 CBT_REGISTER_KERNEL(kCbtDomain, "ReduceSumGrad", DeviceKind::CUDA, reduce_grad<false>);

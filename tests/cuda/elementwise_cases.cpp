@@ -318,6 +318,19 @@ std::vector<CudaCase> reduce_cases() {
   v.push_back(make_case("ReduceMean/opset18_axis1_no_keepdims", make_node("ReduceMean", 2, 1, keep(0)),
                         {rnd({6, 37, 3}, 131), axes({1})}, kSum, 18));
   v.push_back(make_case("ReduceMean/all_batch1", make_node("ReduceMean", 1, 1, keep(1)), {rnd({1, 1000}, 132)}, kSum));
+  // ReduceMax/ReduceMin (one thread a group): axes as input (opset 18) and attribute, ties
+  // (ReLU's zeros: dY shared among them), integers.
+  v.push_back(make_case("ReduceMax/opset18_axes1_3", make_node("ReduceMax", 2, 1, keep(1)),
+                        {rnd({2, 5, 3, 4}, 133), axes({1, 3})}, kElem, 18));
+  Attributes global = keep(0);
+  global.set("axes", std::vector<int64_t>{2, 3});
+  v.push_back(
+      make_case("ReduceMax/global_pool_attr", make_node("ReduceMax", 1, 1, global), {rnd({3, 4, 6, 5}, 134)}, kElem));
+  v.push_back(make_case("ReduceMin/all", make_node("ReduceMin", 1, 1, keep(1)), {rnd({17, 9}, 135)}, kElem));
+  v.push_back(make_case("ReduceMax/relu_ties", make_node("ReduceMax", 1, 1, global),
+                        {map_f32(rnd({2, 3, 2, 2}, 136), [](float x) { return x > 1.0f ? x : 0.0f; })}, kSum));
+  v.push_back(forward_case("ReduceMin/int64", make_node("ReduceMin", 2, 1, keep(0)),
+                           {ints({5, 6}, -20, 20, 137), axes({0})}, kElem, 18));
   Attributes last = keep(0);
   last.set("axes", std::vector<int64_t>{-1});
   v.push_back(

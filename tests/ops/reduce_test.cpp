@@ -1,5 +1,8 @@
-// Tests of ReduceSum/ReduceMean: axes by opset, keepdims, empty axes, gradients, failures.
+// Tests of ReduceSum/ReduceMean/ReduceMax/ReduceMin: axes by opset, keepdims, empty axes,
+// gradients, ties, failures.
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "common/op_harness.h"
 
@@ -94,6 +97,72 @@ TEST(ReduceTest, Gradients) {
         auto ra = grad_check(make_node(op, 1, 1, reduce_attrs(keep, axes, true)), {x}, o);
         EXPECT_TRUE(ra.ok) << op << " attr " << shape_str(s) << "\n" << ra.report;
       }
+}
+
+// Naive reference: the max (or min) of x (3-D) over the axes marked in `red`, keepdims layout.
+Tensor naive_extreme(const Tensor& x, std::vector<bool> red, bool max) {
+  Shape s = x.shape(), o = s;
+  for (size_t d = 0; d < 3; ++d)
+    if (red[d]) o[d] = 1;
+  Tensor y(DType::Float64, o);
+  std::vector<bool> seen(y.numel(), false);
+  for (int64_t i = 0; i < s[0]; ++i)
+    for (int64_t j = 0; j < s[1]; ++j)
+      for (int64_t k = 0; k < s[2]; ++k) {
+        int64_t oi = red[0] ? 0 : i, oj = red[1] ? 0 : j, ok = red[2] ? 0 : k;
+        const int64_t at = (oi * o[1] + oj) * o[2] + ok;
+        const double v = x.at_f64((i * s[1] + j) * s[2] + k);
+        double& cur = y.ptr<double>()[at];
+        if (!seen[at] || (max ? v > cur : v < cur)) cur = v;
+        seen[at] = true;
+      }
+  return y;
+}
+
+TEST(ReduceTest, MaxAndMinMatchNaiveAndTheirGradients) {
+  Tensor x = random_tensor(DType::Float64, {3, 4, 5}, 11);
+  for (const char* op : {"ReduceMax", "ReduceMin"}) {
+    const bool max = std::string(op) == "ReduceMax";
+    for (const std::vector<int64_t>& axes : {std::vector<int64_t>{0}, {2}, {-2}, {0, 2}, {0, 1, 2}}) {
+      std::vector<bool> red(3, false);
+      for (int64_t a : axes) red[(a + 3) % 3] = true;
+      Tensor want = naive_extreme(x, red, max);
+      for (int64_t keep : {0, 1}) {
+        EagerOptions new_opset{false, 0, 18}, old_opset{false, 0, 17};
+        auto yi = run_node(make_node(op, 2, 1, reduce_attrs(keep)), {x, Tensor::from_i64(axes, {(int64_t)axes.size()})},
+                           new_opset)[0];
+        auto ya = run_node(make_node(op, 1, 1, reduce_attrs(keep, axes, true)), {x}, old_opset)[0];
+        EXPECT_EQ(compare_tensors(yi.reshaped(want.shape()), want, 0, 1e-300), "") << op;
+        EXPECT_EQ(compare_tensors(ya.reshaped(want.shape()), want, 0, 1e-300), "") << op;
+        GradCheckOptions o;
+        o.opset = 18;
+        auto r =
+            grad_check(make_node(op, 2, 1, reduce_attrs(keep)), {x, Tensor::from_i64(axes, {(int64_t)axes.size()})}, o);
+        EXPECT_TRUE(r.ok) << op << " keep " << keep << "\n" << r.report;
+      }
+    }
+    // Integers, every axis (no axes).
+    auto all = run_node(make_node(op, 1, 1, reduce_attrs(0)), {Tensor::from_i64({4, -7, 9, 2}, {2, 2})})[0];
+    EXPECT_EQ(all.to_i64_vector(), (std::vector<int64_t>{max ? 9 : -7}));
+  }
+}
+
+// Ties share dY evenly (as torch.amax), and NaN wins the forward (as numpy).
+TEST(ReduceTest, MaxTiesShareTheGradientAndNanWins) {
+  Tensor x = Tensor::from_f32({1, 3, 3, 2, /**/ 5, 5, 5, 0}, {2, 4});
+  Tensor dy = Tensor::from_f32({0.6f, 0.9f}, {2, 1});
+  Attributes a = reduce_attrs(1, {1}, true);
+  Tensor y = run_node(make_node("ReduceMax", 1, 1, a), {x}, {false, 0, 17})[0];
+  EXPECT_EQ(y.ptr<float>()[0], 3.0f);
+  EXPECT_EQ(y.ptr<float>()[1], 5.0f);
+  a.set("shape", Shape{2, 4});
+  EagerOptions o{false, 0, 17};
+  Tensor dx = run_node(make_node("ReduceMaxGrad", 4, 1, a, kCbtDomain), {dy, Tensor(), x, y}, o)[0];
+  const float want[] = {0, 0.3f, 0.3f, 0, 0.3f, 0.3f, 0.3f, 0};
+  for (int i = 0; i < 8; ++i) EXPECT_FLOAT_EQ(dx.ptr<float>()[i], want[i]) << i;
+  Tensor nan = Tensor::from_f32({1, std::nanf(""), 3, 2}, {1, 4});
+  EXPECT_TRUE(std::isnan(run_node(make_node("ReduceMax", 1, 1, reduce_attrs(0)), {nan})[0].ptr<float>()[0]));
+  EXPECT_TRUE(std::isnan(run_node(make_node("ReduceMin", 1, 1, reduce_attrs(0)), {nan})[0].ptr<float>()[0]));
 }
 
 TEST(ReduceTest, ShapeInferenceFailures) {
