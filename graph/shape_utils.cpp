@@ -67,4 +67,16 @@ MatDims mat_dims(Shape a, Shape b) {
   return d;
 }
 
+TileView tile_view(const Shape& x, const Shape& y) {
+  CBT_CHECK(x.size() == y.size(), "tile_view: ranks differ");
+  TileView v;
+  for (size_t i = 0; i < x.size(); ++i) {
+    v.tiled.push_back(x[i] == 0 ? 0 : y[i] / x[i]);
+    v.tiled.push_back(x[i]);
+    v.input.push_back(1);
+    v.input.push_back(x[i]);
+  }
+  return v;
+}
+
 }  // namespace cbt

@@ -23,6 +23,14 @@ std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);
 // Product of dims [begin, end).
 int64_t dims_product(const Shape& s, size_t begin, size_t end);
 
+// Tile as a broadcast: the tiled shape `y` (each dim of `x` times its repeat) read as
+// (r0, x0, r1, x1, ...) in row-major order is `x` read as (1, x0, 1, x1, ...) broadcast to it.
+struct TileView {
+  Shape tiled;  // (r0, x0, r1, x1, ...)
+  Shape input;  // (1, x0, 1, x1, ...)
+};
+TileView tile_view(const Shape& x, const Shape& y);
+
 // MatMul operands as batches of matrices: A (abatch, M, K) @ B (bbatch, K, N), numpy's rules
 // (a 1-D A is one row, a 1-D B one column; the batch dims broadcast). The CPU and CUDA
 // kernels of MatMul and its gradients share it.

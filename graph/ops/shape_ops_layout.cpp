@@ -1,5 +1,5 @@
-// Schemas of the ops that rearrange whole tensors (Transpose, Concat, Split, Expand) and of
-// their cbtrain backward ops (ConcatGrad, SplitGrad, ExpandGrad).
+// Schemas of the ops that rearrange whole tensors (Transpose, Concat, Split, Expand, Tile) and of
+// their cbtrain backward ops (ConcatGrad, SplitGrad, ExpandGrad, TileGrad).
 #include <numeric>
 
 #include "graph/op_schema.h"
@@ -193,8 +193,47 @@ std::vector<ValueType> infer_expand_grad(const InferContext& ctx) {
   return {{dy.dtype, shape}};
 }
 
+// Tile: repeats, a constant 1-D int64 input with one count (>= 0) per axis of X.
+std::vector<ValueType> infer_tile(const InferContext& ctx) {
+  const ValueType& x = ctx.input(0);
+  const Tensor& r = ctx.const_value(1);
+  if (r.dtype() != DType::Int64 || r.rank() != 1 || r.numel() != static_cast<int64_t>(x.shape.size()))
+    ctx.fail("repeats must be a 1-D int64 tensor with one count per axis of the input (" +
+             std::to_string(x.shape.size()) + ")");
+  Shape out = x.shape;
+  const std::vector<int64_t> repeats = r.to_i64_vector();
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (repeats[i] < 0) ctx.fail("repeats must be 0 or more, got " + std::to_string(repeats[i]));
+    out[i] *= repeats[i];
+  }
+  return {{x.dtype, out}};
+}
+
+std::vector<std::string> grad_tile(GradContext& ctx) {
+  std::vector<std::string> dX(ctx.node.inputs.size());
+  if (!ctx.wants[0] || ctx.dY[0].empty()) return dX;
+  Attributes a;
+  a.set("shape", ctx.g.type(ctx.node.inputs[0]).shape);
+  dX[0] = ctx.g.emit1("TileGrad", {ctx.dY[0]}, std::move(a), "dX");
+  return dX;
+}
+
+// dY (X's shape times the repeats) summed over the copies into X's shape.
+std::vector<ValueType> infer_tile_grad(const InferContext& ctx) {
+  const ValueType& dy = ctx.input(0);
+  Shape shape = ctx.node.attrs.get_ints("shape");
+  bool ok = shape.size() == dy.shape.size();
+  for (size_t i = 0; ok && i < shape.size(); ++i) ok = shape[i] == 0 ? dy.shape[i] == 0 : dy.shape[i] % shape[i] == 0;
+  if (!ok) ctx.fail("dY " + shape_str(dy.shape) + " is not a tiling of " + shape_str(shape));
+  return {{dy.dtype, shape}};
+}
+
 }  // namespace
 
+CBT_REGISTER_SCHEMA(OpSchema{
+    "", "Tile", naming_node(infer_tile), grad_tile, {0}, {}, "Repeat the input along each axis"});
+CBT_REGISTER_SCHEMA(OpSchema{
+    kCbtDomain, "TileGrad", naming_node(infer_tile_grad), {}, {}, {}, "Gradient of Tile: dY's copies summed"});
 CBT_REGISTER_SCHEMA(OpSchema{
     "", "Transpose", naming_node(infer_transpose), grad_transpose, {0}, {}, "Permute axes (default: reverse)"});
 CBT_REGISTER_SCHEMA(OpSchema{

@@ -1,4 +1,4 @@
-// CPU kernels of the view ops (copies), Transpose, Concat, Split, Expand and their backward
+// CPU kernels of the view ops (copies), Transpose, Concat, Split, Expand, Tile and their backward
 // ops. Pure data movement is dtype-agnostic (int64 shape tensors are folded through them).
 #include <numeric>
 
@@ -111,8 +111,33 @@ void expand_grad_kernel(KernelContext& ctx) {
   });
 }
 
+// y: x repeated along each axis, copied as a broadcast (graph/shape_utils.h, tile_view).
+void tile_kernel(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  const TileView v = tile_view(x.shape(), y.shape());
+  strided_copy(y.data(), strides_of(v.tiled), x.data(), broadcast_strides(v.input, v.tiled), v.tiled,
+               dtype_size(x.dtype()));
+}
+
+// dX: dY's copies summed
+void tile_grad_kernel(KernelContext& ctx) {
+  const Tensor& dY = ctx.in(0);
+  Tensor& dX = ctx.out(0);
+  const TileView v = tile_view(dX.shape(), dY.shape());
+  dispatch_float(dY.dtype(), [&]<class T>() {
+    zero_fill(dX);
+    T* dx = dX.ptr<T>();
+    const T* dy = dY.ptr<T>();
+    for_each_strided(v.tiled, broadcast_strides(v.input, v.tiled), strides_of(v.tiled),
+                     [&](int64_t a, int64_t b) { dx[a] += dy[b]; });
+  });
+}
+
 }  // namespace
 
+CBT_REGISTER_KERNEL("", "Tile", DeviceKind::CPU, tile_kernel);
+CBT_REGISTER_KERNEL(kCbtDomain, "TileGrad", DeviceKind::CPU, tile_grad_kernel);
 CBT_REGISTER_KERNEL("", "Flatten", DeviceKind::CPU, copy_kernel);
 CBT_REGISTER_KERNEL("", "Reshape", DeviceKind::CPU, copy_kernel);
 CBT_REGISTER_KERNEL("", "Squeeze", DeviceKind::CPU, copy_kernel);

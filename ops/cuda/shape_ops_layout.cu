@@ -1,4 +1,4 @@
-// CUDA kernels of the view ops (copies), Transpose, Concat, Split, Expand and their backward
+// CUDA kernels of the view ops (copies), Transpose, Concat, Split, Expand, Tile and their backward
 // ops. Data movement is dtype-agnostic (by element size), like the CPU kernels.
 #include <numeric>
 #include <span>
@@ -122,8 +122,29 @@ void expand_grad_kernel(KernelContext& ctx) {
   broadcast_sum(dY.dtype(), dX.data(), dX.shape(), dY.data(), dY.shape(), nullptr, {}, Route::All, cc.stream);
 }
 
+// y: x repeated along each axis, copied as a broadcast (graph/shape_utils.h, tile_view).
+void tile_kernel(KernelContext& ctx) {
+  auto& cc = cuda::context_of(ctx.device_ctx);
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  const TileView v = tile_view(x.shape(), y.shape());
+  strided_copy(y.data(), strides_of(v.tiled), x.data(), broadcast_strides(v.input, v.tiled), v.tiled,
+               dtype_size(x.dtype()), cc.stream);
+}
+
+// dX: dY's copies summed, as ExpandGrad over the tiled view
+void tile_grad_kernel(KernelContext& ctx) {
+  auto& cc = cuda::context_of(ctx.device_ctx);
+  const Tensor& dY = ctx.in(0);
+  Tensor& dX = ctx.out(0);
+  const TileView v = tile_view(dX.shape(), dY.shape());
+  broadcast_sum(dY.dtype(), dX.data(), v.input, dY.data(), v.tiled, nullptr, {}, Route::All, cc.stream);
+}
+
 }  // namespace
 
+CBT_REGISTER_KERNEL("", "Tile", DeviceKind::CUDA, tile_kernel);
+CBT_REGISTER_KERNEL(kCbtDomain, "TileGrad", DeviceKind::CUDA, tile_grad_kernel);
 CBT_REGISTER_KERNEL("", "Flatten", DeviceKind::CUDA, copy_kernel);
 CBT_REGISTER_KERNEL("", "Reshape", DeviceKind::CUDA, copy_kernel);
 CBT_REGISTER_KERNEL("", "Squeeze", DeviceKind::CUDA, copy_kernel);

@@ -146,6 +146,9 @@ std::vector<CudaCase> expand_cases() {
   v.push_back(summing("Expand/one_to_5x1x7", make_node("Expand", 2, 1), {f32({1}, 41), i64({5, 1, 7})}));
   // 300 summed elements per dX element: the block-per-output reduction.
   v.push_back(summing("Expand/long_sum", make_node("Expand", 2, 1), {f32({1, 3, 1}, 42), i64({50, 3, 6})}));
+  v.push_back(summing("Tile/2d", make_node("Tile", 2, 1), {f32({3, 5}, 43), i64({2, 3})}));
+  v.push_back(summing("Tile/nchw_spatial", make_node("Tile", 2, 1), {f32({2, 3, 1, 4}, 44), i64({1, 1, 6, 2})}));
+  v.push_back(exact_fwd("Tile/int64", make_node("Tile", 2, 1), {random_int_tensor({2, 3}, -9, 9, 45), i64({3, 1})}));
   v.push_back(summing("Expand/shape_smaller_rank", make_node("Expand", 2, 1), {f32({2, 3, 4}, 43), i64({3, 1})}));
   v.push_back(exact_fwd("Expand/int64", make_node("Expand", 2, 1), {i64_data({4, 1}, 44), i64({4, 5})}));
   return v;

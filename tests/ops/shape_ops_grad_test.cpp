@@ -76,6 +76,12 @@ TEST(ShapeOpsGrad, GatherScatterAdd) {
   expect_grad(n, {rnd({4}), i64({1}, {})});
 }
 
+TEST(ShapeOpsGrad, TileSumsTheCopies) {
+  expect_grad(make_node("Tile", 2, 1), {rnd({2, 3}), i64({3, 2})});
+  expect_grad(make_node("Tile", 2, 1), {rnd({1, 4, 1}), i64({2, 1, 5})});
+  expect_grad(make_node("Tile", 2, 1), {rnd({5}), i64({1})});
+}
+
 TEST(ShapeOpsGrad, ExpandReducesBack) {
   expect_grad(make_node("Expand", 2, 1), {rnd({3, 1}), i64({2, 3, 5})});
   expect_grad(make_node("Expand", 2, 1), {rnd({1, 5}), i64({7, 1})});

@@ -157,6 +157,15 @@ TEST(ShapeOpsForward, ConstantAttributes) {
                 {0, 1, 2, 3});
 }
 
+TEST(ShapeOpsForward, Tile) {
+  // (2, 3) tiled (2, 2): rows of [x x] twice.
+  expect_tensor(run(make_node("Tile", 2, 1), {iota64({2, 3}), i64({2, 2})})[0], DType::Float64, {4, 6},
+                {0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5, 0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5});
+  expect_tensor(run(make_node("Tile", 2, 1), {i64({7, 8}, {2, 1}), i64({1, 3})})[0], DType::Int64, {2, 3},
+                {7, 7, 7, 8, 8, 8});
+  EXPECT_EQ(run(make_node("Tile", 2, 1), {iota64({2, 3}), i64({0, 1})})[0].shape(), (Shape{0, 3}));
+}
+
 TEST(ShapeOpsForward, ConstantOfShapeExpandRange) {
   expect_tensor(run(make_node("ConstantOfShape", 1, 1, attr("value", i64({7}, {1}))), {i64({2, 2})})[0], DType::Int64,
                 {2, 2}, {7, 7, 7, 7});
