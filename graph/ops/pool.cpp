@@ -1,4 +1,5 @@
-// MaxPool, AveragePool and GlobalAveragePool schemas (1-D and 2-D), backward ops, gradient rules.
+// MaxPool, AveragePool, GlobalAveragePool and GlobalMaxPool schemas (1-D and 2-D), backward ops,
+// gradient rules.
 #include <string>
 #include <vector>
 
@@ -84,6 +85,16 @@ CBT_REGISTER_SCHEMA(OpSchema{
     "", "AveragePool", infer_pool, pool_grad, {0}, {}, "1-D/2-D average pooling (count_include_pad, ceil_mode)"});
 CBT_REGISTER_SCHEMA(OpSchema{
     "", "GlobalAveragePool", infer_global_pool, pool_grad, {0}, {}, "mean over all spatial dims"});
+// Its kernels are ReduceMax's over the spatial dims (ops/*/reduce.*).
+CBT_REGISTER_SCHEMA(OpSchema{
+    "", "GlobalMaxPool", infer_global_pool, pool_grad, {0}, {}, "max over all spatial dims (ties share the gradient)"});
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain,
+                             "GlobalMaxPoolGrad",
+                             infer_pool_grad,
+                             {},
+                             {},
+                             {},
+                             "backward of GlobalMaxPool (max recomputed): (dY, X) -> dX"});
 CBT_REGISTER_SCHEMA(OpSchema{
     kCbtDomain, "MaxPoolGrad", infer_pool_grad, {}, {}, {}, "backward of MaxPool (argmax recomputed): (dY, X) -> dX"});
 CBT_REGISTER_SCHEMA(OpSchema{

@@ -1,4 +1,5 @@
-// CPU kernels of ReduceSum/ReduceMean/ReduceMax/ReduceMin and their backward ops.
+// CPU kernels of ReduceSum/ReduceMean/ReduceMax/ReduceMin and their backward ops, and of
+// GlobalMaxPool (ReduceMax over the spatial dims).
 #include <vector>
 
 #include "ops/cpu/broadcast.h"
@@ -58,12 +59,10 @@ void each_with_its_output(const Shape& in, const Shape& kept, F&& f) {
   shape_ops::for_each_strided(in, strides_of(in), broadcast_strides(kept, in), f);
 }
 
-// y = the largest (Max) or smallest element of each reduced group; NaN wins, as numpy's.
+// y = the largest (Max) or smallest element of each group of x reduced to `kept`; NaN wins, as
+// numpy's.
 template <bool Max>
-void reduce_extreme(KernelContext& ctx) {
-  const Tensor& x = ctx.in(0);
-  Tensor& y = ctx.out(0);
-  const Shape kept = kept_shape(ctx, x.shape());
+void extreme(const Tensor& x, Tensor& y, const Shape& kept) {
   dispatch_arith(x.dtype(), [&]<class T>() {
     const T* px = x.ptr<T>();
     T* py = y.ptr<T>();
@@ -78,11 +77,13 @@ void reduce_extreme(KernelContext& ctx) {
   });
 }
 
-// (dY, [axes], X, Y) -> dX: dY shared evenly among the elements equal to their Y.
-void reduce_extreme_grad(KernelContext& ctx) {
-  const Tensor &dy = ctx.in(0), &x = ctx.in(2), &y = ctx.in(3);
-  Tensor& dx = ctx.out(0);
-  const Shape kept = kept_shape(ctx, dx.shape());
+template <bool Max>
+void reduce_extreme(KernelContext& ctx) {
+  extreme<Max>(ctx.in(0), ctx.out(0), kept_shape(ctx, ctx.in(0).shape()));
+}
+
+// dX: dY shared evenly among the elements of x equal to their y.
+void extreme_grad(const Tensor& dy, const Tensor& x, const Tensor& y, Tensor& dx, const Shape& kept) {
   dispatch_float(dy.dtype(), [&]<class T>() {
     const T *pdy = dy.ptr<T>(), *px = x.ptr<T>(), *py = y.ptr<T>();
     T* pdx = dx.ptr<T>();
@@ -94,8 +95,24 @@ void reduce_extreme_grad(KernelContext& ctx) {
   });
 }
 
+// (dY, [axes], X, Y) -> dX
+void reduce_extreme_grad(KernelContext& ctx) {
+  extreme_grad(ctx.in(0), ctx.in(2), ctx.in(3), ctx.out(0), kept_shape(ctx, ctx.out(0).shape()));
+}
+
+// GlobalMaxPool: (N, C, spatial...) -> (N, C, 1, ...); its backward op recomputes the max.
+void global_max_pool(KernelContext& ctx) { extreme<true>(ctx.in(0), ctx.out(0), ctx.out(0).shape()); }
+void global_max_pool_grad(KernelContext& ctx) {
+  const Tensor &dy = ctx.in(0), &x = ctx.in(1);
+  Tensor y(x.dtype(), dy.shape(), x.device());
+  extreme<true>(x, y, dy.shape());
+  extreme_grad(dy, x, y, ctx.out(0), dy.shape());
+}
+
 }  // namespace
 
+CBT_REGISTER_KERNEL("", "GlobalMaxPool", DeviceKind::CPU, global_max_pool);
+CBT_REGISTER_KERNEL(kCbtDomain, "GlobalMaxPoolGrad", DeviceKind::CPU, global_max_pool_grad);
 CBT_REGISTER_KERNEL("", "ReduceMax", DeviceKind::CPU, reduce_extreme<true>);
 CBT_REGISTER_KERNEL("", "ReduceMin", DeviceKind::CPU, reduce_extreme<false>);
 CBT_REGISTER_KERNEL(kCbtDomain, "ReduceMaxGrad", DeviceKind::CPU, reduce_extreme_grad);

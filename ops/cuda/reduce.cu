@@ -1,6 +1,6 @@
-// CUDA kernels of ReduceSum/ReduceMean/ReduceMax/ReduceMin and their backward ops;
-// ops/cpu/reduce.cpp is the specification. Sums are deterministic (sum_to: fixed split, fixed
-// order).
+// CUDA kernels of ReduceSum/ReduceMean/ReduceMax/ReduceMin and their backward ops, and of
+// GlobalMaxPool (ReduceMax over the spatial dims); ops/cpu/reduce.cpp is the specification. Sums are deterministic
+// (sum_to: fixed split, fixed order).
 #include <memory>
 
 #include "ops/cuda/broadcast.cuh"
@@ -201,6 +201,13 @@ void reduce_extreme(KernelContext& ctx) {
   });
 }
 
+// dX from dY, X and Y (n elements, X's groups as `p`).
+void extreme_grad(const CudaContext& cc, const float* dy, const float* x, const float* y, float* dx, int64_t n,
+                  const GroupPlan& p) {
+  extreme_grad_kernel<<<blocks_for(n), kThreads, 0, cc.stream>>>(dy, x, y, dx, n, p);
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
 void reduce_extreme_grad(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
   const Tensor &dy = ctx.in(0), &x = ctx.in(2), &y = ctx.in(3);
@@ -209,13 +216,42 @@ void reduce_extreme_grad(KernelContext& ctx) {
   const int64_t n = dy.numel();
   if (n == 0 || dx.numel() == 0) return;
   const GroupPlan p = group_plan(dx.shape(), kept_shape(ctx, dx.shape(), dy.shape()));
-  extreme_grad_kernel<<<blocks_for(n), kThreads, 0, cc.stream>>>(dy.ptr<float>(), x.ptr<float>(), y.ptr<float>(),
-                                                                 dx.ptr<float>(), n, p);
+  extreme_grad(cc, dy.ptr<float>(), x.ptr<float>(), y.ptr<float>(), dx.ptr<float>(), n, p);
+}
+
+// GlobalMaxPool: (N, C, spatial...) -> (N, C, 1, ...); its backward op recomputes the max.
+void global_max_pool(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  require_f32(ctx, x);
+  const int64_t n = y.numel();
+  if (n == 0 || x.numel() == 0) return;
+  extreme_kernel<true, float>
+      <<<blocks_for(n), kThreads, 0, cc.stream>>>(x.ptr<float>(), y.ptr<float>(), n, group_plan(x.shape(), y.shape()));
   CBT_CUDA_CHECK_LAUNCH();
+}
+
+void global_max_pool_grad(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor &dy = ctx.in(0), &x = ctx.in(1);
+  Tensor& dx = ctx.out(0);
+  require_f32(ctx, dy);
+  require_f32(ctx, x);
+  const int64_t n = dy.numel();
+  if (n == 0 || dx.numel() == 0) return;
+  const GroupPlan p = group_plan(x.shape(), dy.shape());
+  Scratch ws(cc);
+  float* y = ws.take<float>(n, "the recomputed maxima");
+  extreme_kernel<true, float><<<blocks_for(n), kThreads, 0, cc.stream>>>(x.ptr<float>(), y, n, p);
+  CBT_CUDA_CHECK_LAUNCH();
+  extreme_grad(cc, dy.ptr<float>(), x.ptr<float>(), y, dx.ptr<float>(), n, p);
 }
 
 }  // namespace
 
+CBT_REGISTER_KERNEL("", "GlobalMaxPool", DeviceKind::CUDA, global_max_pool);
+CBT_REGISTER_KERNEL(kCbtDomain, "GlobalMaxPoolGrad", DeviceKind::CUDA, global_max_pool_grad);
 CBT_REGISTER_KERNEL("", "ReduceMax", DeviceKind::CUDA, reduce_extreme<true>);
 CBT_REGISTER_KERNEL("", "ReduceMin", DeviceKind::CUDA, reduce_extreme<false>);
 CBT_REGISTER_KERNEL(kCbtDomain, "ReduceMaxGrad", DeviceKind::CUDA, reduce_extreme_grad);

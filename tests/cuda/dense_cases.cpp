@@ -6,6 +6,7 @@
 // another order than OpenBLAS, over K up to 576); statistics reduced in double rtol 1e-4,
 // atol 1e-5; pooling is bit-identical to the CPU (same summation order) but is given 1e-6.
 #include <cmath>
+#include <tuple>
 
 #include "common/op_harness.h"
 #include "cuda/cuda_cases.h"
@@ -227,6 +228,10 @@ std::vector<CudaCase> pool_cases() {
   gap("2d_odd", {2, 3, 5, 7}, 700);
   gap("resnet_head", {32, 64, 8, 8}, 710);
   gap("1d_batch1", {1, 3, 9}, 720);
+  for (auto [name, s, seed] : {std::tuple<std::string, Shape, uint64_t>{"2d_odd", {2, 3, 5, 7}, 730},
+                               {"resnet_head", {32, 64, 8, 8}, 740},
+                               {"1d_batch1", {1, 3, 9}, 750}})
+    v.push_back(make_case("GlobalMaxPool/" + name, make_node("GlobalMaxPool", 1, 1), {f32(s, seed)}, 1e-6, 1e-6));
   return v;
 }
 

@@ -1,6 +1,8 @@
-// MaxPool, AveragePool, GlobalAveragePool: values against naive loops, gradients, inference.
+// MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool: values against naive loops, gradients,
+// inference.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -186,6 +188,26 @@ TEST(PoolTest, GlobalAveragePool) {
     auto res = grad_check(make_node("GlobalAveragePool", 1, 1), {random_tensor(DType::Float64, s, 9)});
     EXPECT_TRUE(res.ok) << shape_str(s) << "\n" << res.report;
   }
+}
+
+TEST(PoolTest, GlobalMaxPool) {
+  Tensor x = random_tensor(DType::Float64, {2, 3, 4, 5}, 10);
+  auto y = run_node(make_node("GlobalMaxPool", 1, 1), {x});
+  ASSERT_EQ(y[0].shape(), (Shape{2, 3, 1, 1}));
+  for (int64_t i = 0; i < 6; ++i) {
+    double m = x.at_f64(i * 20);
+    for (int64_t p = 1; p < 20; ++p) m = std::max(m, x.at_f64(i * 20 + p));
+    EXPECT_EQ(y[0].at_f64(i), m);
+  }
+  for (Shape s : {Shape{2, 3, 4, 5}, Shape{1, 2, 7}}) {
+    auto res = grad_check(make_node("GlobalMaxPool", 1, 1), {random_tensor(DType::Float64, s, 11)});
+    EXPECT_TRUE(res.ok) << shape_str(s) << "\n" << res.report;
+  }
+  // Two equal maxima in a channel share its gradient.
+  Tensor t = Tensor::from_f32({1, 4, 4, 2}, {1, 1, 2, 2});
+  auto dx = run_node(make_node("GlobalMaxPoolGrad", 2, 1, {}, kCbtDomain), {Tensor::from_f32({1.0f}, {1, 1, 1, 1}), t});
+  const float want[] = {0, 0.5f, 0.5f, 0};
+  for (int i = 0; i < 4; ++i) EXPECT_FLOAT_EQ(dx[0].ptr<float>()[i], want[i]) << i;
 }
 
 TEST(PoolTest, ShapeInference) {
