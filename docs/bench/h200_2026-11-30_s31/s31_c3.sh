@@ -20,7 +20,7 @@ grep -E "tests passed|tests failed|\(Failed\)|\(Timeout\)|\(Skipped\)|Not Run" $
 cp build-gpu/Testing/Temporary/LastTest.log $OUT/LastTest.log 2>/dev/null
 echo "== the new ops' CUDA cases"
 ./build-gpu/tests/cbt_tests_cuda --gtest_filter='Cases/CudaVsCpu.*' 2>&1 |
-  grep -E "(Elu|Selu|Softplus|Softsign|HardSigmoid|HardSwish|Exp|Log|Abs|Reciprocal|Max|Min|PRelu|Greater|Less|Not|And|Or|Xor|OrEqual|ReduceMax|ReduceMin)_" |
+  grep -E "(Elu|Selu|Softplus|Softsign|HardSigmoid|HardSwish|Exp|Log|Abs|Reciprocal|Max|Min|PRelu|Greater|Less|Not|And|Or|Xor|OrEqual|ReduceMax|ReduceMin|Tile|GlobalMaxPool)_" |
   grep -E "OK|FAILED" > $OUT/new_cases.txt
 echo "$(grep -c OK $OUT/new_cases.txt) OK, $(grep -c FAILED $OUT/new_cases.txt) FAILED"; grep FAILED $OUT/new_cases.txt | head
 echo "done after $((SECONDS-T0)) s"
