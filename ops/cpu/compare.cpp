@@ -4,31 +4,11 @@
 #include <functional>
 
 #include "ops/cpu/shape_ops_common.h"
+#include "ops/number_dispatch.h"
 
 namespace cbt {
 namespace {
 using namespace shape_ops;
-
-// Calls f.template operator()<T>() with T the C++ type of a number dtype (int8 signed).
-template <class F>
-void dispatch_number(DType t, F&& f) {
-  switch (t) {
-    case DType::Float32:
-      return f.template operator()<float>();
-    case DType::Float64:
-      return f.template operator()<double>();
-    case DType::Int64:
-      return f.template operator()<int64_t>();
-    case DType::Int32:
-      return f.template operator()<int32_t>();
-    case DType::Int8:
-      return f.template operator()<int8_t>();
-    case DType::UInt8:
-      return f.template operator()<uint8_t>();
-    default:
-      throw ModelError(std::string("comparison of unsupported type ") + dtype_name(t));
-  }
-}
 
 // y = cmp(a, b) with broadcasting, over values of type T.
 template <class T, class Cmp>

@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "ops/cuda/shape_ops_common.cuh"
+#include "ops/number_dispatch.h"
 
 namespace cbt {
 namespace {
@@ -43,27 +44,6 @@ struct OrOp {
 struct XorOp {
   __device__ bool operator()(uint8_t u, uint8_t v) const { return (u != 0) != (v != 0); }
 };
-
-// Calls f.template operator()<T>() with T the C++ type of a number dtype (int8 signed).
-template <class F>
-void dispatch_number(DType t, F&& f) {
-  switch (t) {
-    case DType::Float32:
-      return f.template operator()<float>();
-    case DType::Float64:
-      return f.template operator()<double>();
-    case DType::Int64:
-      return f.template operator()<int64_t>();
-    case DType::Int32:
-      return f.template operator()<int32_t>();
-    case DType::Int8:
-      return f.template operator()<int8_t>();
-    case DType::UInt8:
-      return f.template operator()<uint8_t>();
-    default:
-      throw ModelError(std::string("comparison of unsupported type ") + dtype_name(t));
-  }
-}
 
 // y = cmp(a, b) with broadcasting (plan operands: a, b)
 template <class T, class Cmp>
