@@ -204,7 +204,8 @@ std::vector<ValueType> infer_tile(const InferContext& ctx) {
   const std::vector<int64_t> repeats = r.to_i64_vector();
   for (size_t i = 0; i < out.size(); ++i) {
     if (repeats[i] < 0) ctx.fail("repeats must be 0 or more, got " + std::to_string(repeats[i]));
-    out[i] *= repeats[i];
+    if (__builtin_mul_overflow(out[i], repeats[i], &out[i]))
+      ctx.fail("axis " + std::to_string(i) + " repeated " + std::to_string(repeats[i]) + " times overflows");
   }
   return {{x.dtype, out}};
 }

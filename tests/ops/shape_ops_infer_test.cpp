@@ -82,9 +82,10 @@ TEST(ShapeOpsInfer, BadInputsThrowModelError) {
   expect_model_error(make_node("Constant", 0, 1, attr("value_string", std::string("a"))), {});
   expect_model_error(make_node("ConstantOfShape", 1, 1), {i64({-2})});
   expect_model_error(make_node("Expand", 2, 1), {x, i64({4, 3})});
-  expect_model_error(make_node("Tile", 2, 1), {x, i64({2})});          // one count per axis
-  expect_model_error(make_node("Tile", 2, 1), {x, i64({2, -1})});      // counts are 0 or more
-  expect_model_error(make_node("Tile", 2, 1), {x, f64({2, 1}, {2})});  // int64
+  expect_model_error(make_node("Tile", 2, 1), {x, i64({2})});                    // one count per axis
+  expect_model_error(make_node("Tile", 2, 1), {x, i64({2, -1})});                // counts are 0 or more
+  expect_model_error(make_node("Tile", 2, 1), {x, f64({2, 1}, {2})});            // int64
+  expect_model_error(make_node("Tile", 2, 1), {x, i64({int64_t{1} << 62, 1})});  // 2 x 2^62 overflows
   expect_model_error(make_node("Range", 3, 1), {i64({0}, {}), i64({5}, {}), i64({0}, {})});
   expect_model_error(make_node("Range", 3, 1), {i64({0}, {}), f64({5}, {}), i64({1}, {})});
   expect_model_error(make_node("Equal", 2, 1), {x, i64({1})});
