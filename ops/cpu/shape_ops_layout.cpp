@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "graph/ops/shape_ops_params.h"
+#include "ops/cpu/broadcast.h"
 #include "ops/cpu/shape_ops_common.h"
 
 namespace cbt {
@@ -120,18 +121,12 @@ void tile_kernel(KernelContext& ctx) {
                dtype_size(x.dtype()));
 }
 
-// dX: dY's copies summed
+// dX: dY's copies summed, the inverse of the broadcast over the tiled view
 void tile_grad_kernel(KernelContext& ctx) {
   const Tensor& dY = ctx.in(0);
   Tensor& dX = ctx.out(0);
   const TileView v = tile_view(dX.shape(), dY.shape());
-  dispatch_float(dY.dtype(), [&]<class T>() {
-    zero_fill(dX);
-    T* dx = dX.ptr<T>();
-    const T* dy = dY.ptr<T>();
-    for_each_strided(v.tiled, broadcast_strides(v.input, v.tiled), strides_of(v.tiled),
-                     [&](int64_t a, int64_t b) { dx[a] += dy[b]; });
-  });
+  dispatch_float(dY.dtype(), [&]<class T>() { cpu::reduce_sum_to(dY.ptr<T>(), v.tiled, dX.ptr<T>(), v.input, T(1)); });
 }
 
 }  // namespace
