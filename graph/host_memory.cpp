@@ -55,13 +55,17 @@ std::optional<Limit> group_limit(const fs::path& dir, const char* limit_file, co
   return Limit{*limit, *limit > used ? *limit - used : 0};
 }
 
+// `best` becomes `l` when l leaves less headroom.
+void keep_tighter(std::optional<Limit>& best, const std::optional<Limit>& l) {
+  if (l && (!best || l->headroom < best->headroom)) best = l;
+}
+
 // The tightest limit from the group at `leaf` up to `top` (both folders of one hierarchy).
 std::optional<Limit> tightest(fs::path leaf, const fs::path& top, const char* limit_file, const char* usage_file,
                               const char* cache_key) {
   std::optional<Limit> best;
   for (;;) {
-    if (auto l = group_limit(leaf, limit_file, usage_file, cache_key); l && (!best || l->headroom < best->headroom))
-      best = l;
+    keep_tighter(best, group_limit(leaf, limit_file, usage_file, cache_key));
     if (leaf == top || !leaf.has_relative_path() || leaf.parent_path() == leaf) break;
     leaf = leaf.parent_path();
     if (leaf.string().size() < top.string().size()) break;
@@ -76,9 +80,6 @@ std::optional<Limit> cgroup_limit(const std::string& root) {
   std::ifstream in(root + "/proc/self/cgroup");
   std::string line;
   std::optional<Limit> best;
-  auto keep = [&best](std::optional<Limit> l) {
-    if (l && (!best || l->headroom < best->headroom)) best = l;
-  };
   while (std::getline(in, line)) {
     const size_t a = line.find(':'), b = a == std::string::npos ? a : line.find(':', a + 1);
     if (b == std::string::npos) continue;
@@ -101,7 +102,7 @@ std::optional<Limit> cgroup_limit(const std::string& root) {
     std::error_code ec;
     const fs::path rel = fs::path(path).relative_path();
     const fs::path leaf = rel.empty() ? top : top / rel;
-    keep(tightest(fs::is_directory(leaf, ec) ? leaf : top, top, limit_file, usage_file, cache_key));
+    keep_tighter(best, tightest(fs::is_directory(leaf, ec) ? leaf : top, top, limit_file, usage_file, cache_key));
   }
   return best;
 }
