@@ -33,6 +33,17 @@ std::vector<const OpSchema*> all_schemas() {
   return out;
 }
 
+void mark_constant_inputs(Graph& g) {
+  for (const Node& n : g.nodes) {
+    const OpSchema* s = find_schema(n.domain, n.op_type);
+    if (!s) continue;
+    for (int i : s->constant_inputs) {
+      const std::string& name = n.input(static_cast<size_t>(i));
+      if (!name.empty() && g.initializers.count(name)) g.constant_initializers.insert(name);
+    }
+  }
+}
+
 const ValueType& InferContext::input(size_t i) const {
   if (!has(i)) fail("input " + std::to_string(i) + " is required but missing");
   return in[i];

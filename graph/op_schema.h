@@ -68,9 +68,16 @@ struct OpSchema {
   std::vector<int> diff_inputs;        // inputs a gradient can flow to
   TrainingRewriteFn training_rewrite;  // empty: same node in training
   std::string summary;                 // one line for `cbtrain ops` and the README table
+  // Inputs whose values the op reads as constants (Resize's roi, scales and sizes): a float
+  // initializer read there is a constant of the model, never a trained parameter.
+  std::vector<int> constant_inputs{};
 };
 
 bool register_schema(OpSchema schema);
+
+// Marks the float initializers that nodes of `g` read at their schemas' constant_inputs as
+// constants (Graph::constant_initializers).
+void mark_constant_inputs(Graph& g);
 const OpSchema* find_schema(const std::string& domain, const std::string& op_type);
 std::vector<const OpSchema*> all_schemas();
 

@@ -1,6 +1,7 @@
 // load_model: ModelProto -> IR Graph (nodes, attributes, values, initializers, constants).
 #include <unordered_set>
 
+#include "graph/op_schema.h"
 #include "onnx_import/proto_model.h"
 
 namespace cbt {
@@ -219,6 +220,7 @@ ImportedModel load_model(const std::string& path, const ImportOptions& opts) {
     m.untied = untie_layer_parameters(*proto->model.mutable_graph());
     convert_graph(*proto, m.graph, proto->constant_outputs);
     check_and_sort_graph(m.graph);
+    mark_constant_inputs(m.graph);
     m.producer_name = mp.producer_name();
     m.producer_version = mp.producer_version();
     m.ir_version = mp.ir_version();

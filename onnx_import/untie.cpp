@@ -20,7 +20,9 @@ namespace {
 
 // The inputs of `op` that hold per-layer parameters or statistics, from index `first` on.
 int first_per_layer_input(const std::string& op) {
-  if (op == "BatchNormalization" || op == "InstanceNormalization" || op == "LayerNormalization") return 1;
+  if (op == "BatchNormalization" || op == "InstanceNormalization" || op == "GroupNormalization" ||
+      op == "LayerNormalization")
+    return 1;
   if (op == "Conv" || op == "ConvTranspose" || op == "Gemm") return 2;
   return -1;
 }

@@ -1,5 +1,6 @@
-// LayerNormalization's view of its input, shared by the CPU and CUDA kernels so that both read
-// the axis the same way: (rows, inner) around the normalisation axis.
+// The views of a normalisation's input shared by the CPU and CUDA kernels, so that both read
+// it the same way: LayerNormalization's (rows, inner) around its axis, and Instance/Group-
+// Normalization's groups of channels.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -15,6 +16,27 @@ struct NormRows {
     if (axis < 0) axis += static_cast<int64_t>(x.rank());
     inner = dims_product(x.shape(), axis, x.rank());
     rows = x.numel() / std::max<int64_t>(inner, 1);
+  }
+};
+
+// X (N, C, S...) in `groups` groups of channels: row r = n * groups + g holds the `inner` =
+// (C / groups) * S contiguous values of sample n's group g. The scale and bias are per
+// channel, or per group (`per_group`: GroupNormalization before opset 21) when the scale
+// has `groups` values and those are not the channels.
+struct GroupRows {
+  int64_t n = 1, c = 1, s = 1, groups = 1, channels_per_group = 1, rows = 1, inner = 1;
+  bool per_group = false;
+  GroupRows(const Tensor& x, int64_t num_groups, int64_t scale_size) : n(x.dim(0)), c(x.dim(1)), groups(num_groups) {
+    s = x.numel() / std::max<int64_t>(n * c, 1);
+    channels_per_group = c / std::max<int64_t>(groups, 1);
+    rows = n * groups;
+    inner = channels_per_group * s;
+    per_group = scale_size != c;
+  }
+  // The scale/bias index of value j of row r.
+  constexpr int64_t param(int64_t r, int64_t j) const {
+    int64_t g = r % groups;
+    return per_group ? g : g * channels_per_group + j / s;
   }
 };
 

@@ -1,5 +1,5 @@
-// BatchNormalization (inference and training forms) and LayerNormalization schemas,
-// their backward ops and gradient rules.
+// BatchNormalization (inference and training forms), LayerNormalization,
+// InstanceNormalization and GroupNormalization schemas, their backward ops and gradient rules.
 #include <string>
 #include <vector>
 
@@ -148,6 +148,62 @@ std::vector<std::string> layer_norm_grad(GradContext& c) {
   return grads;
 }
 
+// InstanceNormalization and GroupNormalization normalise each sample's groups of channels
+// (one channel a group for InstanceNormalization) over the group's values, then scale and
+// shift per channel; GroupNormalization before opset 21 scales and shifts per group.
+// GroupNormGrad (dY, X, scale) -> (dX, dScale, dBias) serves both, with num_groups.
+int64_t group_count(const InferContext& ctx, const ValueType& x) {
+  if (!is_floating(x.dtype)) ctx.fail("input must be a float tensor");
+  if (x.shape.size() < 3) ctx.fail("input must be (N, C, D1, ...), got " + shape_str(x.shape));
+  const int64_t c = x.shape[1];
+  if (ctx.node.op_type == "InstanceNormalization") return c;
+  if (!ctx.node.attrs.has("num_groups")) ctx.fail("attribute num_groups is required");
+  const int64_t g = ctx.node.attrs.get_int("num_groups", 1);
+  if (g <= 0 || c % g != 0)
+    ctx.fail("num_groups " + std::to_string(g) + " does not divide the " + std::to_string(c) + " channels");
+  return g;
+}
+
+// Scale and bias: (C), or (num_groups) for GroupNormalization before opset 21.
+std::vector<ValueType> infer_group_norm(const InferContext& ctx) {
+  const ValueType& x = ctx.input(0);
+  const int64_t g = group_count(ctx, x);
+  const bool per_group = ctx.node.op_type == "GroupNormalization" && ctx.opset < 21;
+  const Shape want{per_group ? g : x.shape[1]};
+  for (size_t i = 1; i < 3; ++i) {
+    const ValueType& p = ctx.input(i);
+    if (p.dtype != x.dtype || p.shape != want)
+      ctx.fail("input " + std::to_string(i) + " must be " + shape_str(want) + " " + dtype_name(x.dtype) + ", got " +
+               shape_str(p.shape) + " " + dtype_name(p.dtype));
+  }
+  return {x};
+}
+
+std::vector<ValueType> infer_group_norm_grad(const InferContext& ctx) {
+  const ValueType& x = ctx.input(1);
+  if (ctx.input(0).shape != x.shape) ctx.fail("dY and X differ in shape");
+  const int64_t g = group_count(ctx, x);
+  const ValueType& scale = ctx.input(2);
+  if (scale.shape != Shape{g} && scale.shape != Shape{x.shape[1]})
+    ctx.fail("scale " + shape_str(scale.shape) + " is neither per channel nor per group");
+  return {x, scale, scale};
+}
+
+std::vector<std::string> group_norm_grad(GradContext& c) {
+  const Node& n = c.node;
+  std::vector<std::string> grads(n.inputs.size(), "");
+  if (c.dY.empty() || c.dY[0].empty()) return grads;
+  const int64_t groups =
+      n.op_type == "InstanceNormalization" ? c.g.type(n.inputs[0]).shape.at(1) : n.attrs.get_int("num_groups", 1);
+  Attributes a;
+  a.set("num_groups", groups);
+  a.set("epsilon", n.attrs.get_float("epsilon", 1e-5f));
+  a.set("outputs_needed", std::vector<int64_t>{c.wants[0], c.wants[1], c.wants[2]});
+  auto d = c.g.emit("GroupNormGrad", kCbtDomain, {c.dY[0], n.inputs[0], n.inputs[1]}, 3, a, "d_" + n.name);
+  for (size_t i = 0; i < 3; ++i) grads[i] = c.wants[i] ? d[i] : "";
+  return grads;
+}
+
 }  // namespace
 
 CBT_REGISTER_SCHEMA(OpSchema{"",
@@ -181,5 +237,26 @@ CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain,
                              {},
                              {},
                              "backward of LayerNormalization: -> (dX, dScale, dBias)"});
+CBT_REGISTER_SCHEMA(OpSchema{"",
+                             "InstanceNormalization",
+                             infer_group_norm,
+                             group_norm_grad,
+                             {0, 1, 2},
+                             {},
+                             "instance norm: each channel of each sample over its values (epsilon)"});
+CBT_REGISTER_SCHEMA(OpSchema{"",
+                             "GroupNormalization",
+                             infer_group_norm,
+                             group_norm_grad,
+                             {0, 1, 2},
+                             {},
+                             "group norm (num_groups, epsilon); scale and bias per group before opset 21"});
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain,
+                             "GroupNormGrad",
+                             infer_group_norm_grad,
+                             {},
+                             {},
+                             {},
+                             "backward of Instance/GroupNormalization: -> (dX, dScale, dBias)"});
 
 }  // namespace cbt

@@ -1,5 +1,5 @@
 // Schemas of ReduceSum, ReduceMean, ReduceMax and ReduceMin (axes as attribute or input by opset)
-// and their grads.
+// and their grads, and of ArgMax and ArgMin.
 #include "graph/op_schema.h"
 #include "graph/shape_utils.h"
 
@@ -94,6 +94,25 @@ GradFn reduce_grad(const char* op) {
   };
 }
 
+// ArgMax/ArgMin: X -> int64 indices along `axis` (keepdims, select_last_index); no gradient.
+std::vector<ValueType> infer_arg_extreme(const InferContext& ctx) {
+  const ValueType& x = ctx.input(0);
+  if (x.dtype != DType::Float32 && x.dtype != DType::Float64 && x.dtype != DType::Int64 && x.dtype != DType::Int32)
+    ctx.fail(std::string("unsupported type ") + dtype_name(x.dtype));
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  int64_t axis = ctx.node.attrs.get_int("axis", 0);
+  if (rank == 0 || axis < -rank || axis >= rank)
+    ctx.fail("axis " + std::to_string(axis) + " out of range for " + shape_str(x.shape));
+  if (axis < 0) axis += rank;
+  if (x.shape[axis] == 0) ctx.fail("axis " + std::to_string(axis) + " of " + shape_str(x.shape) + " is empty");
+  Shape out = x.shape;
+  if (ctx.node.attrs.get_int("keepdims", 1) != 0)
+    out[axis] = 1;
+  else
+    out.erase(out.begin() + axis);
+  return {{DType::Int64, out}};
+}
+
 }  // namespace
 
 CBT_REGISTER_SCHEMA({"",
@@ -124,6 +143,20 @@ CBT_REGISTER_SCHEMA({"",
                      {0},
                      {},
                      "min over axes (keepdims, noop_with_empty_axes; ties share the gradient)"});
+CBT_REGISTER_SCHEMA({"",
+                     "ArgMax",
+                     infer_arg_extreme,
+                     {},
+                     {},
+                     {},
+                     "index of the largest along axis (keepdims, select_last_index; NaN wins)"});
+CBT_REGISTER_SCHEMA({"",
+                     "ArgMin",
+                     infer_arg_extreme,
+                     {},
+                     {},
+                     {},
+                     "index of the smallest along axis (keepdims, select_last_index; NaN wins)"});
 CBT_REGISTER_SCHEMA({kCbtDomain,
                      "ReduceMaxGrad",
                      infer_extreme_grad,

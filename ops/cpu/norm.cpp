@@ -1,7 +1,9 @@
-// BatchNormalization (inference, training, backward) and LayerNormalization CPU kernels.
+// BatchNormalization (inference, training, backward), LayerNormalization and
+// Instance/GroupNormalization CPU kernels.
 #include <algorithm>
 #include <cmath>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "graph/shape_utils.h"
@@ -213,6 +215,69 @@ void layer_norm_backward(KernelContext& ctx) {
   }
 }
 
+// Instance/GroupNormalization (ops/norm_rows.h's GroupRows): X, scale, bias -> Y
+template <class T>
+void group_norm_forward(KernelContext& ctx) {
+  const Tensor& X = ctx.in(0);
+  const int64_t groups =
+      ctx.node.op_type == "InstanceNormalization" ? X.dim(1) : ctx.node.attrs.get_int("num_groups", 1);
+  GroupRows d(X, groups, ctx.in(1).numel());
+  const double eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
+  const T *x = X.ptr<T>(), *scale = ctx.in(1).ptr<T>(), *bias = ctx.in(2).ptr<T>();
+  T* y = ctx.out(0).ptr<T>();
+#pragma omp parallel for if (X.numel() > (int64_t{1} << 16))
+  for (int64_t r = 0; r < d.rows; ++r) {
+    const T* xr = x + r * d.inner;
+    T* yr = y + r * d.inner;
+    auto [mean, invstd] = row_stats(xr, d.inner, eps);
+    for (int64_t j = 0; j < d.inner; ++j) {
+      const int64_t p = d.param(r, j);
+      yr[j] = static_cast<T>((xr[j] - mean) * invstd * scale[p] + bias[p]);
+    }
+  }
+}
+
+// GroupNormGrad: dY, X, scale -> dX, dScale, dBias; the statistics are recomputed.
+template <class T>
+void group_norm_backward(KernelContext& ctx) {
+  const Tensor& X = ctx.in(1);
+  GroupRows d(X, ctx.node.attrs.get_int("num_groups", 1), ctx.in(2).numel());
+  const double eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
+  const T *dy = ctx.in(0).ptr<T>(), *x = X.ptr<T>(), *scale = ctx.in(2).ptr<T>();
+  std::vector<std::pair<double, double>> stats(d.rows);
+  for (int64_t r = 0; r < d.rows; ++r) stats[r] = row_stats(x + r * d.inner, d.inner, eps);
+  if (needed(ctx, 1) || needed(ctx, 2)) {
+    const int64_t params = ctx.in(2).numel();
+    std::vector<double> ds(params, 0.0), db(params, 0.0);
+    for (int64_t r = 0; r < d.rows; ++r)
+      for (int64_t j = 0; j < d.inner; ++j) {
+        const double g = dy[r * d.inner + j];
+        ds[d.param(r, j)] += g * (x[r * d.inner + j] - stats[r].first) * stats[r].second;
+        db[d.param(r, j)] += g;
+      }
+    if (needed(ctx, 1)) std::transform(ds.begin(), ds.end(), ctx.out(1).ptr<T>(), [](double v) { return T(v); });
+    if (needed(ctx, 2)) std::transform(db.begin(), db.end(), ctx.out(2).ptr<T>(), [](double v) { return T(v); });
+  }
+  if (!needed(ctx, 0)) return;
+  T* dx = ctx.out(0).ptr<T>();
+#pragma omp parallel for if (X.numel() > (int64_t{1} << 16))
+  for (int64_t r = 0; r < d.rows; ++r) {
+    const T *xr = x + r * d.inner, *dyr = dy + r * d.inner;
+    const auto [mean, invstd] = stats[r];
+    double mean_g = 0, mean_gx = 0;
+    for (int64_t j = 0; j < d.inner; ++j) {
+      const double g = dyr[j] * scale[d.param(r, j)];
+      mean_g += g;
+      mean_gx += g * (xr[j] - mean) * invstd;
+    }
+    mean_g /= double(d.inner), mean_gx /= double(d.inner);
+    for (int64_t j = 0; j < d.inner; ++j) {
+      const double xhat = (xr[j] - mean) * invstd;
+      dx[r * d.inner + j] = static_cast<T>(invstd * (dyr[j] * scale[d.param(r, j)] - mean_g - xhat * mean_gx));
+    }
+  }
+}
+
 }  // namespace
 
 CBT_REGISTER_KERNEL("", "BatchNormalization", DeviceKind::CPU, [](KernelContext& ctx) {
@@ -229,6 +294,15 @@ CBT_REGISTER_KERNEL("", "LayerNormalization", DeviceKind::CPU, [](KernelContext&
 });
 CBT_REGISTER_KERNEL(kCbtDomain, "LayerNormGrad", DeviceKind::CPU, [](KernelContext& ctx) {
   dispatch_float(ctx.in(0).dtype(), [&]<class T>() { layer_norm_backward<T>(ctx); });
+});
+CBT_REGISTER_KERNEL("", "InstanceNormalization", DeviceKind::CPU, [](KernelContext& ctx) {
+  dispatch_float(ctx.in(0).dtype(), [&]<class T>() { group_norm_forward<T>(ctx); });
+});
+CBT_REGISTER_KERNEL("", "GroupNormalization", DeviceKind::CPU, [](KernelContext& ctx) {
+  dispatch_float(ctx.in(0).dtype(), [&]<class T>() { group_norm_forward<T>(ctx); });
+});
+CBT_REGISTER_KERNEL(kCbtDomain, "GroupNormGrad", DeviceKind::CPU, [](KernelContext& ctx) {
+  dispatch_float(ctx.in(0).dtype(), [&]<class T>() { group_norm_backward<T>(ctx); });
 });
 
 }  // namespace cbt::cpu

@@ -1,7 +1,8 @@
-// CPU kernels of ReduceSum/ReduceMean/ReduceMax/ReduceMin and their backward ops, and of
-// GlobalMaxPool (ReduceMax over the spatial dims).
+// CPU kernels of ReduceSum/ReduceMean/ReduceMax/ReduceMin and their backward ops, of
+// GlobalMaxPool (ReduceMax over the spatial dims), and of ArgMax/ArgMin.
 #include <vector>
 
+#include "ops/arg_extreme.h"
 #include "ops/cpu/broadcast.h"
 #include "ops/cpu/shape_ops_common.h"
 #include "ops/kernel.h"
@@ -109,8 +110,25 @@ void global_max_pool_grad(KernelContext& ctx) {
   extreme_grad(dy, x, y, ctx.out(0), dy.shape());
 }
 
+// ArgMax/ArgMin: X -> int64 indices (ops/arg_extreme.h); keepdims or not, the same layout.
+template <bool Max>
+void arg_extreme(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const ArgAxis a(x.shape(), ctx.node.attrs.get_int("axis", 0));
+  const bool last = ctx.node.attrs.get_int("select_last_index", 0) != 0;
+  int64_t* y = ctx.out(0).ptr<int64_t>();
+  dispatch_arith(x.dtype(), [&]<class T>() {
+    const T* px = x.ptr<T>();
+#pragma omp parallel for if (x.numel() > (int64_t{1} << 16))
+    for (int64_t o = 0; o < a.outer; ++o)
+      for (int64_t i = 0; i < a.inner; ++i) y[o * a.inner + i] = arg_extreme_at<Max>(px, a, o, i, last);
+  });
+}
+
 }  // namespace
 
+CBT_REGISTER_KERNEL("", "ArgMax", DeviceKind::CPU, arg_extreme<true>);
+CBT_REGISTER_KERNEL("", "ArgMin", DeviceKind::CPU, arg_extreme<false>);
 CBT_REGISTER_KERNEL("", "GlobalMaxPool", DeviceKind::CPU, global_max_pool);
 CBT_REGISTER_KERNEL(kCbtDomain, "GlobalMaxPoolGrad", DeviceKind::CPU, global_max_pool_grad);
 CBT_REGISTER_KERNEL("", "ReduceMax", DeviceKind::CPU, reduce_extreme<true>);

@@ -103,13 +103,8 @@ void expand_kernel(KernelContext& ctx) {
 void expand_grad_kernel(KernelContext& ctx) {
   const Tensor& dY = ctx.in(0);
   Tensor& dX = ctx.out(0);
-  dispatch_float(dY.dtype(), [&]<class T>() {
-    zero_fill(dX);
-    T* dx = dX.ptr<T>();
-    const T* dy = dY.ptr<T>();
-    for_each_strided(dY.shape(), broadcast_strides(dX.shape(), dY.shape()), strides_of(dY.shape()),
-                     [&](int64_t a, int64_t b) { dx[a] += dy[b]; });
-  });
+  dispatch_float(dY.dtype(),
+                 [&]<class T>() { cpu::reduce_sum_to(dY.ptr<T>(), dY.shape(), dX.ptr<T>(), dX.shape(), T(1)); });
 }
 
 // y: x repeated along each axis, copied as a broadcast (graph/shape_utils.h, tile_view).

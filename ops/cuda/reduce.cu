@@ -1,8 +1,10 @@
-// CUDA kernels of ReduceSum/ReduceMean/ReduceMax/ReduceMin and their backward ops, and of
-// GlobalMaxPool (ReduceMax over the spatial dims); ops/cpu/reduce.cpp is the specification. Sums are deterministic
+// CUDA kernels of ReduceSum/ReduceMean/ReduceMax/ReduceMin and their backward ops, of
+// GlobalMaxPool (ReduceMax over the spatial dims), and of ArgMax/ArgMin (one thread an output,
+// ops/arg_extreme.h's rule); ops/cpu/reduce.cpp is the specification. Sums are deterministic
 // (sum_to: fixed split, fixed order).
 #include <memory>
 
+#include "ops/arg_extreme.h"
 #include "ops/cuda/broadcast.cuh"
 
 namespace cbt::cuda::ew {
@@ -248,8 +250,30 @@ void global_max_pool_grad(KernelContext& ctx) {
   extreme_grad(cc, dy.ptr<float>(), x.ptr<float>(), y, dx.ptr<float>(), n, p);
 }
 
+template <bool Max, class T>
+__global__ void arg_extreme_kernel(const T* x, int64_t* y, ArgAxis a, bool last) {
+  CBT_GRID_STRIDE_LOOP(k, a.outer * a.inner) { y[k] = arg_extreme_at<Max>(x, a, k / a.inner, k % a.inner, last); }
+}
+
+template <bool Max>
+void arg_extreme(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor& x = ctx.in(0);
+  const ArgAxis a(x.shape(), ctx.node.attrs.get_int("axis", 0));
+  const bool last = ctx.node.attrs.get_int("select_last_index", 0) != 0;
+  const int64_t n = a.outer * a.inner;
+  if (n == 0) return;
+  dispatch_arith(ctx, x.dtype(), [&]<class T>() {
+    arg_extreme_kernel<Max, T>
+        <<<blocks_for(n), kThreads, 0, cc.stream>>>(x.ptr<T>(), ctx.out(0).ptr<int64_t>(), a, last);
+    CBT_CUDA_CHECK_LAUNCH();
+  });
+}
+
 }  // namespace
 
+CBT_REGISTER_KERNEL("", "ArgMax", DeviceKind::CUDA, arg_extreme<true>);
+CBT_REGISTER_KERNEL("", "ArgMin", DeviceKind::CUDA, arg_extreme<false>);
 CBT_REGISTER_KERNEL("", "GlobalMaxPool", DeviceKind::CUDA, global_max_pool);
 CBT_REGISTER_KERNEL(kCbtDomain, "GlobalMaxPoolGrad", DeviceKind::CUDA, global_max_pool_grad);
 CBT_REGISTER_KERNEL("", "ReduceMax", DeviceKind::CUDA, reduce_extreme<true>);

@@ -272,6 +272,19 @@ CudaCase layer_norm(std::string name, const Shape& x, int64_t axis, bool bias, s
   return make_case("LayerNormalization/" + name, std::move(node), std::move(in), 1e-4, 1e-5);
 }
 
+// InstanceNormalization (groups = 0) or GroupNormalization with `params` scale/bias values
+// (per channel, or per group before opset 21); through its gradient rule GroupNormGrad.
+CudaCase group_norm(std::string name, const Shape& x, int64_t groups, int64_t params, int64_t opset, uint64_t seed) {
+  std::vector<Tensor> in{f32(x, seed), f32({params}, seed + 1), f32({params}, seed + 2)};
+  const bool instance = groups == 0;
+  Node node = instance ? make_node("InstanceNormalization", 3, 1, attrs({{"epsilon", 1e-3f}}))
+                       : make_node("GroupNormalization", 3, 1, attrs({{"num_groups", groups}}));
+  CudaCase k = make_case((instance ? "InstanceNormalization/" : "GroupNormalization/") + name, std::move(node),
+                         std::move(in), 1e-4, 1e-5);
+  k.opset = opset;
+  return k;
+}
+
 std::vector<CudaCase> norm_cases() {
   std::vector<CudaCase> v;
   v.push_back(batch_norm("train_4x3x5x5", {4, 3, 5, 5}, true, 800));
@@ -294,6 +307,12 @@ std::vector<CudaCase> norm_cases() {
   v.push_back(layer_norm("wide_no_bias", {5, 300}, -1, false, 1, 920));
   v.push_back(layer_norm("many_rows", {64, 7}, -1, true, 1, 930));
   v.push_back(layer_norm("rank3_last_axis", {3, 4, 5}, -1, true, 3, 940));
+
+  v.push_back(group_norm("2x3x5x5", {2, 3, 5, 5}, 0, 3, 17, 950));
+  v.push_back(group_norm("wide_rows_4x8x40x40", {4, 8, 40, 40}, 0, 8, 17, 955));
+  v.push_back(group_norm("per_channel_2x8x6x6", {2, 8, 6, 6}, 4, 8, 21, 960));
+  v.push_back(group_norm("per_group_opset18_3x6x7", {3, 6, 7}, 3, 3, 18, 965));
+  v.push_back(group_norm("one_group_5x4x3", {5, 4, 3}, 1, 4, 21, 970));
   return v;
 }
 

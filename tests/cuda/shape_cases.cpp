@@ -3,6 +3,7 @@
 // ReshapeTo, ConcatGrad, SplitGrad, ExpandGrad, SliceGrad, PadGrad, GatherGrad, WhereGrad.
 // Data movement is compared exactly; backward ops that sum (ExpandGrad, GatherGrad, PadGrad
 // outside constant mode, WhereGrad) within float rounding.
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -265,6 +266,17 @@ std::vector<CudaCase> select_cases() {
   for (int64_t i = 0; i < 5; ++i) t8.ptr<int8_t>()[i] = static_cast<int8_t>(2 - i);
   v.push_back(exact_fwd("LessOrEqual/int8_signed", make_node("LessOrEqual", 2, 1), {s8, t8}));
   v.push_back(exact_fwd("Not/bool", make_node("Not", 1, 1), {bools({3, 5}, 152)}));
+  // ArgMax/ArgMin (ops/arg_extreme.h): ties from small integer ranges, a NaN, the last index.
+  v.push_back(
+      exact_fwd("ArgMax/float_axis1", make_node("ArgMax", 1, 1, attrs({{"axis", int64_t{1}}})), {f32({3, 7, 5}, 159)}));
+  v.push_back(
+      exact_fwd("ArgMin/int64_ties_last_no_keepdims",
+                make_node("ArgMin", 1, 1,
+                          attrs({{"axis", int64_t{-1}}, {"keepdims", int64_t{0}}, {"select_last_index", int64_t{1}}})),
+                {random_int_tensor({4, 9}, 0, 3, 160)}));
+  Tensor with_nan = f32({2, 6}, 161);
+  with_nan.ptr<float>()[3] = std::nanf("");
+  v.push_back(exact_fwd("ArgMax/nan_wins_axis0", make_node("ArgMax", 1, 1), {with_nan}));
   v.push_back(exact_fwd("And/broadcast", make_node("And", 2, 1), {bools({2, 3, 4}, 153), bools({3, 1}, 154)}));
   v.push_back(exact_fwd("Or/same_shape", make_node("Or", 2, 1), {bools({4, 6}, 155), bools({4, 6}, 156)}));
   v.push_back(exact_fwd("Xor/scalar", make_node("Xor", 2, 1), {bools({7}, 157), bools({}, 158)}));
@@ -280,6 +292,47 @@ std::vector<CudaCase> select_cases() {
   return v;
 }
 
+// Resize (ops/cuda/resize.cu): every mode family, scales (uploaded: the kernel reads them back
+// once) and sizes (scales omitted), 3-D, 4-D and 5-D; the backward gathers (ResizeGrad).
+std::vector<CudaCase> resize_cases() {
+  auto node = [](const char* mode, const char* coord, const char* nearest) {
+    return make_node("Resize", 4, 1,
+                     attrs({{"mode", std::string(mode)},
+                            {"coordinate_transformation_mode", std::string(coord)},
+                            {"nearest_mode", std::string(nearest)}}));
+  };
+  auto scaled = [&](std::string name, const char* mode, const char* coord, const char* nearest, const Shape& x,
+                    std::vector<float> scales, uint64_t seed) {
+    const auto n = static_cast<int64_t>(scales.size());
+    CudaCase c = summing("Resize/" + name, node(mode, coord, nearest),
+                         {f32(x, seed), Tensor(), f32_values(scales, {n}), Tensor()}, 19);
+    c.node.inputs[1] = c.node.inputs[3] = "";
+    return c;
+  };
+  auto sized = [&](std::string name, const char* mode, const char* coord, const char* nearest, const Shape& x,
+                   std::vector<int64_t> sizes, uint64_t seed) {
+    CudaCase c =
+        summing("Resize/" + name, node(mode, coord, nearest), {f32(x, seed), Tensor(), Tensor(), i64(sizes)}, 19);
+    c.node.inputs[1] = c.node.inputs[2] = "";
+    return c;
+  };
+  std::vector<CudaCase> v;
+  v.push_back(scaled("nearest_asymmetric_floor_x2", "nearest", "asymmetric", "floor", {2, 3, 5, 6}, {1, 1, 2, 2}, 170));
+  v.push_back(scaled("linear_half_pixel_1.5x0.8", "linear", "half_pixel", "round_prefer_floor", {2, 3, 5, 6},
+                     {1, 1, 1.5f, 0.8f}, 171));
+  v.push_back(sized("linear_align_corners_sizes", "linear", "align_corners", "round_prefer_floor", {1, 2, 4, 7},
+                    {1, 2, 9, 3}, 172));
+  v.push_back(sized("nearest_tf_half_pixel_ceil", "nearest", "tf_half_pixel_for_nn", "round_prefer_ceil", {1, 1, 3, 4},
+                    {1, 1, 7, 11}, 173));
+  v.push_back(scaled("trilinear_pytorch_half_pixel", "linear", "pytorch_half_pixel", "round_prefer_floor",
+                     {1, 2, 3, 4, 5}, {1, 1, 2, 2, 2}, 174));
+  v.push_back(scaled("linear_rank3_symmetric", "linear", "half_pixel_symmetric", "round_prefer_floor", {2, 3, 9},
+                     {1, 1, 0.5f}, 175));
+  v.push_back(
+      scaled("linear_x2_8x16x16x16", "linear", "half_pixel", "round_prefer_floor", {8, 16, 16, 16}, {1, 1, 2, 2}, 176));
+  return v;
+}
+
 CBT_CUDA_CASES(view_cases);
 CBT_CUDA_CASES(transpose_cases);
 CBT_CUDA_CASES(concat_split_cases);
@@ -289,6 +342,7 @@ CBT_CUDA_CASES(pad_cases);
 CBT_CUDA_CASES(gather_cases);
 CBT_CUDA_CASES(generator_cases);
 CBT_CUDA_CASES(select_cases);
+CBT_CUDA_CASES(resize_cases);
 
 }  // namespace
 }  // namespace cbt::test

@@ -128,9 +128,108 @@ def activations_model():
     np.save(os.path.join(HERE, "activations.output.npy"), sess.run(None, {"x": x})[0])
 
 
+def norms_model():
+    """InstanceNormalization, GroupNormalization (opset 21: scale and bias per channel) and Resize
+    in a small convolutional classifier: x (N, 1, 8, 8) -> Conv(4) -> InstanceNormalization ->
+    Relu -> MaxPool(2) -> Resize(linear, x2) -> Conv(8) -> GroupNormalization(4 groups) -> Relu
+    -> Flatten -> Gemm.
+    The input and onnxruntime's output are saved beside it (`norms.input.npy`, `.output.npy`)."""
+    import onnxruntime as ort
+    rng = np.random.default_rng(2027)
+    classes, batch = 10, 5
+    init = [
+        numpy_helper.from_array(rng.normal(0, 0.5, (4, 1, 3, 3)).astype(np.float32), "w1"),
+        numpy_helper.from_array(rng.normal(0, 0.1, (4,)).astype(np.float32), "b1"),
+        numpy_helper.from_array(rng.uniform(0.5, 1.5, (4,)).astype(np.float32), "in_scale"),
+        numpy_helper.from_array(rng.normal(0, 0.2, (4,)).astype(np.float32), "in_bias"),
+        numpy_helper.from_array(rng.normal(0, 0.3, (8, 4, 3, 3)).astype(np.float32), "w2"),
+        numpy_helper.from_array(rng.uniform(0.5, 1.5, (8,)).astype(np.float32), "gn_scale"),
+        numpy_helper.from_array(rng.normal(0, 0.2, (8,)).astype(np.float32), "gn_bias"),
+        numpy_helper.from_array(rng.normal(0, 0.05, (classes, 8 * 8 * 8)).astype(np.float32), "w3"),
+        numpy_helper.from_array(np.zeros(classes, np.float32), "b3"),
+        numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "up2"),
+    ]
+    n = helper.make_node
+    nodes = [
+        n("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        n("InstanceNormalization", ["c1", "in_scale", "in_bias"], ["n1"], epsilon=1e-4),
+        n("Relu", ["n1"], ["r1"]),
+        n("MaxPool", ["r1"], ["m1"], kernel_shape=[2, 2], strides=[2, 2]),
+        n("Resize", ["m1", "", "up2"], ["u1"], mode="linear"),
+        n("Conv", ["u1", "w2"], ["c2"], pads=[1, 1, 1, 1]),
+        n("GroupNormalization", ["c2", "gn_scale", "gn_bias"], ["n2"], num_groups=4, epsilon=1e-5),
+        n("Relu", ["n2"], ["r2"]),
+        n("Flatten", ["r2"], ["f"]),
+        n("Gemm", ["f", "w3", "b3"], ["logits"], transB=1),
+    ]
+    g = helper.make_graph(nodes, "norms",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 1, 8, 8])],
+                          [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", classes])],
+                          initializer=init)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    onnx.checker.check_model(model)
+    save(model, "norms.onnx", ir_version=10)
+    x = rng.normal(0, 1.0, (batch, 1, 8, 8)).astype(np.float32)
+    sess = ort.InferenceSession(os.path.join(HERE, "norms.onnx"), providers=["CPUExecutionProvider"])
+    np.save(os.path.join(HERE, "norms.input.npy"), x)
+    np.save(os.path.join(HERE, "norms.output.npy"), sess.run(None, {"x": x})[0])
+
+
+def resize_model():
+    """Resize in each mode cbtrain takes, on one input x (2, 3, 5, 6): every branch flattened
+    and concatenated. onnxruntime's output is saved beside it (`resize.input.npy`,
+    `.output.npy`)."""
+    import onnxruntime as ort
+    rng = np.random.default_rng(2028)
+    init, nodes, outs = [], [], []
+    n = helper.make_node
+    branches = [
+        # (mode, coordinate mode, nearest mode, scales or None, sizes or None, axes or None)
+        ("nearest", "asymmetric", "floor", [1, 1, 2, 2], None, None),
+        ("linear", "pytorch_half_pixel", None, [1, 1, 2, 2], None, None),
+        ("linear", "align_corners", None, None, [2, 3, 9, 4], None),
+        ("nearest", "half_pixel", "round_prefer_floor", [1, 1, 0.5, 0.7], None, None),
+        ("linear", "half_pixel", None, [1, 1, 1.5, 0.8], None, None),
+        ("nearest", "tf_half_pixel_for_nn", "floor", None, [2, 3, 7, 11], None),
+        ("linear", "asymmetric", None, [1, 1, 2.5, 1], None, None),
+        ("linear", "half_pixel_symmetric", None, None, [2, 3, 8, 4], None),
+        ("nearest", "half_pixel", "ceil", [2, 3], None, [2, 3]),
+    ]
+    for k, (mode, coord, nearest, scales, sizes, axes) in enumerate(branches):
+        inputs = ["x", ""]
+        if scales is not None:
+            init.append(numpy_helper.from_array(np.array(scales, np.float32), f"scales{k}"))
+            inputs.append(f"scales{k}")
+        else:
+            init.append(numpy_helper.from_array(np.array(sizes, np.int64), f"sizes{k}"))
+            inputs += ["", f"sizes{k}"]
+        attrs = {"mode": mode, "coordinate_transformation_mode": coord}
+        if nearest:
+            attrs["nearest_mode"] = nearest
+        if axes:
+            attrs["axes"] = axes
+        nodes.append(n("Resize", inputs, [f"r{k}"], **attrs))
+        nodes.append(n("Flatten", [f"r{k}"], [f"f{k}"]))
+        outs.append(f"f{k}")
+    nodes.append(n("Concat", outs, ["y"], axis=1))
+    g = helper.make_graph(nodes, "resize",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 5, 6])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, None])],
+                          initializer=init)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)])
+    onnx.checker.check_model(model)
+    save(model, "resize.onnx", ir_version=9)
+    x = rng.normal(0, 1.0, (2, 3, 5, 6)).astype(np.float32)
+    sess = ort.InferenceSession(os.path.join(HERE, "resize.onnx"), providers=["CPUExecutionProvider"])
+    np.save(os.path.join(HERE, "resize.input.npy"), x)
+    np.save(os.path.join(HERE, "resize.output.npy"), sess.run(None, {"x": x})[0])
+
+
 if __name__ == "__main__":
     os.makedirs(HERE, exist_ok=True)
     attrs_model()
     constants_model()
     legacy_mlp_model()
     activations_model()
+    norms_model()
+    resize_model()

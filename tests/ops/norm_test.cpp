@@ -1,4 +1,5 @@
-// BatchNormalization (inference, training, running statistics) and LayerNormalization tests.
+// BatchNormalization (inference, training, running statistics), LayerNormalization and
+// Instance/GroupNormalization tests.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -174,6 +175,115 @@ TEST(LayerNormTest, ShapeInference) {
   EXPECT_THROW(infer_node(make_node("LayerNormalization", 2, 1, a),
                           {Tensor(DType::Float32, {2, 7, 16}), Tensor(DType::Float32, {16})}, 17),
                ModelError);
+}
+
+// Y of Instance/GroupNormalization by the definition: sample n's group g of channels
+// normalised over its values, then scaled per channel (or per group: `per_group`).
+std::vector<double> group_norm_naive(const Tensor& x, const Tensor& scale, const Tensor& bias, int64_t groups,
+                                     bool per_group, double eps) {
+  const int64_t n = x.dim(0), c = x.dim(1), s = x.numel() / (n * c), cpg = c / groups;
+  std::vector<double> y(x.numel());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t g = 0; g < groups; ++g) {
+      const int64_t first = (i * c + g * cpg) * s, count = cpg * s;
+      double mean = 0, var = 0;
+      for (int64_t k = 0; k < count; ++k) mean += x.at_f64(first + k) / double(count);
+      for (int64_t k = 0; k < count; ++k) var += std::pow(x.at_f64(first + k) - mean, 2) / double(count);
+      for (int64_t k = 0; k < count; ++k) {
+        const int64_t p = per_group ? g : g * cpg + k / s;
+        y[first + k] = (x.at_f64(first + k) - mean) / std::sqrt(var + eps) * scale.at_f64(p) + bias.at_f64(p);
+      }
+    }
+  return y;
+}
+
+Attributes group_attrs(int64_t groups, float eps) {
+  Attributes a;
+  a.set("num_groups", groups);
+  a.set("epsilon", eps);
+  return a;
+}
+
+TEST(GroupNormTest, InstanceNormMatchesTheDefinition) {
+  Tensor x = random_tensor(DType::Float64, {2, 3, 4, 5}, 21, 2.0);
+  Tensor scale = random_tensor(DType::Float64, {3}, 22), b = random_tensor(DType::Float64, {3}, 23);
+  Attributes a;
+  a.set("epsilon", 1e-3f);
+  auto y = run_node(make_node("InstanceNormalization", 3, 1, a), {x, scale, b});
+  auto want = group_norm_naive(x, scale, b, 3, false, double(1e-3f));
+  ASSERT_EQ(y[0].shape(), x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i) EXPECT_NEAR(y[0].at_f64(i), want[i], 1e-9) << i;
+}
+
+TEST(GroupNormTest, GroupNormPerChannelAndPerGroupMatchTheDefinition) {
+  Tensor x = random_tensor(DType::Float64, {3, 6, 7}, 24, 3.0);
+  // Opset 21: scale and bias per channel.
+  Tensor scale = random_tensor(DType::Float64, {6}, 25), b = random_tensor(DType::Float64, {6}, 26);
+  EagerOptions o21;
+  o21.opset = 21;
+  auto y = run_node(make_node("GroupNormalization", 3, 1, group_attrs(2, 1e-5f)), {x, scale, b}, o21);
+  auto want = group_norm_naive(x, scale, b, 2, false, double(1e-5f));
+  for (int64_t i = 0; i < x.numel(); ++i) EXPECT_NEAR(y[0].at_f64(i), want[i], 1e-9) << i;
+  // Opset 18: scale and bias per group.
+  Tensor gs = random_tensor(DType::Float64, {3}, 27), gb = random_tensor(DType::Float64, {3}, 28);
+  EagerOptions o18;
+  o18.opset = 18;
+  y = run_node(make_node("GroupNormalization", 3, 1, group_attrs(3, 1e-5f)), {x, gs, gb}, o18);
+  want = group_norm_naive(x, gs, gb, 3, true, double(1e-5f));
+  for (int64_t i = 0; i < x.numel(); ++i) EXPECT_NEAR(y[0].at_f64(i), want[i], 1e-9) << i;
+}
+
+TEST(GroupNormTest, GradCheck) {
+  struct Case {
+    const char* op;
+    Shape x;
+    int64_t groups;
+    int64_t opset;
+    int64_t params;
+  };
+  for (const Case& c : std::vector<Case>{{"InstanceNormalization", {2, 3, 4}, 3, 17, 3},
+                                         {"InstanceNormalization", {1, 2, 3, 3}, 2, 17, 2},
+                                         {"GroupNormalization", {2, 4, 3}, 2, 21, 4},
+                                         {"GroupNormalization", {2, 6, 2, 2}, 3, 18, 3},
+                                         {"GroupNormalization", {3, 4, 5}, 1, 21, 4}}) {
+    std::vector<Tensor> in{random_tensor(DType::Float64, c.x, 30, 2.0), random_tensor(DType::Float64, {c.params}, 31),
+                           random_tensor(DType::Float64, {c.params}, 32)};
+    GradCheckOptions opt;
+    opt.opset = c.opset;
+    Attributes a = std::string(c.op) == "GroupNormalization" ? group_attrs(c.groups, 1e-5f) : Attributes{};
+    auto res = grad_check(make_node(c.op, 3, 1, a), in, opt);
+    EXPECT_TRUE(res.ok) << c.op << " " << shape_str(c.x) << " groups " << c.groups << "\n" << res.report;
+  }
+}
+
+TEST(GroupNormTest, ShapeInferenceNamesTheProblem) {
+  auto f = [](const Shape& s) { return Tensor(DType::Float32, s); };
+  auto t = infer_node(make_node("GroupNormalization", 3, 1, group_attrs(2, 1e-5f)), {f({2, 4, 8}), f({4}), f({4})}, 21);
+  EXPECT_EQ(t[0].shape, (Shape{2, 4, 8}));
+  t = infer_node(make_node("GroupNormalization", 3, 1, group_attrs(2, 1e-5f)), {f({2, 4, 8}), f({2}), f({2})}, 18);
+  EXPECT_EQ(t[0].shape, (Shape{2, 4, 8}));
+  auto message = [&](const Node& n, const std::vector<Tensor>& in, int64_t opset) -> std::string {
+    try {
+      infer_node(n, in, opset);
+    } catch (const ModelError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  // Per-channel parameters under opset 18, per-group under 21.
+  EXPECT_NE(message(make_node("GroupNormalization", 3, 1, group_attrs(2, 1e-5f)), {f({2, 4, 8}), f({4}), f({4})}, 18)
+                .find("must be (2,)"),
+            std::string::npos);
+  EXPECT_NE(message(make_node("GroupNormalization", 3, 1, group_attrs(2, 1e-5f)), {f({2, 4, 8}), f({2}), f({2})}, 21)
+                .find("must be (4,)"),
+            std::string::npos);
+  EXPECT_NE(message(make_node("GroupNormalization", 3, 1, group_attrs(3, 1e-5f)), {f({2, 4, 8}), f({4}), f({4})}, 21)
+                .find("does not divide the 4 channels"),
+            std::string::npos);
+  EXPECT_NE(message(make_node("GroupNormalization", 3, 1), {f({2, 4, 8}), f({4}), f({4})}, 21).find("num_groups"),
+            std::string::npos);
+  EXPECT_NE(message(make_node("InstanceNormalization", 3, 1), {f({2, 4}), f({4}), f({4})}, 17).find("(N, C, D1"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Tests of ReduceSum/ReduceMean/ReduceMax/ReduceMin: axes by opset, keepdims, empty axes,
-// gradients, ties, failures.
+// gradients, ties, failures; and of ArgMax/ArgMin.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -178,6 +178,57 @@ TEST(ReduceTest, ShapeInferenceFailures) {
   Node n = make_node("ReduceSum", 2, 1);
   InferContext ctx{n, {{DType::Float32, {2, 3}}, {DType::Int64, {1}}}, {nullptr, nullptr}, 13};
   EXPECT_THROW(find_schema("", "ReduceSum")->infer(ctx), ModelError);
+}
+
+Attributes arg_attrs(int64_t axis, int64_t keepdims, int64_t last) {
+  Attributes a;
+  a.set("axis", axis);
+  a.set("keepdims", keepdims);
+  a.set("select_last_index", last);
+  return a;
+}
+
+TEST(ReduceTest, ArgMaxAndArgMinMatchANaiveSearch) {
+  // Integers in [0, 4) so that ties occur on every row; every axis, both tie rules.
+  Tensor x = random_int_tensor({3, 5, 4}, 0, 4, 40);
+  for (int64_t axis = -3; axis < 3; ++axis)
+    for (int64_t last = 0; last < 2; ++last)
+      for (bool max : {true, false}) {
+        Tensor y = run_node(make_node(max ? "ArgMax" : "ArgMin", 1, 1, arg_attrs(axis, 0, last)), {x})[0];
+        const int64_t a = axis < 0 ? axis + 3 : axis;
+        Shape out = x.shape();
+        out.erase(out.begin() + a);
+        ASSERT_EQ(y.dtype(), DType::Int64);
+        ASSERT_EQ(y.shape(), out);
+        // Output k's line along the axis starts at `base` and steps by `after` (the product of
+        // the dims after the axis).
+        const int64_t len = x.dim(a), after = a == 2 ? 1 : (a == 1 ? 4 : 20);
+        for (int64_t k = 0; k < y.numel(); ++k) {
+          const int64_t base = k / after * len * after + k % after;
+          int64_t want = 0;
+          for (int64_t j = 1; j < len; ++j) {
+            const int64_t v = x.ptr<int64_t>()[base + j * after], b = x.ptr<int64_t>()[base + want * after];
+            if (max ? (v > b || (last && v == b)) : (v < b || (last && v == b))) want = j;
+          }
+          EXPECT_EQ(y.ptr<int64_t>()[k], want) << (max ? "ArgMax" : "ArgMin") << " axis " << axis << " last " << last;
+        }
+      }
+}
+
+TEST(ReduceTest, ArgMaxKeepsDimsAndNanWins) {
+  Tensor x = Tensor::from_f32({1, 7, 7, 2, /**/ 4, std::nanf(""), 9, std::nanf("")}, {2, 4});
+  Tensor y = run_node(make_node("ArgMax", 1, 1, arg_attrs(1, 1, 0)), {x})[0];
+  ASSERT_EQ(y.shape(), (Shape{2, 1}));
+  EXPECT_EQ(y.ptr<int64_t>()[0], 1);
+  EXPECT_EQ(y.ptr<int64_t>()[1], 1);
+  y = run_node(make_node("ArgMax", 1, 1, arg_attrs(1, 1, 1)), {x})[0];
+  EXPECT_EQ(y.ptr<int64_t>()[0], 2);
+  EXPECT_EQ(y.ptr<int64_t>()[1], 3);
+  y = run_node(make_node("ArgMin", 1, 1, arg_attrs(1, 1, 0)), {x})[0];
+  EXPECT_EQ(y.ptr<int64_t>()[0], 0);
+  EXPECT_EQ(y.ptr<int64_t>()[1], 1);
+  EXPECT_THROW(infer_node(make_node("ArgMax", 1, 1, arg_attrs(2, 1, 0)), {x}, 17), ModelError);
+  EXPECT_THROW(infer_node(make_node("ArgMax", 1, 1), {Tensor(DType::Bool, {3})}, 17), ModelError);
 }
 
 }  // namespace

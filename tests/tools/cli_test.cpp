@@ -285,32 +285,37 @@ TEST(Cli, InferMatchesTheFrameworkOutput) {
   EXPECT_FALSE(fs::exists(d / "z.npy"));
 }
 
-// Elu, Selu, Softplus, Softsign, HardSigmoid, HardSwish, Abs, Log, Exp, Reciprocal, PRelu, Max and
-// Min in one model (tests/onnx_import/make_fixtures.py): inference agrees with onnxruntime's output, and the
-// model trains through all of them on float .npy data whose class is a linear function's argmax.
-TEST(Cli, ActivationsModelMatchesOnnxruntimeAndTrains) {
-  fs::path d = test::temp_dir("activations");
-  const std::string stem = test::source_path("tests/onnx_import/data/activations");
+// `cbtrain infer` on the fixture `stem` (.onnx, .input.npy) agrees with onnxruntime's output
+// saved beside it (.output.npy, tests/onnx_import/make_fixtures.py) within 1e-5.
+void expect_matches_onnxruntime(const std::string& stem, const fs::path& d) {
   RunResult r = run("infer " + stem + ".onnx --input " + stem + ".input.npy --output " + (d / "y.npy").string());
   ASSERT_EQ(r.code, 0) << r.output;
   Tensor got = load_npy((d / "y.npy").string()), want = load_npy(stem + ".output.npy");
   ASSERT_EQ(got.shape(), want.shape());
   for (int64_t i = 0; i < got.numel(); ++i)
     EXPECT_NEAR(got.at_f64(i), want.at_f64(i), 1e-5 * std::max(1.0, std::fabs(want.at_f64(i)))) << i;
+}
 
+// A learnable 10-class task in `d` (train 2048, test 512 samples of `sample` shape): the label
+// is the class whose random linear teacher scores the sample highest.
+void write_teacher_data(const fs::path& d, const Shape& sample) {
   std::mt19937 rng(17);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> teacher(10 * 12);
+  const int64_t features = shape_numel(sample);
+  std::vector<float> teacher(10 * features);
   for (float& v : teacher) v = normal(rng);
   auto write_split = [&](const std::string& split, int64_t n) {
-    Tensor x(DType::Float32, Shape{n, 12}, Device{}), y(DType::Int64, Shape{n}, Device{});
+    Shape shape{n};
+    shape.insert(shape.end(), sample.begin(), sample.end());
+    Tensor x(DType::Float32, shape, Device{}), y(DType::Int64, Shape{n}, Device{});
     for (int64_t i = 0; i < n; ++i) {
-      for (int64_t j = 0; j < 12; ++j) x.ptr<float>()[i * 12 + j] = normal(rng);
+      const float* xi = x.ptr<float>() + i * features;
+      for (int64_t j = 0; j < features; ++j) x.ptr<float>()[i * features + j] = normal(rng);
       int64_t best = 0;
       float best_v = -1e30f;
       for (int64_t c = 0; c < 10; ++c) {
         float v = 0;
-        for (int64_t j = 0; j < 12; ++j) v += teacher[c * 12 + j] * x.ptr<float>()[i * 12 + j];
+        for (int64_t j = 0; j < features; ++j) v += teacher[c * features + j] * xi[j];
         if (v > best_v) best_v = v, best = c;
       }
       y.ptr<int64_t>()[i] = best;
@@ -320,17 +325,76 @@ TEST(Cli, ActivationsModelMatchesOnnxruntimeAndTrains) {
   };
   write_split("train", 2048);
   write_split("test", 512);
-  r = run(stem + ".onnx --data " + d.string() + " --epochs 8 --batch-size 32 --lr 0.05 --lr-schedule cosine " +
-          "--output " + (d / "trained.onnx").string());
-  ASSERT_EQ(r.code, 0) << r.output;
+}
+
+// A 10-class task of 1x8x8 images in `d` (train 2048, test 512): normal noise with a bright
+// 2x2 patch at one of ten places, the place being the class.
+void write_patch_data(const fs::path& d) {
+  std::mt19937 rng(19);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int64_t> cls(0, 9);
+  const int64_t cols[5] = {0, 1, 3, 4, 6};
+  auto write_split = [&](const std::string& split, int64_t n) {
+    Tensor x(DType::Float32, Shape{n, 1, 8, 8}, Device{}), y(DType::Int64, Shape{n}, Device{});
+    for (int64_t i = 0; i < n; ++i) {
+      float* xi = x.ptr<float>() + i * 64;
+      for (int64_t j = 0; j < 64; ++j) xi[j] = normal(rng);
+      const int64_t c = cls(rng), row = c / 5 * 4 + 1, col = cols[c % 5];
+      for (int64_t r = row; r < row + 2; ++r)
+        for (int64_t k = col; k < col + 2; ++k) xi[r * 8 + k] += 1.5f;
+      y.ptr<int64_t>()[i] = c;
+    }
+    save_npy((d / (split + "_images.npy")).string(), x);
+    save_npy((d / (split + "_labels.npy")).string(), y);
+  };
+  write_split("train", 2048);
+  write_split("test", 512);
+}
+
+// Trains the fixture `stem` on `d` (write_teacher_data) and returns the final test accuracy;
+// the trained model must keep every op and run on the fixture's input.
+double train_fixture(const std::string& stem, const fs::path& d, int epochs) {
+  RunResult r = run(stem + ".onnx --data " + d.string() + " --epochs " + std::to_string(epochs) +
+                    " --batch-size 32 --lr 0.05 --lr-schedule cosine --output " + (d / "trained.onnx").string());
+  EXPECT_EQ(r.code, 0) << r.output;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(r.output, m, std::regex("final test accuracy ([0-9.]+)%"))) << r.output;
-  EXPECT_GT(std::stod(m[1]), 75.0) << "chance is 10% (90.43% when written):\n" << r.output;
-  // The trained model keeps every op and runs.
+  if (!std::regex_search(r.output, m, std::regex("final test accuracy ([0-9.]+)%"))) {
+    ADD_FAILURE() << r.output;
+    return 0;
+  }
   r = run("infer " + (d / "trained.onnx").string() + " --input " + stem + ".input.npy --output " +
           (d / "y2.npy").string());
-  ASSERT_EQ(r.code, 0) << r.output;
-  EXPECT_EQ(load_npy((d / "y2.npy").string()).shape(), want.shape());
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(load_npy((d / "y2.npy").string()).shape(), load_npy(stem + ".output.npy").shape());
+  return std::stod(m[1]);
+}
+
+// Elu, Selu, Softplus, Softsign, HardSigmoid, HardSwish, Abs, Log, Exp, Reciprocal, PRelu, Max and
+// Min in one model (tests/onnx_import/make_fixtures.py): inference agrees with onnxruntime's output, and the
+// model trains through all of them on float .npy data whose class is a linear function's argmax.
+TEST(Cli, ActivationsModelMatchesOnnxruntimeAndTrains) {
+  fs::path d = test::temp_dir("activations");
+  const std::string stem = test::source_path("tests/onnx_import/data/activations");
+  expect_matches_onnxruntime(stem, d);
+  write_teacher_data(d, {12});
+  EXPECT_GT(train_fixture(stem, d, 8), 75.0) << "chance is 10% (90.43% when written)";
+}
+
+// InstanceNormalization, GroupNormalization (opset 21) and a linear Resize in a small
+// convolutional model: agreement with onnxruntime, and training on 1x8x8 images whose class
+// is where a bright patch lies.
+TEST(Cli, NormsAndResizeModelMatchesOnnxruntimeAndTrains) {
+  fs::path d = test::temp_dir("norms");
+  const std::string stem = test::source_path("tests/onnx_import/data/norms");
+  expect_matches_onnxruntime(stem, d);
+  write_patch_data(d);
+  EXPECT_GT(train_fixture(stem, d, 8), 60.0) << "chance is 10%";
+}
+
+// Resize in nine forms (modes, coordinate modes, rounding, scales, sizes, axes) agrees with
+// onnxruntime.
+TEST(Cli, ResizeModesMatchOnnxruntime) {
+  expect_matches_onnxruntime(test::source_path("tests/onnx_import/data/resize"), test::temp_dir("resize"));
 }
 
 TEST(Cli, TrainWritesModelAndMetrics) {

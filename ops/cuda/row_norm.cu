@@ -1,5 +1,6 @@
-// LayerNormalization CUDA kernels (forward and backward). Statistics are reduced in double,
-// in a fixed order (deterministic), with the CPU's formulas.
+// The normalisations over rows, CUDA kernels (forward and backward): LayerNormalization, and
+// Instance/GroupNormalization (a row is one sample's group of channels, ops/norm_rows.h).
+// Statistics are reduced in double, in a fixed order (deterministic), with the CPU's formulas.
 #include <algorithm>
 #include <cmath>
 
@@ -149,9 +150,142 @@ void layer_norm_backward(KernelContext& ctx) {
   CBT_CUDA_CHECK_LAUNCH();
 }
 
+// Instance/GroupNormalization's rows (ops/norm_rows.h) with the launch shape of Rows.
+struct Groups : GroupRows {
+  using GroupRows::GroupRows;
+  int threads() const { return static_cast<int>(std::clamp<int64_t>((inner + 31) / 32 * 32, 32, 256)); }
+  unsigned blocks() const { return static_cast<unsigned>(std::clamp<int64_t>(rows, 1, 65535)); }
+};
+
+Groups groups_of(const KernelContext& ctx, const Tensor& x, const Tensor& scale) {
+  const bool instance = ctx.node.op_type == "InstanceNormalization";
+  return Groups(x, instance ? x.dim(1) : ctx.node.attrs.get_int("num_groups", 1), scale.numel());
+}
+
+// x: (rows, inner) -> y = (x - mean) * invstd * scale[p] + bias[p], p = d.param(r, j)
+__global__ void group_norm_fwd_kernel(const float* x, const float* scale, const float* bias, float* y, Groups d,
+                                      double eps) {
+  __shared__ double shared[32];
+  for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
+    const float* xr = x + r * d.inner;
+    float* yr = y + r * d.inner;
+    double2 st = row_stats(xr, d.inner, eps, shared);
+    for (int64_t j = threadIdx.x; j < d.inner; j += blockDim.x) {
+      const int64_t p = d.param(r, j);
+      yr[j] = static_cast<float>((xr[j] - st.x) * st.y * scale[p] + bias[p]);
+    }
+  }
+}
+
+void group_norm_forward(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor& X = ctx.in(0);
+  check_float(X, ctx.node);
+  Groups d = groups_of(ctx, X, ctx.in(1));
+  double eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
+  group_norm_fwd_kernel<<<d.blocks(), d.threads(), 0, cc.stream>>>(fptr(X), fptr(ctx.in(1)), fptr(ctx.in(2)),
+                                                                   fptr_out(ctx.out(0)), d, eps);
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
+__global__ void group_norm_stats_kernel(const float* x, double2* stats, Groups d, double eps) {
+  __shared__ double shared[32];
+  for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
+    double2 st = row_stats(x + r * d.inner, d.inner, eps, shared);
+    if (threadIdx.x == 0) stats[r] = st;
+  }
+}
+
+// partial[n * C + c] = (sum dy * xhat, sum dy) over the S values of sample n's channel c.
+__global__ void group_norm_param_partials_kernel(const float* dy, const float* x, const double2* stats, Groups d,
+                                                 double2* partial) {
+  __shared__ double shared[32];
+  for (int64_t nc = blockIdx.x; nc < d.n * d.c; nc += gridDim.x) {
+    const int64_t n = nc / d.c, ch = nc % d.c;
+    const double2 st = stats[n * d.groups + ch / d.channels_per_group];
+    const float *xr = x + nc * d.s, *dyr = dy + nc * d.s;
+    double ds = 0, db = 0;
+    for (int64_t j = threadIdx.x; j < d.s; j += blockDim.x) {
+      ds += dyr[j] * (xr[j] - st.x) * st.y;
+      db += dyr[j];
+    }
+    ds = block_sum(ds, shared);
+    db = block_sum(db, shared);
+    if (threadIdx.x == 0) partial[nc] = make_double2(ds, db);
+  }
+}
+
+// dScale[p], dBias[p]: the partials of parameter p's channels (one, or a group's) over the
+// samples, in a fixed order.
+__global__ void group_norm_param_finalize_kernel(const double2* partial, Groups d, int64_t params, float* dscale,
+                                                 float* dbias) {
+  CBT_GRID_STRIDE_LOOP(p, params) {
+    const int64_t first = d.per_group ? p * d.channels_per_group : p;
+    const int64_t count = d.per_group ? d.channels_per_group : 1;
+    double ds = 0, db = 0;
+    for (int64_t n = 0; n < d.n; ++n)
+      for (int64_t k = 0; k < count; ++k) ds += partial[n * d.c + first + k].x, db += partial[n * d.c + first + k].y;
+    if (dscale) dscale[p] = static_cast<float>(ds);
+    if (dbias) dbias[p] = static_cast<float>(db);
+  }
+}
+
+// dX = invstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * scale[p], per row
+__global__ void group_norm_dx_kernel(const float* dy, const float* x, const float* scale, const double2* stats,
+                                     float* dx, Groups d) {
+  __shared__ double shared[32];
+  for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
+    const float *xr = x + r * d.inner, *dyr = dy + r * d.inner;
+    double2 st = stats[r];
+    double sg = 0, sgx = 0;
+    for (int64_t j = threadIdx.x; j < d.inner; j += blockDim.x) {
+      double g = dyr[j] * scale[d.param(r, j)];  // float product, as on the CPU
+      sg += g;
+      sgx += g * (xr[j] - st.x) * st.y;
+    }
+    double mean_g = block_sum_all(sg, shared) / double(d.inner);
+    double mean_gx = block_sum_all(sgx, shared) / double(d.inner);
+    for (int64_t j = threadIdx.x; j < d.inner; j += blockDim.x) {
+      double xhat = (xr[j] - st.x) * st.y;
+      dx[r * d.inner + j] = static_cast<float>(st.y * (dyr[j] * scale[d.param(r, j)] - mean_g - xhat * mean_gx));
+    }
+  }
+}
+
+// GroupNormGrad: dY, X, scale -> dX, dScale, dBias
+void group_norm_backward(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor &dY = ctx.in(0), &X = ctx.in(1), &scale = ctx.in(2);
+  check_float(X, ctx.node);
+  Groups d = groups_of(ctx, X, scale);
+  double eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
+  Scratch scratch(cc);
+  auto* stats = scratch.take<double2>(d.rows, "group-norm statistics");
+  group_norm_stats_kernel<<<d.blocks(), d.threads(), 0, cc.stream>>>(fptr(X), stats, d, eps);
+  CBT_CUDA_CHECK_LAUNCH();
+  bool want_ds = output_needed(ctx, 1), want_db = output_needed(ctx, 2);
+  if (want_ds || want_db) {
+    auto* partial = scratch.take<double2>(d.n * d.c, "group-norm parameter gradients");
+    const int threads = static_cast<int>(std::clamp<int64_t>((d.s + 31) / 32 * 32, 32, 256));
+    const auto blocks = static_cast<unsigned>(std::clamp<int64_t>(d.n * d.c, 1, 65535));
+    group_norm_param_partials_kernel<<<blocks, threads, 0, cc.stream>>>(fptr(dY), fptr(X), stats, d, partial);
+    CBT_CUDA_CHECK_LAUNCH();
+    group_norm_param_finalize_kernel<<<blocks_for(scale.numel()), kThreads, 0, cc.stream>>>(
+        partial, d, scale.numel(), want_ds ? fptr_out(ctx.out(1)) : nullptr, want_db ? fptr_out(ctx.out(2)) : nullptr);
+    CBT_CUDA_CHECK_LAUNCH();
+  }
+  if (!output_needed(ctx, 0)) return;
+  group_norm_dx_kernel<<<d.blocks(), d.threads(), 0, cc.stream>>>(fptr(dY), fptr(X), fptr(scale), stats,
+                                                                  fptr_out(ctx.out(0)), d);
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 CBT_REGISTER_KERNEL("", "LayerNormalization", DeviceKind::CUDA, layer_norm_forward);
 CBT_REGISTER_KERNEL(kCbtDomain, "LayerNormGrad", DeviceKind::CUDA, layer_norm_backward);
+CBT_REGISTER_KERNEL("", "InstanceNormalization", DeviceKind::CUDA, group_norm_forward);
+CBT_REGISTER_KERNEL("", "GroupNormalization", DeviceKind::CUDA, group_norm_forward);
+CBT_REGISTER_KERNEL(kCbtDomain, "GroupNormGrad", DeviceKind::CUDA, group_norm_backward);
 
 }  // namespace cbt::cuda
