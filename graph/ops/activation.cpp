@@ -1,5 +1,5 @@
 // Schemas of activations (Relu, LeakyRelu, Sigmoid, Tanh, Gelu, Elu, Selu, Softplus, Softsign,
-// HardSigmoid, HardSwish), Dropout and their backward ops.
+// HardSigmoid, HardSwish, Mish, Celu, ThresholdedRelu), Dropout and their backward ops.
 #include "graph/op_schema.h"
 
 namespace cbt {
@@ -134,6 +134,21 @@ CBT_REGISTER_SCHEMA({"",
                      {0},
                      {},
                      "X max(0, min(1, X / 6 + 1/2))"});
+CBT_REGISTER_SCHEMA({"", "Mish", infer_activation, activation_grad("MishGrad", false), {0}, {}, "X tanh(softplus(X))"});
+CBT_REGISTER_SCHEMA({"",
+                     "Celu",
+                     infer_activation,
+                     activation_grad("CeluGrad", false),
+                     {0},
+                     {},
+                     "max(0, X) + min(0, alpha (exp(X / alpha) - 1))"});
+CBT_REGISTER_SCHEMA({"",
+                     "ThresholdedRelu",
+                     infer_activation,
+                     activation_grad("ThresholdedReluGrad", false),
+                     {0},
+                     {},
+                     "X > alpha ? X : 0"});
 
 CBT_REGISTER_SCHEMA({kCbtDomain,
                      "ReluGrad",
@@ -166,5 +181,15 @@ CBT_REGISTER_SCHEMA({kCbtDomain,
                      {},
                      {},
                      "(dY, X) -> 0 below -3, dY above 3, dY (X / 3 + 1/2) between"});
+CBT_REGISTER_SCHEMA({kCbtDomain,
+                     "MishGrad",
+                     infer_activation_grad,
+                     {},
+                     {},
+                     {},
+                     "(dY, X) -> dY (t + X sigmoid(X) (1 - t^2)), t = tanh(softplus(X))"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "CeluGrad", infer_activation_grad, {}, {}, {}, "(dY, X) -> dY or dY exp(X / alpha)"});
+CBT_REGISTER_SCHEMA(
+    {kCbtDomain, "ThresholdedReluGrad", infer_activation_grad, {}, {}, {}, "(dY, X) -> dY where X > alpha, else 0"});
 
 }  // namespace cbt

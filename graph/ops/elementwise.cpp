@@ -1,6 +1,6 @@
 // Schemas of element-wise arithmetic (Add..Pow, Max, Min, PRelu, Neg, Sqrt, Erf, Exp, Log, Abs,
-// Reciprocal, Identity, Cast, Clip) and their backward ops, including ReduceSumTo, which sums a broadcast gradient back
-// to shape.
+// Reciprocal, Sin, Cos, Floor, Ceil, Round, Sign, Identity, Cast, Clip) and their backward ops, including ReduceSumTo,
+// which sums a broadcast gradient back to shape.
 #include <cmath>
 
 #include "graph/op_schema.h"
@@ -101,6 +101,12 @@ GradFn unary_grad(const char* op, bool use_output) {
     const std::string& saved = use_output ? c.node.outputs[0] : c.node.inputs[0];
     return {c.g.emit1(op, {c.dY[0], saved}, c.node.attrs)};
   };
+}
+
+// Piecewise constant: their derivative is zero wherever it exists, so no gradient flows back
+// through them: Floor, Ceil, Round, Sign (as in PyTorch).
+GradFn zero_grad() {
+  return [](GradContext&) -> std::vector<std::string> { return {""}; };
 }
 
 // (dY, saved) -> dX of dY's type, both the same shape.
@@ -252,6 +258,13 @@ CBT_REGISTER_SCHEMA({"", "Exp", infer_same_float, unary_grad("ExpGrad", true), {
 CBT_REGISTER_SCHEMA({"", "Log", infer_same_float, unary_grad("LogGrad", false), {0}, {}, "natural logarithm"});
 CBT_REGISTER_SCHEMA({"", "Abs", infer_same_float, unary_grad("AbsGrad", false), {0}, {}, "|X| (float)"});
 CBT_REGISTER_SCHEMA({"", "Reciprocal", infer_same_float, unary_grad("ReciprocalGrad", true), {0}, {}, "1 / X"});
+CBT_REGISTER_SCHEMA({"", "Sin", infer_same_float, unary_grad("SinGrad", false), {0}, {}, "sin(X)"});
+CBT_REGISTER_SCHEMA({"", "Cos", infer_same_float, unary_grad("CosGrad", false), {0}, {}, "cos(X)"});
+CBT_REGISTER_SCHEMA({"", "Floor", infer_same_float, zero_grad(), {0}, {}, "floor(X) (float; no gradient flows back)"});
+CBT_REGISTER_SCHEMA({"", "Ceil", infer_same_float, zero_grad(), {0}, {}, "ceil(X) (float; no gradient flows back)"});
+CBT_REGISTER_SCHEMA(
+    {"", "Round", infer_same_float, zero_grad(), {0}, {}, "X rounded, halves to even (float; no gradient flows back)"});
+CBT_REGISTER_SCHEMA({"", "Sign", infer_same_float, zero_grad(), {0}, {}, "-1, 0 or 1 (float; no gradient flows back)"});
 CBT_REGISTER_SCHEMA({"",
                      "Identity",
                      [](const InferContext& ctx) -> std::vector<ValueType> { return {ctx.input(0)}; },
@@ -337,6 +350,8 @@ CBT_REGISTER_SCHEMA({kCbtDomain, "ExpGrad", infer_unary_grad, {}, {}, {}, "(dY, 
 CBT_REGISTER_SCHEMA({kCbtDomain, "LogGrad", infer_unary_grad, {}, {}, {}, "(dY, X) -> dY / X"});
 CBT_REGISTER_SCHEMA({kCbtDomain, "AbsGrad", infer_unary_grad, {}, {}, {}, "(dY, X) -> dY sign(X)"});
 CBT_REGISTER_SCHEMA({kCbtDomain, "ReciprocalGrad", infer_unary_grad, {}, {}, {}, "(dY, Y) -> -dY Y^2"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "SinGrad", infer_unary_grad, {}, {}, {}, "(dY, X) -> dY cos(X)"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "CosGrad", infer_unary_grad, {}, {}, {}, "(dY, X) -> -dY sin(X)"});
 CBT_REGISTER_SCHEMA({kCbtDomain,
                      "ClipGrad",
                      [](const InferContext& ctx) -> std::vector<ValueType> {

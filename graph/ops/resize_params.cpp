@@ -59,18 +59,21 @@ ResizeTarget resize_target(const Shape& in, const std::vector<float>& scales, co
   ResizeTarget t{std::vector<float>(in.size(), 1.0f), in};
   for (size_t k = 0; k < on.size(); ++k) {
     const int64_t d = on[k];
+    CBT_MODEL_CHECK(in[d] > 0, "axis ", d, " of X ", shape_str(in), " is empty");
     if (!scales.empty()) {
       CBT_MODEL_CHECK(scales[k] > 0.0f && std::isfinite(scales[k]), "scale ", scales[k], " of axis ", d,
                       " is not a positive number");
+      const float out = std::floor(static_cast<float>(in[d]) * scales[k]);
+      CBT_MODEL_CHECK(out <= float(int64_t{1} << 40), "scale ", scales[k], " of axis ", d, " makes ", in[d],
+                      " elements ", out);
       t.scales[d] = scales[k];
-      t.out[d] = static_cast<int64_t>(std::floor(static_cast<float>(in[d]) * scales[k]));
+      t.out[d] = static_cast<int64_t>(out);
     } else {
       CBT_MODEL_CHECK(sizes[k] > 0, "size ", sizes[k], " of axis ", d, " is not positive");
       t.out[d] = sizes[k];
       t.scales[d] = static_cast<float>(sizes[k]) / static_cast<float>(in[d]);
     }
-    CBT_MODEL_CHECK(t.out[d] > 0 && in[d] > 0, "axis ", d, " of X ", shape_str(in), " would resize to ", t.out[d],
-                    " elements");
+    CBT_MODEL_CHECK(t.out[d] > 0, "axis ", d, " of X ", shape_str(in), " would resize to ", t.out[d], " elements");
   }
   return t;
 }

@@ -148,8 +148,12 @@ void selu_grad(KernelContext& ctx) {
   });
 }
 // log(1 + e^x) without overflow: x + log(1 + e^-x) for positive x.
+template <class T>
+T softplus_of(T x) {
+  return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+}
 void softplus(KernelContext& ctx) {
-  activation(ctx, [](auto x) { return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)); });
+  activation(ctx, [](auto x) { return softplus_of(x); });
 }
 void softplus_grad(KernelContext& ctx) {
   activation_grad(ctx, [](auto dy, auto x) { return dy * sigmoid(x); });
@@ -187,6 +191,34 @@ void hard_swish_grad(KernelContext& ctx) {
     using T = decltype(x);
     return x <= T(-3) ? T(0) : x >= T(3) ? dy : dy * (x / T(3) + T(0.5));
   });
+}
+void mish(KernelContext& ctx) {
+  activation(ctx, [](auto x) { return x * std::tanh(softplus_of(x)); });
+}
+void mish_grad(KernelContext& ctx) {
+  activation_grad(ctx, [](auto dy, auto x) {
+    const auto t = std::tanh(softplus_of(x));
+    return dy * (t + x * sigmoid(x) * (decltype(x)(1) - t * t));
+  });
+}
+void celu(KernelContext& ctx) {
+  const double alpha = attr(ctx, "alpha", 1.0f);
+  activation(ctx,
+             [alpha](auto x) { return x > 0 ? x : static_cast<decltype(x)>(alpha * std::expm1(double(x) / alpha)); });
+}
+void celu_grad(KernelContext& ctx) {
+  const double alpha = attr(ctx, "alpha", 1.0f);
+  activation_grad(ctx, [alpha](auto dy, auto x) {
+    return x > 0 ? dy : static_cast<decltype(x)>(dy * std::exp(double(x) / alpha));
+  });
+}
+void thresholded_relu(KernelContext& ctx) {
+  const double alpha = attr(ctx, "alpha", 1.0f);
+  activation(ctx, [alpha](auto x) { return double(x) > alpha ? x : decltype(x)(0); });
+}
+void thresholded_relu_grad(KernelContext& ctx) {
+  const double alpha = attr(ctx, "alpha", 1.0f);
+  activation_grad(ctx, [alpha](auto dy, auto x) { return double(x) > alpha ? dy : decltype(dy)(0); });
 }
 
 // The ratio input (opset 12+) wins over the attribute (older opsets; default 0.5).
@@ -257,5 +289,11 @@ CBT_REGISTER_KERNEL(kCbtDomain, "SoftplusGrad", DeviceKind::CPU, softplus_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "SoftsignGrad", DeviceKind::CPU, softsign_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "HardSigmoidGrad", DeviceKind::CPU, hard_sigmoid_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "HardSwishGrad", DeviceKind::CPU, hard_swish_grad);
+CBT_REGISTER_KERNEL("", "Mish", DeviceKind::CPU, mish);
+CBT_REGISTER_KERNEL("", "Celu", DeviceKind::CPU, celu);
+CBT_REGISTER_KERNEL("", "ThresholdedRelu", DeviceKind::CPU, thresholded_relu);
+CBT_REGISTER_KERNEL(kCbtDomain, "MishGrad", DeviceKind::CPU, mish_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "CeluGrad", DeviceKind::CPU, celu_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "ThresholdedReluGrad", DeviceKind::CPU, thresholded_relu_grad);
 
 }  // namespace cbt::cpu

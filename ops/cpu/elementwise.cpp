@@ -111,6 +111,26 @@ void abs_kernel(KernelContext& ctx) {
 void reciprocal(KernelContext& ctx) {
   float_unary(ctx, [](auto v) { return decltype(v)(1) / v; });
 }
+void sin_kernel(KernelContext& ctx) {
+  float_unary(ctx, [](auto v) { return std::sin(v); });
+}
+void cos_kernel(KernelContext& ctx) {
+  float_unary(ctx, [](auto v) { return std::cos(v); });
+}
+void floor_kernel(KernelContext& ctx) {
+  float_unary(ctx, [](auto v) { return std::floor(v); });
+}
+void ceil_kernel(KernelContext& ctx) {
+  float_unary(ctx, [](auto v) { return std::ceil(v); });
+}
+// Halves to even: nearbyint in the default rounding mode.
+void round_kernel(KernelContext& ctx) {
+  float_unary(ctx, [](auto v) { return std::nearbyint(v); });
+}
+// 0 stays 0 (and NaN NaN).
+void sign_kernel(KernelContext& ctx) {
+  float_unary(ctx, [](auto v) { return v > 0 ? decltype(v)(1) : v < 0 ? decltype(v)(-1) : v; });
+}
 
 void identity(KernelContext& ctx) {
   if (ctx.in(0).nbytes()) std::memcpy(ctx.out(0).data(), ctx.in(0).data(), ctx.in(0).nbytes());
@@ -280,6 +300,12 @@ void abs_grad(KernelContext& ctx) {
 void reciprocal_grad(KernelContext& ctx) {
   saved_grad(ctx, [](auto dy, auto y) { return -dy * y * y; });
 }
+void sin_grad(KernelContext& ctx) {
+  saved_grad(ctx, [](auto dy, auto x) { return dy * std::cos(x); });
+}
+void cos_grad(KernelContext& ctx) {
+  saved_grad(ctx, [](auto dy, auto x) { return -dy * std::sin(x); });
+}
 
 void sqrt_grad(KernelContext& ctx) {
   saved_grad(ctx, [](auto dy, auto y) { return dy / (decltype(y)(2) * y); });
@@ -308,6 +334,12 @@ CBT_REGISTER_KERNEL("", "Exp", DeviceKind::CPU, exp_kernel);
 CBT_REGISTER_KERNEL("", "Log", DeviceKind::CPU, log_kernel);
 CBT_REGISTER_KERNEL("", "Abs", DeviceKind::CPU, abs_kernel);
 CBT_REGISTER_KERNEL("", "Reciprocal", DeviceKind::CPU, reciprocal);
+CBT_REGISTER_KERNEL("", "Sin", DeviceKind::CPU, sin_kernel);
+CBT_REGISTER_KERNEL("", "Cos", DeviceKind::CPU, cos_kernel);
+CBT_REGISTER_KERNEL("", "Floor", DeviceKind::CPU, floor_kernel);
+CBT_REGISTER_KERNEL("", "Ceil", DeviceKind::CPU, ceil_kernel);
+CBT_REGISTER_KERNEL("", "Round", DeviceKind::CPU, round_kernel);
+CBT_REGISTER_KERNEL("", "Sign", DeviceKind::CPU, sign_kernel);
 CBT_REGISTER_KERNEL("", "Identity", DeviceKind::CPU, identity);
 CBT_REGISTER_KERNEL("", "Cast", DeviceKind::CPU, cast);
 // The cast kernel converts to whatever type the output was given, so CastLike shares it.
@@ -326,5 +358,7 @@ CBT_REGISTER_KERNEL(kCbtDomain, "ExpGrad", DeviceKind::CPU, exp_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "LogGrad", DeviceKind::CPU, log_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "AbsGrad", DeviceKind::CPU, abs_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "ReciprocalGrad", DeviceKind::CPU, reciprocal_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "SinGrad", DeviceKind::CPU, sin_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "CosGrad", DeviceKind::CPU, cos_grad);
 
 }  // namespace cbt::cpu

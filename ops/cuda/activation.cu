@@ -95,8 +95,9 @@ struct SeluGradOp {
   }
 };
 // log(1 + e^x) without overflow: x + log(1 + e^-x) for positive x.
+__device__ inline float softplus_of(float x) { return x > 0 ? x + log1pf(expf(-x)) : log1pf(expf(x)); }
 struct SoftplusOp {
-  __device__ float operator()(float x) const { return x > 0 ? x + log1pf(expf(-x)) : log1pf(expf(x)); }
+  __device__ float operator()(float x) const { return softplus_of(x); }
 };
 struct SoftplusGradOp {
   __device__ float operator()(float dy, float x) const { return dy * sigmoid(x); }
@@ -193,6 +194,44 @@ void softplus(KernelContext& ctx) { activation(ctx, SoftplusOp{}); }
 void softplus_grad(KernelContext& ctx) { activation_grad(ctx, SoftplusGradOp{}); }
 void softsign(KernelContext& ctx) { activation(ctx, SoftsignOp{}); }
 void softsign_grad(KernelContext& ctx) { activation_grad(ctx, SoftsignGradOp{}); }
+struct MishOp {
+  __device__ float operator()(float x) const { return x * tanhf(softplus_of(x)); }
+};
+struct MishGradOp {
+  __device__ float operator()(float dy, float x) const {
+    const float t = tanhf(softplus_of(x));
+    return dy * (t + x * sigmoid(x) * (1.0f - t * t));
+  }
+};
+struct CeluOp {
+  double alpha;
+  __device__ float operator()(float x) const {
+    return x > 0 ? x : static_cast<float>(alpha * expm1(double(x) / alpha));
+  }
+};
+struct CeluGradOp {
+  double alpha;
+  __device__ float operator()(float dy, float x) const {
+    return x > 0 ? dy : static_cast<float>(dy * exp(double(x) / alpha));
+  }
+};
+struct ThresholdedReluOp {
+  double alpha;
+  __device__ float operator()(float x) const { return double(x) > alpha ? x : 0.0f; }
+};
+struct ThresholdedReluGradOp {
+  double alpha;
+  __device__ float operator()(float dy, float x) const { return double(x) > alpha ? dy : 0.0f; }
+};
+
+void mish(KernelContext& ctx) { activation(ctx, MishOp{}); }
+void mish_grad(KernelContext& ctx) { activation_grad(ctx, MishGradOp{}); }
+void celu(KernelContext& ctx) { activation(ctx, CeluOp{attr(ctx, "alpha", 1.0f)}); }
+void celu_grad(KernelContext& ctx) { activation_grad(ctx, CeluGradOp{attr(ctx, "alpha", 1.0f)}); }
+void thresholded_relu(KernelContext& ctx) { activation(ctx, ThresholdedReluOp{attr(ctx, "alpha", 1.0f)}); }
+void thresholded_relu_grad(KernelContext& ctx) {
+  activation_grad(ctx, ThresholdedReluGradOp{attr(ctx, "alpha", 1.0f)});
+}
 void hard_swish(KernelContext& ctx) { activation(ctx, HardSwishOp{}); }
 void hard_swish_grad(KernelContext& ctx) { activation_grad(ctx, HardSwishGradOp{}); }
 void hard_sigmoid(KernelContext& ctx) {
@@ -303,5 +342,11 @@ CBT_REGISTER_KERNEL(kCbtDomain, "SoftplusGrad", DeviceKind::CUDA, softplus_grad)
 CBT_REGISTER_KERNEL(kCbtDomain, "SoftsignGrad", DeviceKind::CUDA, softsign_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "HardSigmoidGrad", DeviceKind::CUDA, hard_sigmoid_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "HardSwishGrad", DeviceKind::CUDA, hard_swish_grad);
+CBT_REGISTER_KERNEL("", "Mish", DeviceKind::CUDA, mish);
+CBT_REGISTER_KERNEL("", "Celu", DeviceKind::CUDA, celu);
+CBT_REGISTER_KERNEL("", "ThresholdedRelu", DeviceKind::CUDA, thresholded_relu);
+CBT_REGISTER_KERNEL(kCbtDomain, "MishGrad", DeviceKind::CUDA, mish_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "CeluGrad", DeviceKind::CUDA, celu_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "ThresholdedReluGrad", DeviceKind::CUDA, thresholded_relu_grad);
 
 }  // namespace cbt::cuda::ew

@@ -105,6 +105,24 @@ struct AbsOp {
 struct ReciprocalOp {
   __device__ float operator()(float v) const { return 1.0f / v; }
 };
+struct SinOp {
+  __device__ float operator()(float v) const { return sinf(v); }
+};
+struct CosOp {
+  __device__ float operator()(float v) const { return cosf(v); }
+};
+struct FloorOp {
+  __device__ float operator()(float v) const { return floorf(v); }
+};
+struct CeilOp {
+  __device__ float operator()(float v) const { return ceilf(v); }
+};
+struct RoundOp {  // halves to even, as the CPU's nearbyint
+  __device__ float operator()(float v) const { return rintf(v); }
+};
+struct SignOp {
+  __device__ float operator()(float v) const { return v > 0 ? 1.0f : v < 0 ? -1.0f : v; }
+};
 
 template <class D>
 struct CastOp {
@@ -356,6 +374,12 @@ struct AbsGradOp {
 struct ReciprocalGradOp {
   __device__ float operator()(float dy, float y) const { return -dy * y * y; }
 };
+struct SinGradOp {
+  __device__ float operator()(float dy, float x) const { return dy * cosf(x); }
+};
+struct CosGradOp {
+  __device__ float operator()(float dy, float x) const { return -dy * sinf(x); }
+};
 
 // dY and the saved tensor have one shape (the schema checks it).
 template <class Op>
@@ -372,6 +396,8 @@ void exp_grad(KernelContext& ctx) { unary_grad(ctx, ExpGradOp{}); }
 void log_grad(KernelContext& ctx) { unary_grad(ctx, LogGradOp{}); }
 void abs_grad(KernelContext& ctx) { unary_grad(ctx, AbsGradOp{}); }
 void reciprocal_grad(KernelContext& ctx) { unary_grad(ctx, ReciprocalGradOp{}); }
+void sin_grad(KernelContext& ctx) { unary_grad(ctx, SinGradOp{}); }
+void cos_grad(KernelContext& ctx) { unary_grad(ctx, CosGradOp{}); }
 
 }  // namespace
 
@@ -390,6 +416,12 @@ CBT_REGISTER_KERNEL("", "Exp", DeviceKind::CUDA, float_unary<ExpOp>);
 CBT_REGISTER_KERNEL("", "Log", DeviceKind::CUDA, float_unary<LogOp>);
 CBT_REGISTER_KERNEL("", "Abs", DeviceKind::CUDA, float_unary<AbsOp>);
 CBT_REGISTER_KERNEL("", "Reciprocal", DeviceKind::CUDA, float_unary<ReciprocalOp>);
+CBT_REGISTER_KERNEL("", "Sin", DeviceKind::CUDA, float_unary<SinOp>);
+CBT_REGISTER_KERNEL("", "Cos", DeviceKind::CUDA, float_unary<CosOp>);
+CBT_REGISTER_KERNEL("", "Floor", DeviceKind::CUDA, float_unary<FloorOp>);
+CBT_REGISTER_KERNEL("", "Ceil", DeviceKind::CUDA, float_unary<CeilOp>);
+CBT_REGISTER_KERNEL("", "Round", DeviceKind::CUDA, float_unary<RoundOp>);
+CBT_REGISTER_KERNEL("", "Sign", DeviceKind::CUDA, float_unary<SignOp>);
 CBT_REGISTER_KERNEL("", "Identity", DeviceKind::CUDA, identity);
 CBT_REGISTER_KERNEL("", "Cast", DeviceKind::CUDA, cast);
 CBT_REGISTER_KERNEL("", "CastLike", DeviceKind::CUDA, cast);
@@ -407,5 +439,7 @@ CBT_REGISTER_KERNEL(kCbtDomain, "ExpGrad", DeviceKind::CUDA, exp_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "LogGrad", DeviceKind::CUDA, log_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "AbsGrad", DeviceKind::CUDA, abs_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "ReciprocalGrad", DeviceKind::CUDA, reciprocal_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "SinGrad", DeviceKind::CUDA, sin_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "CosGrad", DeviceKind::CUDA, cos_grad);
 
 }  // namespace cbt::cuda::ew

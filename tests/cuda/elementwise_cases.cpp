@@ -187,6 +187,14 @@ std::vector<CudaCase> unary_cases() {
   v.push_back(make_case("Log/positive", make_node("Log", 1, 1), {positive({3, 11}, 71)}, kSum));
   v.push_back(make_case("Abs/both_signs", make_node("Abs", 1, 1), {away_from_zero({4, 9}, 72)}, kElem));
   v.push_back(make_case("Reciprocal/both_signs", make_node("Reciprocal", 1, 1), {away_from_zero({2, 13}, 73)}, kSum));
+  v.push_back(make_case("Sin/wide", make_node("Sin", 1, 1), {rnd({5, 13}, 74, 4.0)}, kSum));
+  v.push_back(make_case("Cos/wide", make_node("Cos", 1, 1), {rnd({3, 17}, 75, 4.0)}, kSum));
+  // Piecewise constant (no gradient): halves, both signs and zeros among the inputs.
+  Tensor halves = rnd({4, 16}, 76, 3.0);
+  for (int64_t i = 0; i < halves.numel(); i += 3) halves.ptr<float>()[i] = std::round(halves.ptr<float>()[i]) + 0.5f;
+  for (int64_t i = 1; i < halves.numel(); i += 7) halves.ptr<float>()[i] = 0.0f;
+  for (const char* op : {"Floor", "Ceil", "Round", "Sign"})
+    v.push_back(forward_case(std::string(op) + "/halves_and_zeros", make_node(op, 1, 1), {halves}, kElem));
   v.push_back(make_case("Identity/float", make_node("Identity", 1, 1), {rnd({2, 3, 5}, 67)}, kElem));
   v.push_back(forward_case("Identity/int64", make_node("Identity", 1, 1), {ints({4}, -9, 9, 68)}, kElem));
 
@@ -264,6 +272,14 @@ std::vector<CudaCase> activation_cases() {
   hs.set("beta", 0.5f);
   v.push_back(make_case("HardSigmoid/alpha_beta", make_node("HardSigmoid", 1, 1, hs), {rnd({1, 41}, 121, 6.0)}, kSum));
   v.push_back(make_case("HardSwish/odd", make_node("HardSwish", 1, 1), {rnd({2, 8, 5}, 122, 4.0)}, kSum));
+  v.push_back(make_case("Mish/wide_range", make_node("Mish", 1, 1), {rnd({6, 11}, 123, 6.0)}, kSum));
+  v.push_back(make_case("Celu/default", make_node("Celu", 1, 1), {rnd({4, 9}, 124, 3.0)}, kSum));
+  v.push_back(
+      make_case("Celu/alpha_0.4", make_node("Celu", 1, 1, attr_f("alpha", 0.4f)), {rnd({2, 3, 7}, 125, 2.0)}, kSum));
+  v.push_back(
+      make_case("ThresholdedRelu/default", make_node("ThresholdedRelu", 1, 1), {rnd({5, 13}, 126, 3.0)}, kElem));
+  v.push_back(make_case("ThresholdedRelu/alpha_-0.5", make_node("ThresholdedRelu", 1, 1, attr_f("alpha", -0.5f)),
+                        {rnd({3, 19}, 127, 2.0)}, kElem));
   return v;
 }
 

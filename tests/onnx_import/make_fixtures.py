@@ -225,6 +225,36 @@ def resize_model():
     np.save(os.path.join(HERE, "resize.output.npy"), sess.run(None, {"x": x})[0])
 
 
+def unary_model():
+    """Sin, Cos, Floor, Ceil, Round, Sign, Mish, Celu, ThresholdedRelu and ArgMax/ArgMin (cast to
+    float) of one input x (N, 12), concatenated; the input holds exact halves for Round. The
+    input and onnxruntime's output are saved beside it (`unary.input.npy`, `.output.npy`)."""
+    import onnxruntime as ort
+    rng = np.random.default_rng(2029)
+    n = helper.make_node
+    ops = [("Sin", {}), ("Cos", {}), ("Floor", {}), ("Ceil", {}), ("Round", {}), ("Sign", {}),
+           ("Mish", {}), ("Celu", {"alpha": 0.6}), ("ThresholdedRelu", {"alpha": 0.4})]
+    nodes = [n(op, ["x"], [f"y{k}"], **a) for k, (op, a) in enumerate(ops)]
+    outs = [f"y{k}" for k in range(len(ops))]
+    for k, (op, a) in enumerate([("ArgMax", {"axis": 1}), ("ArgMin", {"axis": 1, "select_last_index": 1})]):
+        nodes.append(n(op, ["x"], [f"i{k}"], **a))
+        nodes.append(n("Cast", [f"i{k}"], [f"c{k}"], to=TensorProto.FLOAT))
+        outs.append(f"c{k}")
+    nodes.append(n("Concat", outs, ["y"], axis=1))
+    g = helper.make_graph(nodes, "unary",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 12])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", None])])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    onnx.checker.check_model(model)
+    save(model, "unary.onnx")
+    x = rng.normal(0, 2.0, (4, 12)).astype(np.float32)
+    x[0, :6] = [-2.5, -1.5, -0.5, 0.5, 1.5, 0.0]
+    x[1, :4] = [3.0, 3.0, -3.0, -3.0]  # ties for ArgMax and ArgMin
+    sess = ort.InferenceSession(os.path.join(HERE, "unary.onnx"), providers=["CPUExecutionProvider"])
+    np.save(os.path.join(HERE, "unary.input.npy"), x)
+    np.save(os.path.join(HERE, "unary.output.npy"), sess.run(None, {"x": x})[0])
+
+
 if __name__ == "__main__":
     os.makedirs(HERE, exist_ok=True)
     attrs_model()
@@ -233,3 +263,4 @@ if __name__ == "__main__":
     activations_model()
     norms_model()
     resize_model()
+    unary_model()

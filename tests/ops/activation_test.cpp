@@ -61,6 +61,12 @@ std::vector<Act> activations() {
       {"HardSigmoid", attr_fs({{"alpha", 0.25f}, {"beta", 0.375f}}),
        [](double x) { return std::max(0.0, std::min(1.0, 0.25 * x + 0.375)); }},
       {"HardSwish", {}, [](double x) { return x * std::max(0.0, std::min(1.0, x / 6 + 0.5)); }},
+      {"Mish", {}, [](double x) { return x * std::tanh(std::log1p(std::exp(x))); }},
+      {"Celu", {}, [](double x) { return std::max(0.0, x) + std::min(0.0, std::exp(x) - 1); }},
+      {"Celu", attr_f("alpha", 0.5f),
+       [](double x) { return std::max(0.0, x) + std::min(0.0, 0.5 * (std::exp(x / 0.5) - 1)); }},
+      {"ThresholdedRelu", {}, [](double x) { return x > 1.0 ? x : 0.0; }},
+      {"ThresholdedRelu", attr_f("alpha", -0.75f), [](double x) { return x > -0.75 ? x : 0.0; }},
   };
 }
 

@@ -210,7 +210,9 @@ TEST(ElementwiseTest, UnaryGradients) {
     for (auto [op, x] : {std::pair<const char*, Tensor>{"Exp", random_tensor(DType::Float64, s, 5, 2.0)},
                          {"Log", positive(s, 6)},
                          {"Abs", away_from_zero(s, 7)},
-                         {"Reciprocal", away_from_zero(s, 8)}}) {
+                         {"Reciprocal", away_from_zero(s, 8)},
+                         {"Sin", random_tensor(DType::Float64, s, 9, 3.0)},
+                         {"Cos", random_tensor(DType::Float64, s, 10, 3.0)}}) {
       auto r = grad_check(make_node(op, 1, 1), {x});
       EXPECT_TRUE(r.ok) << op << " " << shape_str(s) << "\n" << r.report;
     }
@@ -333,13 +335,53 @@ TEST(ElementwiseTest, ReduceSumToMatchesNaive) {
   }
 }
 
+TEST(ElementwiseTest, SinCosRoundingAndSign) {
+  const std::vector<double> v{-2.5, -1.5, -0.5, -0.25, 0.0, 0.25, 0.5, 1.5, 2.5, 3.7, -3.7};
+  for (DType t : {DType::Float32, DType::Float64}) {
+    Tensor x = cast_float(Tensor::from_f32(std::vector<float>(v.begin(), v.end()), {11}), t);
+    auto y = [&](const char* op) { return run_node(make_node(op, 1, 1), {x})[0]; };
+    Tensor fl = y("Floor"), ce = y("Ceil"), ro = y("Round"), sg = y("Sign"), si = y("Sin"), co = y("Cos");
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const double a = v[i];
+      EXPECT_EQ(fl.at_f64(i), std::floor(a)) << a;
+      EXPECT_EQ(ce.at_f64(i), std::ceil(a)) << a;
+      EXPECT_EQ(sg.at_f64(i), a > 0 ? 1.0 : a < 0 ? -1.0 : 0.0) << a;
+      EXPECT_NEAR(si.at_f64(i), std::sin(a), 1e-6) << a;
+      EXPECT_NEAR(co.at_f64(i), std::cos(a), 1e-6) << a;
+    }
+    // Halves go to the even neighbour (ONNX Round), not away from zero.
+    const double rounded[] = {-2, -2, -0.0, -0.0, 0, 0, 0, 2, 2, 4, -4};
+    for (int64_t i = 0; i < x.numel(); ++i) EXPECT_EQ(ro.at_f64(i), rounded[i]) << v[i];
+  }
+  // No gradient flows back through the piecewise-constant ones.
+  for (const char* op : {"Floor", "Ceil", "Round", "Sign"}) {
+    Node n = make_node(op, 1, 1);
+    struct NoEmit : GradEmitter {
+      std::vector<std::string> emit(const std::string&, const std::string&, std::vector<std::string>, size_t,
+                                    Attributes, const std::string&) override {
+        ADD_FAILURE() << "emitted a node";
+        return {};
+      }
+      const ValueType& type(const std::string&) const override {
+        static ValueType t;
+        return t;
+      }
+      std::string fresh(const std::string& h) override { return h; }
+    } em;
+    GradContext c{n, {"dY"}, {true}, em};
+    auto d = find_schema("", op)->grad(c);
+    ASSERT_EQ(d.size(), 1u) << op;
+    EXPECT_TRUE(d[0].empty()) << op;
+  }
+}
+
 TEST(ElementwiseTest, ShapeInferenceFailures) {
   Tensor f23 = random_tensor(DType::Float32, {2, 3}, 1);
   EXPECT_THROW(infer_node(make_node("Add", 2, 1), {f23, random_tensor(DType::Float32, {4}, 1)}, 17), ModelError);
   EXPECT_THROW(infer_node(make_node("Mul", 2, 1), {f23, Tensor::from_i64({1}, {1})}, 17), ModelError);
   EXPECT_THROW(infer_node(make_node("Pow", 2, 1), {Tensor::from_i64({2}, {1}), f23}, 17), ModelError);
   EXPECT_THROW(infer_node(make_node("Sqrt", 1, 1), {Tensor::from_i64({2}, {1})}, 17), ModelError);
-  for (const char* op : {"Exp", "Log", "Abs", "Reciprocal"})
+  for (const char* op : {"Exp", "Log", "Abs", "Reciprocal", "Sin", "Cos", "Floor", "Ceil", "Round", "Sign"})
     EXPECT_THROW(infer_node(make_node(op, 1, 1), {Tensor::from_i64({2}, {1})}, 17), ModelError) << op;
   EXPECT_THROW(infer_node(make_node("Cast", 1, 1), {f23}, 17), ModelError);
   EXPECT_THROW(infer_node(make_node("Cast", 1, 1, cast_to(8)), {f23}, 17), ModelError);

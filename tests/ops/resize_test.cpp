@@ -133,6 +133,7 @@ TEST(ResizeTest, ShapeInferenceTakesScalesSizesAndAxesAndNamesWhatItRefuses) {
       has(infer_error(make_node("Resize", 3, 1), {x, Tensor(), scales({1, 1, -2, 2})}, 13), "not a positive number"));
   EXPECT_TRUE(
       has(infer_error(make_node("Resize", 3, 1), {x, Tensor(), scales({2, 1, 1, 1})}, 13), "only the last three axes"));
+  EXPECT_TRUE(has(infer_error(make_node("Resize", 3, 1), {x, Tensor(), scales({1, 1, 1e30f, 1})}, 13), "makes 7"));
   EXPECT_TRUE(has(infer_error(make_node("Resize", 2, 1), {x, scales({1, 1, 2, 2})}, 10), "before opset 11"));
 }
 

@@ -397,6 +397,12 @@ TEST(Cli, ResizeModesMatchOnnxruntime) {
   expect_matches_onnxruntime(test::source_path("tests/onnx_import/data/resize"), test::temp_dir("resize"));
 }
 
+// Sin, Cos, Floor, Ceil, Round (halves to even), Sign, Mish, Celu, ThresholdedRelu, ArgMax and
+// ArgMin (ties, select_last_index) agree with onnxruntime.
+TEST(Cli, UnaryOpsMatchOnnxruntime) {
+  expect_matches_onnxruntime(test::source_path("tests/onnx_import/data/unary"), test::temp_dir("unary"));
+}
+
 TEST(Cli, TrainWritesModelAndMetrics) {
   fs::path data = test::make_tiny_dataset("train");
   fs::path d = test::temp_dir("train_out");

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Session 32, call 1 (one H200): a CUDA build, then cbt_tests_cuda whole (the new kernels of
-# InstanceNormalization, GroupNormalization, ArgMax/ArgMin and Resize against the CPU's among
+# InstanceNormalization, GroupNormalization, ArgMax/ArgMin, Resize, Sin, Cos, Floor, Ceil, Round,
+# Sign, Mish, Celu and ThresholdedRelu against the CPU's among
 # its cases), the new cases listed by name, and the fixtures' CLI tests on the GPU.
 set -uo pipefail
 OUT=${OUT:?}
@@ -15,11 +16,11 @@ echo "== cbt_tests_cuda from $((SECONDS-T0)) s"
 timeout 420 ./build-gpu/tests/cbt_tests_cuda > $OUT/cuda_tests.txt 2>&1
 echo "cbt_tests_cuda rc $? after $((SECONDS-T0)) s"
 grep -E "^\[  (PASSED|FAILED|SKIPPED) " $OUT/cuda_tests.txt | head -20
-grep -E "(InstanceNormalization|GroupNormalization|ArgMax|ArgMin|Resize)_" $OUT/cuda_tests.txt | grep -E "OK|FAILED" > $OUT/new_cases.txt
+grep -E "(InstanceNormalization|GroupNormalization|ArgMax|ArgMin|Resize|Sin|Cos|Floor|Ceil|Round|Sign|Mish|Celu|ThresholdedRelu)_" $OUT/cuda_tests.txt | grep -E "OK|FAILED" > $OUT/new_cases.txt
 echo "$(grep -c OK $OUT/new_cases.txt) OK, $(grep -c FAILED $OUT/new_cases.txt) FAILED"; grep FAILED $OUT/new_cases.txt | head
-echo "== ops"; ./build-gpu/tools/cbtrain ops | grep -cE "^\| [A-Z]" ; ./build-gpu/tools/cbtrain ops | grep -E "Resize|GroupNorm|InstanceNorm|ArgM"
+echo "== ops"; ./build-gpu/tools/cbtrain ops | grep -cE "^\| [A-Z]" ; ./build-gpu/tools/cbtrain ops | grep -E "Resize|GroupNorm|InstanceNorm|ArgM|Sin|Cos|Floor|Ceil|Round|Sign|Mish|Celu|Thresholded"
 echo "== the fixture models on the GPU"
-for m in norms resize; do
+for m in norms resize unary; do
   ./build-gpu/tools/cbtrain infer tests/onnx_import/data/$m.onnx --device cuda --input tests/onnx_import/data/$m.input.npy --output $OUT/$m.gpu.npy 2>&1 | tail -1
   python3 -c "import numpy as np,sys; a=np.load('$OUT/$m.gpu.npy'); b=np.load('tests/onnx_import/data/$m.output.npy'); print('$m max |gpu - onnxruntime|', float(np.abs(a-b).max()))"
 done
