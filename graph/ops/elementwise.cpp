@@ -1,4 +1,4 @@
-// Schemas of element-wise arithmetic (Add..Pow, Max, Min, PRelu, Neg, Sqrt, Erf, Exp, Log, Abs,
+// Schemas of element-wise arithmetic (Add..Pow, Sum, Mean, Max, Min, PRelu, Neg, Sqrt, Erf, Exp, Log, Abs,
 // Reciprocal, Sin, Cos, Floor, Ceil, Round, Sign, Identity, Cast, Clip) and their backward ops, including ReduceSumTo,
 // which sums a broadcast gradient back to shape.
 #include <cmath>
@@ -39,6 +39,28 @@ std::vector<ValueType> infer_binary(const InferContext& ctx) {
 
 std::vector<ValueType> infer_same_float(const InferContext& ctx) { return {float_input(ctx, 0)}; }
 
+// Sum and Mean: one to kVariadicInputs float inputs of one type, numpy-broadcast together;
+// a gradient flows to each (diff_inputs lists them all).
+constexpr int kVariadicInputs = 16;
+std::vector<int> every_variadic_input() {
+  std::vector<int> v(kVariadicInputs);
+  for (int i = 0; i < kVariadicInputs; ++i) v[i] = i;
+  return v;
+}
+std::vector<ValueType> infer_variadic(const InferContext& ctx) {
+  if (ctx.num_inputs() == 0) ctx.fail("expects at least one input");
+  if (ctx.num_inputs() > kVariadicInputs)
+    ctx.fail("takes at most " + std::to_string(kVariadicInputs) + " inputs, got " + std::to_string(ctx.num_inputs()));
+  ValueType out = float_input(ctx, 0);
+  for (size_t i = 1; i < ctx.num_inputs(); ++i) {
+    const ValueType& x = float_input(ctx, i);
+    if (x.dtype != out.dtype)
+      ctx.fail(std::string("input types differ: ") + dtype_name(out.dtype) + " vs " + dtype_name(x.dtype));
+    out.shape = broadcast_or_fail(ctx, out.shape, x.shape);
+  }
+  return {out};
+}
+
 // The gradient dY of a broadcast result, summed back to the shape of input `i`.
 std::string reduce_to(GradContext& c, const std::string& dy, size_t i) {
   const Shape& target = c.g.type(c.node.inputs[i]).shape;
@@ -46,6 +68,24 @@ std::string reduce_to(GradContext& c, const std::string& dy, size_t i) {
   Attributes a;
   a.set("shape", target);
   return c.g.emit1("ReduceSumTo", {dy}, a, "reduce_to");
+}
+
+// Sum's gradient is dY summed back to each input's shape; Mean's is that divided by the count.
+std::vector<std::string> grad_variadic(GradContext& c, bool mean) {
+  std::vector<std::string> d(c.node.inputs.size());
+  if (c.dY[0].empty()) return d;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (!c.wants[i]) continue;
+    if (!mean) {
+      d[i] = reduce_to(c, c.dY[0], i);
+      continue;
+    }
+    Attributes a;
+    a.set("shape", c.g.type(c.node.inputs[i]).shape);
+    a.set("scale", 1.0f / static_cast<float>(d.size()));
+    d[i] = c.g.emit1("ReduceSumTo", {c.dY[0]}, a, "mean_grad");
+  }
+  return d;
 }
 
 std::string neg(GradContext& c, const std::string& v) { return c.g.emit("Neg", "", {v}, 1, {}, "neg")[0]; }
@@ -208,6 +248,20 @@ CBT_REGISTER_SCHEMA({"",
                      {0, 1},
                      {},
                      "A ^ B with numpy broadcasting (float base)"});
+CBT_REGISTER_SCHEMA({"",
+                     "Sum",
+                     infer_variadic,
+                     [](GradContext& c) { return grad_variadic(c, false); },
+                     every_variadic_input(),
+                     {},
+                     "sum of one or more inputs with numpy broadcasting (float)"});
+CBT_REGISTER_SCHEMA({"",
+                     "Mean",
+                     infer_variadic,
+                     [](GradContext& c) { return grad_variadic(c, true); },
+                     every_variadic_input(),
+                     {},
+                     "mean of one or more inputs with numpy broadcasting (float)"});
 // Two inputs only: ONNX allows any number, exporters write two (torch.maximum, clamp by a tensor).
 CBT_REGISTER_SCHEMA({"",
                      "Max",
@@ -323,6 +377,7 @@ CBT_REGISTER_SCHEMA(
      {},
      "clamp to [min, max] (attributes before opset 11, inputs after)"});
 
+// ReduceSumTo's optional attribute scale multiplies the sum (Mean's gradient).
 CBT_REGISTER_SCHEMA({kCbtDomain,
                      "ReduceSumTo",
                      [](const InferContext& ctx) -> std::vector<ValueType> {

@@ -199,8 +199,28 @@ void clip_grad(KernelContext& ctx) {
 }
 
 void reduce_sum_to_kernel(KernelContext& ctx) {
+  const double scale = ctx.node.attrs.get_float("scale", 1.0f);
   dispatch_arith(ctx.in(0).dtype(), [&]<class T>() {
-    reduce_sum_to(ctx.in(0).ptr<T>(), ctx.in(0).shape(), ctx.out(0).ptr<T>(), ctx.out(0).shape(), T(1));
+    reduce_sum_to(ctx.in(0).ptr<T>(), ctx.in(0).shape(), ctx.out(0).ptr<T>(), ctx.out(0).shape(),
+                  static_cast<T>(scale));
+  });
+}
+
+// Sum and Mean: the first input broadcast to Y, each further one added in place; Mean then
+// divides by the count.
+template <bool Mean>
+void variadic_sum(KernelContext& ctx) {
+  Tensor& y = ctx.out(0);
+  dispatch_float(y.dtype(), [&]<class T>() {
+    T* py = y.ptr<T>();
+    broadcast_to(ctx.in(0).ptr<T>(), ctx.in(0).shape(), py, y.shape(), T(1));
+    for (size_t k = 1; k < ctx.inputs.size(); ++k)
+      binary_broadcast(py, y.shape(), ctx.in(k).ptr<T>(), ctx.in(k).shape(), py, y.shape(),
+                       [](T a, T b) { return a + b; });
+    if (Mean) {
+      const T n = static_cast<T>(ctx.inputs.size());
+      unary_map(py, py, y.numel(), [n](T v) { return v / n; });
+    }
   });
 }
 
@@ -324,6 +344,8 @@ CBT_REGISTER_KERNEL("", "Sub", DeviceKind::CPU, sub);
 CBT_REGISTER_KERNEL("", "Mul", DeviceKind::CPU, mul);
 CBT_REGISTER_KERNEL("", "Div", DeviceKind::CPU, div);
 CBT_REGISTER_KERNEL("", "Pow", DeviceKind::CPU, pow);
+CBT_REGISTER_KERNEL("", "Sum", DeviceKind::CPU, variadic_sum<false>);
+CBT_REGISTER_KERNEL("", "Mean", DeviceKind::CPU, variadic_sum<true>);
 CBT_REGISTER_KERNEL("", "Max", DeviceKind::CPU, max_kernel);
 CBT_REGISTER_KERNEL("", "Min", DeviceKind::CPU, min_kernel);
 CBT_REGISTER_KERNEL("", "PRelu", DeviceKind::CPU, prelu);

@@ -114,7 +114,7 @@ void global_max_pool_grad(KernelContext& ctx) {
 template <bool Max>
 void arg_extreme(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
-  const ArgAxis a(x.shape(), ctx.node.attrs.get_int("axis", 0));
+  const AxisView a(x.shape(), ctx.node.attrs.get_int("axis", 0));
   const bool last = ctx.node.attrs.get_int("select_last_index", 0) != 0;
   int64_t* y = ctx.out(0).ptr<int64_t>();
   dispatch_arith(x.dtype(), [&]<class T>() {

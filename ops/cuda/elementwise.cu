@@ -277,9 +277,38 @@ void clip_grad(KernelContext& ctx) {
 void reduce_sum_to_kernel(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
   Scratch ws(cc);
+  const double scale = ctx.node.attrs.get_float("scale", 1.0f);
   dispatch_arith(ctx, ctx.in(0).dtype(), [&]<class T>() {
-    sum_to(cc.stream, ws, ctx.in(0).ptr<T>(), ctx.in(0).shape(), ctx.out(0).ptr<T>(), ctx.out(0).shape(), T(1));
+    sum_to(cc.stream, ws, ctx.in(0).ptr<T>(), ctx.in(0).shape(), ctx.out(0).ptr<T>(), ctx.out(0).shape(),
+           static_cast<T>(scale));
   });
+}
+
+struct FirstOp {
+  __device__ float operator()(float a, float) const { return a; }
+};
+struct DivideByOp {
+  float n;
+  __device__ float operator()(float a, float) const { return a / n; }
+};
+
+// Sum and Mean, as on the CPU: the first input broadcast to Y, each further one added in
+// place; Mean then divides by the count.
+template <bool Mean>
+void variadic_sum(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  Tensor& y = ctx.out(0);
+  for (const Tensor& t : ctx.inputs) require_f32(ctx, t);
+  float* py = y.ptr<float>();
+  const Shape& ys = y.shape();
+  binary_map(cc.stream, ctx.in(0).ptr<float>(), ctx.in(0).shape(), ctx.in(0).ptr<float>(), ctx.in(0).shape(), py, ys,
+             FirstOp{});
+  for (size_t k = 1; k < ctx.inputs.size(); ++k)
+    binary_map(cc.stream, static_cast<const float*>(py), ys, ctx.in(k).ptr<float>(), ctx.in(k).shape(), py, ys,
+               AddOp{});
+  if (Mean)
+    binary_map(cc.stream, static_cast<const float*>(py), ys, static_cast<const float*>(py), ys, py, ys,
+               DivideByOp{static_cast<float>(ctx.inputs.size())});
 }
 
 struct DivGradOp {
@@ -406,6 +435,8 @@ CBT_REGISTER_KERNEL("", "Sub", DeviceKind::CUDA, binary<SubOp>);
 CBT_REGISTER_KERNEL("", "Mul", DeviceKind::CUDA, binary<MulOp>);
 CBT_REGISTER_KERNEL("", "Div", DeviceKind::CUDA, binary<DivOp>);
 CBT_REGISTER_KERNEL("", "Pow", DeviceKind::CUDA, pow_kernel);
+CBT_REGISTER_KERNEL("", "Sum", DeviceKind::CUDA, variadic_sum<false>);
+CBT_REGISTER_KERNEL("", "Mean", DeviceKind::CUDA, variadic_sum<true>);
 CBT_REGISTER_KERNEL("", "Max", DeviceKind::CUDA, binary<MaximumOp>);
 CBT_REGISTER_KERNEL("", "Min", DeviceKind::CUDA, binary<MinimumOp>);
 CBT_REGISTER_KERNEL("", "PRelu", DeviceKind::CUDA, binary<PReluOp>);

@@ -251,7 +251,7 @@ void global_max_pool_grad(KernelContext& ctx) {
 }
 
 template <bool Max, class T>
-__global__ void arg_extreme_kernel(const T* x, int64_t* y, ArgAxis a, bool last) {
+__global__ void arg_extreme_kernel(const T* x, int64_t* y, AxisView a, bool last) {
   CBT_GRID_STRIDE_LOOP(k, a.outer * a.inner) { y[k] = arg_extreme_at<Max>(x, a, k / a.inner, k % a.inner, last); }
 }
 
@@ -259,7 +259,7 @@ template <bool Max>
 void arg_extreme(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
   const Tensor& x = ctx.in(0);
-  const ArgAxis a(x.shape(), ctx.node.attrs.get_int("axis", 0));
+  const AxisView a(x.shape(), ctx.node.attrs.get_int("axis", 0));
   const bool last = ctx.node.attrs.get_int("select_last_index", 0) != 0;
   const int64_t n = a.outer * a.inner;
   if (n == 0) return;

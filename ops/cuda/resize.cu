@@ -1,35 +1,19 @@
 // Resize and ResizeGrad CUDA kernels, one thread an output element (forward) or an input
 // element (backward, gathering the outputs that read it: deterministic); the sampling is
 // graph/ops/resize_params.h's, as on the CPU (ops/cpu/resize.cpp, the specification).
-#include <memory>
 #include <vector>
 
 #include "graph/ops/resize_params.h"
 #include "ops/cuda/dense_util.cuh"
+#include "ops/cuda/host_input.h"
 
 namespace cbt::cuda {
 namespace {
 
-// The scales input's values on the host (empty when not given). A device copy is read once,
-// then kept in the node's state: reading it stalls the stream.
-std::vector<float> host_scales(KernelContext& ctx) {
-  if (!ctx.has_in(2) || ctx.in(2).numel() == 0) return {};
-  const Tensor& s = ctx.in(2);
-  CBT_CHECK(s.dtype() == DType::Float32, "scales must be float32");
-  if (s.device().is_cpu()) return {s.ptr<float>(), s.ptr<float>() + s.numel()};
-  if (ctx.state && *ctx.state) return *static_cast<std::vector<float>*>(ctx.state->get());
-  auto& cc = context_of(ctx.device_ctx);
-  std::vector<float> host(s.numel());
-  CBT_CUDA_CHECK(cudaMemcpyAsync(host.data(), s.data(), s.nbytes(), cudaMemcpyDeviceToHost, cc.stream));
-  CBT_CUDA_CHECK(cudaStreamSynchronize(cc.stream));
-  if (ctx.state) *ctx.state = std::make_shared<std::vector<float>>(host);
-  return host;
-}
-
 // X's shape `in` resampled to `out` (the inferred output shape, which sizes determine when
 // they are given).
 ResizeGeom geom_of(KernelContext& ctx, const Shape& in, const Shape& out) {
-  std::vector<float> scales = host_scales(ctx);
+  std::vector<float> scales = host_input<float>(ctx, 2);
   std::vector<int64_t> axes = ctx.node.attrs.get_ints("axes"), sizes;
   if (scales.empty()) sizes.assign(out.begin(), out.end()), axes.clear();
   return resize_geom(in, resize_target(in, scales, sizes, axes), parse_resize_mode(ctx.node.attrs));

@@ -187,6 +187,11 @@ std::vector<CudaCase> unary_cases() {
   v.push_back(make_case("Log/positive", make_node("Log", 1, 1), {positive({3, 11}, 71)}, kSum));
   v.push_back(make_case("Abs/both_signs", make_node("Abs", 1, 1), {away_from_zero({4, 9}, 72)}, kElem));
   v.push_back(make_case("Reciprocal/both_signs", make_node("Reciprocal", 1, 1), {away_from_zero({2, 13}, 73)}, kSum));
+  v.push_back(make_case("Sum/three_broadcast", make_node("Sum", 3, 1),
+                        {rnd({2, 3, 4}, 77), rnd({3, 1}, 78), rnd({4}, 79)}, kSum));
+  v.push_back(make_case("Mean/three_broadcast_first", make_node("Mean", 3, 1),
+                        {rnd({4}, 80), rnd({2, 3, 4}, 81), rnd({3, 1}, 82)}, kSum));
+  v.push_back(make_case("Sum/one_input", make_node("Sum", 1, 1), {rnd({5, 6}, 83)}, kElem));
   v.push_back(make_case("Sin/wide", make_node("Sin", 1, 1), {rnd({5, 13}, 74, 4.0)}, kSum));
   v.push_back(make_case("Cos/wide", make_node("Cos", 1, 1), {rnd({3, 17}, 75, 4.0)}, kSum));
   // Piecewise constant (no gradient): halves, both signs and zeros among the inputs.

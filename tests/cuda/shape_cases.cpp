@@ -333,6 +333,24 @@ std::vector<CudaCase> resize_cases() {
   return v;
 }
 
+// CumSum (one thread a line) and Trilu (ops/cuda/cumsum_trilu.cu); their gradients are
+// themselves.
+std::vector<CudaCase> cumsum_trilu_cases() {
+  std::vector<CudaCase> v;
+  for (int64_t exclusive = 0; exclusive < 2; ++exclusive)
+    for (int64_t reverse = 0; reverse < 2; ++reverse)
+      v.push_back(summing("CumSum/axis1_excl" + std::to_string(exclusive) + "_rev" + std::to_string(reverse),
+                          make_node("CumSum", 2, 1, attrs({{"exclusive", exclusive}, {"reverse", reverse}})),
+                          {f32({3, 37, 5}, 180 + exclusive * 2 + reverse), i64_scalar(1)}, 14));
+  v.push_back(
+      exact_fwd("CumSum/int64_last_axis", make_node("CumSum", 2, 1), {i64_data({4, 9}, 185), i64_scalar(-1)}, 14));
+  v.push_back(exact("Trilu/upper_k1", make_node("Trilu", 2, 1), {f32({2, 5, 7}, 186), i64_scalar(1)}, 14));
+  v.push_back(exact("Trilu/lower_k-2", make_node("Trilu", 2, 1, attrs({{"upper", int64_t{0}}})),
+                    {f32({3, 6, 4}, 187), i64_scalar(-2)}, 14));
+  v.push_back(omit(exact("Trilu/upper_no_k", make_node("Trilu", 2, 1), {f32({8, 8}, 188), i64_scalar(0)}, 14), 1));
+  return v;
+}
+
 CBT_CUDA_CASES(view_cases);
 CBT_CUDA_CASES(transpose_cases);
 CBT_CUDA_CASES(concat_split_cases);
@@ -343,6 +361,7 @@ CBT_CUDA_CASES(gather_cases);
 CBT_CUDA_CASES(generator_cases);
 CBT_CUDA_CASES(select_cases);
 CBT_CUDA_CASES(resize_cases);
+CBT_CUDA_CASES(cumsum_trilu_cases);
 
 }  // namespace
 }  // namespace cbt::test

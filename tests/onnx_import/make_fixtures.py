@@ -227,23 +227,36 @@ def resize_model():
 
 def unary_model():
     """Sin, Cos, Floor, Ceil, Round, Sign, Mish, Celu, ThresholdedRelu and ArgMax/ArgMin (cast to
-    float) of one input x (N, 12), concatenated; the input holds exact halves for Round. The
-    input and onnxruntime's output are saved beside it (`unary.input.npy`, `.output.npy`)."""
+    float), CumSum (exclusive, reverse) and Trilu (lower, k = 2) of one input x (N, 12), Sum and
+    Mean of three inputs (one broadcast), concatenated;
+    the input holds exact halves for Round. The input and onnxruntime's output are saved
+    beside it (`unary.input.npy`, `.output.npy`)."""
     import onnxruntime as ort
     rng = np.random.default_rng(2029)
     n = helper.make_node
     ops = [("Sin", {}), ("Cos", {}), ("Floor", {}), ("Ceil", {}), ("Round", {}), ("Sign", {}),
            ("Mish", {}), ("Celu", {"alpha": 0.6}), ("ThresholdedRelu", {"alpha": 0.4})]
     nodes = [n(op, ["x"], [f"y{k}"], **a) for k, (op, a) in enumerate(ops)]
+    init_ints = []
     outs = [f"y{k}" for k in range(len(ops))]
     for k, (op, a) in enumerate([("ArgMax", {"axis": 1}), ("ArgMin", {"axis": 1, "select_last_index": 1})]):
         nodes.append(n(op, ["x"], [f"i{k}"], **a))
         nodes.append(n("Cast", [f"i{k}"], [f"c{k}"], to=TensorProto.FLOAT))
         outs.append(f"c{k}")
+    for name, value in [("axis1", 1), ("k2", 2)]:
+        init_ints.append(numpy_helper.from_array(np.array(value, np.int64), name))
+    nodes.append(n("CumSum", ["x", "axis1"], ["cumsum"], exclusive=1, reverse=1))
+    nodes.append(n("Trilu", ["x", "k2"], ["lower"], upper=0))
+    outs += ["cumsum", "lower"]
+    row = numpy_helper.from_array(rng.normal(0, 1.0, (12,)).astype(np.float32), "row")
+    nodes.append(n("Sum", ["x", "y0", "row"], ["sum3"]))
+    nodes.append(n("Mean", ["x", "y1", "row"], ["mean3"]))
+    outs += ["sum3", "mean3"]
     nodes.append(n("Concat", outs, ["y"], axis=1))
     g = helper.make_graph(nodes, "unary",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 12])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", None])])
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", None])],
+                          initializer=[row] + init_ints)
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
     onnx.checker.check_model(model)
     save(model, "unary.onnx")

@@ -375,6 +375,36 @@ TEST(ElementwiseTest, SinCosRoundingAndSign) {
   }
 }
 
+TEST(ElementwiseTest, SumAndMeanOfManyInputsBroadcast) {
+  Tensor a = random_tensor(DType::Float64, {2, 3, 4}, 51), b = random_tensor(DType::Float64, {3, 1}, 52),
+         c = random_tensor(DType::Float64, {4}, 53);
+  Tensor s = run_node(make_node("Sum", 3, 1), {a, b, c})[0], m = run_node(make_node("Mean", 3, 1), {a, b, c})[0];
+  ASSERT_EQ(s.shape(), (Shape{2, 3, 4}));
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 3; ++j)
+      for (int64_t k = 0; k < 4; ++k) {
+        const int64_t o = (i * 3 + j) * 4 + k;
+        const double want = a.at_f64(o) + b.at_f64(j) + c.at_f64(k);
+        EXPECT_DOUBLE_EQ(s.at_f64(o), want);
+        EXPECT_DOUBLE_EQ(m.at_f64(o), want / 3);
+      }
+  // One input: a copy (Sum) and itself (Mean); a broadcast first input grows to the output.
+  Tensor one = run_node(make_node("Mean", 1, 1), {b})[0];
+  EXPECT_TRUE(same_bytes(one, b));
+  Tensor grown = run_node(make_node("Sum", 2, 1), {c, a})[0];
+  EXPECT_DOUBLE_EQ(grown.at_f64(23), a.at_f64(23) + c.at_f64(3));
+  for (const char* op : {"Sum", "Mean"}) {
+    auto r = grad_check(make_node(op, 3, 1), {a, b, c});
+    EXPECT_TRUE(r.ok) << op << "\n" << r.report;
+    r = grad_check(make_node(op, 1, 1), {b});
+    EXPECT_TRUE(r.ok) << op << " of one input\n" << r.report;
+  }
+  EXPECT_THROW(infer_node(make_node("Sum", 2, 1), {a, Tensor(DType::Float32, {4})}, 17), ModelError);
+  EXPECT_THROW(infer_node(make_node("Mean", 1, 1), {Tensor::from_i64({1}, {1})}, 17), ModelError);
+  EXPECT_THROW(infer_node(make_node("Sum", 0, 1), {}, 17), ModelError);
+  EXPECT_THROW(infer_node(make_node("Sum", 17, 1), std::vector<Tensor>(17, c), 17), ModelError);
+}
+
 TEST(ElementwiseTest, ShapeInferenceFailures) {
   Tensor f23 = random_tensor(DType::Float32, {2, 3}, 1);
   EXPECT_THROW(infer_node(make_node("Add", 2, 1), {f23, random_tensor(DType::Float32, {4}, 1)}, 17), ModelError);

@@ -398,7 +398,8 @@ TEST(Cli, ResizeModesMatchOnnxruntime) {
 }
 
 // Sin, Cos, Floor, Ceil, Round (halves to even), Sign, Mish, Celu, ThresholdedRelu, ArgMax and
-// ArgMin (ties, select_last_index) agree with onnxruntime.
+// ArgMin (ties, select_last_index), CumSum (exclusive, reverse), Trilu (lower, k = 2), Sum and
+// Mean of three inputs agree with onnxruntime.
 TEST(Cli, UnaryOpsMatchOnnxruntime) {
   expect_matches_onnxruntime(test::source_path("tests/onnx_import/data/unary"), test::temp_dir("unary"));
 }
