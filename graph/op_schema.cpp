@@ -33,6 +33,12 @@ std::vector<const OpSchema*> all_schemas() {
   return out;
 }
 
+std::vector<int> input_positions(int n) {
+  std::vector<int> v(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) v[i] = i;
+  return v;
+}
+
 void mark_constant_inputs(Graph& g) {
   for (const Node& n : g.nodes) {
     const OpSchema* s = find_schema(n.domain, n.op_type);

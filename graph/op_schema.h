@@ -75,6 +75,9 @@ struct OpSchema {
 
 bool register_schema(OpSchema schema);
 
+// Input positions 0..n-1: the diff_inputs of a variadic op (Concat, Sum, Mean).
+std::vector<int> input_positions(int n);
+
 // Marks the float initializers that nodes of `g` read at their schemas' constant_inputs as
 // constants (Graph::constant_initializers).
 void mark_constant_inputs(Graph& g);

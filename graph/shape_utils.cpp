@@ -79,4 +79,25 @@ TileView tile_view(const Shape& x, const Shape& y) {
   return v;
 }
 
+PermutedView depth_space_view(const Shape& x, int64_t b, bool to_space, bool crd) {
+  CBT_CHECK(x.size() == 4 && b > 0, "depth_space_view: (N, C, H, W) and a positive block size");
+  const int64_t n = x[0], c = x[1], h = x[2], w = x[3];
+  Shape view;
+  std::vector<int64_t> perm;
+  if (to_space) {
+    view = crd ? Shape{n, c / (b * b), b, b, h, w} : Shape{n, b, b, c / (b * b), h, w};
+    perm = crd ? std::vector<int64_t>{0, 1, 4, 2, 5, 3} : std::vector<int64_t>{0, 3, 4, 1, 5, 2};
+  } else {
+    view = Shape{n, c, h / b, b, w / b, b};
+    perm = crd ? std::vector<int64_t>{0, 1, 3, 5, 2, 4} : std::vector<int64_t>{0, 3, 5, 1, 2, 4};
+  }
+  const std::vector<int64_t> strides = strides_of(view);
+  PermutedView v;
+  for (int64_t p : perm) {
+    v.shape.push_back(view[p]);
+    v.src_strides.push_back(strides[p]);
+  }
+  return v;
+}
+
 }  // namespace cbt

@@ -31,6 +31,16 @@ struct TileView {
 };
 TileView tile_view(const Shape& x, const Shape& y);
 
+// DepthToSpace and SpaceToDepth as a permuted view: Y read as `shape` (6-D, row-major) is X
+// read with `src_strides`. X is (N, C, H, W) and b the block size; `to_space` is
+// DepthToSpace, else SpaceToDepth; `crd` takes the channels before the block offsets
+// (DepthToSpace's CRD mode, and the SpaceToDepth that undoes it), else after (DCR).
+struct PermutedView {
+  Shape shape;
+  std::vector<int64_t> src_strides;
+};
+PermutedView depth_space_view(const Shape& x, int64_t b, bool to_space, bool crd);
+
 // MatMul operands as batches of matrices: A (abatch, M, K) @ B (bbatch, K, N), numpy's rules
 // (a 1-D A is one row, a 1-D B one column; the batch dims broadcast). The CPU and CUDA
 // kernels of MatMul and its gradients share it.

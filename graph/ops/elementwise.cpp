@@ -41,12 +41,7 @@ std::vector<ValueType> infer_same_float(const InferContext& ctx) { return {float
 
 // Sum and Mean: one to kVariadicInputs float inputs of one type, numpy-broadcast together;
 // a gradient flows to each (diff_inputs lists them all).
-constexpr int kVariadicInputs = 16;
-std::vector<int> every_variadic_input() {
-  std::vector<int> v(kVariadicInputs);
-  for (int i = 0; i < kVariadicInputs; ++i) v[i] = i;
-  return v;
-}
+constexpr int kVariadicInputs = 256;
 std::vector<ValueType> infer_variadic(const InferContext& ctx) {
   if (ctx.num_inputs() == 0) ctx.fail("expects at least one input");
   if (ctx.num_inputs() > kVariadicInputs)
@@ -252,14 +247,14 @@ CBT_REGISTER_SCHEMA({"",
                      "Sum",
                      infer_variadic,
                      [](GradContext& c) { return grad_variadic(c, false); },
-                     every_variadic_input(),
+                     input_positions(kVariadicInputs),
                      {},
                      "sum of one or more inputs with numpy broadcasting (float)"});
 CBT_REGISTER_SCHEMA({"",
                      "Mean",
                      infer_variadic,
                      [](GradContext& c) { return grad_variadic(c, true); },
-                     every_variadic_input(),
+                     input_positions(kVariadicInputs),
                      {},
                      "mean of one or more inputs with numpy broadcasting (float)"});
 // Two inputs only: ONNX allows any number, exporters write two (torch.maximum, clamp by a tensor).

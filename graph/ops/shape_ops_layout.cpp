@@ -1,5 +1,6 @@
-// Schemas of the ops that rearrange whole tensors (Transpose, Concat, Split, Expand, Tile) and of
-// their cbtrain backward ops (ConcatGrad, SplitGrad, ExpandGrad, TileGrad).
+// Schemas of the ops that rearrange whole tensors (Transpose, Concat, Split, Expand, Tile,
+// DepthToSpace, SpaceToDepth) and of their cbtrain backward ops (ConcatGrad, SplitGrad,
+// ExpandGrad, TileGrad).
 #include <numeric>
 
 #include "graph/op_schema.h"
@@ -10,11 +11,7 @@ namespace cbt {
 namespace {
 
 // Concat and SplitGrad are variadic; the schema lists input positions explicitly.
-std::vector<int> variadic_inputs() {
-  std::vector<int> v(256);
-  std::iota(v.begin(), v.end(), 0);
-  return v;
-}
+std::vector<int> variadic_inputs() { return input_positions(256); }
 
 std::vector<int64_t> transpose_perm(const Node& n, size_t rank) {
   std::vector<int64_t> perm = n.attrs.get_ints("perm");
@@ -229,8 +226,61 @@ std::vector<ValueType> infer_tile_grad(const InferContext& ctx) {
   return {{dy.dtype, shape}};
 }
 
+// DepthToSpace (blocksize, mode DCR or CRD) and SpaceToDepth (blocksize; mode CRD only as the
+// gradient of DepthToSpace's CRD) on X (N, C, H, W); each one's gradient is the other.
+bool crd_mode(const InferContext& ctx) {
+  const std::string mode = ctx.node.attrs.get_string("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD") ctx.fail("mode must be DCR or CRD, got '" + mode + "'");
+  return mode == "CRD";
+}
+
+std::vector<ValueType> infer_depth_space(const InferContext& ctx) {
+  const ValueType& x = ctx.input(0);
+  if (x.shape.size() != 4) ctx.fail("input must be (N, C, H, W), got " + shape_str(x.shape));
+  const int64_t b = ctx.node.attrs.get_int("blocksize", 0);
+  if (b <= 0) ctx.fail("blocksize must be a positive integer");
+  crd_mode(ctx);
+  Shape out = x.shape;
+  if (ctx.node.op_type == "DepthToSpace") {
+    if (x.shape[1] % (b * b) != 0)
+      ctx.fail("the " + std::to_string(x.shape[1]) + " channels do not divide into blocks of " + std::to_string(b) +
+               "x" + std::to_string(b));
+    out = {x.shape[0], x.shape[1] / (b * b), x.shape[2] * b, x.shape[3] * b};
+  } else {
+    if (x.shape[2] % b != 0 || x.shape[3] % b != 0)
+      ctx.fail("height and width " + shape_str({x.shape[2], x.shape[3]}) + " are not multiples of blocksize " +
+               std::to_string(b));
+    out = {x.shape[0], x.shape[1] * b * b, x.shape[2] / b, x.shape[3] / b};
+  }
+  return {{x.dtype, out}};
+}
+
+GradFn depth_space_grad(const char* inverse) {
+  return [inverse](GradContext& ctx) -> std::vector<std::string> {
+    if (!ctx.wants[0] || ctx.dY[0].empty()) return {""};
+    Attributes a;
+    a.set("blocksize", ctx.node.attrs.get_int("blocksize", 1));
+    a.set("mode", ctx.node.attrs.get_string("mode", "DCR"));
+    return {ctx.g.emit(inverse, "", {ctx.dY[0]}, 1, std::move(a), "dX")[0]};
+  };
+}
+
 }  // namespace
 
+CBT_REGISTER_SCHEMA(OpSchema{"",
+                             "DepthToSpace",
+                             naming_node(infer_depth_space),
+                             depth_space_grad("SpaceToDepth"),
+                             {0},
+                             {},
+                             "Move channel blocks into space (blocksize, mode DCR or CRD)"});
+CBT_REGISTER_SCHEMA(OpSchema{"",
+                             "SpaceToDepth",
+                             naming_node(infer_depth_space),
+                             depth_space_grad("DepthToSpace"),
+                             {0},
+                             {},
+                             "Move spatial blocks into channels (blocksize)"});
 CBT_REGISTER_SCHEMA(OpSchema{
     "", "Tile", naming_node(infer_tile), grad_tile, {0}, {}, "Repeat the input along each axis"});
 CBT_REGISTER_SCHEMA(OpSchema{

@@ -32,6 +32,16 @@ void transpose_kernel(KernelContext& ctx) {
   strided_copy(y.data(), strides_of(y.shape()), x.data(), src, y.shape(), dtype_size(x.dtype()));
 }
 
+// DepthToSpace and SpaceToDepth: y is x read through the permuted view (graph/shape_utils.h).
+void depth_space_kernel(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  const PermutedView v =
+      depth_space_view(x.shape(), ctx.node.attrs.get_int("blocksize", 1), ctx.node.op_type == "DepthToSpace",
+                       ctx.node.attrs.get_string("mode", "DCR") == "CRD");
+  strided_copy(y.data(), strides_of(v.shape), x.data(), v.src_strides, v.shape, dtype_size(x.dtype()));
+}
+
 // Copies between one tensor of shape (outer, sum(sizes), inner) and pieces of shape
 // (outer, sizes[i], inner); `to_pieces` selects the direction. Undefined pieces are skipped
 // when splitting and read as zeros when joining.
@@ -134,6 +144,8 @@ CBT_REGISTER_KERNEL("", "Squeeze", DeviceKind::CPU, copy_kernel);
 CBT_REGISTER_KERNEL("", "Unsqueeze", DeviceKind::CPU, copy_kernel);
 CBT_REGISTER_KERNEL(kCbtDomain, "ReshapeTo", DeviceKind::CPU, copy_kernel);
 CBT_REGISTER_KERNEL("", "Transpose", DeviceKind::CPU, transpose_kernel);
+CBT_REGISTER_KERNEL("", "DepthToSpace", DeviceKind::CPU, depth_space_kernel);
+CBT_REGISTER_KERNEL("", "SpaceToDepth", DeviceKind::CPU, depth_space_kernel);
 CBT_REGISTER_KERNEL("", "Concat", DeviceKind::CPU, concat_kernel);
 CBT_REGISTER_KERNEL("", "Split", DeviceKind::CPU, split_kernel);
 CBT_REGISTER_KERNEL("", "Expand", DeviceKind::CPU, expand_kernel);

@@ -35,6 +35,17 @@ void transpose_kernel(KernelContext& ctx) {
   strided_copy(y.data(), strides_of(y.shape()), x.data(), src, y.shape(), dtype_size(x.dtype()), cc.stream);
 }
 
+// DepthToSpace and SpaceToDepth: y is x read through the permuted view (graph/shape_utils.h).
+void depth_space_kernel(KernelContext& ctx) {
+  auto& cc = cuda::context_of(ctx.device_ctx);
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  const PermutedView v =
+      depth_space_view(x.shape(), ctx.node.attrs.get_int("blocksize", 1), ctx.node.op_type == "DepthToSpace",
+                       ctx.node.attrs.get_string("mode", "DCR") == "CRD");
+  strided_copy(y.data(), strides_of(v.shape), x.data(), v.src_strides, v.shape, dtype_size(x.dtype()), cc.stream);
+}
+
 // Copies between one tensor of shape (outer, sum(sizes), inner) and pieces of shape
 // (outer, sizes[i], inner); `to_pieces` selects the direction. Undefined pieces are skipped
 // when splitting and read as zeros when joining.
@@ -151,6 +162,8 @@ CBT_REGISTER_KERNEL("", "Squeeze", DeviceKind::CUDA, copy_kernel);
 CBT_REGISTER_KERNEL("", "Unsqueeze", DeviceKind::CUDA, copy_kernel);
 CBT_REGISTER_KERNEL(kCbtDomain, "ReshapeTo", DeviceKind::CUDA, copy_kernel);
 CBT_REGISTER_KERNEL("", "Transpose", DeviceKind::CUDA, transpose_kernel);
+CBT_REGISTER_KERNEL("", "DepthToSpace", DeviceKind::CUDA, depth_space_kernel);
+CBT_REGISTER_KERNEL("", "SpaceToDepth", DeviceKind::CUDA, depth_space_kernel);
 CBT_REGISTER_KERNEL("", "Concat", DeviceKind::CUDA, concat_kernel);
 CBT_REGISTER_KERNEL("", "Split", DeviceKind::CUDA, split_kernel);
 CBT_REGISTER_KERNEL("", "Expand", DeviceKind::CUDA, expand_kernel);

@@ -333,10 +333,18 @@ std::vector<CudaCase> resize_cases() {
   return v;
 }
 
-// CumSum (one thread a line) and Trilu (ops/cuda/cumsum_trilu.cu); their gradients are
-// themselves.
+// DepthToSpace and SpaceToDepth (each the other's gradient), CumSum (one thread a line) and
+// Trilu (ops/cuda/cumsum_trilu.cu; their gradients are themselves).
 std::vector<CudaCase> cumsum_trilu_cases() {
   std::vector<CudaCase> v;
+  // DepthToSpace/SpaceToDepth (strided copies through graph/shape_utils.h's view).
+  v.push_back(exact("DepthToSpace/dcr_b2", make_node("DepthToSpace", 1, 1, attrs({{"blocksize", int64_t{2}}})),
+                    {f32({2, 12, 3, 5}, 190)}, 13));
+  v.push_back(exact("DepthToSpace/crd_b3",
+                    make_node("DepthToSpace", 1, 1, attrs({{"blocksize", int64_t{3}}, {"mode", std::string("CRD")}})),
+                    {f32({1, 18, 2, 4}, 191)}, 13));
+  v.push_back(exact("SpaceToDepth/b2", make_node("SpaceToDepth", 1, 1, attrs({{"blocksize", int64_t{2}}})),
+                    {f32({2, 3, 6, 4}, 192)}, 13));
   for (int64_t exclusive = 0; exclusive < 2; ++exclusive)
     for (int64_t reverse = 0; reverse < 2; ++reverse)
       v.push_back(summing("CumSum/axis1_excl" + std::to_string(exclusive) + "_rev" + std::to_string(reverse),

@@ -176,8 +176,8 @@ def norms_model():
 
 
 def resize_model():
-    """Resize in each mode cbtrain takes, on one input x (2, 3, 5, 6): every branch flattened
-    and concatenated. onnxruntime's output is saved beside it (`resize.input.npy`,
+    """Resize in each mode cbtrain takes, on one input x (2, 3, 5, 6), and SpaceToDepth and
+    DepthToSpace (DCR, CRD) of the first: every branch flattened and concatenated. onnxruntime's output is saved beside it (`resize.input.npy`,
     `.output.npy`)."""
     import onnxruntime as ort
     rng = np.random.default_rng(2028)
@@ -211,6 +211,13 @@ def resize_model():
         nodes.append(n("Resize", inputs, [f"r{k}"], **attrs))
         nodes.append(n("Flatten", [f"r{k}"], [f"f{k}"]))
         outs.append(f"f{k}")
+    # Branch 0's (2, 3, 10, 12) through SpaceToDepth and both DepthToSpace modes.
+    nodes.append(n("SpaceToDepth", ["r0"], ["s2d"], blocksize=2))
+    nodes.append(n("DepthToSpace", ["s2d"], ["d2s_dcr"], blocksize=2, mode="DCR"))
+    nodes.append(n("DepthToSpace", ["s2d"], ["d2s_crd"], blocksize=2, mode="CRD"))
+    for name in ["s2d", "d2s_dcr", "d2s_crd"]:
+        nodes.append(n("Flatten", [name], [f"f_{name}"]))
+        outs.append(f"f_{name}")
     nodes.append(n("Concat", outs, ["y"], axis=1))
     g = helper.make_graph(nodes, "resize",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 5, 6])],

@@ -205,5 +205,48 @@ TEST(ShapeOpsForward, ShapeGatherUnsqueezeConcatReshapeChain) {
   expect_tensor(y, DType::Float64, {3, 8}, values(x));
 }
 
+Attributes depth_space_attrs(int64_t b, const char* mode) {
+  Attributes a;
+  a.set("blocksize", b);
+  a.set("mode", std::string(mode));
+  return a;
+}
+
+TEST(ShapeOpsForward, DepthToSpaceAndSpaceToDepthMoveBlocksAsOnnxSays) {
+  const int64_t b = 2, N = 2, C = 8, H = 3, W = 4, Cp = C / (b * b);
+  Tensor x = random_tensor(DType::Float32, {N, C, H, W}, 71);
+  Tensor dcr = run_node(make_node("DepthToSpace", 1, 1, depth_space_attrs(b, "DCR")), {x})[0];
+  Tensor crd = run_node(make_node("DepthToSpace", 1, 1, depth_space_attrs(b, "CRD")), {x})[0];
+  ASSERT_EQ(dcr.shape(), (Shape{N, Cp, H * b, W * b}));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < Cp; ++c)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t w = 0; w < W; ++w)
+          for (int64_t i = 0; i < b; ++i)
+            for (int64_t j = 0; j < b; ++j) {
+              const int64_t at = ((n * Cp + c) * H * b + h * b + i) * W * b + w * b + j;
+              auto xat = [&](int64_t ch) { return x.ptr<float>()[((n * C + ch) * H + h) * W + w]; };
+              EXPECT_EQ(dcr.ptr<float>()[at], xat((i * b + j) * Cp + c));
+              EXPECT_EQ(crd.ptr<float>()[at], xat(c * b * b + i * b + j));
+            }
+  // SpaceToDepth undoes DepthToSpace (DCR), and the CRD form undoes CRD.
+  Tensor back = run_node(make_node("SpaceToDepth", 1, 1, depth_space_attrs(b, "DCR")), {dcr})[0];
+  EXPECT_TRUE(same_bytes(back, x));
+  back = run_node(make_node("SpaceToDepth", 1, 1, depth_space_attrs(b, "CRD")), {crd})[0];
+  EXPECT_TRUE(same_bytes(back, x));
+  for (const char* mode : {"DCR", "CRD"}) {
+    auto r = grad_check(make_node("DepthToSpace", 1, 1, depth_space_attrs(b, mode)),
+                        {random_tensor(DType::Float64, {1, 8, 2, 3}, 72)});
+    EXPECT_TRUE(r.ok) << mode << "\n" << r.report;
+    r = grad_check(make_node("SpaceToDepth", 1, 1, depth_space_attrs(b, mode)),
+                   {random_tensor(DType::Float64, {2, 3, 4, 2}, 73)});
+    EXPECT_TRUE(r.ok) << mode << "\n" << r.report;
+  }
+  EXPECT_THROW(infer_node(make_node("DepthToSpace", 1, 1, depth_space_attrs(3, "DCR")), {x}, 13), ModelError);
+  EXPECT_THROW(infer_node(make_node("SpaceToDepth", 1, 1, depth_space_attrs(2, "DCR")), {x}, 13), ModelError);
+  EXPECT_THROW(infer_node(make_node("DepthToSpace", 1, 1, depth_space_attrs(2, "XYZ")), {x}, 13), ModelError);
+  EXPECT_THROW(infer_node(make_node("DepthToSpace", 1, 1), {x}, 13), ModelError);
+}
+
 }  // namespace
 }  // namespace cbt::test

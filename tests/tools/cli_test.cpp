@@ -391,8 +391,8 @@ TEST(Cli, NormsAndResizeModelMatchesOnnxruntimeAndTrains) {
   EXPECT_GT(train_fixture(stem, d, 8), 60.0) << "chance is 10%";
 }
 
-// Resize in nine forms (modes, coordinate modes, rounding, scales, sizes, axes) agrees with
-// onnxruntime.
+// Resize in nine forms (modes, coordinate modes, rounding, scales, sizes, axes), SpaceToDepth
+// and DepthToSpace (DCR, CRD) agree with onnxruntime.
 TEST(Cli, ResizeModesMatchOnnxruntime) {
   expect_matches_onnxruntime(test::source_path("tests/onnx_import/data/resize"), test::temp_dir("resize"));
 }
