@@ -160,4 +160,51 @@ CBT_RESIZE_HD inline void resize_readers(int64_t i, const ResizeAxis& a, int64_t
   *hi = l;
 }
 
+// Output element (a, b, c) of one plane: its taps in x (the plane's in_plane() values) weighted.
+// Zero weights are skipped, so that a NaN or infinity beside a sample does not reach it.
+template <class T>
+CBT_RESIZE_HD inline double resize_output(const T* x, const ResizeGeom& g, int64_t a, int64_t b, int64_t c) {
+  const ResizeAxis &A = g.ax[0], &B = g.ax[1], &C = g.ax[2];
+  const ResizeTaps ta = resize_taps(a, A), tb = resize_taps(b, B), tc = resize_taps(c, C);
+  double sum = 0;
+  for (int ka = 0; ka < 2; ++ka) {
+    const float wa = ka ? ta.w1 : ta.w0;
+    if (wa == 0.0f) continue;
+    for (int kb = 0; kb < 2; ++kb) {
+      const float wb = kb ? tb.w1 : tb.w0;
+      if (wb == 0.0f) continue;
+      for (int kc = 0; kc < 2; ++kc) {
+        const float wc = kc ? tc.w1 : tc.w0;
+        if (wc == 0.0f) continue;
+        const int64_t ia = ka ? ta.i1 : ta.i0, ib = kb ? tb.i1 : tb.i0, ic = kc ? tc.i1 : tc.i0;
+        sum += double(wa) * wb * wc * x[(ia * B.in + ib) * C.in + ic];
+      }
+    }
+  }
+  return sum;
+}
+
+// Input element (a, b, c)'s gradient in one plane: the gradients dy (the plane's out_plane()
+// values) of the outputs that read it, weighted, in a fixed order.
+template <class T>
+CBT_RESIZE_HD inline double resize_input_grad(const T* dy, const ResizeGeom& g, int64_t a, int64_t b, int64_t c) {
+  const ResizeAxis &A = g.ax[0], &B = g.ax[1], &C = g.ax[2];
+  int64_t a_lo, a_hi, b_lo, b_hi, c_lo, c_hi;
+  resize_readers(a, A, &a_lo, &a_hi);
+  resize_readers(b, B, &b_lo, &b_hi);
+  resize_readers(c, C, &c_lo, &c_hi);
+  double sum = 0;
+  for (int64_t oa = a_lo; oa < a_hi; ++oa) {
+    const float wa = resize_weight(resize_taps(oa, A), a);
+    for (int64_t ob = b_lo; ob < b_hi; ++ob) {
+      const float wb = resize_weight(resize_taps(ob, B), b);
+      for (int64_t oc = c_lo; oc < c_hi; ++oc) {
+        const float wc = resize_weight(resize_taps(oc, C), c);
+        sum += double(wa) * wb * wc * dy[(oa * B.out + ob) * C.out + oc];
+      }
+    }
+  }
+  return sum;
+}
+
 }  // namespace cbt

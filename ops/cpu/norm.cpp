@@ -146,6 +146,43 @@ std::pair<double, double> row_stats(const T* x, int64_t n, double eps) {
   return {mean, 1.0 / std::sqrt(sq / double(n) + eps)};
 }
 
+// dScale and dBias (outputs 1 and 2, where asked for) of a normalisation over rows: the sums of
+// dy * xhat and of dy over every value, into the parameter param_at(r, j) of value j of row r
+// (stats_at(r): the row's mean and invstd).
+template <class T, class StatsAt, class ParamAt>
+void row_param_grads(KernelContext& ctx, const T* x, const T* dy, int64_t rows, int64_t inner, int64_t params,
+                     StatsAt stats_at, ParamAt param_at) {
+  if (!needed(ctx, 1) && !needed(ctx, 2)) return;
+  std::vector<double> ds(params, 0.0), db(params, 0.0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto [mean, invstd] = stats_at(r);
+    for (int64_t j = 0; j < inner; ++j) {
+      const double g = dy[r * inner + j];
+      ds[param_at(r, j)] += g * (x[r * inner + j] - mean) * invstd;
+      db[param_at(r, j)] += g;
+    }
+  }
+  if (needed(ctx, 1)) std::transform(ds.begin(), ds.end(), ctx.out(1).ptr<T>(), [](double v) { return T(v); });
+  if (needed(ctx, 2)) std::transform(db.begin(), db.end(), ctx.out(2).ptr<T>(), [](double v) { return T(v); });
+}
+
+// dX of one normalised row of n values: invstd * (g - mean(g) - xhat * mean(g * xhat)), where
+// g = dy * scale_at(j) (a product in T) and xhat = (x - mean) * invstd.
+template <class T, class ScaleAt>
+void row_dx(const T* xr, const T* dyr, int64_t n, double mean, double invstd, ScaleAt scale_at, T* dxr) {
+  double mean_g = 0, mean_gx = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    const double g = dyr[j] * scale_at(j);
+    mean_g += g;
+    mean_gx += g * (xr[j] - mean) * invstd;
+  }
+  mean_g /= double(n), mean_gx /= double(n);
+  for (int64_t j = 0; j < n; ++j) {
+    const double xhat = (xr[j] - mean) * invstd;
+    dxr[j] = static_cast<T>(invstd * (dyr[j] * scale_at(j) - mean_g - xhat * mean_gx));
+  }
+}
+
 // x: (rows, inner), scale, b: (inner) -> y, mean?, invstd?: (rows)
 template <class T>
 void layer_norm_forward(KernelContext& ctx) {
@@ -185,34 +222,19 @@ void layer_norm_backward(KernelContext& ctx) {
       std::tie(mean[r], invstd[r]) = row_stats(x + r * d.inner, d.inner, eps);
     }
   }
-  if (needed(ctx, 1) || needed(ctx, 2)) {
-    std::vector<double> ds(d.inner, 0.0), db(d.inner, 0.0);
-    for (int64_t r = 0; r < d.rows; ++r)
-      for (int64_t j = 0; j < d.inner; ++j) {
-        double g = dy[r * d.inner + j];
-        ds[j] += g * (x[r * d.inner + j] - mean[r]) * invstd[r];
-        db[j] += g;
-      }
-    if (needed(ctx, 1)) std::transform(ds.begin(), ds.end(), ctx.out(1).ptr<T>(), [](double v) { return T(v); });
-    if (needed(ctx, 2)) std::transform(db.begin(), db.end(), ctx.out(2).ptr<T>(), [](double v) { return T(v); });
-  }
+  row_param_grads(
+      ctx, x, dy, d.rows, d.inner, d.inner,
+      [&](int64_t r) {
+        return std::pair{mean[r], invstd[r]};
+      },
+      [](int64_t, int64_t j) { return j; });
   if (!needed(ctx, 0)) return;
   T* dx = ctx.out(0).ptr<T>();
 #pragma omp parallel for if (X.numel() > (int64_t{1} << 16))
-  for (int64_t r = 0; r < d.rows; ++r) {
-    const T *xr = x + r * d.inner, *dyr = dy + r * d.inner;
-    double mean_g = 0, mean_gx = 0;
-    for (int64_t j = 0; j < d.inner; ++j) {
-      double g = dyr[j] * scale[j];
-      mean_g += g;
-      mean_gx += g * (xr[j] - mean[r]) * invstd[r];
-    }
-    mean_g /= double(d.inner), mean_gx /= double(d.inner);
-    for (int64_t j = 0; j < d.inner; ++j) {
-      double xhat = (xr[j] - mean[r]) * invstd[r];
-      dx[r * d.inner + j] = static_cast<T>(invstd[r] * (dyr[j] * scale[j] - mean_g - xhat * mean_gx));
-    }
-  }
+  for (int64_t r = 0; r < d.rows; ++r)
+    row_dx(
+        x + r * d.inner, dy + r * d.inner, d.inner, mean[r], invstd[r], [&](int64_t j) { return scale[j]; },
+        dx + r * d.inner);
 }
 
 // Instance/GroupNormalization (ops/norm_rows.h's GroupRows): X, scale, bias -> Y
@@ -246,36 +268,16 @@ void group_norm_backward(KernelContext& ctx) {
   const T *dy = ctx.in(0).ptr<T>(), *x = X.ptr<T>(), *scale = ctx.in(2).ptr<T>();
   std::vector<std::pair<double, double>> stats(d.rows);
   for (int64_t r = 0; r < d.rows; ++r) stats[r] = row_stats(x + r * d.inner, d.inner, eps);
-  if (needed(ctx, 1) || needed(ctx, 2)) {
-    const int64_t params = ctx.in(2).numel();
-    std::vector<double> ds(params, 0.0), db(params, 0.0);
-    for (int64_t r = 0; r < d.rows; ++r)
-      for (int64_t j = 0; j < d.inner; ++j) {
-        const double g = dy[r * d.inner + j];
-        ds[d.param(r, j)] += g * (x[r * d.inner + j] - stats[r].first) * stats[r].second;
-        db[d.param(r, j)] += g;
-      }
-    if (needed(ctx, 1)) std::transform(ds.begin(), ds.end(), ctx.out(1).ptr<T>(), [](double v) { return T(v); });
-    if (needed(ctx, 2)) std::transform(db.begin(), db.end(), ctx.out(2).ptr<T>(), [](double v) { return T(v); });
-  }
+  row_param_grads(
+      ctx, x, dy, d.rows, d.inner, ctx.in(2).numel(), [&](int64_t r) { return stats[r]; },
+      [&](int64_t r, int64_t j) { return d.param(r, j); });
   if (!needed(ctx, 0)) return;
   T* dx = ctx.out(0).ptr<T>();
 #pragma omp parallel for if (X.numel() > (int64_t{1} << 16))
-  for (int64_t r = 0; r < d.rows; ++r) {
-    const T *xr = x + r * d.inner, *dyr = dy + r * d.inner;
-    const auto [mean, invstd] = stats[r];
-    double mean_g = 0, mean_gx = 0;
-    for (int64_t j = 0; j < d.inner; ++j) {
-      const double g = dyr[j] * scale[d.param(r, j)];
-      mean_g += g;
-      mean_gx += g * (xr[j] - mean) * invstd;
-    }
-    mean_g /= double(d.inner), mean_gx /= double(d.inner);
-    for (int64_t j = 0; j < d.inner; ++j) {
-      const double xhat = (xr[j] - mean) * invstd;
-      dx[r * d.inner + j] = static_cast<T>(invstd * (dyr[j] * scale[d.param(r, j)] - mean_g - xhat * mean_gx));
-    }
-  }
+  for (int64_t r = 0; r < d.rows; ++r)
+    row_dx(
+        x + r * d.inner, dy + r * d.inner, d.inner, stats[r].first, stats[r].second,
+        [&](int64_t j) { return scale[d.param(r, j)]; }, dx + r * d.inner);
 }
 
 }  // namespace

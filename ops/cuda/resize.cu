@@ -20,53 +20,18 @@ ResizeGeom geom_of(KernelContext& ctx, const Shape& in, const Shape& out) {
 }
 
 __global__ void resize_fwd_kernel(const float* x, float* y, ResizeGeom g, int64_t n) {
-  const ResizeAxis &A = g.ax[0], &B = g.ax[1], &C = g.ax[2];
-  const int64_t in_plane = g.in_plane(), out_plane = g.out_plane();
+  const int64_t B = g.ax[1].out, C = g.ax[2].out, plane = g.out_plane();
   CBT_GRID_STRIDE_LOOP(k, n) {
-    const int64_t p = k / out_plane, r = k % out_plane;
-    const int64_t a = r / (B.out * C.out), b = r / C.out % B.out, c = r % C.out;
-    const ResizeTaps ta = resize_taps(a, A), tb = resize_taps(b, B), tc = resize_taps(c, C);
-    double sum = 0;
-    for (int ka = 0; ka < 2; ++ka) {
-      const float wa = ka ? ta.w1 : ta.w0;
-      if (wa == 0.0f) continue;
-      for (int kb = 0; kb < 2; ++kb) {
-        const float wb = kb ? tb.w1 : tb.w0;
-        if (wb == 0.0f) continue;
-        for (int kc = 0; kc < 2; ++kc) {
-          const float wc = kc ? tc.w1 : tc.w0;
-          if (wc == 0.0f) continue;
-          const int64_t ia = ka ? ta.i1 : ta.i0, ib = kb ? tb.i1 : tb.i0, ic = kc ? tc.i1 : tc.i0;
-          sum += double(wa) * wb * wc * x[p * in_plane + (ia * B.in + ib) * C.in + ic];
-        }
-      }
-    }
-    y[k] = static_cast<float>(sum);
+    const int64_t r = k % plane;
+    y[k] = static_cast<float>(resize_output(x + k / plane * g.in_plane(), g, r / (B * C), r / C % B, r % C));
   }
 }
 
 __global__ void resize_bwd_kernel(const float* dy, float* dx, ResizeGeom g, int64_t n) {
-  const ResizeAxis &A = g.ax[0], &B = g.ax[1], &C = g.ax[2];
-  const int64_t in_plane = g.in_plane(), out_plane = g.out_plane();
+  const int64_t B = g.ax[1].in, C = g.ax[2].in, plane = g.in_plane();
   CBT_GRID_STRIDE_LOOP(k, n) {
-    const int64_t p = k / in_plane, r = k % in_plane;
-    const int64_t a = r / (B.in * C.in), b = r / C.in % B.in, c = r % C.in;
-    int64_t a_lo, a_hi, b_lo, b_hi, c_lo, c_hi;
-    resize_readers(a, A, &a_lo, &a_hi);
-    resize_readers(b, B, &b_lo, &b_hi);
-    resize_readers(c, C, &c_lo, &c_hi);
-    double sum = 0;
-    for (int64_t oa = a_lo; oa < a_hi; ++oa) {
-      const float wa = resize_weight(resize_taps(oa, A), a);
-      for (int64_t ob = b_lo; ob < b_hi; ++ob) {
-        const float wb = resize_weight(resize_taps(ob, B), b);
-        for (int64_t oc = c_lo; oc < c_hi; ++oc) {
-          const float wc = resize_weight(resize_taps(oc, C), c);
-          sum += double(wa) * wb * wc * dy[p * out_plane + (oa * B.out + ob) * C.out + oc];
-        }
-      }
-    }
-    dx[k] = static_cast<float>(sum);
+    const int64_t r = k % plane;
+    dx[k] = static_cast<float>(resize_input_grad(dy + k / plane * g.out_plane(), g, r / (B * C), r / C % B, r % C));
   }
 }
 

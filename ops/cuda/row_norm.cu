@@ -96,26 +96,36 @@ __global__ void layer_norm_param_finalize_kernel(const double2* partial, int64_t
   }
 }
 
-// dX = invstd * (dy * scale - mean(g) - xhat * mean(g * xhat)), g = dy * scale, per row
+// dX of one row of n values, by the block: invstd * (g - mean(g) - xhat * mean(g * xhat)),
+// g = dy * scale_at(j) (a float product, as on the CPU).
+template <class ScaleAt>
+__device__ void row_dx(const float* xr, const float* dyr, int64_t n, double2 st, ScaleAt scale_at, float* dxr,
+                       double* shared) {
+  double sg = 0, sgx = 0;
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+    double g = dyr[j] * scale_at(j);
+    sg += g;
+    sgx += g * (xr[j] - st.x) * st.y;
+  }
+  double mean_g = block_sum_all(sg, shared) / double(n);
+  double mean_gx = block_sum_all(sgx, shared) / double(n);
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+    double xhat = (xr[j] - st.x) * st.y;
+    dxr[j] = static_cast<float>(st.y * (dyr[j] * scale_at(j) - mean_g - xhat * mean_gx));
+  }
+}
+
+// LayerNormalization's scale, one a column.
+struct ScaleByColumn {
+  const float* scale;
+  __device__ float operator()(int64_t j) const { return scale[j]; }
+};
+
 __global__ void layer_norm_dx_kernel(const float* dy, const float* x, const float* scale, const double2* stats,
                                      float* dx, Rows d) {
   __shared__ double shared[32];
-  for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
-    const float *xr = x + r * d.inner, *dyr = dy + r * d.inner;
-    double2 st = stats[r];
-    double sg = 0, sgx = 0;
-    for (int64_t j = threadIdx.x; j < d.inner; j += blockDim.x) {
-      double g = dyr[j] * scale[j];  // float product, as on the CPU
-      sg += g;
-      sgx += g * (xr[j] - st.x) * st.y;
-    }
-    double mean_g = block_sum_all(sg, shared) / double(d.inner);
-    double mean_gx = block_sum_all(sgx, shared) / double(d.inner);
-    for (int64_t j = threadIdx.x; j < d.inner; j += blockDim.x) {
-      double xhat = (xr[j] - st.x) * st.y;
-      dx[r * d.inner + j] = static_cast<float>(st.y * (dyr[j] * scale[j] - mean_g - xhat * mean_gx));
-    }
-  }
+  for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x)
+    row_dx(x + r * d.inner, dy + r * d.inner, d.inner, stats[r], ScaleByColumn{scale}, dx + r * d.inner, shared);
 }
 
 // dy, x: (rows, inner), scale: (inner), mean?, invstd?: (rows) -> dX, dScale, dBias
@@ -230,26 +240,19 @@ __global__ void group_norm_param_finalize_kernel(const double2* partial, Groups 
   }
 }
 
-// dX = invstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * scale[p], per row
+// Instance/GroupNormalization's scale of row r: per channel or per group (GroupRows::param).
+struct ScaleOfRow {
+  const float* scale;
+  Groups d;
+  int64_t r;
+  __device__ float operator()(int64_t j) const { return scale[d.param(r, j)]; }
+};
+
 __global__ void group_norm_dx_kernel(const float* dy, const float* x, const float* scale, const double2* stats,
                                      float* dx, Groups d) {
   __shared__ double shared[32];
-  for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
-    const float *xr = x + r * d.inner, *dyr = dy + r * d.inner;
-    double2 st = stats[r];
-    double sg = 0, sgx = 0;
-    for (int64_t j = threadIdx.x; j < d.inner; j += blockDim.x) {
-      double g = dyr[j] * scale[d.param(r, j)];  // float product, as on the CPU
-      sg += g;
-      sgx += g * (xr[j] - st.x) * st.y;
-    }
-    double mean_g = block_sum_all(sg, shared) / double(d.inner);
-    double mean_gx = block_sum_all(sgx, shared) / double(d.inner);
-    for (int64_t j = threadIdx.x; j < d.inner; j += blockDim.x) {
-      double xhat = (xr[j] - st.x) * st.y;
-      dx[r * d.inner + j] = static_cast<float>(st.y * (dyr[j] * scale[d.param(r, j)] - mean_g - xhat * mean_gx));
-    }
-  }
+  for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x)
+    row_dx(x + r * d.inner, dy + r * d.inner, d.inner, stats[r], ScaleOfRow{scale, d, r}, dx + r * d.inner, shared);
 }
 
 // GroupNormGrad: dY, X, scale -> dX, dScale, dBias
