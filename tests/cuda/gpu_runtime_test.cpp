@@ -231,7 +231,8 @@ class GpuTrajectory : public ::testing::TestWithParam<TrajectoryCase> {};
 
 // Same seed, same model: CPU and GPU runs give losses equal within 1e-3 relative. ResNet-20
 // is chaotic after its first steps at this batch size (tests/runtime/trajectory_test.cpp),
-// so only 3 of its steps are compared.
+// so only 3 of its steps are compared. UpNet trains through InstanceNormalization, Resize,
+// DepthToSpace, CumSum, Trilu, Sin and Mish (or its TorchScript form) as exported.
 TEST_P(GpuTrajectory, LossesMatchTheCpuWithin1e3Relative) {
   CBT_SKIP_WITHOUT_GPU();
   const TrajectoryCase c = GetParam();
@@ -242,8 +243,15 @@ TEST_P(GpuTrajectory, LossesMatchTheCpuWithin1e3Relative) {
 
 INSTANTIATE_TEST_SUITE_P(Models, GpuTrajectory,
                          ::testing::Values(TrajectoryCase{"lenet5", "lenet5.ts17.onnx", 20},
-                                           TrajectoryCase{"resnet20", "resnet20.ts17.onnx", 3}),
-                         [](const auto& info) { return std::string(info.param.folder); });
+                                           TrajectoryCase{"resnet20", "resnet20.ts17.onnx", 3},
+                                           TrajectoryCase{"upnet", "upnet.ts17.onnx", 20},
+                                           TrajectoryCase{"upnet", "upnet.dynamo.onnx", 20}),
+                         [](const auto& info) {
+                           std::string n = info.param.onnx;
+                           for (char& ch : n)
+                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
 
 // Two learners, each on its own stream, meeting the synchronisation stream through events:
 // the same rounds as two CPU learners.

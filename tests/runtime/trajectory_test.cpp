@@ -48,19 +48,19 @@ TEST_P(TrajectoryTest, LossesMatchPyTorchWithin1e3Relative) {
 // (relative) changes cbtrain's own loss by >1e-3 from step 2 on, because gradients jump at
 // ReLU kinks. Rounding differences with PyTorch do the same, so only its first 3 steps are
 // compared; its gradients are checked exactly by ModelGradCheck instead.
-INSTANTIATE_TEST_SUITE_P(Models, TrajectoryTest,
-                         ::testing::Values(Case{"lenet5", "lenet5.ts17.onnx", 20},
-                                           Case{"lenet5", "lenet5.ts13.onnx", 20},
-                                           Case{"lenet5", "lenet5.dynamo.onnx", 20}, Case{"mlp", "mlp.ts17.onnx", 20},
-                                           Case{"mlp", "mlp.dynamo.onnx", 20},
-                                           Case{"resnet20", "resnet20.ts17.onnx", 3},
-                                           Case{"resnet20", "resnet20.dynamo_noopt.onnx", 3}),
-                         [](const auto& info) {
-                           std::string n = info.param.onnx;
-                           for (char& ch : n)
-                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Models, TrajectoryTest,
+    ::testing::Values(Case{"lenet5", "lenet5.ts17.onnx", 20}, Case{"lenet5", "lenet5.ts13.onnx", 20},
+                      Case{"lenet5", "lenet5.dynamo.onnx", 20}, Case{"mlp", "mlp.ts17.onnx", 20},
+                      Case{"mlp", "mlp.dynamo.onnx", 20}, Case{"resnet20", "resnet20.ts17.onnx", 3},
+                      Case{"resnet20", "resnet20.dynamo_noopt.onnx", 3}, Case{"upnet", "upnet.ts17.onnx", 20},
+                      Case{"upnet", "upnet.dynamo.onnx", 20}),
+    [](const auto& info) {
+      std::string n = info.param.onnx;
+      for (char& ch : n)
+        if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return n;
+    });
 
 }  // namespace
 }  // namespace cbt
