@@ -1,6 +1,7 @@
 // load_model: ModelProto -> IR Graph (nodes, attributes, values, initializers, constants).
 #include <unordered_set>
 
+#include "graph/legacy_ops.h"
 #include "graph/op_schema.h"
 #include "onnx_import/proto_model.h"
 
@@ -218,14 +219,15 @@ ImportedModel load_model(const std::string& path, const ImportOptions& opts) {
     for (const auto& n : mp.graph().node()) check_domain(n);
     admit_tensor_bytes(mp.graph(), opts);
     m.untied = untie_layer_parameters(*proto->model.mutable_graph());
+    for (const auto& op : mp.opset_import()) m.opsets[normalise_domain(op.domain())] = op.version();
     convert_graph(*proto, m.graph, proto->constant_outputs);
+    m.graph.opset = m.opsets.at("");
+    upgrade_legacy_ops(m.graph);
     check_and_sort_graph(m.graph);
     mark_constant_inputs(m.graph);
     m.producer_name = mp.producer_name();
     m.producer_version = mp.producer_version();
     m.ir_version = mp.ir_version();
-    for (const auto& op : mp.opset_import()) m.opsets[normalise_domain(op.domain())] = op.version();
-    m.graph.opset = m.opsets.at("");
   } catch (const ModelError& e) {
     throw ModelError(path + ": " + e.what());
   }

@@ -1,4 +1,5 @@
-// Resize (opset 11+: X, roi, scales, sizes; nearest and linear) and its backward op ResizeGrad.
+// Resize (opset 11+: X, roi, scales, sizes; nearest and linear; Upsample and opset-10 Resize are
+// rewritten into it at load, graph/legacy_ops.h) and its backward op ResizeGrad.
 #include <string>
 #include <vector>
 
@@ -26,7 +27,6 @@ void resize_inputs(const InferContext& ctx, std::vector<float>& scales, std::vec
 
 // X's shape `in` resized as the node says; fails naming the problem.
 Shape resized_shape(const InferContext& ctx, const Shape& in) {
-  if (ctx.opset < 11) ctx.fail("Resize before opset 11 is not supported");
   std::vector<float> scales;
   std::vector<int64_t> sizes;
   resize_inputs(ctx, scales, sizes);
@@ -74,7 +74,8 @@ CBT_REGISTER_SCHEMA({"",
                      resize_grad,
                      {0},
                      {},
-                     "resample the last three axes: nearest or linear, constant scales or sizes",
+                     "resample the last three axes: nearest or linear, constant scales or sizes "
+                     "(Upsample and opset-10 Resize too)",
                      {1, 2, 3}});
 CBT_REGISTER_SCHEMA({kCbtDomain,
                      "ResizeGrad",

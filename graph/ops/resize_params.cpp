@@ -38,6 +38,8 @@ ResizeMode parse_resize_mode(const Attributes& a) {
     m.round = ResizeRound::Floor;
   else if (round == "ceil")
     m.round = ResizeRound::Ceil;
+  else if (round == "simple")  // Upsample and opset-10 Resize, upgraded (graph/legacy_ops.h)
+    m.round = ResizeRound::Simple;
   else
     throw ModelError("nearest_mode '" + round + "' is not supported");
   CBT_MODEL_CHECK(a.get_int("antialias", 0) == 0, "antialias=1 is not supported");

@@ -31,7 +31,9 @@ enum class ResizeCoord : int32_t {
   TfHalfPixelForNn,
   HalfPixelSymmetric
 };
-enum class ResizeRound : int32_t { RoundPreferFloor, RoundPreferCeil, Floor, Ceil };
+// Simple: opset 10's and Upsample's nearest (graph/legacy_ops.h), floor when enlarging and
+// ceiling when shrinking.
+enum class ResizeRound : int32_t { RoundPreferFloor, RoundPreferCeil, Floor, Ceil, Simple };
 
 struct ResizeMode {
   bool linear = false;  // else nearest
@@ -119,6 +121,9 @@ CBT_RESIZE_HD inline ResizeTaps resize_taps(int64_t o, const ResizeAxis& a) {
       break;
     case ResizeRound::Ceil:
       r = ceilf(x);
+      break;
+    case ResizeRound::Simple:
+      r = a.scale < 1.0f ? ceilf(x) : floorf(x);
       break;
     case ResizeRound::RoundPreferCeil:
       r = floorf(x) + 0.5f == x ? ceilf(x) : roundf(x);

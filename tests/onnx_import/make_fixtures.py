@@ -275,6 +275,39 @@ def unary_model():
     np.save(os.path.join(HERE, "unary.output.npy"), sess.run(None, {"x": x})[0])
 
 
+def legacy_upsample_models():
+    """Upsample at opset 7 (scales an attribute) and 9 (an input) and Resize at opset 10, each
+    nearest and linear, enlarging and shrinking, on one input x (2, 3, 5, 6), flattened and
+    concatenated: `upsample7`, `upsample9` and `resize10` (`.onnx`, `.input.npy`,
+    `.output.npy`, onnxruntime's output)."""
+    import onnxruntime as ort
+    rng = np.random.default_rng(2030)
+    x = rng.normal(0, 1.0, (2, 3, 5, 6)).astype(np.float32)
+    n = helper.make_node
+    for name, op, opset in [("upsample7", "Upsample", 7), ("upsample9", "Upsample", 9), ("resize10", "Resize", 10)]:
+        init, nodes, outs = [], [], []
+        for k, (mode, scales) in enumerate([("nearest", [1, 1, 2, 3]), ("linear", [1, 1, 2, 1.5]),
+                                            ("nearest", [1, 1, 0.6, 0.5]), ("linear", [1, 1, 0.6, 0.5])]):
+            if op == "Upsample" and min(scales) < 1:
+                continue  # Upsample enlarges only
+            if opset < 9:
+                nodes.append(n(op, ["x"], [f"r{k}"], mode=mode, scales=[float(v) for v in scales]))
+            else:
+                init.append(numpy_helper.from_array(np.array(scales, np.float32), f"scales{k}"))
+                nodes.append(n(op, ["x", f"scales{k}"], [f"r{k}"], mode=mode))
+            nodes.append(n("Flatten", [f"r{k}"], [f"f{k}"]))
+            outs.append(f"f{k}")
+        nodes.append(n("Concat", outs, ["y"], axis=1))
+        g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 5, 6])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, None])], initializer=init)
+        model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+        onnx.checker.check_model(model)
+        save(model, f"{name}.onnx", ir_version=5)
+        sess = ort.InferenceSession(os.path.join(HERE, f"{name}.onnx"), providers=["CPUExecutionProvider"])
+        np.save(os.path.join(HERE, f"{name}.input.npy"), x)
+        np.save(os.path.join(HERE, f"{name}.output.npy"), sess.run(None, {"x": x})[0])
+
+
 if __name__ == "__main__":
     os.makedirs(HERE, exist_ok=True)
     attrs_model()
@@ -284,3 +317,4 @@ if __name__ == "__main__":
     norms_model()
     resize_model()
     unary_model()
+    legacy_upsample_models()

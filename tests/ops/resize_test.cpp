@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/op_harness.h"
+#include "graph/legacy_ops.h"
 
 namespace cbt::test {
 namespace {
@@ -134,7 +135,51 @@ TEST(ResizeTest, ShapeInferenceTakesScalesSizesAndAxesAndNamesWhatItRefuses) {
   EXPECT_TRUE(
       has(infer_error(make_node("Resize", 3, 1), {x, Tensor(), scales({2, 1, 1, 1})}, 13), "only the last three axes"));
   EXPECT_TRUE(has(infer_error(make_node("Resize", 3, 1), {x, Tensor(), scales({1, 1, 1e30f, 1})}, 13), "makes 7"));
-  EXPECT_TRUE(has(infer_error(make_node("Resize", 2, 1), {x, scales({1, 1, 2, 2})}, 10), "before opset 11"));
+}
+
+// Upsample (opsets 7 to 9) and opset-10 Resize become Resize's current form at load: asymmetric
+// coordinates, nearest rounding down when enlarging and up when shrinking (ONNX's own example:
+// [1 2 3 4; 5 6 7 8] at 0.6 gives [1 3]).
+TEST(ResizeTest, LegacyUpsampleAndOpset10ResizeAreUpgraded) {
+  Graph g;
+  g.opset = 7;
+  Node up = make_node("Upsample", 1, 1);
+  up.name = "up";
+  up.attrs.set("scales", std::vector<float>{1, 1, 0.6f, 0.6f});
+  g.nodes.push_back(up);
+  upgrade_legacy_ops(g);
+  const Node& n = g.nodes[0];
+  ASSERT_EQ(n.op_type, "Resize");
+  ASSERT_EQ(n.inputs.size(), 3u);
+  EXPECT_TRUE(n.inputs[1].empty());
+  EXPECT_TRUE(g.constant_initializers.count(n.inputs[2]));
+  EXPECT_FALSE(n.attrs.has("scales"));
+  Tensor x = Tensor::from_f32({1, 2, 3, 4, 5, 6, 7, 8}, {1, 1, 2, 4});
+  Tensor y = run_node(n, {x, Tensor(), g.initializers.at(n.inputs[2])}, {false, 0, 7})[0];
+  ASSERT_EQ(y.shape(), (Shape{1, 1, 1, 2}));
+  EXPECT_EQ(y.ptr<float>()[0], 1.0f);
+  EXPECT_EQ(y.ptr<float>()[1], 3.0f);
+
+  Graph r;
+  r.opset = 10;
+  Node resize = make_node("Resize", 2, 1);
+  resize.attrs.set("mode", std::string("linear"));
+  r.nodes.push_back(resize);
+  upgrade_legacy_ops(r);
+  EXPECT_EQ(r.nodes[0].inputs, (std::vector<std::string>{resize.inputs[0], "", resize.inputs[1]}));
+  EXPECT_EQ(r.nodes[0].attrs.get_string("coordinate_transformation_mode", ""), "asymmetric");
+  // Opset 11 and later are left alone; a mode those opsets lack is named.
+  r.opset = 11;
+  Node modern = make_node("Resize", 3, 1);
+  r.nodes = {modern};
+  upgrade_legacy_ops(r);
+  EXPECT_FALSE(r.nodes[0].attrs.has("nearest_mode"));
+  Graph bad;
+  bad.opset = 9;
+  Node cubic = make_node("Upsample", 2, 1);
+  cubic.attrs.set("mode", std::string("cubic"));
+  bad.nodes.push_back(cubic);
+  EXPECT_THROW(upgrade_legacy_ops(bad), ModelError);
 }
 
 }  // namespace

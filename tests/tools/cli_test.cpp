@@ -397,6 +397,15 @@ TEST(Cli, ResizeModesMatchOnnxruntime) {
   expect_matches_onnxruntime(test::source_path("tests/onnx_import/data/resize"), test::temp_dir("resize"));
 }
 
+// Upsample (opset 7: scales an attribute; 9: an input) and opset-10 Resize, nearest and linear,
+// enlarging and (Resize) shrinking, agree with onnxruntime (rewritten into Resize at load).
+TEST(Cli, LegacyUpsampleAndResizeMatchOnnxruntime) {
+  for (const char* name : {"upsample7", "upsample9", "resize10"}) {
+    SCOPED_TRACE(name);
+    expect_matches_onnxruntime(test::source_path(std::string("tests/onnx_import/data/") + name), test::temp_dir(name));
+  }
+}
+
 // Sin, Cos, Floor, Ceil, Round (halves to even), Sign, Mish, Celu, ThresholdedRelu, ArgMax and
 // ArgMin (ties, select_last_index), CumSum (exclusive, reverse), Trilu (lower, k = 2), Sum and
 // Mean of three inputs agree with onnxruntime.

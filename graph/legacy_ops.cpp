@@ -1,0 +1,37 @@
+// Rewrites Upsample and opset-10 Resize into Resize's current form (legacy_ops.h).
+#include "graph/legacy_ops.h"
+
+#include <string>
+#include <vector>
+
+#include "graph/errors.h"
+
+namespace cbt {
+
+void upgrade_legacy_ops(Graph& g) {
+  for (Node& n : g.nodes) {
+    if (!n.domain.empty()) continue;
+    const bool upsample = n.op_type == "Upsample";
+    if (!upsample && !(n.op_type == "Resize" && g.opset < 11)) continue;
+    const std::string mode = n.attrs.get_string("mode", "nearest");
+    CBT_MODEL_CHECK(mode == "nearest" || mode == "linear", "node ", n.describe(), ": mode '", mode,
+                    "' is not supported (nearest or linear)");
+    std::string scales = n.input(1);
+    if (upsample && g.opset < 9) {
+      CBT_MODEL_CHECK(n.attrs.has("scales"), "node ", n.describe(), ": Upsample before opset 9 needs attribute scales");
+      const std::vector<float> v = n.attrs.get_floats("scales");
+      scales = n.name.empty() ? n.outputs.at(0) + "_scales" : n.name + "_scales";
+      while (g.initializers.count(scales)) scales += "_";
+      g.initializers.emplace(scales, Tensor::from_f32(v, {static_cast<int64_t>(v.size())}));
+      g.constant_initializers.insert(scales);
+      n.attrs.erase("scales");
+    }
+    CBT_MODEL_CHECK(!scales.empty(), "node ", n.describe(), ": input 1 (scales) is required");
+    n.op_type = "Resize";
+    n.inputs = {n.inputs.at(0), "", scales};
+    n.attrs.set("coordinate_transformation_mode", std::string("asymmetric"));
+    n.attrs.set("nearest_mode", std::string("simple"));
+  }
+}
+
+}  // namespace cbt
