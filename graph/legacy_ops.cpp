@@ -13,6 +13,7 @@ void upgrade_legacy_ops(Graph& g) {
     if (!n.domain.empty()) continue;
     const bool upsample = n.op_type == "Upsample";
     if (!upsample && !(n.op_type == "Resize" && g.opset < 11)) continue;
+    CBT_MODEL_CHECK(n.has_input(0), "node ", n.describe(), ": input 0 (X) is required");
     const std::string mode = n.attrs.get_string("mode", "nearest");
     CBT_MODEL_CHECK(mode == "nearest" || mode == "linear", "node ", n.describe(), ": mode '", mode,
                     "' is not supported (nearest or linear)");
@@ -20,7 +21,7 @@ void upgrade_legacy_ops(Graph& g) {
     if (upsample && g.opset < 9) {
       CBT_MODEL_CHECK(n.attrs.has("scales"), "node ", n.describe(), ": Upsample before opset 9 needs attribute scales");
       const std::vector<float> v = n.attrs.get_floats("scales");
-      scales = n.name.empty() ? n.outputs.at(0) + "_scales" : n.name + "_scales";
+      scales = (n.name.empty() ? "upsample" : n.name) + "_scales";
       while (g.initializers.count(scales)) scales += "_";
       g.initializers.emplace(scales, Tensor::from_f32(v, {static_cast<int64_t>(v.size())}));
       g.constant_initializers.insert(scales);

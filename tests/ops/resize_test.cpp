@@ -180,6 +180,13 @@ TEST(ResizeTest, LegacyUpsampleAndOpset10ResizeAreUpgraded) {
   cubic.attrs.set("mode", std::string("cubic"));
   bad.nodes.push_back(cubic);
   EXPECT_THROW(upgrade_legacy_ops(bad), ModelError);
+  bad.nodes[0] = make_node("Upsample", 0, 1);  // no X
+  EXPECT_THROW(upgrade_legacy_ops(bad), ModelError);
+  bad.nodes[0] = make_node("Upsample", 1, 1);  // opset 9 takes scales as input 1
+  EXPECT_THROW(upgrade_legacy_ops(bad), ModelError);
+  bad.opset = 8;  // before 9: the attribute, of floats
+  bad.nodes[0].attrs.set("scales", std::vector<int64_t>{1, 2});
+  EXPECT_THROW(upgrade_legacy_ops(bad), ModelError);
 }
 
 }  // namespace
