@@ -351,7 +351,7 @@ void write_patch_data(const fs::path& d) {
   write_split("test", 512);
 }
 
-// Trains the fixture `stem` on `d` (write_teacher_data) and returns the final test accuracy;
+// Trains the fixture `stem` on the data in `d` and returns the final test accuracy;
 // the trained model must keep every op and run on the fixture's input.
 double train_fixture(const std::string& stem, const fs::path& d, int epochs) {
   RunResult r = run(stem + ".onnx --data " + d.string() + " --epochs " + std::to_string(epochs) +
@@ -362,11 +362,12 @@ double train_fixture(const std::string& stem, const fs::path& d, int epochs) {
     ADD_FAILURE() << r.output;
     return 0;
   }
+  const double accuracy = std::stod(m[1]);  // read before r.output goes: m points into it
   r = run("infer " + (d / "trained.onnx").string() + " --input " + stem + ".input.npy --output " +
           (d / "y2.npy").string());
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(load_npy((d / "y2.npy").string()).shape(), load_npy(stem + ".output.npy").shape());
-  return std::stod(m[1]);
+  return accuracy;
 }
 
 // Elu, Selu, Softplus, Softsign, HardSigmoid, HardSwish, Abs, Log, Exp, Reciprocal, PRelu, Max and
