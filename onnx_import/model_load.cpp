@@ -1,6 +1,7 @@
 // load_model: ModelProto -> IR Graph (nodes, attributes, values, initializers, constants).
 #include <unordered_set>
 
+#include "graph/composite_ops.h"
 #include "graph/legacy_ops.h"
 #include "graph/op_schema.h"
 #include "onnx_import/proto_model.h"
@@ -223,6 +224,7 @@ ImportedModel load_model(const std::string& path, const ImportOptions& opts) {
     convert_graph(*proto, m.graph, proto->constant_outputs);
     m.graph.opset = m.opsets.at("");
     upgrade_legacy_ops(m.graph);
+    expand_composite_ops(m.graph);
     check_and_sort_graph(m.graph);
     mark_constant_inputs(m.graph);
     m.producer_name = mp.producer_name();

@@ -308,6 +308,53 @@ def legacy_upsample_models():
         np.save(os.path.join(HERE, f"{name}.output.npy"), sess.run(None, {"x": x})[0])
 
 
+def reductions_models():
+    """ReduceL2, ReduceL1 and ReduceSumSquare (which cbtrain expands into the ops they are made
+    of) in a trainable classifier, at opset 13 (axes an attribute) and 18 (an input):
+    g = Gemm(x) (N, 16); g / ReduceL2(g) (F.normalize's form), g / ReduceL1(g) and
+    ReduceSumSquare(g) / 16 over axis 1, concatenated into a classifier's Gemm:
+    `reductions13`, `reductions18` (`.onnx`, `.input.npy`, `.output.npy`, onnxruntime's
+    output)."""
+    import onnxruntime as ort
+    rng = np.random.default_rng(2031)
+    n_in, width, classes, batch = 12, 16, 10, 5
+    w1 = rng.normal(0, 0.8, (width, n_in)).astype(np.float32)
+    b1 = rng.normal(0, 0.3, (width,)).astype(np.float32)
+    w2 = rng.normal(0, 0.2, (classes, 2 * width + 1)).astype(np.float32)
+    x = rng.normal(0, 2.0, (batch, n_in)).astype(np.float32)
+    for opset in (13, 18):
+        init = [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(b1, "b1"),
+                numpy_helper.from_array(w2, "w2"), numpy_helper.from_array(np.zeros(classes, np.float32), "b2"),
+                numpy_helper.from_array(np.array(1.0 / width, np.float32), "inv_width")]
+        n = helper.make_node
+
+        def reduce(op, out):
+            if opset >= 18:
+                return n(op, ["g", "axis1"], [out], keepdims=1)
+            return n(op, ["g"], [out], axes=[1], keepdims=1)
+
+        if opset >= 18:
+            init.append(numpy_helper.from_array(np.array([1], np.int64), "axis1"))
+        nodes = [
+            n("Gemm", ["x", "w1", "b1"], ["g"], transB=1),
+            reduce("ReduceL2", "l2"), n("Div", ["g", "l2"], ["g_l2"]),
+            reduce("ReduceL1", "l1"), n("Div", ["g", "l1"], ["g_l1"]),
+            reduce("ReduceSumSquare", "sq"), n("Mul", ["sq", "inv_width"], ["sq_mean"]),
+            n("Concat", ["g_l2", "g_l1", "sq_mean"], ["h"], axis=1),
+            n("Gemm", ["h", "w2", "b2"], ["logits"], transB=1),
+        ]
+        name = f"reductions{opset}"
+        g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", n_in])],
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", classes])],
+                              initializer=init)
+        model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+        onnx.checker.check_model(model)
+        save(model, f"{name}.onnx")
+        sess = ort.InferenceSession(os.path.join(HERE, f"{name}.onnx"), providers=["CPUExecutionProvider"])
+        np.save(os.path.join(HERE, f"{name}.input.npy"), x)
+        np.save(os.path.join(HERE, f"{name}.output.npy"), sess.run(None, {"x": x})[0])
+
+
 if __name__ == "__main__":
     os.makedirs(HERE, exist_ok=True)
     attrs_model()
@@ -318,3 +365,4 @@ if __name__ == "__main__":
     resize_model()
     unary_model()
     legacy_upsample_models()
+    reductions_models()

@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <string>
 
 #include "common/op_harness.h"
+#include "graph/composite_ops.h"
 
 namespace cbt::test {
 namespace {
@@ -229,6 +232,53 @@ TEST(ReduceTest, ArgMaxKeepsDimsAndNanWins) {
   EXPECT_EQ(y.ptr<int64_t>()[1], 1);
   EXPECT_THROW(infer_node(make_node("ArgMax", 1, 1, arg_attrs(2, 1, 0)), {x}, 17), ModelError);
   EXPECT_THROW(infer_node(make_node("ArgMax", 1, 1), {Tensor(DType::Bool, {3})}, 17), ModelError);
+}
+
+// ReduceSumSquare, ReduceL1 and ReduceL2 expand at load into Mul/Abs, ReduceSum (axes where
+// the opset puts them) and Sqrt; run node by node, the expansion gives the definitions.
+TEST(ReduceTest, CompositeReductionsExpandForEveryOpset) {
+  Tensor x = random_tensor(DType::Float64, {3, 4, 5}, 81);
+  for (int64_t opset : {11, 15, 18})
+    for (const char* op : {"ReduceSumSquare", "ReduceL1", "ReduceL2"}) {
+      SCOPED_TRACE(std::string(op) + " opset " + std::to_string(opset));
+      Graph g;
+      g.opset = opset;
+      g.inputs.push_back({"x", DType::Float64, {}});
+      Node n;
+      n.op_type = op;
+      n.name = "r";
+      n.inputs = {"x"};
+      n.outputs = {"y"};
+      n.attrs.set("keepdims", int64_t{0});
+      if (opset >= 18) {
+        g.initializers.emplace("axes", Tensor::from_i64({1, -1}, {2}));
+        n.inputs.push_back("axes");
+      } else {
+        n.attrs.set("axes", std::vector<int64_t>{1, -1});
+      }
+      g.nodes.push_back(n);
+      expand_composite_ops(g);
+      ASSERT_EQ(g.nodes.size(), std::string(op) == "ReduceL2" ? 3u : 2u);
+      const Node& sum = g.nodes[1];
+      ASSERT_EQ(sum.op_type, "ReduceSum");
+      EXPECT_EQ(sum.attrs.has("axes"), opset < 13);
+      EXPECT_EQ(sum.inputs.size(), opset < 13 ? 1u : 2u);
+      std::map<std::string, Tensor> v{{"x", x}};
+      for (const auto& [name, t] : g.initializers) v[name] = t;
+      for (const Node& e : g.nodes) {
+        std::vector<Tensor> in;
+        for (const auto& name : e.inputs) in.push_back(v.at(name));
+        v[e.outputs[0]] = run_node(e, in, {false, 0, opset})[0];
+      }
+      const Tensor& y = v.at("y");
+      ASSERT_EQ(y.shape(), (Shape{3}));
+      for (int64_t i = 0; i < 3; ++i) {
+        double sq = 0, l1 = 0;
+        for (int64_t j = 0; j < 20; ++j) sq += std::pow(x.at_f64(i * 20 + j), 2), l1 += std::fabs(x.at_f64(i * 20 + j));
+        const double want = std::string(op) == "ReduceL1" ? l1 : std::string(op) == "ReduceL2" ? std::sqrt(sq) : sq;
+        EXPECT_NEAR(y.at_f64(i), want, 1e-12);
+      }
+    }
 }
 
 }  // namespace

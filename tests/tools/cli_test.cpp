@@ -398,6 +398,19 @@ TEST(Cli, ResizeModesMatchOnnxruntime) {
   expect_matches_onnxruntime(test::source_path("tests/onnx_import/data/resize"), test::temp_dir("resize"));
 }
 
+// ReduceL2 (as F.normalize writes it), ReduceL1 and ReduceSumSquare, expanded at load into the
+// ops they are made of, agree with onnxruntime at opsets 13 and 18 and train.
+TEST(Cli, CompositeReductionsMatchOnnxruntimeAndTrain) {
+  for (const char* name : {"reductions13", "reductions18"}) {
+    SCOPED_TRACE(name);
+    fs::path d = test::temp_dir(name);
+    const std::string stem = test::source_path(std::string("tests/onnx_import/data/") + name);
+    expect_matches_onnxruntime(stem, d);
+    write_teacher_data(d, {12});
+    EXPECT_GT(train_fixture(stem, d, 8), 50.0) << "chance is 10%";
+  }
+}
+
 // Upsample (opset 7: scales an attribute; 9: an input) and opset-10 Resize, nearest and linear,
 // enlarging and (Resize) shrinking, agree with onnxruntime (rewritten into Resize at load).
 TEST(Cli, LegacyUpsampleAndResizeMatchOnnxruntime) {

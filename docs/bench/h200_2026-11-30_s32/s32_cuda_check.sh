@@ -22,7 +22,7 @@ grep -E "/($OPS)_" $OUT/cuda_tests.txt | grep -E "OK|FAILED" > $OUT/new_cases.tx
 echo "$(grep -c OK $OUT/new_cases.txt) OK, $(grep -c FAILED $OUT/new_cases.txt) FAILED"; grep FAILED $OUT/new_cases.txt | head
 echo "== ops"; ./build-gpu/tools/cbtrain ops | grep -cE "^\| [A-Z]"; ./build-gpu/tools/cbtrain ops | grep -E "^\| ($OPS) "
 echo "== the fixture models on the GPU"
-for m in norms resize unary upsample7 upsample9 resize10; do
+for m in norms resize unary upsample7 upsample9 resize10 reductions13 reductions18; do
   ./build-gpu/tools/cbtrain infer tests/onnx_import/data/$m.onnx --device cuda --input tests/onnx_import/data/$m.input.npy --output $OUT/$m.gpu.npy 2>&1 | tail -1
   python3 -c "import numpy as np,sys; a=np.load('$OUT/$m.gpu.npy'); b=np.load('tests/onnx_import/data/$m.output.npy'); print('$m max |gpu - onnxruntime|', float(np.abs(a-b).max()))"
 done
