@@ -60,6 +60,7 @@ const char* dtype_name(DType t) {
 }
 
 bool is_floating(DType t) { return t == DType::Float32 || t == DType::Float64 || t == DType::Float16; }
+bool is_arith(DType t) { return t == DType::Float32 || t == DType::Float64 || t == DType::Int64 || t == DType::Int32; }
 
 int64_t shape_numel(const Shape& s) {
   int64_t n = 1;

@@ -16,6 +16,8 @@ enum class DType : uint8_t { Undefined, Float32, Float64, Int64, Int32, Int8, UI
 size_t dtype_size(DType t);
 const char* dtype_name(DType t);
 bool is_floating(DType t);
+// The types the arithmetic kernels take: float32, float64, int64, int32.
+bool is_arith(DType t);
 
 template <class T>
 constexpr DType dtype_of();

@@ -9,8 +9,6 @@
 namespace cbt {
 namespace {
 
-bool is_number(DType t) { return t == DType::Float32 || t == DType::Float64 || t == DType::Int64 || t == DType::Int32; }
-
 // A constant int64 or int32 scalar input (CumSum's axis, Trilu's k).
 int64_t scalar_input(const InferContext& ctx, size_t i, const char* what) {
   const Tensor& t = ctx.const_value(i);
@@ -22,7 +20,7 @@ int64_t scalar_input(const InferContext& ctx, size_t i, const char* what) {
 // X, axis -> Y of X's type and shape (exclusive, reverse).
 std::vector<ValueType> infer_cumsum(const InferContext& ctx) {
   const ValueType& x = ctx.input(0);
-  if (!is_number(x.dtype)) ctx.fail(std::string("unsupported type ") + dtype_name(x.dtype));
+  if (!is_arith(x.dtype)) ctx.fail(std::string("unsupported type ") + dtype_name(x.dtype));
   const auto rank = static_cast<int64_t>(x.shape.size());
   const int64_t axis = scalar_input(ctx, 1, "axis");
   if (rank == 0 || axis < -rank || axis >= rank)
@@ -41,7 +39,7 @@ std::vector<std::string> cumsum_grad(GradContext& c) {
 // X (..., N, M), k? -> Y of X's type and shape (upper).
 std::vector<ValueType> infer_trilu(const InferContext& ctx) {
   const ValueType& x = ctx.input(0);
-  if (!is_number(x.dtype)) ctx.fail(std::string("unsupported type ") + dtype_name(x.dtype));
+  if (!is_arith(x.dtype)) ctx.fail(std::string("unsupported type ") + dtype_name(x.dtype));
   if (x.shape.size() < 2) ctx.fail("input must have at least two dims, got " + shape_str(x.shape));
   if (ctx.has(1)) scalar_input(ctx, 1, "k");
   return {x};

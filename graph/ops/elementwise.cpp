@@ -9,8 +9,6 @@
 namespace cbt {
 namespace {
 
-bool is_arith(DType t) { return t == DType::Float32 || t == DType::Float64 || t == DType::Int64 || t == DType::Int32; }
-
 const ValueType& float_input(const InferContext& ctx, size_t i) {
   const ValueType& t = ctx.input(i);
   if (t.dtype != DType::Float32 && t.dtype != DType::Float64)

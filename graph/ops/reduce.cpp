@@ -97,8 +97,7 @@ GradFn reduce_grad(const char* op) {
 // ArgMax/ArgMin: X -> int64 indices along `axis` (keepdims, select_last_index); no gradient.
 std::vector<ValueType> infer_arg_extreme(const InferContext& ctx) {
   const ValueType& x = ctx.input(0);
-  if (x.dtype != DType::Float32 && x.dtype != DType::Float64 && x.dtype != DType::Int64 && x.dtype != DType::Int32)
-    ctx.fail(std::string("unsupported type ") + dtype_name(x.dtype));
+  if (!is_arith(x.dtype)) ctx.fail(std::string("unsupported type ") + dtype_name(x.dtype));
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   int64_t axis = ctx.node.attrs.get_int("axis", 0);
   if (rank == 0 || axis < -rank || axis >= rank)

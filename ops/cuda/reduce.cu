@@ -2,10 +2,10 @@
 // GlobalMaxPool (ReduceMax over the spatial dims), and of ArgMax/ArgMin (one thread an output,
 // ops/arg_extreme.h's rule); ops/cpu/reduce.cpp is the specification. Sums are deterministic
 // (sum_to: fixed split, fixed order).
-#include <memory>
 
 #include "ops/arg_extreme.h"
 #include "ops/cuda/broadcast.cuh"
+#include "ops/cuda/host_input.h"
 
 namespace cbt::cuda::ew {
 namespace {
@@ -67,24 +67,14 @@ bool kept_from_shapes(const Shape& in, const Shape& reduced, Shape& kept) {
 
 // X's shape `in` with the reduced dims set to 1, where `reduced` is the reduced tensor's
 // shape. The axes input (opset 13+ ReduceSum, 18+ ReduceMean) lives on the device; reading it
-// would stall the stream, so it is read (once, then cached in the node's state) only when the
-// shapes, which the schema inferred from those same axes, leave the answer open.
+// would stall the stream, so it is read (once, then cached in the node's state by host_input)
+// only when the shapes, which the schema inferred from those same axes, leave the answer open.
 Shape kept_shape(KernelContext& ctx, const Shape& in, const Shape& reduced) {
   if (!ctx.has_in(1)) return kept_from_axes(ctx, in, ctx.node.attrs.get_ints("axes"));
   const Tensor& axes = ctx.in(1);
-  if (axes.device().is_cpu()) return kept_from_axes(ctx, in, axes.to_i64_vector());
-  if (axes.numel() == 0) return kept_from_axes(ctx, in, {});
   Shape kept;
-  if (kept_from_shapes(in, reduced, kept)) return kept;
-  if (ctx.state && *ctx.state) return *static_cast<Shape*>(ctx.state->get());
-  auto& cc = context_of(ctx.device_ctx);
-  CBT_CHECK(axes.dtype() == DType::Int64, "axes must be int64");
-  std::vector<int64_t> host(axes.numel());
-  CBT_CUDA_CHECK(cudaMemcpyAsync(host.data(), axes.data(), axes.nbytes(), cudaMemcpyDeviceToHost, cc.stream));
-  CBT_CUDA_CHECK(cudaStreamSynchronize(cc.stream));
-  kept = kept_from_axes(ctx, in, host);
-  if (ctx.state) *ctx.state = std::make_shared<Shape>(kept);
-  return kept;
+  if (!axes.device().is_cpu() && axes.numel() > 0 && kept_from_shapes(in, reduced, kept)) return kept;
+  return kept_from_axes(ctx, in, host_input<int64_t>(ctx, 1));
 }
 
 // x: any shape; y: x reduced (keepdims or not: the same memory layout).
