@@ -1,7 +1,12 @@
-// Type inference over a whole graph and folding of constant sub-graphs.
+// Type inference over a whole graph and folding of constant sub-graphs; recurrent nodes are
+// unrolled here, where their sequence length is known (recurrent.h).
 #include "graph/bind.h"
 
+#include <algorithm>
+#include <set>
+
 #include "graph/op_schema.h"
+#include "graph/recurrent.h"
 
 namespace cbt {
 
@@ -79,7 +84,33 @@ BoundGraph bind_graph(const Graph& g, const BindOptions& opt, const NodeEvaluato
     if (!is_floating(t.dtype()) || g.constant_initializers.count(name)) consts[name] = t;
   }
 
-  for (const Node& node : g.nodes) {
+  // Names of every value of `g`, for the values that unrolled recurrent nodes add.
+  std::set<std::string> taken;
+  const bool unrolls = std::any_of(g.nodes.begin(), g.nodes.end(), is_recurrent);
+  if (unrolls) {
+    for (const auto& [name, t] : g.initializers) taken.insert(name);
+    for (const auto& in : g.inputs) taken.insert(in.name);
+    for (const Node& n : g.nodes) taken.insert(n.outputs.begin(), n.outputs.end());
+  }
+  const FreshName fresh = [&taken](const std::string& hint) {
+    std::string name = hint;
+    for (int k = 1; taken.count(name); ++k) name = hint + "_" + std::to_string(k);
+    taken.insert(name);
+    return name;
+  };
+
+  std::function<void(const Node&)> bind_node = [&](const Node& node) {
+    if (is_recurrent(node)) {
+      Unrolled u = unroll_recurrent(node, b.types, consts, g.opset, fresh);
+      for (auto& [name, t] : u.constants) {
+        b.types[name] = ValueType{t.dtype(), t.shape()};
+        consts[name] = t;
+        b.graph.constant_initializers.insert(name);
+        b.graph.initializers.emplace(name, std::move(t));
+      }
+      for (const Node& n : u.nodes) bind_node(n);
+      return;
+    }
     auto out_types = infer_types(node, b.types, consts, g.opset);
     bool foldable = !is_random(node) && !node.outputs.empty();
     if (node.op_type == "Shape" && node.domain.empty()) {
@@ -107,7 +138,7 @@ BoundGraph bind_graph(const Graph& g, const BindOptions& opt, const NodeEvaluato
         b.types[node.outputs[i]] = ValueType{out[i].dtype(), out[i].shape()};
         b.folded.push_back(node.outputs[i]);
       }
-      continue;
+      return;
     }
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       if (node.outputs[i].empty()) continue;
@@ -116,7 +147,8 @@ BoundGraph bind_graph(const Graph& g, const BindOptions& opt, const NodeEvaluato
       b.types[node.outputs[i]] = out_types[i];
     }
     b.graph.nodes.push_back(node);
-  }
+  };
+  for (const Node& node : g.nodes) bind_node(node);
   for (const auto& out : g.outputs)
     CBT_MODEL_CHECK(b.types.count(out.name), "graph output '", out.name, "' is never produced");
   return b;

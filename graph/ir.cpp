@@ -42,6 +42,11 @@ std::vector<float> Attributes::get_floats(const std::string& name, std::vector<f
   return v ? *v : def;
 }
 
+std::vector<std::string> Attributes::get_strings(const std::string& name, std::vector<std::string> def) const {
+  const auto* v = typed<std::vector<std::string>>(values_, name, "a list of strings");
+  return v ? *v : def;
+}
+
 const Tensor* Attributes::get_tensor(const std::string& name) const { return typed<Tensor>(values_, name, "a tensor"); }
 
 const std::string& Node::input(size_t i) const {

@@ -355,6 +355,135 @@ def reductions_models():
         np.save(os.path.join(HERE, f"{name}.output.npy"), sess.run(None, {"x": x})[0])
 
 
+def recurrent_models():
+    """LSTM, GRU and RNN (which cbtrain unrolls over the sequence when it binds the graph) in
+    every form it takes, feeding one classifier, on x (N, 6, 5):
+    `recurrent14` (opset 14): a bidirectional batch-first LSTM with biases, peepholes and
+    initial states (Y, Y_h, Y_c all used); a GRU with linear_before_reset over the
+    time-major sequence; a reverse GRU without it, with an initial state and clip; a
+    bidirectional RNN of Relu without biases; an LSTM with constant full sequence_lens.
+    `recurrent9` (opset 9: Split's sizes and Clip's bounds are attributes there): an LSTM with
+    clip and a GRU with Softsign/Tanh.
+    Each `.onnx` with `.input.npy` and onnxruntime's `.output.npy`. onnxruntime refuses layout 1,
+    so its output comes from the same model with that LSTM time-major between transposes."""
+    import onnxruntime as ort
+    rng = np.random.default_rng(2045)
+    batch, steps, n_in, classes = 4, 6, 5, 10
+    x = rng.normal(0, 1.0, (batch, steps, n_in)).astype(np.float32)
+
+    n = helper.make_node
+    weights = {}
+
+    def w(name, shape, scale=0.4):  # the same values in the model and its reference
+        if name not in weights:
+            weights[name] = rng.normal(0, scale, shape).astype(np.float32)
+        return numpy_helper.from_array(weights[name], name)
+
+    for opset, reference in ((14, False), (14, True), (9, False)):
+        init, nodes, feats = [], [], []
+        if not reference:
+            weights.clear()  # shared by a model and its reference only
+
+        def const_i64(name, values):
+            init.append(numpy_helper.from_array(np.array(values, np.int64), name))
+            return name
+
+        def const_i32(name, values):
+            init.append(numpy_helper.from_array(np.array(values, np.int32), name))
+            return name
+
+        def flatten(value, perm=None):
+            src = value
+            if perm is not None:
+                nodes.append(n("Transpose", [value], [value + "_t"], perm=perm))
+                src = value + "_t"
+            nodes.append(n("Flatten", [src], [value + "_flat"], axis=1))
+            feats.append(value + "_flat")
+
+        nodes.append(n("Transpose", ["x"], ["xt"], perm=[1, 0, 2]))  # (T, N, I)
+        if opset == 14:
+            h = 3
+            init += [w("l1_W", (2, 4 * h, n_in)), w("l1_R", (2, 4 * h, h)), w("l1_B", (2, 8 * h), 0.2),
+                     w("l1_P", (2, 3 * h), 0.3)]
+            # Initial states made from the data (so any batch size works): Tanh of the mean
+            # step times a matrix, (N, 2, h) batch-first, (2, N, h) for the reference.
+            init.append(w("s_W", (n_in, 4 * h), 0.5))
+            const_i64("s_shape", [0, 4, h])
+            nodes += [n("ReduceMean", ["x"], ["x_mean"], axes=[1], keepdims=0),
+                      n("MatMul", ["x_mean", "s_W"], ["s_lin"]), n("Tanh", ["s_lin"], ["s_tanh"]),
+                      n("Reshape", ["s_tanh", "s_shape"], ["s_all"]),  # (N, 4, h): h0 of both, c0 of both
+                      n("Split", ["s_all", const_i64("s_split", [2, 2])], ["l1_h0bf", "l1_c0bf"], axis=1)]
+            if not reference:
+                nodes.append(n("LSTM", ["x", "l1_W", "l1_R", "l1_B", "", "l1_h0bf", "l1_c0bf", "l1_P"],
+                               ["l1_Y", "l1_Yh", "l1_Yc"], hidden_size=h, direction="bidirectional", layout=1))
+            else:
+                nodes += [n("Transpose", ["l1_h0bf"], ["l1_h0"], perm=[1, 0, 2]),
+                          n("Transpose", ["l1_c0bf"], ["l1_c0"], perm=[1, 0, 2])]
+                nodes.append(n("LSTM", ["xt", "l1_W", "l1_R", "l1_B", "", "l1_h0", "l1_c0", "l1_P"],
+                               ["l1_Ytm", "l1_Yhtm", "l1_Yctm"], hidden_size=h, direction="bidirectional"))
+                nodes += [n("Transpose", ["l1_Ytm"], ["l1_Y"], perm=[2, 0, 1, 3]),
+                          n("Transpose", ["l1_Yhtm"], ["l1_Yh"], perm=[1, 0, 2]),
+                          n("Transpose", ["l1_Yctm"], ["l1_Yc"], perm=[1, 0, 2])]
+            flatten("l1_Y"), flatten("l1_Yh"), flatten("l1_Yc")
+            g = 4
+            init += [w("g1_W", (1, 3 * g, n_in)), w("g1_R", (1, 3 * g, g)), w("g1_B", (1, 6 * g), 0.2)]
+            nodes.append(n("GRU", ["xt", "g1_W", "g1_R", "g1_B"], ["g1_Y", "g1_Yh"], hidden_size=g,
+                           linear_before_reset=1))
+            flatten("g1_Y", [2, 0, 1, 3]), flatten("g1_Yh", [1, 0, 2])
+            init += [w("g2_W", (1, 3 * g, n_in)), w("g2_R", (1, 3 * g, g)), w("g2_B", (1, 6 * g), 0.2),
+                     w("g2_sW", (n_in, g), 0.5)]
+            const_i64("g2_shape", [1, -1, g])
+            nodes += [n("MatMul", ["x_mean", "g2_sW"], ["g2_lin"]), n("Reshape", ["g2_lin", "g2_shape"], ["g2_h0"])]
+            nodes.append(n("GRU", ["xt", "g2_W", "g2_R", "g2_B", "", "g2_h0"], ["", "g2_Yh"], hidden_size=g,
+                           direction="reverse", clip=0.8))
+            flatten("g2_Yh", [1, 0, 2])
+            r = 3
+            init += [w("r1_W", (2, r, n_in)), w("r1_R", (2, r, r))]
+            nodes.append(n("RNN", ["xt", "r1_W", "r1_R"], ["r1_Y"], hidden_size=r, direction="bidirectional",
+                           activations=["Relu", "Relu"]))
+            flatten("r1_Y", [2, 0, 1, 3])
+            init += [w("l2_W", (1, 4 * h, n_in)), w("l2_R", (1, 4 * h, h)), w("l2_B", (1, 8 * h), 0.2)]
+            # sequence_lens as exporters write it: the full length for each sample of the batch.
+            nodes += [n("Shape", ["x"], ["x_shape"]),
+                      n("Slice", ["x_shape", const_i64("zero", [0]), const_i64("one", [1])], ["n_batch"]),
+                      n("Expand", [const_i32("full_len", [steps]), "n_batch"], ["l2_lens"])]
+            nodes.append(n("LSTM", ["xt", "l2_W", "l2_R", "l2_B", "l2_lens"], ["l2_Y"], hidden_size=h))
+            flatten("l2_Y", [2, 0, 1, 3])
+        else:
+            h = 4
+            init += [w("l1_W", (1, 4 * h, n_in)), w("l1_R", (1, 4 * h, h)), w("l1_B", (1, 8 * h), 0.2)]
+            nodes.append(n("LSTM", ["xt", "l1_W", "l1_R", "l1_B"], ["l1_Y", "l1_Yh"], hidden_size=h, clip=0.7))
+            flatten("l1_Y", [2, 0, 1, 3]), flatten("l1_Yh", [1, 0, 2])
+            init += [w("g1_W", (2, 3 * h, n_in)), w("g1_R", (2, 3 * h, h))]
+            nodes.append(n("GRU", ["xt", "g1_W", "g1_R"], ["g1_Y"], hidden_size=h, direction="bidirectional",
+                           activations=["Softsign", "Tanh", "Softsign", "Tanh"]))
+            flatten("g1_Y", [2, 0, 1, 3])
+        nodes.append(n("Concat", feats, ["feats"], axis=1))
+        name = f"recurrent{opset}" + ("_reference" if reference else "")
+        # The head's width: the features' total, from ONNX's shape inference of the model without it.
+        probe = onnx.shape_inference.infer_shapes(helper.make_model(
+            helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", steps, n_in])],
+                              [helper.make_tensor_value_info("feats", TensorProto.FLOAT, None)], initializer=init),
+            opset_imports=[helper.make_opsetid("", opset)]))
+        width = probe.graph.output[0].type.tensor_type.shape.dim[1].dim_value
+        assert width > 0, "shape inference did not find the features' width"
+        init += [w(f"head_W{opset}", (classes, width), 0.3),
+                 numpy_helper.from_array(np.zeros(classes, np.float32), "head_b")]
+        nodes.append(n("Gemm", ["feats", f"head_W{opset}", "head_b"], ["logits"], transB=1))
+        g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", steps, n_in])],
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", classes])],
+                              initializer=init)
+        model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+        onnx.checker.check_model(model)
+        if not reference:
+            save(model, f"{name}.onnx")
+            np.save(os.path.join(HERE, f"{name}.input.npy"), x)
+        if opset == 9 or reference:
+            model.ir_version = 8
+            sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+            np.save(os.path.join(HERE, f"recurrent{opset}.output.npy"), sess.run(None, {"x": x})[0])
+
+
 if __name__ == "__main__":
     os.makedirs(HERE, exist_ok=True)
     attrs_model()
@@ -366,3 +495,4 @@ if __name__ == "__main__":
     unary_model()
     legacy_upsample_models()
     reductions_models()
+    recurrent_models()

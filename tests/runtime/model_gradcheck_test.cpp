@@ -106,6 +106,12 @@ TEST(ModelGradCheck, LeNet5WithFrozenConvolutions) {
   check_model("models/lenet5/lenet5.ts17.onnx", 3, 3, o);
 }
 TEST(ModelGradCheck, ResNet20WithBatchNormAndResiduals) { check_model("models/resnet20/resnet20.ts17.onnx", 2, 1); }
+// The recurrent fixtures: their gradients flow back through every unrolled step, both
+// directions, the initial states, peepholes and biases.
+TEST(ModelGradCheck, RecurrentOpsUnrolled) {
+  check_model("tests/onnx_import/data/recurrent14.onnx", 3, 3);
+  check_model("tests/onnx_import/data/recurrent9.onnx", 3, 3);
+}
 TEST(ModelGradCheck, MlpWithGelu) { check_model("models/mlp/mlp.ts17.onnx", 2, 3); }
 
 }  // namespace

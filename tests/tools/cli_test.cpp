@@ -411,6 +411,25 @@ TEST(Cli, CompositeReductionsMatchOnnxruntimeAndTrain) {
   }
 }
 
+// LSTM, GRU and RNN in every form cbtrain takes (tests/onnx_import/make_fixtures.py: directions,
+// batch-first layout, initial states, peepholes, clip, linear_before_reset, Relu and Softsign
+// gates, full constant sequence_lens; opsets 14 and 9), unrolled when the graph is bound:
+// agreement with onnxruntime, `inspect` finds every op supported, and both train on sequences
+// whose class is a linear teacher's argmax.
+TEST(Cli, RecurrentModelsMatchOnnxruntimeAndTrain) {
+  for (const char* name : {"recurrent14", "recurrent9"}) {
+    SCOPED_TRACE(name);
+    fs::path d = test::temp_dir(name);
+    const std::string stem = test::source_path(std::string("tests/onnx_import/data/") + name);
+    expect_matches_onnxruntime(stem, d);
+    RunResult r = run("inspect " + stem + ".onnx");
+    EXPECT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("every op is supported"), std::string::npos) << r.output;
+    write_teacher_data(d, {6, 5});
+    EXPECT_GT(train_fixture(stem, d, 8), 65.0) << "chance is 10% (79.9% and 77.7% when written)";
+  }
+}
+
 // Upsample (opset 7: scales an attribute; 9: an input) and opset-10 Resize, nearest and linear,
 // enlarging and (Resize) shrinking, agree with onnxruntime (rewritten into Resize at load).
 TEST(Cli, LegacyUpsampleAndResizeMatchOnnxruntime) {

@@ -1,0 +1,388 @@
+// Unrolls LSTM, GRU and RNN into the ops they are made of (recurrent.h), after the ONNX
+// definitions: gates iofc (LSTM), zrh (GRU), one (RNN); W (dirs, gates*H, I), R (dirs, gates*H, H),
+// B (dirs, 2*gates*H) = [Wb, Rb]; Y (T, dirs, B, H) or, with layout 1, (B, T, dirs, H).
+#include "graph/recurrent.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <utility>
+
+#include "graph/errors.h"
+
+namespace cbt {
+namespace {
+
+enum class Kind { Lstm, Gru, Rnn };
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The activations without parameters that cbtrain has ops for, by ONNX's names.
+const char* activation_op(const std::string& name) {
+  static const std::pair<const char*, const char*> known[] = {
+      {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"}, {"relu", "Relu"}, {"softsign", "Softsign"}, {"softplus", "Softplus"}};
+  for (const auto& [k, op] : known)
+    if (lower(name) == k) return op;
+  return nullptr;
+}
+
+class Unroller {
+ public:
+  Unroller(const Node& n, const std::map<std::string, ValueType>& types, const std::map<std::string, Tensor>& consts,
+           int64_t opset, const FreshName& fresh)
+      : n_(n), types_(types), consts_(consts), opset_(opset), fresh_(fresh) {}
+
+  Unrolled run() {
+    read_signature();
+    std::vector<std::vector<std::string>> hs(dirs_);
+    std::vector<std::string> h_last(dirs_), c_last(dirs_);
+    for (int64_t d = 0; d < dirs_; ++d) direction(d, hs[d], h_last[d], c_last[d]);
+    const bool batch_first = layout_ == 1;
+    if (n_.outputs.size() > 0 && !n_.outputs[0].empty()) {
+      // Y: each step's H as (1, 1, B, H) or (B, 1, 1, H), joined along time, then directions.
+      const Shape piece = batch_first ? Shape{batch_, 1, 1, hidden_} : Shape{1, 1, batch_, hidden_};
+      std::vector<std::string> per_dir;
+      for (int64_t d = 0; d < dirs_; ++d)
+        per_dir.push_back(stack(hs[d], piece, batch_first ? 1 : 0, dirs_ == 1 ? n_.outputs[0] : ""));
+      if (dirs_ > 1) add("Concat", per_dir, axis_attr(batch_first ? 2 : 1), "Y", n_.outputs[0]);
+    }
+    const Shape state = batch_first ? Shape{batch_, 1, hidden_} : Shape{1, batch_, hidden_};
+    if (n_.outputs.size() > 1 && !n_.outputs[1].empty()) stack(h_last, state, batch_first ? 1 : 0, n_.outputs[1]);
+    if (n_.outputs.size() > 2 && !n_.outputs[2].empty()) {
+      CBT_MODEL_CHECK(kind_ == Kind::Lstm, "node ", n_.describe(), ": has a third output; only LSTM has Y_c");
+      stack(c_last, state, batch_first ? 1 : 0, n_.outputs[2]);
+    }
+    return std::move(out_);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& msg) const { throw ModelError("node " + n_.describe() + ": " + msg); }
+
+  const ValueType& type(size_t i) const {
+    if (!n_.has_input(i)) fail("input " + std::to_string(i) + " is missing");
+    return types_.at(n_.inputs[i]);
+  }
+
+  void check_shape(size_t i, const char* what, const Shape& want) const {
+    const Shape& s = type(i).shape;
+    if (s != want) fail(std::string(what) + " has shape " + shape_str(s) + ", expected " + shape_str(want));
+  }
+
+  void read_signature() {
+    kind_ = n_.op_type == "LSTM" ? Kind::Lstm : n_.op_type == "GRU" ? Kind::Gru : Kind::Rnn;
+    gates_ = kind_ == Kind::Lstm ? 4 : kind_ == Kind::Gru ? 3 : 1;
+    const ValueType& x = type(0);
+    if (x.shape.size() != 3) fail("X must have rank 3, has shape " + shape_str(x.shape));
+    if (!is_floating(x.dtype)) fail("X must be a float tensor");
+    dtype_ = x.dtype;
+    layout_ = n_.attrs.get_int("layout", 0);
+    if (layout_ != 0 && layout_ != 1) fail("layout must be 0 or 1, is " + std::to_string(layout_));
+    steps_ = x.shape[layout_ == 1 ? 1 : 0];
+    batch_ = x.shape[layout_ == 1 ? 0 : 1];
+    const int64_t in = x.shape[2];
+    const std::string dir = n_.attrs.get_string("direction", "forward");
+    if (dir != "forward" && dir != "reverse" && dir != "bidirectional")
+      fail("direction must be forward, reverse or bidirectional, is '" + dir + "'");
+    dirs_ = dir == "bidirectional" ? 2 : 1;
+    reverse_first_ = dir == "reverse";
+    const Shape& r = type(2).shape;
+    if (r.size() != 3) fail("R must have rank 3, has shape " + shape_str(r));
+    hidden_ = n_.attrs.get_int("hidden_size", r[2]);
+    if (hidden_ <= 0) fail("hidden_size must be positive");
+    const int64_t gh = gates_ * hidden_;
+    check_shape(1, "W", {dirs_, gh, in});
+    check_shape(2, "R", {dirs_, gh, hidden_});
+    if (n_.has_input(3)) check_shape(3, "B", {dirs_, 2 * gh});
+    if (n_.has_input(4)) {
+      auto it = consts_.find(n_.inputs[4]);
+      bool full = it != consts_.end() && it->second.numel() == batch_;
+      for (int64_t b = 0; full && b < batch_; ++b) full = it->second.at_i64(b) == steps_;
+      if (!full)
+        fail("sequence_lens must be a constant equal to the sequence length " + std::to_string(steps_) +
+             " for every sample: cbtrain unrolls every sequence to its full length (pad them, or export without "
+             "sequence_lens)");
+    }
+    const Shape state = layout_ == 1 ? Shape{batch_, dirs_, hidden_} : Shape{dirs_, batch_, hidden_};
+    if (n_.has_input(5)) check_shape(5, "initial_h", state);
+    if (n_.has_input(6)) {
+      if (kind_ != Kind::Lstm) fail("has a seventh input; only LSTM has initial_c");
+      check_shape(6, "initial_c", state);
+    }
+    if (n_.has_input(7)) {
+      if (kind_ != Kind::Lstm) fail("has an eighth input; only LSTM has the peepholes P");
+      check_shape(7, "P", {dirs_, 3 * hidden_});
+    }
+    if (n_.attrs.get_int("input_forget", 0) != 0)
+      fail("input_forget (coupled input and forget gates) is not supported; export without it");
+    if (n_.attrs.has("activation_alpha") || n_.attrs.has("activation_beta"))
+      fail("activations with parameters (activation_alpha, activation_beta) are not supported");
+    clip_ = n_.attrs.get_float("clip", 0.0f);
+    if (n_.attrs.has("clip") && !(clip_ > 0)) fail("clip must be positive");
+    linear_before_reset_ = kind_ == Kind::Gru && n_.attrs.get_int("linear_before_reset", 0) != 0;
+
+    const size_t per_dir = kind_ == Kind::Lstm ? 3 : kind_ == Kind::Gru ? 2 : 1;
+    std::vector<std::string> names = n_.attrs.get_strings("activations", {});
+    if (names.empty()) {
+      names = kind_ == Kind::Lstm  ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+              : kind_ == Kind::Gru ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                   : std::vector<std::string>{"Tanh"};
+    }
+    if (names.size() == per_dir && dirs_ == 2) {
+      const std::vector<std::string> forward = names;  // the same functions for both directions
+      names.insert(names.end(), forward.begin(), forward.end());
+    }
+    if (names.size() != per_dir * dirs_)
+      fail("activations lists " + std::to_string(names.size()) + " functions, expected " +
+           std::to_string(per_dir * dirs_) + " (" + std::to_string(per_dir) + " per direction)");
+    for (const auto& name : names) {
+      const char* op = activation_op(name);
+      if (!op) fail("activation '" + name + "' is not supported (Sigmoid, Tanh, Relu, Softsign, Softplus are)");
+      activations_.push_back(op);
+    }
+    base_ = n_.name.empty() ? n_.outputs.empty() ? n_.op_type : n_.outputs[0] : n_.name;
+  }
+
+  // ---- emitting ----
+  std::vector<std::string> add_n(const std::string& op, std::vector<std::string> inputs, size_t outputs, Attributes a,
+                                 const std::string& hint, const std::string& out_name = "") {
+    Node node;
+    node.op_type = op;
+    node.name = base_ + "/" + hint + "_" + std::to_string(out_.nodes.size());
+    node.inputs = std::move(inputs);
+    node.attrs = std::move(a);
+    for (size_t i = 0; i < outputs; ++i) node.outputs.push_back(out_name.empty() ? fresh_(base_ + "/" + hint) : out_name);
+    out_.nodes.push_back(std::move(node));
+    return out_.nodes.back().outputs;
+  }
+  std::string add(const std::string& op, std::vector<std::string> inputs, Attributes a, const std::string& hint,
+                  const std::string& out_name = "") {
+    return add_n(op, std::move(inputs), 1, std::move(a), hint, out_name)[0];
+  }
+  std::string add(const std::string& op, std::vector<std::string> inputs, const std::string& hint) {
+    return add(op, std::move(inputs), Attributes{}, hint);
+  }
+
+  std::string constant(Tensor t, const std::string& hint) {
+    std::string name = fresh_(base_ + "/" + hint);
+    out_.constants.emplace(name, std::move(t));
+    return name;
+  }
+  std::string scalar(double v, const std::string& hint) {
+    Tensor t(dtype_, Shape{});
+    if (dtype_ == DType::Float64)
+      *t.ptr<double>() = v;
+    else
+      *t.ptr<float>() = static_cast<float>(v);
+    return constant(std::move(t), hint);
+  }
+
+  static Attributes axis_attr(int64_t axis) {
+    Attributes a;
+    a.set("axis", axis);
+    return a;
+  }
+
+  // Split along `axis` into pieces of `sizes`, in this opset's form.
+  std::vector<std::string> split(const std::string& x, int64_t axis, const std::vector<int64_t>& sizes,
+                                 const std::string& hint) {
+    Attributes a = axis_attr(axis);
+    std::vector<std::string> in{x};
+    if (opset_ >= 13)
+      in.push_back(constant(Tensor::from_i64(sizes, {static_cast<int64_t>(sizes.size())}), hint + "_sizes"));
+    else
+      a.set("split", sizes);
+    return add_n("Split", std::move(in), sizes.size(), std::move(a), hint);
+  }
+
+  std::string reshape(const std::string& x, const Shape& shape, const std::string& hint, const std::string& out = "") {
+    const std::string s = constant(Tensor::from_i64(shape, {static_cast<int64_t>(shape.size())}), hint + "_shape");
+    return add("Reshape", {x, s}, Attributes{}, hint, out);
+  }
+
+  // x split along `axis` into `n` pieces of size 1, each reshaped to `piece`.
+  std::vector<std::string> unstack(const std::string& x, int64_t axis, int64_t n, const Shape& piece,
+                                   const std::string& hint) {
+    if (n == 1) return {reshape(x, piece, hint)};
+    std::vector<std::string> out;
+    for (const auto& p : split(x, axis, std::vector<int64_t>(n, 1), hint)) out.push_back(reshape(p, piece, hint));
+    return out;
+  }
+
+  // The values reshaped to `piece` and joined along `axis`, written to `out` ("" for a fresh name).
+  std::string stack(const std::vector<std::string>& values, const Shape& piece, int64_t axis, const std::string& out) {
+    if (values.size() == 1) return reshape(values[0], piece, "out", out);
+    std::vector<std::string> parts;
+    for (const auto& v : values) parts.push_back(reshape(v, piece, "out"));
+    return add("Concat", parts, axis_attr(axis), "out", out);
+  }
+
+  std::string clip(const std::string& x) {
+    if (clip_ <= 0) return x;
+    if (opset_ >= 11) return add("Clip", {x, lo_clip_, hi_clip_}, "clip");
+    Attributes a;
+    a.set("min", -clip_);
+    a.set("max", clip_);
+    return add("Clip", {x}, std::move(a), "clip");
+  }
+  // An activation of its (clipped) input.
+  std::string act(size_t which, const std::string& x, const std::string& hint) {
+    return add(activations_[which], {clip(x)}, hint);
+  }
+
+  // Input `input` split along its directions' `axis` into one value of shape `piece` per
+  // direction (made once, for the first direction that asks).
+  const std::vector<std::string>& per_direction(size_t input, int64_t axis, const Shape& piece,
+                                                const std::string& hint) {
+    auto it = per_direction_.find(input);
+    if (it == per_direction_.end())
+      it = per_direction_.emplace(input, unstack(n_.inputs[input], axis, dirs_, piece, hint)).first;
+    return it->second;
+  }
+
+  // One direction: its weights, the input's projection for every step at once, then the steps.
+  void direction(int64_t d, std::vector<std::string>& hs, std::string& h_last, std::string& c_last) {
+    const bool reverse = reverse_first_ || d == 1;
+    const int64_t H = hidden_, gh = gates_ * H;
+    const size_t a0 = static_cast<size_t>(d) * (kind_ == Kind::Lstm ? 3 : kind_ == Kind::Gru ? 2 : 1);
+    const std::string tag = "d" + std::to_string(d);
+    if (clip_ > 0 && opset_ >= 11 && lo_clip_.empty()) {
+      lo_clip_ = scalar(-clip_, "clip_min");
+      hi_clip_ = scalar(clip_, "clip_max");
+    }
+    auto pick = [&](size_t input, const Shape& piece, const std::string& hint) {
+      return per_direction(input, 0, piece, hint)[static_cast<size_t>(d)];
+    };
+    Attributes perm;
+    perm.set("perm", std::vector<int64_t>{1, 0});
+    const int64_t in = type(0).shape[2];
+    const std::string wt = add("Transpose", {pick(1, {gh, in}, tag + "_W")}, perm, tag + "_Wt");
+    std::string rt = add("Transpose", {pick(2, {gh, H}, tag + "_R")}, perm, tag + "_Rt");
+    std::string xw = add("MatMul", {n_.inputs[0], wt}, tag + "_XW");
+    std::string rb_h;  // GRU with linear_before_reset: Rbh, inside r * (...)
+    if (n_.has_input(3)) {
+      auto wr = split(pick(3, {2 * gh}, tag + "_B"), 0, {gh, gh}, tag + "_B");
+      std::string rb = wr[1];
+      if (linear_before_reset_) {
+        auto zr_h = split(wr[1], 0, {2 * H, H}, tag + "_Rb");
+        rb_h = zr_h[1];
+        rb = add("Concat", {zr_h[0], constant(Tensor(dtype_, Shape{H}), tag + "_zeros")}, axis_attr(0), tag + "_Rb");
+      }
+      xw = add("Add", {xw, add("Add", {wr[0], rb}, tag + "_bias")}, tag + "_XWb");
+    }
+    const int64_t time_axis = layout_ == 1 ? 1 : 0;
+    const std::vector<std::string> xs = unstack(xw, time_axis, steps_, {batch_, gh}, tag + "_x");
+    std::string rt_h;  // GRU without linear_before_reset: Rh^T apart from Rz, Rr
+    if (kind_ == Kind::Gru && !linear_before_reset_) {
+      auto parts = split(rt, 1, {2 * H, H}, tag + "_Rt");
+      rt = parts[0], rt_h = parts[1];
+    }
+    std::vector<std::string> p;  // LSTM peepholes i, o, f
+    if (n_.has_input(7)) p = split(pick(7, {3 * H}, tag + "_P"), 0, {H, H, H}, tag + "_P");
+    const Shape state{batch_, H};
+    auto initial = [&](size_t input, const std::string& hint) -> std::string {
+      if (!n_.has_input(input)) return "";
+      return per_direction(input, layout_ == 1 ? 1 : 0, state, hint)[static_cast<size_t>(d)];
+    };
+    std::string h = initial(5, tag + "_h0"), c = initial(6, tag + "_c0");
+    hs.assign(static_cast<size_t>(steps_), "");
+    for (int64_t s = 0; s < steps_; ++s) {
+      const int64_t t = reverse ? steps_ - 1 - s : s;
+      const std::string st = tag + "_t" + std::to_string(t);
+      const std::string& x = xs[static_cast<size_t>(t)];
+      if (kind_ == Kind::Lstm) {
+        const std::string pre = h.empty() ? x : add("Add", {x, add("MatMul", {h, rt}, st + "_hR")}, st + "_pre");
+        auto g = split(pre, 1, {H, H, H, H}, st + "_gates");  // i, o, f, c
+        if (!p.empty() && !c.empty()) {
+          g[0] = add("Add", {g[0], add("Mul", {c, p[0]}, st + "_pi")}, st + "_i_pre");
+          g[2] = add("Add", {g[2], add("Mul", {c, p[2]}, st + "_pf")}, st + "_f_pre");
+        }
+        const std::string i = act(a0, g[0], st + "_i"), cc = act(a0 + 1, g[3], st + "_c");
+        const std::string ic = add("Mul", {i, cc}, st + "_ic");
+        if (c.empty()) {
+          c = ic;
+        } else {
+          const std::string f = act(a0, g[2], st + "_f");
+          c = add("Add", {add("Mul", {f, c}, st + "_fc"), ic}, st + "_C");
+        }
+        std::string o_pre = g[1];
+        if (!p.empty()) o_pre = add("Add", {o_pre, add("Mul", {c, p[1]}, st + "_po")}, st + "_o_pre");
+        const std::string o = act(a0, o_pre, st + "_o");
+        // The cell state is not clipped: only the gates' inputs are.
+        h = add("Mul", {o, add(activations_[a0 + 2], {c}, st + "_hC")}, st + "_H");
+      } else if (kind_ == Kind::Gru) {
+        auto x_zr_h = split(x, 1, {2 * H, H}, st + "_x");
+        std::string zr = x_zr_h[0], hr_h;
+        if (!h.empty()) {
+          std::string hr = add("MatMul", {h, rt}, st + "_hR");
+          if (linear_before_reset_) {
+            auto parts = split(hr, 1, {2 * H, H}, st + "_hR");
+            hr = parts[0], hr_h = parts[1];
+          }
+          zr = add("Add", {zr, hr}, st + "_zr_pre");
+        }
+        auto z_r = split(zr, 1, {H, H}, st + "_zr");
+        const std::string z = act(a0, z_r[0], st + "_z"), r = act(a0, z_r[1], st + "_r");
+        std::string h_pre = x_zr_h[1];
+        if (linear_before_reset_) {
+          std::string inner = hr_h;
+          if (!rb_h.empty()) inner = inner.empty() ? rb_h : add("Add", {inner, rb_h}, st + "_hRb");
+          if (!inner.empty()) h_pre = add("Add", {h_pre, add("Mul", {r, inner}, st + "_rh")}, st + "_h_pre");
+        } else if (!h.empty()) {
+          const std::string rh = add("MatMul", {add("Mul", {r, h}, st + "_rH"), rt_h}, st + "_rHR");
+          h_pre = add("Add", {h_pre, rh}, st + "_h_pre");
+        }
+        const std::string hh = act(a0 + 1, h_pre, st + "_h");
+        // H = (1 - z) hh + z H_prev = hh + z (H_prev - hh); with no H_prev, hh - z hh.
+        h = h.empty() ? add("Sub", {hh, add("Mul", {z, hh}, st + "_zh")}, st + "_H")
+                      : add("Add", {hh, add("Mul", {z, add("Sub", {h, hh}, st + "_dh")}, st + "_zdh")}, st + "_H");
+      } else {
+        const std::string pre = h.empty() ? x : add("Add", {x, add("MatMul", {h, rt}, st + "_hR")}, st + "_pre");
+        h = act(a0, pre, st + "_H");
+      }
+      hs[static_cast<size_t>(t)] = h;
+    }
+    h_last = h;
+    c_last = c;
+  }
+
+  const Node& n_;
+  const std::map<std::string, ValueType>& types_;
+  const std::map<std::string, Tensor>& consts_;
+  int64_t opset_;
+  const FreshName& fresh_;
+  Unrolled out_;
+
+  Kind kind_ = Kind::Lstm;
+  int64_t gates_ = 4, layout_ = 0, steps_ = 0, batch_ = 0, hidden_ = 0, dirs_ = 1;
+  bool reverse_first_ = false, linear_before_reset_ = false;
+  float clip_ = 0;
+  DType dtype_ = DType::Float32;
+  std::vector<std::string> activations_;
+  std::string base_, lo_clip_, hi_clip_;
+  std::map<size_t, std::vector<std::string>> per_direction_;
+};
+
+}  // namespace
+
+bool is_recurrent(const Node& n) {
+  return n.domain.empty() && (n.op_type == "LSTM" || n.op_type == "GRU" || n.op_type == "RNN");
+}
+
+std::vector<std::pair<std::string, std::string>> recurrent_op_summaries() {
+  const char* common =
+      "forward, reverse, bidirectional; layout 0 or 1; initial states; clip; unrolled at binding over the "
+      "sequence";
+  return {{"GRU", std::string("gated recurrent unit (linear_before_reset 0 or 1; ") + common + ")"},
+          {"LSTM", std::string("long short-term memory (peepholes; ") + common + ")"},
+          {"RNN", std::string("Elman recurrent network (") + common + ")"}};
+}
+
+Unrolled unroll_recurrent(const Node& n, const std::map<std::string, ValueType>& types,
+                          const std::map<std::string, Tensor>& consts, int64_t opset, const FreshName& fresh) {
+  return Unroller(n, types, consts, opset, fresh).run();
+}
+
+}  // namespace cbt
