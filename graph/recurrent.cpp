@@ -153,7 +153,8 @@ class Unroller {
     node.name = base_ + "/" + hint + "_" + std::to_string(out_.nodes.size());
     node.inputs = std::move(inputs);
     node.attrs = std::move(a);
-    for (size_t i = 0; i < outputs; ++i) node.outputs.push_back(out_name.empty() ? fresh_(base_ + "/" + hint) : out_name);
+    for (size_t i = 0; i < outputs; ++i)
+      node.outputs.push_back(out_name.empty() ? fresh_(base_ + "/" + hint) : out_name);
     out_.nodes.push_back(std::move(node));
     return out_.nodes.back().outputs;
   }

@@ -18,7 +18,7 @@ bool is_recurrent(const Node& n);
 std::vector<std::pair<std::string, std::string>> recurrent_op_summaries();
 
 struct Unrolled {
-  std::vector<Node> nodes;                 // in order; the last ones write the node's outputs
+  std::vector<Node> nodes;                  // in order; the last ones write the node's outputs
   std::map<std::string, Tensor> constants;  // new constant initializers they read
 };
 

@@ -202,6 +202,26 @@ class UpNet(nn.Module):
         return self.head(torch.cat([c.flatten(1), gram.flatten(1)], dim=1))
 
 
+class SeqNet(nn.Module):
+    """A 1x28x28 -> 10 sequence model with PyTorch's recurrent layers: the image's rows as 28
+    steps through a two-layer bidirectional LSTM (batch-first) and a GRU over its outputs, the
+    columns through an Elman RNN of ReLU (time-major). The output is logits."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(28, 16, num_layers=2, bidirectional=True, batch_first=True)
+        self.gru = nn.GRU(32, 16, batch_first=True)
+        self.rnn = nn.RNN(28, 12, nonlinearity="relu")
+        self.head = nn.Linear(32 + 16 + 12, 10)
+
+    def forward(self, x):
+        rows = x.squeeze(1)                                       # N,28,28: 28 steps of 28
+        y, _ = self.lstm(rows)                                    # LSTM x2 -> N,28,32
+        g, _ = self.gru(y)                                        # GRU -> N,28,16
+        _, h = self.rnn(rows.permute(2, 0, 1))                    # RNN over columns -> 1,N,12
+        return self.head(torch.cat([y.mean(1), g[:, -1], h[0]], dim=1))
+
+
 def randomize_norm_layers(model, gen):
     """Give BatchNorm/LayerNorm/InstanceNorm/GroupNorm non-trivial affine parameters, BatchNorm
     running statistics."""
@@ -222,6 +242,7 @@ MODELS = {
     "resnet20": (ResNet20, (1, 28, 28), True),
     "opzoo": (OpZoo, (1, 28, 28), False),
     "upnet": (UpNet, (1, 28, 28), True),
+    "seqnet": (SeqNet, (1, 28, 28), True),
 }
 
 

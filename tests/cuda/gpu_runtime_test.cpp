@@ -232,7 +232,8 @@ class GpuTrajectory : public ::testing::TestWithParam<TrajectoryCase> {};
 // Same seed, same model: CPU and GPU runs give losses equal within 1e-3 relative. ResNet-20
 // is chaotic after its first steps at this batch size (tests/runtime/trajectory_test.cpp),
 // so only 3 of its steps are compared. UpNet trains through InstanceNormalization, Resize,
-// DepthToSpace, CumSum, Trilu, Sin and Mish (or its TorchScript form) as exported.
+// DepthToSpace, CumSum, Trilu, Sin and Mish (or its TorchScript form) as exported; SeqNet
+// through LSTM, GRU and RNN, unrolled over 28 steps.
 TEST_P(GpuTrajectory, LossesMatchTheCpuWithin1e3Relative) {
   CBT_SKIP_WITHOUT_GPU();
   const TrajectoryCase c = GetParam();
@@ -245,7 +246,9 @@ INSTANTIATE_TEST_SUITE_P(Models, GpuTrajectory,
                          ::testing::Values(TrajectoryCase{"lenet5", "lenet5.ts17.onnx", 20},
                                            TrajectoryCase{"resnet20", "resnet20.ts17.onnx", 3},
                                            TrajectoryCase{"upnet", "upnet.ts17.onnx", 20},
-                                           TrajectoryCase{"upnet", "upnet.dynamo.onnx", 20}),
+                                           TrajectoryCase{"upnet", "upnet.dynamo.onnx", 20},
+                                           TrajectoryCase{"seqnet", "seqnet.ts17.onnx", 20},
+                                           TrajectoryCase{"seqnet", "seqnet.dynamo.onnx", 20}),
                          [](const auto& info) {
                            std::string n = info.param.onnx;
                            for (char& ch : n)
