@@ -54,7 +54,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"lenet5", "lenet5.dynamo.onnx", 20}, Case{"mlp", "mlp.ts17.onnx", 20},
                       Case{"mlp", "mlp.dynamo.onnx", 20}, Case{"resnet20", "resnet20.ts17.onnx", 3},
                       Case{"resnet20", "resnet20.dynamo_noopt.onnx", 3}, Case{"upnet", "upnet.ts17.onnx", 20},
-                      Case{"upnet", "upnet.dynamo.onnx", 20}),
+                      Case{"upnet", "upnet.dynamo.onnx", 20}, Case{"seqnet", "seqnet.ts17.onnx", 20},
+                      Case{"seqnet", "seqnet.dynamo.onnx", 20}),
     [](const auto& info) {
       std::string n = info.param.onnx;
       for (char& ch : n)
