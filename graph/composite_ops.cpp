@@ -64,7 +64,13 @@ void expand_composite_ops(Graph& g) {
       reduce.inputs.push_back(n.inputs[1]);
     }
     out.push_back(std::move(reduce));
-    if (l2) out.push_back(make("Sqrt", base + "_sqrt", {sum}, n.outputs[0]));
+    if (l2) {
+      // A norm: its gradient where it is 0 is 0 (PyTorch's), not Sqrt's infinite derivative
+      // times the zero of 2X, which is NaN.
+      Node sqrt = make("Sqrt", base + "_sqrt", {sum}, n.outputs[0]);
+      sqrt.attrs.set(kZeroGradAtZero, int64_t{1});
+      out.push_back(std::move(sqrt));
+    }
   }
   g.nodes = std::move(out);
 }

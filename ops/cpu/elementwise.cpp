@@ -3,6 +3,7 @@
 #include <cstring>
 #include <limits>
 
+#include "graph/composite_ops.h"
 #include "ops/cpu/broadcast.h"
 #include "ops/kernel.h"
 
@@ -328,7 +329,11 @@ void cos_grad(KernelContext& ctx) {
 }
 
 void sqrt_grad(KernelContext& ctx) {
-  saved_grad(ctx, [](auto dy, auto y) { return dy / (decltype(y)(2) * y); });
+  const bool zero_at_zero = ctx.node.attrs.get_int(kZeroGradAtZero, 0) != 0;  // a norm's (composite_ops.h)
+  saved_grad(ctx, [zero_at_zero](auto dy, auto y) {
+    using T = decltype(y);
+    return zero_at_zero && y == T(0) ? T(0) : dy / (T(2) * y);
+  });
 }
 void erf_grad(KernelContext& ctx) {
   saved_grad(ctx, [](auto dy, auto x) {

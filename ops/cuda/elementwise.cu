@@ -4,6 +4,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "graph/composite_ops.h"
 #include "ops/cuda/broadcast.cuh"
 
 namespace cbt::cuda::ew {
@@ -385,7 +386,8 @@ void min_grad(KernelContext& ctx) { pair_grad(ctx, MinGradOp{}); }
 void prelu_grad(KernelContext& ctx) { pair_grad(ctx, PReluGradOp{}); }
 
 struct SqrtGradOp {
-  __device__ float operator()(float dy, float y) const { return dy / (2.0f * y); }
+  bool zero_at_zero;  // a norm's (composite_ops.h): dX is 0 where Y is
+  __device__ float operator()(float dy, float y) const { return zero_at_zero && y == 0.0f ? 0.0f : dy / (2.0f * y); }
 };
 struct ErfGradOp {
   float k;
@@ -419,7 +421,7 @@ void unary_grad(KernelContext& ctx, Op op) {
              ctx.out(0).ptr<float>(), ctx.out(0).shape(), op);
 }
 
-void sqrt_grad(KernelContext& ctx) { unary_grad(ctx, SqrtGradOp{}); }
+void sqrt_grad(KernelContext& ctx) { unary_grad(ctx, SqrtGradOp{ctx.node.attrs.get_int(kZeroGradAtZero, 0) != 0}); }
 void erf_grad(KernelContext& ctx) { unary_grad(ctx, ErfGradOp{static_cast<float>(2.0 / std::sqrt(M_PI))}); }
 void exp_grad(KernelContext& ctx) { unary_grad(ctx, ExpGradOp{}); }
 void log_grad(KernelContext& ctx) { unary_grad(ctx, LogGradOp{}); }

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 
 #include "common/op_harness.h"
 #include "common/paths.h"
 #include "graph/autodiff.h"
+#include "graph/composite_ops.h"
 #include "onnx_import/model_io.h"
 #include "runtime/inferencer.h"
 #include "runtime/program.h"
@@ -24,9 +26,9 @@ Graph to_f64(Graph g) {
   return g;
 }
 
-void check_model(const std::string& file, int64_t batch, int samples_per_param, const TrainingGraphOptions& opt = {}) {
-  ImportedModel m = load_model(test::source_path(file));
-  Graph g = to_f64(m.graph);
+// `edit_data` may change the random data batch (e.g. zero a sample).
+void check_graph(const std::string& file, Graph g, int64_t batch, int samples_per_param,
+                 const TrainingGraphOptions& opt = {}, const std::function<void(Tensor&)>& edit_data = {}) {
   BindOptions bo;
   bo.batch = batch;
   BoundGraph bound = bind_graph(g, bo, cpu_evaluator(g.opset));
@@ -43,6 +45,7 @@ void check_model(const std::string& file, int64_t batch, int samples_per_param, 
   spec.types = tg.types;
   spec.constants = tg.graph.initializers;
   spec.external[tg.data_input] = test::random_tensor(DType::Float64, tg.types.at(tg.data_input).shape, 11);
+  if (edit_data) edit_data(spec.external[tg.data_input]);
   spec.external[tg.labels_input] = test::random_int_tensor({batch}, 0, 10, 12);
   spec.keep_alive.insert(tg.loss);
   for (const auto& [p, gname] : tg.grads) spec.keep_alive.insert(gname);
@@ -56,6 +59,9 @@ void check_model(const std::string& file, int64_t batch, int samples_per_param, 
   loss();
   std::map<std::string, Tensor> analytic;
   for (const auto& [p, gname] : tg.grads) analytic[p] = prog.value(gname).clone();
+  for (const auto& [p, t] : analytic)
+    for (int64_t i = 0; i < t.numel(); ++i)
+      ASSERT_TRUE(std::isfinite(t.at_f64(i))) << file << ": " << p << "[" << i << "]";
 
   std::mt19937_64 rng(3);
   const double eps = 1e-7;  // small: a larger step can cross ReLU kinks of many activations
@@ -79,6 +85,10 @@ void check_model(const std::string& file, int64_t batch, int samples_per_param, 
     }
   }
   EXPECT_GT(checked, 10);
+}
+
+void check_model(const std::string& file, int64_t batch, int samples_per_param, const TrainingGraphOptions& opt = {}) {
+  check_graph(file, to_f64(load_model(test::source_path(file)).graph), batch, samples_per_param, opt);
 }
 
 TEST(ModelGradCheck, LeNet5) { check_model("models/lenet5/lenet5.ts17.onnx", 3, 3); }
@@ -112,6 +122,43 @@ TEST(ModelGradCheck, RecurrentOpsUnrolled) {
   check_model("tests/onnx_import/data/recurrent14.onnx", 3, 3);
   check_model("tests/onnx_import/data/recurrent9.onnx", 3, 3);
 }
+// F.normalize's form, ReduceL2 (expanded at load into Mul, ReduceSum, Sqrt), Max with an epsilon
+// and Div, over a sample whose features are all zero: the norm's gradient there is 0 (as
+// PyTorch's), not Sqrt's infinite derivative times zero.
+TEST(ModelGradCheck, NormalizeOfAZeroSampleHasFiniteGradients) {
+  // logits = Gemm(h / Max(ReduceL2(h), 1e-12), w2), h = MatMul(x, w1): no bias, so a zero
+  // sample gives a zero row to normalise.
+  Graph g;
+  g.opset = 13;
+  g.inputs.push_back({"x", DType::Float64, {Dim{-1, "N"}, Dim{6, ""}}});
+  g.outputs.push_back({"logits", DType::Float64, {Dim{-1, "N"}, Dim{10, ""}}});
+  g.initializers.emplace("w1", test::random_tensor(DType::Float64, {6, 4}, 21));
+  g.initializers.emplace("w2", test::random_tensor(DType::Float64, {10, 4}, 22));
+  g.initializers.emplace("eps", cast_float(Tensor::scalar_f32(1e-12f), DType::Float64));
+  g.constant_initializers.insert("eps");
+  auto node = [&](const char* op, std::vector<std::string> in, const char* out, Attributes a = {}) {
+    Node n;
+    n.op_type = op;
+    n.inputs = std::move(in);
+    n.outputs = {out};
+    n.attrs = std::move(a);
+    g.nodes.push_back(n);
+  };
+  Attributes l2, gemm;
+  l2.set("axes", std::vector<int64_t>{1});
+  l2.set("keepdims", int64_t{1});
+  gemm.set("transB", int64_t{1});
+  node("MatMul", {"x", "w1"}, "h");
+  node("ReduceL2", {"h"}, "norm", l2);
+  node("Max", {"norm", "eps"}, "safe");
+  node("Div", {"h", "safe"}, "unit");
+  node("Gemm", {"unit", "w2"}, "logits", gemm);
+  expand_composite_ops(g);
+  check_graph("normalize", g, 3, 6, {}, [](Tensor& x) {
+    for (int64_t j = 0; j < x.numel() / x.dim(0); ++j) x.ptr<double>()[j] = 0;  // sample 0
+  });
+}
+
 TEST(ModelGradCheck, MlpWithGelu) { check_model("models/mlp/mlp.ts17.onnx", 2, 3); }
 
 }  // namespace
