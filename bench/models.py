@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch models of the benchmark (LeNet-5, ResNet-20, ResNet-32) and their ONNX export.
+"""PyTorch models of the benchmark (LeNet-5, ResNet-20, ResNet-32, SeqNet) and their ONNX export.
 
 LeNet-5 and the basic block are those of models/export_torch.py (the bundled models/lenet5
 and models/resnet20), imported from there; ResNet-20 and ResNet-32 are the CIFAR-style
@@ -20,7 +20,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
-from export_torch import BasicBlock, LeNet5  # noqa: E402  (the bundled models' own classes)
+from export_torch import BasicBlock, LeNet5, SeqNet  # noqa: E402  (the bundled models' own classes)
 
 
 class CifarResNet(nn.Module):
@@ -65,6 +65,7 @@ MODELS = {
     "lenet5": (LeNet5, (1, 28, 28)),
     "resnet20": (ResNet20, (1, 28, 28)),
     "resnet32": (ResNet32, (3, 32, 32)),
+    "seqnet": (SeqNet, (1, 28, 28)),  # LSTM, GRU and RNN over 28 steps (models/seqnet)
 }
 
 

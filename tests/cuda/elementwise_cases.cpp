@@ -12,6 +12,7 @@
 
 #include "common/op_harness.h"
 #include "cuda/cuda_cases.h"
+#include "graph/composite_ops.h"
 
 namespace cbt::test {
 namespace {
@@ -181,6 +182,13 @@ std::vector<CudaCase> unary_cases() {
   v.push_back(forward_case("Neg/int32", make_node("Neg", 1, 1), {ints({2, 3}, -99, 99, 62, DType::Int32)}, kElem));
   v.push_back(make_case("Sqrt/odd", make_node("Sqrt", 1, 1), {positive({5, 9}, 63)}, kSum));
   v.push_back(make_case("Sqrt/batch1", make_node("Sqrt", 1, 1), {positive({1, 1, 7}, 64)}, kSum));
+  {  // ReduceL2's Sqrt (composite_ops.h): its gradient is 0 where a value is 0, on both devices
+    Attributes a;
+    a.set(kZeroGradAtZero, int64_t{1});
+    Tensor x = positive({4, 6}, 67);
+    for (int64_t i = 0; i < x.numel(); i += 5) x.ptr<float>()[i] = 0.0f;
+    v.push_back(make_case("Sqrt/norm_with_zeros", make_node("Sqrt", 1, 1, a), {x}, kSum));
+  }
   v.push_back(make_case("Erf/odd", make_node("Erf", 1, 1), {rnd({7, 13}, 65, 1.5)}, kSum));
   v.push_back(make_case("Erf/batch1", make_node("Erf", 1, 1), {rnd({1, 5}, 66)}, kSum));
   v.push_back(make_case("Exp/odd", make_node("Exp", 1, 1), {rnd({5, 7}, 70, 2.0)}, kSum));
