@@ -100,7 +100,12 @@ BoundGraph bind_graph(const Graph& g, const BindOptions& opt, const NodeEvaluato
   };
 
   std::function<void(const Node&)> bind_node = [&](const Node& node) {
-    if (is_recurrent(node)) {
+    const auto type_of = [&](size_t i) { return &b.types.at(node.inputs[i]); };
+    const auto value_of = [&](size_t i) {
+      auto it = consts.find(node.inputs[i]);
+      return it == consts.end() ? nullptr : &it->second;
+    };
+    if (is_recurrent(node) && !(opt.fused_recurrent && read_recurrent_form(node, type_of, value_of).fused())) {
       Unrolled u = unroll_recurrent(node, b.types, consts, g.opset, fresh);
       for (auto& [name, t] : u.constants) {
         b.types[name] = ValueType{t.dtype(), t.shape()};

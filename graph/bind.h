@@ -22,6 +22,9 @@ struct BindOptions {
   int64_t batch = 1;  // value of the batch dimension (dim 0) of every data input
   // Extra symbol values for other symbolic dims (e.g. "seq": 128).
   std::map<std::string, int64_t> symbols;
+  // Keep the LSTM, GRU and RNN nodes that a fused kernel computes (RecurrentForm::fused: the
+  // CUDA backend's cuDNN networks) whole; unroll the others (graph/recurrent.h). Off: unroll all.
+  bool fused_recurrent = false;
 };
 
 // Concrete type of a graph input under `opt` (dim 0 is the batch).

@@ -13,7 +13,7 @@
 namespace cbt {
 namespace {
 
-enum class Kind { Lstm, Gru, Rnn };
+using Kind = RecurrentKind;
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -28,6 +28,116 @@ const char* activation_op(const std::string& name) {
     if (lower(name) == k) return op;
   return nullptr;
 }
+
+}  // namespace
+
+RecurrentForm read_recurrent_form(const Node& n, const RecurrentInputType& input_type,
+                                  const RecurrentInputValue& input_value) {
+  auto fail = [&n](const std::string& msg) { throw ModelError("node " + n.describe() + ": " + msg); };
+  auto type = [&](size_t i) -> const ValueType& {
+    const ValueType* t = n.has_input(i) ? input_type(i) : nullptr;
+    if (!t) fail("input " + std::to_string(i) + " is missing");
+    return *t;
+  };
+  auto check_shape = [&](size_t i, const char* what, const Shape& want) {
+    const Shape& s = type(i).shape;
+    if (s != want) fail(std::string(what) + " has shape " + shape_str(s) + ", expected " + shape_str(want));
+  };
+  RecurrentForm f;
+  f.kind = n.op_type == "LSTM" ? RecurrentKind::Lstm : n.op_type == "GRU" ? RecurrentKind::Gru : RecurrentKind::Rnn;
+  f.gates = f.kind == RecurrentKind::Lstm ? 4 : f.kind == RecurrentKind::Gru ? 3 : 1;
+  const ValueType& x = type(0);
+  if (x.shape.size() != 3) fail("X must have rank 3, has shape " + shape_str(x.shape));
+  if (!is_floating(x.dtype)) fail("X must be a float tensor");
+  f.dtype = x.dtype;
+  f.layout = n.attrs.get_int("layout", 0);
+  if (f.layout != 0 && f.layout != 1) fail("layout must be 0 or 1, is " + std::to_string(f.layout));
+  f.steps = x.shape[f.layout == 1 ? 1 : 0];
+  f.batch = x.shape[f.layout == 1 ? 0 : 1];
+  f.input = x.shape[2];
+  const std::string dir = n.attrs.get_string("direction", "forward");
+  if (dir != "forward" && dir != "reverse" && dir != "bidirectional")
+    fail("direction must be forward, reverse or bidirectional, is '" + dir + "'");
+  f.dirs = dir == "bidirectional" ? 2 : 1;
+  f.reverse_only = dir == "reverse";
+  const Shape& r = type(2).shape;
+  if (r.size() != 3) fail("R must have rank 3, has shape " + shape_str(r));
+  f.hidden = n.attrs.get_int("hidden_size", r[2]);
+  if (f.hidden <= 0) fail("hidden_size must be positive");
+  const int64_t gh = f.gates * f.hidden;
+  check_shape(1, "W", {f.dirs, gh, f.input});
+  check_shape(2, "R", {f.dirs, gh, f.hidden});
+  f.has_bias = n.has_input(3);
+  if (f.has_bias) check_shape(3, "B", {f.dirs, 2 * gh});
+  if (n.has_input(4)) {
+    const Tensor* lens = input_value(4);
+    bool full = lens && lens->numel() == f.batch;
+    for (int64_t b = 0; full && b < f.batch; ++b) full = lens->at_i64(b) == f.steps;
+    if (!full)
+      fail("sequence_lens must be a constant equal to the sequence length " + std::to_string(f.steps) +
+           " for every sample: cbtrain unrolls every sequence to its full length (pad them, or export without "
+           "sequence_lens)");
+  }
+  const Shape state = f.layout == 1 ? Shape{f.batch, f.dirs, f.hidden} : Shape{f.dirs, f.batch, f.hidden};
+  f.has_h0 = n.has_input(5);
+  if (f.has_h0) check_shape(5, "initial_h", state);
+  f.has_c0 = n.has_input(6);
+  if (f.has_c0) {
+    if (f.kind != RecurrentKind::Lstm) fail("has a seventh input; only LSTM has initial_c");
+    check_shape(6, "initial_c", state);
+  }
+  f.has_peepholes = n.has_input(7);
+  if (f.has_peepholes) {
+    if (f.kind != RecurrentKind::Lstm) fail("has an eighth input; only LSTM has the peepholes P");
+    check_shape(7, "P", {f.dirs, 3 * f.hidden});
+  }
+  if (n.attrs.get_int("input_forget", 0) != 0)
+    fail("input_forget (coupled input and forget gates) is not supported; export without it");
+  if (n.attrs.has("activation_alpha") || n.attrs.has("activation_beta"))
+    fail("activations with parameters (activation_alpha, activation_beta) are not supported");
+  f.clip = n.attrs.get_float("clip", 0.0f);
+  if (n.attrs.has("clip") && !(f.clip > 0)) fail("clip must be positive");
+  f.linear_before_reset = f.kind == RecurrentKind::Gru && n.attrs.get_int("linear_before_reset", 0) != 0;
+  if (n.outputs.size() > 2 && !n.outputs[2].empty() && f.kind != RecurrentKind::Lstm)
+    fail("has a third output; only LSTM has Y_c");
+
+  const size_t per_dir = f.kind == RecurrentKind::Lstm ? 3 : f.kind == RecurrentKind::Gru ? 2 : 1;
+  std::vector<std::string> names = n.attrs.get_strings("activations", {});
+  if (names.empty()) {
+    names = f.kind == RecurrentKind::Lstm  ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+            : f.kind == RecurrentKind::Gru ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                           : std::vector<std::string>{"Tanh"};
+  }
+  if (names.size() == per_dir && f.dirs == 2) {
+    const std::vector<std::string> forward = names;  // the same functions for both directions
+    names.insert(names.end(), forward.begin(), forward.end());
+  }
+  if (names.size() != per_dir * static_cast<size_t>(f.dirs))
+    fail("activations lists " + std::to_string(names.size()) + " functions, expected " +
+         std::to_string(per_dir * f.dirs) + " (" + std::to_string(per_dir) + " per direction)");
+  for (const auto& name : names) {
+    const char* op = activation_op(name);
+    if (!op) fail("activation '" + name + "' is not supported (Sigmoid, Tanh, Relu, Softsign, Softplus are)");
+    f.activations.push_back(op);
+  }
+  return f;
+}
+
+bool RecurrentForm::fused() const {
+  auto all = [this](std::initializer_list<const char*> per_dir) {
+    size_t i = 0;
+    for (const auto& a : activations)
+      if (a != *(per_dir.begin() + (i++ % per_dir.size()))) return false;
+    return true;
+  };
+  const bool default_activations = kind == RecurrentKind::Lstm  ? all({"Sigmoid", "Tanh", "Tanh"})
+                                   : kind == RecurrentKind::Gru ? all({"Sigmoid", "Tanh"})
+                                                                : all({"Tanh"}) || all({"Relu"});
+  return dtype == DType::Float32 && layout == 0 && !reverse_only && default_activations &&
+         (kind != RecurrentKind::Gru || linear_before_reset) && !has_peepholes && clip == 0;
+}
+
+namespace {
 
 class Unroller {
  public:
@@ -51,10 +161,7 @@ class Unroller {
     }
     const Shape state = batch_first ? Shape{batch_, 1, hidden_} : Shape{1, batch_, hidden_};
     if (n_.outputs.size() > 1 && !n_.outputs[1].empty()) stack(h_last, state, batch_first ? 1 : 0, n_.outputs[1]);
-    if (n_.outputs.size() > 2 && !n_.outputs[2].empty()) {
-      CBT_MODEL_CHECK(kind_ == Kind::Lstm, "node ", n_.describe(), ": has a third output; only LSTM has Y_c");
-      stack(c_last, state, batch_first ? 1 : 0, n_.outputs[2]);
-    }
+    if (n_.outputs.size() > 2 && !n_.outputs[2].empty()) stack(c_last, state, batch_first ? 1 : 0, n_.outputs[2]);
     return std::move(out_);
   }
 
@@ -66,82 +173,19 @@ class Unroller {
     return types_.at(n_.inputs[i]);
   }
 
-  void check_shape(size_t i, const char* what, const Shape& want) const {
-    const Shape& s = type(i).shape;
-    if (s != want) fail(std::string(what) + " has shape " + shape_str(s) + ", expected " + shape_str(want));
-  }
-
   void read_signature() {
-    kind_ = n_.op_type == "LSTM" ? Kind::Lstm : n_.op_type == "GRU" ? Kind::Gru : Kind::Rnn;
-    gates_ = kind_ == Kind::Lstm ? 4 : kind_ == Kind::Gru ? 3 : 1;
-    const ValueType& x = type(0);
-    if (x.shape.size() != 3) fail("X must have rank 3, has shape " + shape_str(x.shape));
-    if (!is_floating(x.dtype)) fail("X must be a float tensor");
-    dtype_ = x.dtype;
-    layout_ = n_.attrs.get_int("layout", 0);
-    if (layout_ != 0 && layout_ != 1) fail("layout must be 0 or 1, is " + std::to_string(layout_));
-    steps_ = x.shape[layout_ == 1 ? 1 : 0];
-    batch_ = x.shape[layout_ == 1 ? 0 : 1];
-    const int64_t in = x.shape[2];
-    const std::string dir = n_.attrs.get_string("direction", "forward");
-    if (dir != "forward" && dir != "reverse" && dir != "bidirectional")
-      fail("direction must be forward, reverse or bidirectional, is '" + dir + "'");
-    dirs_ = dir == "bidirectional" ? 2 : 1;
-    reverse_first_ = dir == "reverse";
-    const Shape& r = type(2).shape;
-    if (r.size() != 3) fail("R must have rank 3, has shape " + shape_str(r));
-    hidden_ = n_.attrs.get_int("hidden_size", r[2]);
-    if (hidden_ <= 0) fail("hidden_size must be positive");
-    const int64_t gh = gates_ * hidden_;
-    check_shape(1, "W", {dirs_, gh, in});
-    check_shape(2, "R", {dirs_, gh, hidden_});
-    if (n_.has_input(3)) check_shape(3, "B", {dirs_, 2 * gh});
-    if (n_.has_input(4)) {
-      auto it = consts_.find(n_.inputs[4]);
-      bool full = it != consts_.end() && it->second.numel() == batch_;
-      for (int64_t b = 0; full && b < batch_; ++b) full = it->second.at_i64(b) == steps_;
-      if (!full)
-        fail("sequence_lens must be a constant equal to the sequence length " + std::to_string(steps_) +
-             " for every sample: cbtrain unrolls every sequence to its full length (pad them, or export without "
-             "sequence_lens)");
-    }
-    const Shape state = layout_ == 1 ? Shape{batch_, dirs_, hidden_} : Shape{dirs_, batch_, hidden_};
-    if (n_.has_input(5)) check_shape(5, "initial_h", state);
-    if (n_.has_input(6)) {
-      if (kind_ != Kind::Lstm) fail("has a seventh input; only LSTM has initial_c");
-      check_shape(6, "initial_c", state);
-    }
-    if (n_.has_input(7)) {
-      if (kind_ != Kind::Lstm) fail("has an eighth input; only LSTM has the peepholes P");
-      check_shape(7, "P", {dirs_, 3 * hidden_});
-    }
-    if (n_.attrs.get_int("input_forget", 0) != 0)
-      fail("input_forget (coupled input and forget gates) is not supported; export without it");
-    if (n_.attrs.has("activation_alpha") || n_.attrs.has("activation_beta"))
-      fail("activations with parameters (activation_alpha, activation_beta) are not supported");
-    clip_ = n_.attrs.get_float("clip", 0.0f);
-    if (n_.attrs.has("clip") && !(clip_ > 0)) fail("clip must be positive");
-    linear_before_reset_ = kind_ == Kind::Gru && n_.attrs.get_int("linear_before_reset", 0) != 0;
-
-    const size_t per_dir = kind_ == Kind::Lstm ? 3 : kind_ == Kind::Gru ? 2 : 1;
-    std::vector<std::string> names = n_.attrs.get_strings("activations", {});
-    if (names.empty()) {
-      names = kind_ == Kind::Lstm  ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
-              : kind_ == Kind::Gru ? std::vector<std::string>{"Sigmoid", "Tanh"}
-                                   : std::vector<std::string>{"Tanh"};
-    }
-    if (names.size() == per_dir && dirs_ == 2) {
-      const std::vector<std::string> forward = names;  // the same functions for both directions
-      names.insert(names.end(), forward.begin(), forward.end());
-    }
-    if (names.size() != per_dir * dirs_)
-      fail("activations lists " + std::to_string(names.size()) + " functions, expected " +
-           std::to_string(per_dir * dirs_) + " (" + std::to_string(per_dir) + " per direction)");
-    for (const auto& name : names) {
-      const char* op = activation_op(name);
-      if (!op) fail("activation '" + name + "' is not supported (Sigmoid, Tanh, Relu, Softsign, Softplus are)");
-      activations_.push_back(op);
-    }
+    const RecurrentForm f = read_recurrent_form(
+        n_, [this](size_t i) { return &types_.at(n_.inputs[i]); },
+        [this](size_t i) {
+          auto it = consts_.find(n_.inputs[i]);
+          return it == consts_.end() ? nullptr : &it->second;
+        });
+    kind_ = f.kind;
+    gates_ = f.gates, layout_ = f.layout, steps_ = f.steps, batch_ = f.batch, hidden_ = f.hidden, dirs_ = f.dirs;
+    reverse_first_ = f.reverse_only, linear_before_reset_ = f.linear_before_reset;
+    clip_ = f.clip;
+    dtype_ = f.dtype;
+    activations_ = f.activations;
     base_ = n_.name.empty() ? n_.outputs.empty() ? n_.op_type : n_.outputs[0] : n_.name;
   }
 

@@ -14,6 +14,33 @@ namespace cbt {
 // Whether `n` is an LSTM, GRU or RNN of the ONNX domain.
 bool is_recurrent(const Node& n);
 
+enum class RecurrentKind { Lstm, Gru, Rnn };
+
+// What an LSTM, GRU or RNN node computes, read from its attributes and input types.
+struct RecurrentForm {
+  RecurrentKind kind = RecurrentKind::Lstm;
+  int64_t gates = 4;  // per direction: 4 (LSTM: i, o, f, c), 3 (GRU: z, r, h), 1 (RNN)
+  int64_t layout = 0, steps = 0, batch = 0, input = 0, hidden = 0, dirs = 1;
+  bool reverse_only = false, linear_before_reset = false;
+  bool has_bias = false, has_h0 = false, has_c0 = false, has_peepholes = false;
+  float clip = 0;  // 0: none
+  DType dtype = DType::Float32;
+  std::vector<std::string> activations;  // the ops of each function, direction after direction
+
+  // Whether a fused kernel (cuDNN's recurrent networks) computes this form: float32,
+  // time-major, forward or bidirectional, the default activations (an RNN's Tanh or Relu
+  // throughout), a GRU's linear_before_reset, no peepholes and no clip.
+  bool fused() const;
+};
+
+// The type of input i of the node (null when absent), and its value when it is a constant.
+using RecurrentInputType = std::function<const ValueType*(size_t)>;
+using RecurrentInputValue = std::function<const Tensor*(size_t)>;
+
+// Reads and checks the form; throws ModelError naming the node for what cbtrain does not take:
+// sequence lengths that differ from the sequence's, input_forget, activations with parameters.
+RecurrentForm read_recurrent_form(const Node& n, const RecurrentInputType& type, const RecurrentInputValue& value);
+
 // The recurrent ops with a one-line summary each, for `cbtrain ops`.
 std::vector<std::pair<std::string, std::string>> recurrent_op_summaries();
 
@@ -26,9 +53,7 @@ struct Unrolled {
 using FreshName = std::function<std::string(const std::string& hint)>;
 
 // The ops `n` is made of over its bound input types (`types`: every value so far; `consts`:
-// the constant ones, for sequence_lens). Throws ModelError naming the node for what cbtrain
-// does not take: sequence lengths that differ from the sequence's, input_forget, activations
-// with parameters.
+// the constant ones, for sequence_lens). Throws as read_recurrent_form.
 Unrolled unroll_recurrent(const Node& n, const std::map<std::string, ValueType>& types,
                           const std::map<std::string, Tensor>& consts, int64_t opset, const FreshName& fresh);
 

@@ -29,6 +29,7 @@ Program& Inferencer::program(int64_t batch) {
   if (it != programs_.end()) return *it->second;
   BindOptions bo;
   bo.batch = batch;
+  bo.fused_recurrent = backend_.device().kind == DeviceKind::CUDA;  // cuDNN runs the recurrent layers
   BoundGraph bound = bind_graph(model_, bo, cpu_evaluator(model_.opset));
   ProgramSpec spec;
   spec.nodes = bound.graph.nodes;

@@ -80,6 +80,8 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
 
   BindOptions bo;
   bo.batch = opt.batch_size;
+  // Every learner is on a GPU (one --device cuda or --gpus): cuDNN runs the recurrent layers.
+  bo.fused_recurrent = !opt.gpus.empty() || opt.device.kind == DeviceKind::CUDA;
   BoundGraph bound = bind_graph(model_, bo, cpu_evaluator(model_.opset));
   tg_ = build_training_graph(bound, opt.graph);
   input_type_ = tg_.types.at(tg_.data_input);

@@ -126,6 +126,43 @@ TEST(RecurrentTest, GruAndRnnRefuseLstmOnlyInputs) {
   EXPECT_NE(bind_error(g).find("only LSTM has initial_c"), std::string::npos) << bind_error(g);
 }
 
+// The forms a fused kernel computes, kept whole (as for a GPU): their CPU kernels (the CUDA
+// kernels' reference) run the unrolled ops, and RecurrentGrad's gradients, checked in f64
+// against finite differences, are right for every input.
+TEST(RecurrentTest, WholeNodesHaveRightGradients) {
+  struct Case {
+    const char* op;
+    int64_t gates, dirs;
+    std::vector<std::string> activations;
+  };
+  const Case cases[] = {
+      {"LSTM", 4, 2, {}}, {"LSTM", 4, 1, {}}, {"GRU", 3, 1, {}}, {"RNN", 1, 2, {"Relu", "Relu"}}, {"RNN", 1, 1, {}}};
+  const int64_t T = 3, N = 2, I = 4, H = 3;
+  uint64_t seed = 40;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.op) + " dirs " + std::to_string(c.dirs));
+    Attributes a;
+    a.set("hidden_size", H);
+    if (c.dirs == 2) a.set("direction", std::string("bidirectional"));
+    if (!c.activations.empty()) a.set("activations", c.activations);
+    if (std::string(c.op) == "GRU") a.set("linear_before_reset", int64_t{1});
+    const bool lstm = std::string(c.op) == "LSTM";
+    Node n = test::make_node(c.op, lstm ? 7 : 6, lstm ? 3 : 2, a);
+    n.inputs[4] = "";  // no sequence_lens
+    std::vector<Tensor> in{test::random_tensor(DType::Float64, {T, N, I}, ++seed),
+                           test::random_tensor(DType::Float64, {c.dirs, c.gates * H, I}, ++seed, 0.5),
+                           test::random_tensor(DType::Float64, {c.dirs, c.gates * H, H}, ++seed, 0.5),
+                           test::random_tensor(DType::Float64, {c.dirs, 2 * c.gates * H}, ++seed, 0.3),
+                           Tensor(),
+                           test::random_tensor(DType::Float64, {c.dirs, N, H}, ++seed, 0.5)};
+    if (lstm) in.push_back(test::random_tensor(DType::Float64, {c.dirs, N, H}, ++seed, 0.5));
+    test::GradCheckOptions o;
+    o.check_inputs = lstm ? std::vector<int>{0, 1, 2, 3, 5, 6} : std::vector<int>{0, 1, 2, 3, 5};
+    const test::GradCheckResult r = test::grad_check(n, in, o);
+    EXPECT_TRUE(r.ok) << r.report;
+  }
+}
+
 TEST(RecurrentTest, UnrolledOpsHaveKernelsOnBothDevices) {
   ImportedModel m = load_model(test::source_path("tests/onnx_import/data/recurrent14.onnx"));
   BindOptions bo;
