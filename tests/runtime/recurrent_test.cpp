@@ -163,6 +163,27 @@ TEST(RecurrentTest, WholeNodesHaveRightGradients) {
   }
 }
 
+// Bound for a GPU, PyTorch's exports keep their recurrent nodes whole (cuDNN runs them); the
+// forms no fused kernel computes are unrolled all the same.
+TEST(RecurrentTest, GpuBindingKeepsTheFusedFormsWhole) {
+  auto count = [](const std::string& file, bool fused) {
+    ImportedModel m = load_model(test::source_path(file));
+    BindOptions bo;
+    bo.batch = 4;
+    bo.fused_recurrent = fused;
+    BoundGraph b = bind_graph(m.graph, bo, cpu_evaluator(m.graph.opset));
+    int64_t kept = 0;
+    for (const Node& n : b.graph.nodes) kept += is_recurrent(n);
+    return kept;
+  };
+  EXPECT_EQ(count("models/seqnet/seqnet.ts17.onnx", true), 4) << "two LSTM layers, the GRU and the RNN";
+  EXPECT_EQ(count("models/seqnet/seqnet.ts17.onnx", false), 0);
+  // recurrent14: the batch-first LSTM with peepholes and the reverse GRU with clip are unrolled;
+  // the GRU with linear_before_reset, the Relu RNN and the LSTM with full sequence_lens are not.
+  EXPECT_EQ(count("tests/onnx_import/data/recurrent14.onnx", true), 3);
+  EXPECT_EQ(count("tests/onnx_import/data/recurrent9.onnx", true), 0) << "clip; GRU without linear_before_reset";
+}
+
 TEST(RecurrentTest, UnrolledOpsHaveKernelsOnBothDevices) {
   ImportedModel m = load_model(test::source_path("tests/onnx_import/data/recurrent14.onnx"));
   BindOptions bo;
