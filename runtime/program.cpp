@@ -1,6 +1,9 @@
 // Program construction (planning, binding) and execution.
 #include "runtime/program.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "graph/op_schema.h"
 #include "graph/recurrent.h"
 
@@ -64,9 +67,11 @@ void Program::run(uint64_t seed) {
     try {
       run_steps(seed);
       graph_ = backend_.end_capture();
-    } catch (const InternalError&) {
+    } catch (const InternalError& e) {
       // A kernel that cannot be captured (it synchronises): end the capture and run the
-      // steps directly from now on.
+      // steps directly from now on (CBT_LOG_CAPTURE=1 says which call refused).
+      if (std::getenv("CBT_LOG_CAPTURE"))
+        std::fprintf(stderr, "cbtrain: a CUDA graph capture failed, running the steps directly: %s\n", e.what());
       try {
         backend_.end_capture();
       } catch (const InternalError&) {

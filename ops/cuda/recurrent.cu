@@ -21,6 +21,8 @@ namespace {
 using RnnDesc = CudnnDescriptor<cudnnRNNDescriptor_t, cudnnCreateRNNDescriptor, cudnnDestroyRNNDescriptor>;
 using RnnDataDesc =
     CudnnDescriptor<cudnnRNNDataDescriptor_t, cudnnCreateRNNDataDescriptor, cudnnDestroyRNNDataDescriptor>;
+using DropoutDesc =
+    CudnnDescriptor<cudnnDropoutDescriptor_t, cudnnCreateDropoutDescriptor, cudnnDestroyDropoutDescriptor>;
 
 // Device memory owned by a plan.
 struct DeviceBuffer {
@@ -46,6 +48,10 @@ struct DeviceBuffer {
 // ONNX's W | R | B (concatenated) and cuDNN's weight space.
 struct RnnPlan {
   RecurrentForm f;
+  // A dropout of 0 with its states made once: without one, cuDNN makes its own in every call
+  // (allocations that a CUDA graph cannot capture).
+  DeviceBuffer dropout_states;
+  DropoutDesc dropout;
   RnnDesc rnn;
   RnnDataDesc x, y;
   TensorDesc h;  // (dirs, N, H): the initial and final states
@@ -72,6 +78,10 @@ std::shared_ptr<RnnPlan> make_plan(const CudaContext& cc, const RecurrentForm& f
                               : f.activations[0] == "Relu"   ? CUDNN_RNN_RELU
                                                              : CUDNN_RNN_TANH;
   cudnnHandle_t handle = cudnn_on_stream(cc);
+  size_t state_bytes = 0;
+  CBT_CUDNN_CHECK(cudnnDropoutGetStatesSize(handle, &state_bytes));
+  CBT_CUDA_CHECK(cudaMalloc(&p->dropout_states.p, state_bytes + 1));
+  CBT_CUDNN_CHECK(cudnnSetDropoutDescriptor(p->dropout, handle, 0.0f, p->dropout_states.p, state_bytes, 0));
   CBT_CUDNN_CHECK(cudnnSetRNNDescriptor_v8(p->rnn, CUDNN_RNN_ALGO_STANDARD, mode, CUDNN_RNN_DOUBLE_BIAS,
                                            f.dirs == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT,
                                            CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
