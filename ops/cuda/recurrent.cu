@@ -87,11 +87,14 @@ std::shared_ptr<RnnPlan> make_plan(const CudaContext& cc, const RecurrentForm& f
                                            CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
                                            cc.tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH, cudnn_dim(I), cudnn_dim(H),
                                            cudnn_dim(H), 1, nullptr, CUDNN_RNN_PADDED_IO_DISABLED));
+  // Every sequence is full, so the packed layout is the (T, N, features) tensor itself; with it
+  // cuDNN runs its block-persistent kernels (the unpacked one launches a GEMM and a cell kernel
+  // per step, 8x slower for SeqNet).
   const std::vector<int> lengths(static_cast<size_t>(f.batch), cudnn_dim(f.steps));
-  CBT_CUDNN_CHECK(cudnnSetRNNDataDescriptor(p->x, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED,
+  CBT_CUDNN_CHECK(cudnnSetRNNDataDescriptor(p->x, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED,
                                             cudnn_dim(f.steps), cudnn_dim(f.batch), cudnn_dim(I), lengths.data(),
                                             nullptr));
-  CBT_CUDNN_CHECK(cudnnSetRNNDataDescriptor(p->y, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED,
+  CBT_CUDNN_CHECK(cudnnSetRNNDataDescriptor(p->y, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED,
                                             cudnn_dim(f.steps), cudnn_dim(f.batch), cudnn_dim(f.dirs * H),
                                             lengths.data(), nullptr));
   const int dims[3] = {cudnn_dim(f.dirs), cudnn_dim(f.batch), cudnn_dim(H)};
