@@ -48,6 +48,8 @@ struct DeviceBuffer {
 // ONNX's W | R | B (concatenated) and cuDNN's weight space.
 struct RnnPlan {
   RecurrentForm f;
+  cudnnRNNAlgo_t algo = CUDNN_RNN_ALGO_STANDARD;
+  bool proven = false;  // a call with this plan has run
   // A dropout of 0 with its states made once: without one, cuDNN makes its own in every call
   // (allocations that a CUDA graph cannot capture).
   DeviceBuffer dropout_states;
@@ -69,9 +71,10 @@ int64_t onnx_gate(RecurrentKind kind, int64_t id) {
   return kind == RecurrentKind::Lstm ? lstm[id] : kind == RecurrentKind::Gru ? gru[id] : 0;
 }
 
-std::shared_ptr<RnnPlan> make_plan(const CudaContext& cc, const RecurrentForm& f) {
+std::shared_ptr<RnnPlan> make_plan(const CudaContext& cc, const RecurrentForm& f, cudnnRNNAlgo_t algo) {
   auto p = std::make_shared<RnnPlan>();
   p->f = f;
+  p->algo = algo;
   const int64_t H = f.hidden, I = f.input, g = f.gates, gh = g * H;
   const cudnnRNNMode_t mode = f.kind == RecurrentKind::Lstm  ? CUDNN_LSTM
                               : f.kind == RecurrentKind::Gru ? CUDNN_GRU
@@ -87,9 +90,7 @@ std::shared_ptr<RnnPlan> make_plan(const CudaContext& cc, const RecurrentForm& f
                                            CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
                                            cc.tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH, cudnn_dim(I), cudnn_dim(H),
                                            cudnn_dim(H), 1, nullptr, CUDNN_RNN_PADDED_IO_DISABLED));
-  // Every sequence is full, so the packed layout is the (T, N, features) tensor itself; with it
-  // cuDNN runs its block-persistent kernels (the unpacked one launches a GEMM and a cell kernel
-  // per step, 8x slower for SeqNet).
+  // Every sequence is full, so the packed layout is the (T, N, features) tensor itself.
   const std::vector<int> lengths(static_cast<size_t>(f.batch), cudnn_dim(f.steps));
   CBT_CUDNN_CHECK(cudnnSetRNNDataDescriptor(p->x, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED,
                                             cudnn_dim(f.steps), cudnn_dim(f.batch), cudnn_dim(I), lengths.data(),
@@ -215,11 +216,45 @@ RecurrentForm form_of(const KernelContext& ctx, bool grad) {
   return f;
 }
 
+// cuDNN's persistent kernels for small hidden sizes (one launch runs every step; the standard
+// algorithm launches a matrix product and a cell kernel per step, 8x slower for SeqNet), where
+// their limits allow (PyTorch's: a hidden size up to 192 for LSTM and GRU, 384 for RNN forward;
+// 128 and 256 for the backward pass).
+cudnnRNNAlgo_t preferred_algo(const RecurrentForm& f, bool grad) {
+  const bool gated = f.kind != RecurrentKind::Rnn;
+  const int64_t limit = grad ? (gated ? 128 : 256) : (gated ? 192 : 384);
+  return f.hidden <= limit ? CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H : CUDNN_RNN_ALGO_STANDARD;
+}
+
 std::shared_ptr<RnnPlan> plan_of(KernelContext& ctx, const CudaContext& cc, bool grad) {
   if (ctx.state && *ctx.state) return std::static_pointer_cast<RnnPlan>(*ctx.state);
-  auto plan = make_plan(cc, form_of(ctx, grad));
+  const RecurrentForm f = form_of(ctx, grad);
+  std::shared_ptr<RnnPlan> plan;
+  const cudnnRNNAlgo_t algo = preferred_algo(f, grad);
+  try {
+    plan = make_plan(cc, f, algo);
+  } catch (const InternalError&) {
+    if (algo == CUDNN_RNN_ALGO_STANDARD) throw;
+    plan = make_plan(cc, f, CUDNN_RNN_ALGO_STANDARD);
+  }
   if (ctx.state) *ctx.state = plan;
   return plan;
+}
+
+// Runs `body` with the node's plan; a persistent plan that cuDNN refuses on its first call is
+// replaced by the standard algorithm's (the first call is never inside a CUDA graph capture).
+template <class Body>
+void with_plan(KernelContext& ctx, const CudaContext& cc, bool grad, Body body) {
+  std::shared_ptr<RnnPlan> plan = plan_of(ctx, cc, grad);
+  try {
+    body(*plan);
+  } catch (const InternalError&) {
+    if (plan->proven || plan->algo == CUDNN_RNN_ALGO_STANDARD) throw;
+    plan = make_plan(cc, plan->f, CUDNN_RNN_ALGO_STANDARD);
+    if (ctx.state) *ctx.state = plan;
+    body(*plan);
+  }
+  plan->proven = true;
 }
 
 const float* f32_or_null(const KernelContext& ctx, size_t i) {
@@ -234,11 +269,16 @@ void fill_weights(const KernelContext& ctx, const CudaContext& cc, const RnnPlan
   CBT_CUDA_CHECK(cudaGetLastError());
 }
 
+void forward_with(KernelContext& ctx, const CudaContext& cc, const RnnPlan& p);
+void backward_with(KernelContext& ctx, const CudaContext& cc, const RnnPlan& p);
+
 // X, W, R, B?, sequence_lens?, initial_h?, initial_c? -> Y, Y_h, Y_c (each may be unwanted).
 void recurrent_forward(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
-  auto plan = plan_of(ctx, cc, false);
-  const RnnPlan& p = *plan;
+  with_plan(ctx, cc, false, [&](const RnnPlan& p) { forward_with(ctx, cc, p); });
+}
+
+void forward_with(KernelContext& ctx, const CudaContext& cc, const RnnPlan& p) {
   const RecurrentForm& f = p.f;
   Scratch s(cc);
   float* ws = s.take<float>(p.weight_floats, "recurrent weights");
@@ -261,8 +301,10 @@ void recurrent_forward(KernelContext& ctx) {
 // d_initial_c.
 void recurrent_backward(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
-  auto plan = plan_of(ctx, cc, true);
-  const RnnPlan& p = *plan;
+  with_plan(ctx, cc, true, [&](const RnnPlan& p) { backward_with(ctx, cc, p); });
+}
+
+void backward_with(KernelContext& ctx, const CudaContext& cc, const RnnPlan& p) {
   const RecurrentForm& f = p.f;
   cudnnHandle_t handle = cudnn_on_stream(cc);
   Scratch s(cc);
