@@ -8,6 +8,8 @@
 
 #include <cudnn.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -226,6 +228,17 @@ cudnnRNNAlgo_t preferred_algo(const RecurrentForm& f, bool grad) {
   return f.hidden <= limit ? CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H : CUDNN_RNN_ALGO_STANDARD;
 }
 
+// CBT_LOG_RNN=1: each node's cuDNN algorithm and the refusals that changed it.
+void log_rnn(const KernelContext& ctx, const char* what, const RnnPlan* p, const char* why = "") {
+  static const bool on = std::getenv("CBT_LOG_RNN") != nullptr;
+  if (!on) return;
+  std::fprintf(stderr, "cbtrain: %s %s: %s%s", ctx.node.describe().c_str(), what,
+               p && p->algo == CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H ? "persistent (small hidden size)" : "standard",
+               why);
+  if (p) std::fprintf(stderr, ", workspace %zu, reserve %zu bytes", p->work_training, p->reserve);
+  std::fprintf(stderr, "\n");
+}
+
 std::shared_ptr<RnnPlan> plan_of(KernelContext& ctx, const CudaContext& cc, bool grad) {
   if (ctx.state && *ctx.state) return std::static_pointer_cast<RnnPlan>(*ctx.state);
   const RecurrentForm f = form_of(ctx, grad);
@@ -233,10 +246,12 @@ std::shared_ptr<RnnPlan> plan_of(KernelContext& ctx, const CudaContext& cc, bool
   const cudnnRNNAlgo_t algo = preferred_algo(f, grad);
   try {
     plan = make_plan(cc, f, algo);
-  } catch (const InternalError&) {
+  } catch (const InternalError& e) {
     if (algo == CUDNN_RNN_ALGO_STANDARD) throw;
+    log_rnn(ctx, "refused the persistent algorithm", nullptr, (std::string(" (") + e.what() + ")").c_str());
     plan = make_plan(cc, f, CUDNN_RNN_ALGO_STANDARD);
   }
+  log_rnn(ctx, "runs", plan.get());
   if (ctx.state) *ctx.state = plan;
   return plan;
 }
@@ -248,8 +263,10 @@ void with_plan(KernelContext& ctx, const CudaContext& cc, bool grad, Body body) 
   std::shared_ptr<RnnPlan> plan = plan_of(ctx, cc, grad);
   try {
     body(*plan);
-  } catch (const InternalError&) {
+  } catch (const InternalError& e) {
     if (plan->proven || plan->algo == CUDNN_RNN_ALGO_STANDARD) throw;
+    log_rnn(ctx, "refused the persistent algorithm at its first call", nullptr,
+            (std::string(" (") + e.what() + ")").c_str());
     plan = make_plan(cc, plan->f, CUDNN_RNN_ALGO_STANDARD);
     if (ctx.state) *ctx.state = plan;
     body(*plan);

@@ -9,8 +9,9 @@ V=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
 ONNX=$PWD/.device/onnx/usr
 export LD_LIBRARY_PATH=$V/cudnn/lib:$V/nccl/lib:$V/cublas/lib:$ONNX/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 [ -f $OUT/seqnet.onnx ] || $PY bench/models.py --out $OUT --models seqnet > $OUT/export.txt 2>&1
+CBT_LOG_RNN=1 ./build-gpu/tools/cbtrain bench $OUT/seqnet.onnx --device cuda --batch-size 32 --learners 1 2>&1 | sort | uniq -c | head -20
 ncu --csv --print-units base --metrics gpu__time_duration.sum --clock-control none --cache-control none \
-  --profile-from-start off --launch-count 4000 ./build-gpu/tools/cbtrain bench $OUT/seqnet.onnx --device cuda \
+  --profile-from-start off --launch-count 3000 ./build-gpu/tools/cbtrain bench $OUT/seqnet.onnx --device cuda \
   --batch-size 32 --learners 1 --cuda-graphs off --warmup 5 --steps 40 > $OUT/cbt.ncu.csv 2> $OUT/cbt.ncu.err
 $PY - "$OUT" <<'PYEOF'
 import csv, sys, collections
@@ -19,7 +20,7 @@ rows = [r for r in csv.DictReader(l for l in open(f"{out}/cbt.ncu.csv") if l.sta
 t = collections.Counter(); n = collections.Counter()
 for r in rows:
     if r.get("Metric Name") == "gpu__time_duration.sum":
-        k = r["Kernel Name"][:90]; t[k] += float(r["Metric Value"]); n[k] += 1
+        k = r["Kernel Name"][:90]; t[k] += float(r["Metric Value"].replace(",", "")); n[k] += 1
 steps = max(1, n.get(next((k for k in n if "sce_rows" in k), ""), 1))
 print(f"cbtrain: {len(rows)} kernels, {steps} steps, {sum(t.values())/steps/1e3:.1f} us a step")
 for k, v in t.most_common(15): print(f"  {v/steps/1e3:8.1f} us  {n[k]/steps:6.1f}x  {k}")
