@@ -50,8 +50,6 @@ struct DeviceBuffer {
 // ONNX's W | R | B (concatenated) and cuDNN's weight space.
 struct RnnPlan {
   RecurrentForm f;
-  cudnnRNNAlgo_t algo = CUDNN_RNN_ALGO_STANDARD;
-  bool proven = false;  // a call with this plan has run
   // A dropout of 0 with its states made once: without one, cuDNN makes its own in every call
   // (allocations that a CUDA graph cannot capture).
   DeviceBuffer dropout_states;
@@ -73,10 +71,9 @@ int64_t onnx_gate(RecurrentKind kind, int64_t id) {
   return kind == RecurrentKind::Lstm ? lstm[id] : kind == RecurrentKind::Gru ? gru[id] : 0;
 }
 
-std::shared_ptr<RnnPlan> make_plan(const CudaContext& cc, const RecurrentForm& f, cudnnRNNAlgo_t algo) {
+std::shared_ptr<RnnPlan> make_plan(const CudaContext& cc, const RecurrentForm& f) {
   auto p = std::make_shared<RnnPlan>();
   p->f = f;
-  p->algo = algo;
   const int64_t H = f.hidden, I = f.input, g = f.gates, gh = g * H;
   const cudnnRNNMode_t mode = f.kind == RecurrentKind::Lstm  ? CUDNN_LSTM
                               : f.kind == RecurrentKind::Gru ? CUDNN_GRU
@@ -218,60 +215,20 @@ RecurrentForm form_of(const KernelContext& ctx, bool grad) {
   return f;
 }
 
-// cuDNN's persistent kernels for small hidden sizes (one launch runs every step; the standard
-// algorithm launches a matrix product and a cell kernel per step, 8x slower for SeqNet), where
-// their limits allow (PyTorch's: a hidden size up to 192 for LSTM and GRU, 384 for RNN forward;
-// 128 and 256 for the backward pass).
-cudnnRNNAlgo_t preferred_algo(const RecurrentForm& f, bool grad) {
-  const bool gated = f.kind != RecurrentKind::Rnn;
-  const int64_t limit = grad ? (gated ? 128 : 256) : (gated ? 192 : 384);
-  return f.hidden <= limit ? CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H : CUDNN_RNN_ALGO_STANDARD;
-}
-
-// CBT_LOG_RNN=1: each node's cuDNN algorithm and the refusals that changed it.
-void log_rnn(const KernelContext& ctx, const char* what, const RnnPlan* p, const char* why = "") {
+// CBT_LOG_RNN=1: each node's cuDNN sizes.
+void log_rnn(const KernelContext& ctx, const RnnPlan* p) {
   static const bool on = std::getenv("CBT_LOG_RNN") != nullptr;
-  if (!on) return;
-  std::fprintf(stderr, "cbtrain: %s %s: %s%s", ctx.node.describe().c_str(), what,
-               p && p->algo == CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H ? "persistent (small hidden size)" : "standard",
-               why);
-  if (p) std::fprintf(stderr, ", workspace %zu, reserve %zu bytes", p->work_training, p->reserve);
-  std::fprintf(stderr, "\n");
+  if (on)
+    std::fprintf(stderr, "cbtrain: %s runs on cuDNN: weight space %zu, workspace %zu, reserve %zu bytes\n",
+                 ctx.node.describe().c_str(), p->weight_bytes, p->work_training, p->reserve);
 }
 
 std::shared_ptr<RnnPlan> plan_of(KernelContext& ctx, const CudaContext& cc, bool grad) {
   if (ctx.state && *ctx.state) return std::static_pointer_cast<RnnPlan>(*ctx.state);
-  const RecurrentForm f = form_of(ctx, grad);
-  std::shared_ptr<RnnPlan> plan;
-  const cudnnRNNAlgo_t algo = preferred_algo(f, grad);
-  try {
-    plan = make_plan(cc, f, algo);
-  } catch (const InternalError& e) {
-    if (algo == CUDNN_RNN_ALGO_STANDARD) throw;
-    log_rnn(ctx, "refused the persistent algorithm", nullptr, (std::string(" (") + e.what() + ")").c_str());
-    plan = make_plan(cc, f, CUDNN_RNN_ALGO_STANDARD);
-  }
-  log_rnn(ctx, "runs", plan.get());
+  auto plan = make_plan(cc, form_of(ctx, grad));
+  log_rnn(ctx, plan.get());
   if (ctx.state) *ctx.state = plan;
   return plan;
-}
-
-// Runs `body` with the node's plan; a persistent plan that cuDNN refuses on its first call is
-// replaced by the standard algorithm's (the first call is never inside a CUDA graph capture).
-template <class Body>
-void with_plan(KernelContext& ctx, const CudaContext& cc, bool grad, Body body) {
-  std::shared_ptr<RnnPlan> plan = plan_of(ctx, cc, grad);
-  try {
-    body(*plan);
-  } catch (const InternalError& e) {
-    if (plan->proven || plan->algo == CUDNN_RNN_ALGO_STANDARD) throw;
-    log_rnn(ctx, "refused the persistent algorithm at its first call", nullptr,
-            (std::string(" (") + e.what() + ")").c_str());
-    plan = make_plan(cc, plan->f, CUDNN_RNN_ALGO_STANDARD);
-    if (ctx.state) *ctx.state = plan;
-    body(*plan);
-  }
-  plan->proven = true;
 }
 
 const float* f32_or_null(const KernelContext& ctx, size_t i) {
@@ -292,7 +249,7 @@ void backward_with(KernelContext& ctx, const CudaContext& cc, const RnnPlan& p);
 // X, W, R, B?, sequence_lens?, initial_h?, initial_c? -> Y, Y_h, Y_c (each may be unwanted).
 void recurrent_forward(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
-  with_plan(ctx, cc, false, [&](const RnnPlan& p) { forward_with(ctx, cc, p); });
+  forward_with(ctx, cc, *plan_of(ctx, cc, false));
 }
 
 void forward_with(KernelContext& ctx, const CudaContext& cc, const RnnPlan& p) {
@@ -318,7 +275,7 @@ void forward_with(KernelContext& ctx, const CudaContext& cc, const RnnPlan& p) {
 // d_initial_c.
 void recurrent_backward(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
-  with_plan(ctx, cc, true, [&](const RnnPlan& p) { backward_with(ctx, cc, p); });
+  backward_with(ctx, cc, *plan_of(ctx, cc, true));
 }
 
 void backward_with(KernelContext& ctx, const CudaContext& cc, const RnnPlan& p) {
