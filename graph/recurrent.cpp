@@ -418,8 +418,8 @@ bool is_recurrent(const Node& n) {
 
 std::vector<std::pair<std::string, std::string>> recurrent_op_summaries() {
   const char* common =
-      "forward, reverse, bidirectional; layout 0 or 1; initial states; clip; unrolled at binding over the "
-      "sequence";
+      "forward, reverse, bidirectional; layout 0 or 1; initial states; clip; on the GPU cuDNN's recurrent "
+      "networks where they compute the form, otherwise unrolled over the sequence";
   return {{"GRU", std::string("gated recurrent unit (linear_before_reset 0 or 1; ") + common + ")"},
           {"LSTM", std::string("long short-term memory (peepholes; ") + common + ")"},
           {"RNN", std::string("Elman recurrent network (") + common + ")"}};
