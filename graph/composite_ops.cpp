@@ -1,5 +1,5 @@
-// Expands ReduceSumSquare, ReduceL1 and ReduceL2 into the ops they are made of
-// (composite_ops.h).
+// Expands ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp and Max/Min of other
+// than two inputs into the ops they are made of (composite_ops.h).
 #include "graph/composite_ops.h"
 
 #include <set>
@@ -26,52 +26,110 @@ Node make(const std::string& op, const std::string& name, std::vector<std::strin
   return n;
 }
 
+// Writes the expansions of one graph's composite nodes.
+class Expander {
+ public:
+  explicit Expander(Graph& g) : g_(g) {
+    for (const auto& [name, t] : g.initializers) taken_.insert(name);
+    for (const auto& v : g.inputs) taken_.insert(v.name);
+    for (const Node& n : g.nodes)
+      for (const auto& o : n.outputs) taken_.insert(o);
+  }
+
+  // Appends to `out` what `n` is made of; false when `n` is not a composite.
+  bool expand(const Node& n, std::vector<Node>& out) {
+    if (!n.domain.empty() || !n.has_input(0) || n.outputs.empty() || n.outputs[0].empty()) return false;
+    base_ = n.name.empty() ? n.outputs[0] : n.name;
+    out_ = &out;
+    const std::string& op = n.op_type;
+    const std::string& x = n.inputs[0];
+    if (op == "ReduceSumSquare" || op == "ReduceL1" || op == "ReduceL2") {
+      const bool l1 = op == "ReduceL1", l2 = op == "ReduceL2";
+      const std::string terms = l1 ? add("Abs", {x}, "_abs") : add("Mul", {x, x}, "_square");
+      const std::string sum = reduce("ReduceSum", terms, n, l2 ? "" : n.outputs[0]);
+      if (l2) {
+        // A norm: its gradient where it is 0 is 0 (PyTorch's), not Sqrt's infinite derivative
+        // times the zero of 2X, which is NaN.
+        Node& sqrt = emit("Sqrt", {sum}, "_sqrt", n.outputs[0]);
+        sqrt.attrs.set(kZeroGradAtZero, int64_t{1});
+      }
+      return true;
+    }
+    if (op == "ReduceLogSum") {
+      add("Log", {reduce("ReduceSum", x, n)}, "_log", n.outputs[0]);
+      return true;
+    }
+    if (op == "ReduceLogSumExp") {
+      // log(sum(exp(X - m))) + m with m the maximum over the axes: no exp overflows.
+      const std::string m = reduce("ReduceMax", x, n, "", true);
+      const std::string sum = reduce("ReduceSum", add("Exp", {add("Sub", {x, m}, "_shift")}, "_exp"), n);
+      const bool keep = n.attrs.get_int("keepdims", 1) != 0;
+      add("Add", {add("Log", {sum}, "_log"), keep ? m : reduce("ReduceMax", x, n)}, "_lse", n.outputs[0]);
+      return true;
+    }
+    if ((op == "Max" || op == "Min") && n.inputs.size() != 2) {
+      // ONNX takes any number of inputs; cbtrain's kernels two: a chain of them.
+      if (n.inputs.size() == 1) {
+        add("Identity", {x}, "_id", n.outputs[0]);
+        return true;
+      }
+      std::string acc = x;
+      for (size_t i = 1; i < n.inputs.size(); ++i)
+        acc = add(op, {acc, n.inputs[i]}, "_" + std::to_string(i), i + 1 == n.inputs.size() ? n.outputs[0] : "");
+      return true;
+    }
+    return false;
+  }
+
+ private:
+  Node& emit(const std::string& op, std::vector<std::string> in, const std::string& suffix, const std::string& out) {
+    Node n = make(op, base_ + suffix, std::move(in), out.empty() ? fresh_name(taken_, base_ + suffix) : out);
+    out_->push_back(std::move(n));
+    return out_->back();
+  }
+  std::string add(const std::string& op, std::vector<std::string> in, const std::string& suffix,
+                  const std::string& out = "") {
+    return emit(op, std::move(in), suffix, out).outputs[0];
+  }
+
+  // `op` (ReduceSum or ReduceMax) of `x` over the axes of the reduction `n`, written as this
+  // opset's `op` takes them: an attribute before its axes became an input (13 for ReduceSum, 18
+  // for the others), else an input (a constant made from n's attribute, or n's own input);
+  // keepdims forced on by `keep`.
+  std::string reduce(const std::string& op, const std::string& x, const Node& n, const std::string& out = "",
+                     bool keep = false) {
+    Node& r = emit(op, {x}, "_" + op, out);
+    r.attrs = n.attrs;
+    if (keep) r.attrs.set("keepdims", int64_t{1});
+    const int64_t input_from = op == "ReduceSum" ? 13 : 18;
+    if (g_.opset >= input_from && g_.opset < 18) {  // n has an attribute, op an input
+      r.attrs.erase("axes");
+      if (n.attrs.has("axes")) {
+        const std::vector<int64_t> axes = n.attrs.get_ints("axes");
+        const std::string name = fresh_name(taken_, base_ + "_axes");
+        g_.initializers.emplace(name, Tensor::from_i64(axes, {static_cast<int64_t>(axes.size())}));
+        g_.constant_initializers.insert(name);
+        r.inputs.push_back(name);
+      }
+    } else if (g_.opset >= 18 && n.has_input(1)) {
+      r.inputs.push_back(n.inputs[1]);
+    }
+    return r.outputs[0];
+  }
+
+  Graph& g_;
+  std::set<std::string> taken_;
+  std::string base_;
+  std::vector<Node>* out_ = nullptr;
+};
+
 }  // namespace
 
 void expand_composite_ops(Graph& g) {
-  std::set<std::string> taken;
-  for (const auto& [name, t] : g.initializers) taken.insert(name);
-  for (const auto& v : g.inputs) taken.insert(v.name);
-  for (const Node& n : g.nodes)
-    for (const auto& o : n.outputs) taken.insert(o);
-
+  Expander e(g);
   std::vector<Node> out;
-  for (Node& n : g.nodes) {
-    const bool sum_square = n.op_type == "ReduceSumSquare", l1 = n.op_type == "ReduceL1", l2 = n.op_type == "ReduceL2";
-    if (!n.domain.empty() || !(sum_square || l1 || l2) || !n.has_input(0) || n.outputs.empty()) {
-      out.push_back(std::move(n));
-      continue;
-    }
-    const std::string base = (n.name.empty() ? n.outputs[0] : n.name);
-    const std::string x = n.inputs[0];
-    // The elementwise part.
-    const std::string terms = fresh_name(taken, base + (l1 ? "_abs" : "_square"));
-    out.push_back(l1 ? make("Abs", base + "_abs", {x}, terms) : make("Mul", base + "_square", {x, x}, terms));
-    // The sum, with the axes where this opset's ReduceSum takes them.
-    const std::string sum = l2 ? fresh_name(taken, base + "_sum") : n.outputs[0];
-    Node reduce = make("ReduceSum", base + "_sum", {terms}, sum);
-    reduce.attrs = n.attrs;
-    if (g.opset >= 13 && g.opset < 18) {
-      reduce.attrs.erase("axes");
-      if (n.attrs.has("axes")) {
-        const std::vector<int64_t> axes = n.attrs.get_ints("axes");
-        const std::string name = fresh_name(taken, base + "_axes");
-        g.initializers.emplace(name, Tensor::from_i64(axes, {static_cast<int64_t>(axes.size())}));
-        g.constant_initializers.insert(name);
-        reduce.inputs.push_back(name);
-      }
-    } else if (g.opset >= 18 && n.has_input(1)) {
-      reduce.inputs.push_back(n.inputs[1]);
-    }
-    out.push_back(std::move(reduce));
-    if (l2) {
-      // A norm: its gradient where it is 0 is 0 (PyTorch's), not Sqrt's infinite derivative
-      // times the zero of 2X, which is NaN.
-      Node sqrt = make("Sqrt", base + "_sqrt", {sum}, n.outputs[0]);
-      sqrt.attrs.set(kZeroGradAtZero, int64_t{1});
-      out.push_back(std::move(sqrt));
-    }
-  }
+  for (Node& n : g.nodes)
+    if (!e.expand(n, out)) out.push_back(std::move(n));
   g.nodes = std::move(out);
 }
 

@@ -6,9 +6,12 @@
 namespace cbt {
 
 // ReduceSumSquare -> Mul(X, X), ReduceSum; ReduceL1 -> Abs, ReduceSum; ReduceL2 -> Mul(X, X),
-// ReduceSum, Sqrt (whose gradient is 0 where the norm is, kZeroGradAtZero). The axes, keepdims and noop_with_empty_axes
-// carry over; the axes go where the model's opset puts ReduceSum's (an attribute before 13, an input from 13, a
-// constant initializer made from the attribute between 13 and 17). Uses g.opset.
+// ReduceSum, Sqrt (whose gradient is 0 where the norm is, kZeroGradAtZero); ReduceLogSum -> ReduceSum,
+// Log; ReduceLogSumExp -> ReduceMax m, Sub, Exp, ReduceSum, Log, Add m (no exp overflows); Max and
+// Min of one input -> Identity, of three or more -> a chain of two-input ones. The reductions'
+// axes, keepdims and noop_with_empty_axes carry over; the axes go where the model's opset puts
+// each op's (ReduceSum takes an input from opset 13, ReduceMax from 18; between, a constant
+// initializer is made from the attribute). Uses g.opset.
 void expand_composite_ops(Graph& g);
 
 // Attribute of the Sqrt that ReduceL2 becomes (and so of its SqrtGrad): dX is 0 where Y is 0.

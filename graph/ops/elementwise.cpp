@@ -255,21 +255,23 @@ CBT_REGISTER_SCHEMA({"",
                      input_positions(kVariadicInputs),
                      {},
                      "mean of one or more inputs with numpy broadcasting (float)"});
-// Two inputs only: ONNX allows any number, exporters write two (torch.maximum, clamp by a tensor).
+// Two inputs: ONNX allows any number, exporters write two (torch.maximum, clamp by a tensor);
+// other counts become a chain at load (graph/composite_ops.h).
 CBT_REGISTER_SCHEMA({"",
                      "Max",
                      infer_binary,
                      [](GradContext& c) { return grad_fused_pair(c, "MaxGrad"); },
                      {0, 1},
                      {},
-                     "larger of two inputs with numpy broadcasting (ties share the gradient)"});
-CBT_REGISTER_SCHEMA({"",
-                     "Min",
-                     infer_binary,
-                     [](GradContext& c) { return grad_fused_pair(c, "MinGrad"); },
-                     {0, 1},
-                     {},
-                     "smaller of two inputs with numpy broadcasting (ties share the gradient)"});
+                     "larger of the inputs with numpy broadcasting (ties share the gradient; more than two: a chain)"});
+CBT_REGISTER_SCHEMA(
+    {"",
+     "Min",
+     infer_binary,
+     [](GradContext& c) { return grad_fused_pair(c, "MinGrad"); },
+     {0, 1},
+     {},
+     "smaller of the inputs with numpy broadcasting (ties share the gradient; more than two: a chain)"});
 // The slope broadcasts to X (one per channel as exported: shape (C, 1, 1)) and is trained.
 CBT_REGISTER_SCHEMA({"",
                      "PRelu",

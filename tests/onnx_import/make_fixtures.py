@@ -355,6 +355,64 @@ def reductions_models():
         np.save(os.path.join(HERE, f"{name}.output.npy"), sess.run(None, {"x": x})[0])
 
 
+def composites_models():
+    """ReduceLogSumExp, ReduceLogSum and Max/Min of one, three and four inputs (which cbtrain
+    expands at load into the ops they are made of) in a trainable classifier, at opset 13 (the
+    reductions' axes an attribute) and 18 (an input): g = Gemm(x) (N, 16) split into four
+    (N, 4); ReduceLogSumExp over axis 1 kept and dropped (of g * 40, where a plain exp would
+    overflow), ReduceLogSum of exp(g) (positive), Max(a, b, c), Min(a, b, c, d), Max(a),
+    concatenated into a classifier's Gemm: `composites13`, `composites18` (`.onnx`,
+    `.input.npy`, `.output.npy`, onnxruntime's output)."""
+    import onnxruntime as ort
+    rng = np.random.default_rng(2061)
+    n_in, width, classes, batch = 12, 16, 10, 5
+    w1 = rng.normal(0, 0.8, (width, n_in)).astype(np.float32)
+    b1 = rng.normal(0, 0.3, (width,)).astype(np.float32)
+    w2 = rng.normal(0, 0.2, (classes, 4 * 4 + 4)).astype(np.float32)
+    x = rng.normal(0, 2.0, (batch, n_in)).astype(np.float32)
+    for opset in (13, 18):
+        init = [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(b1, "b1"),
+                numpy_helper.from_array(w2, "w2"), numpy_helper.from_array(np.zeros(classes, np.float32), "b2"),
+                numpy_helper.from_array(np.array(40.0, np.float32), "forty"),
+                numpy_helper.from_array(np.array([4, 4, 4, 4], np.int64), "quarters"),
+                numpy_helper.from_array(np.array([-1, 1], np.int64), "col")]
+        n = helper.make_node
+
+        def reduce(op, src, out, keepdims):
+            if opset >= 18:
+                return n(op, [src, "axis1"], [out], keepdims=keepdims)
+            return n(op, [src], [out], axes=[1], keepdims=keepdims)
+
+        if opset >= 18:
+            init.append(numpy_helper.from_array(np.array([1], np.int64), "axis1"))
+        nodes = [
+            n("Gemm", ["x", "w1", "b1"], ["g"], transB=1),
+            n("Split", ["g", "quarters"], ["a", "b", "c", "d"], axis=1),
+            n("Mul", ["g", "forty"], ["big"]),
+            reduce("ReduceLogSumExp", "big", "lse_kept", 1),
+            reduce("ReduceLogSumExp", "g", "lse_flat", 0),
+            n("Reshape", ["lse_flat", "col"], ["lse_col"]),
+            n("Exp", ["g"], ["pos"]),
+            reduce("ReduceLogSum", "pos", "ls", 1),
+            n("Max", ["a", "b", "c"], ["max3"]),
+            n("Min", ["a", "b", "c", "d"], ["min4"]),
+            n("Max", ["d"], ["max1"]),
+            n("Div", ["lse_kept", "forty"], ["lse_scaled"]),
+            n("Concat", ["max3", "min4", "max1", "a", "lse_scaled", "lse_col", "ls", "ls"], ["h"], axis=1),
+            n("Gemm", ["h", "w2", "b2"], ["logits"], transB=1),
+        ]
+        name = f"composites{opset}"
+        g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", n_in])],
+                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", classes])],
+                              initializer=init)
+        model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+        onnx.checker.check_model(model)
+        save(model, f"{name}.onnx")
+        sess = ort.InferenceSession(os.path.join(HERE, f"{name}.onnx"), providers=["CPUExecutionProvider"])
+        np.save(os.path.join(HERE, f"{name}.input.npy"), x)
+        np.save(os.path.join(HERE, f"{name}.output.npy"), sess.run(None, {"x": x})[0])
+
+
 def recurrent_models():
     """LSTM, GRU and RNN (which cbtrain unrolls over the sequence when it binds the graph) in
     every form it takes, feeding one classifier, on x (N, 6, 5):
@@ -496,3 +554,4 @@ if __name__ == "__main__":
     legacy_upsample_models()
     reductions_models()
     recurrent_models()
+    composites_models()

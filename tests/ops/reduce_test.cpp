@@ -281,5 +281,74 @@ TEST(ReduceTest, CompositeReductionsExpandForEveryOpset) {
     }
 }
 
+// ReduceLogSumExp stays finite where exp overflows, with the axes in each opset's form; Max and
+// Min of one and of four inputs.
+TEST(ReduceTest, LogSumExpAndManyInputMaxMinExpand) {
+  Tensor x = random_tensor(DType::Float64, {3, 4, 5}, 82, 300.0);  // exp(|x| ~ 300..900) overflows f64 too
+  auto run_graph = [](Graph& g, std::map<std::string, Tensor> v) {
+    expand_composite_ops(g);
+    for (const auto& [name, t] : g.initializers) v[name] = t;
+    for (const Node& e : g.nodes) {
+      std::vector<Tensor> in;
+      for (const auto& name : e.inputs) in.push_back(v.at(name));
+      v[e.outputs[0]] = run_node(e, in, {false, 0, g.opset})[0];
+    }
+    return v.at("y");
+  };
+  for (int64_t opset : {11, 15, 18})
+    for (int64_t keep : {0, 1}) {
+      SCOPED_TRACE("opset " + std::to_string(opset) + " keepdims " + std::to_string(keep));
+      Graph g;
+      g.opset = opset;
+      Node n;
+      n.op_type = "ReduceLogSumExp";
+      n.inputs = {"x"};
+      n.outputs = {"y"};
+      n.attrs.set("keepdims", keep);
+      if (opset >= 18) {
+        g.initializers.emplace("axes", Tensor::from_i64({1}, {1}));
+        n.inputs.push_back("axes");
+      } else {
+        n.attrs.set("axes", std::vector<int64_t>{1});
+      }
+      g.nodes.push_back(n);
+      const Tensor y = run_graph(g, {{"x", x}});
+      ASSERT_EQ(y.shape(), keep ? (Shape{3, 1, 5}) : (Shape{3, 5}));
+      for (int64_t i = 0; i < 3; ++i)
+        for (int64_t k = 0; k < 5; ++k) {
+          double m = -1e300, s = 0;
+          for (int64_t j = 0; j < 4; ++j) m = std::max(m, x.at_f64((i * 4 + j) * 5 + k));
+          for (int64_t j = 0; j < 4; ++j) s += std::exp(x.at_f64((i * 4 + j) * 5 + k) - m);
+          EXPECT_NEAR(y.at_f64(i * 5 + k), m + std::log(s), 1e-9);
+        }
+    }
+  const Tensor a = random_tensor(DType::Float64, {2, 3}, 83), b = random_tensor(DType::Float64, {3}, 84),
+               c = random_tensor(DType::Float64, {2, 1}, 85), d = random_tensor(DType::Float64, {2, 3}, 86);
+  for (const char* op : {"Max", "Min"}) {
+    SCOPED_TRACE(op);
+    Graph g;
+    g.opset = 17;
+    Node n;
+    n.op_type = op;
+    n.inputs = {"a", "b", "c", "d"};
+    n.outputs = {"y"};
+    g.nodes.push_back(n);
+    const Tensor y = run_graph(g, {{"a", a}, {"b", b}, {"c", c}, {"d", d}});
+    ASSERT_EQ(y.shape(), (Shape{2, 3}));
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 3; ++j) {
+        const double v[] = {a.at_f64(i * 3 + j), b.at_f64(j), c.at_f64(i), d.at_f64(i * 3 + j)};
+        const double want =
+            std::string(op) == "Max" ? std::max({v[0], v[1], v[2], v[3]}) : std::min({v[0], v[1], v[2], v[3]});
+        EXPECT_EQ(y.at_f64(i * 3 + j), want);
+      }
+    Graph one;
+    one.opset = 17;
+    n.inputs = {"a"};
+    one.nodes.push_back(n);
+    EXPECT_TRUE(same_bytes(run_graph(one, {{"a", a}}), a));
+  }
+}
+
 }  // namespace
 }  // namespace cbt::test

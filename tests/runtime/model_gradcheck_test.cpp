@@ -159,6 +159,12 @@ TEST(ModelGradCheck, NormalizeOfAZeroSampleHasFiniteGradients) {
   });
 }
 
+// ReduceLogSumExp, ReduceLogSum and Max/Min chains as expanded at load (composite_ops.h).
+TEST(ModelGradCheck, CompositeOpsExpanded) {
+  check_model("tests/onnx_import/data/composites13.onnx", 3, 3);
+  check_model("tests/onnx_import/data/composites18.onnx", 3, 3);
+}
+
 TEST(ModelGradCheck, MlpWithGelu) { check_model("models/mlp/mlp.ts17.onnx", 2, 3); }
 
 }  // namespace

@@ -398,10 +398,11 @@ TEST(Cli, ResizeModesMatchOnnxruntime) {
   expect_matches_onnxruntime(test::source_path("tests/onnx_import/data/resize"), test::temp_dir("resize"));
 }
 
-// ReduceL2 (as F.normalize writes it), ReduceL1 and ReduceSumSquare, expanded at load into the
-// ops they are made of, agree with onnxruntime at opsets 13 and 18 and train.
+// ReduceL2 (as F.normalize writes it), ReduceL1, ReduceSumSquare, ReduceLogSumExp (of values
+// whose exp overflows), ReduceLogSum and Max/Min of one, three and four inputs, expanded at load
+// into the ops they are made of, agree with onnxruntime at opsets 13 and 18 and train.
 TEST(Cli, CompositeReductionsMatchOnnxruntimeAndTrain) {
-  for (const char* name : {"reductions13", "reductions18"}) {
+  for (const char* name : {"reductions13", "reductions18", "composites13", "composites18"}) {
     SCOPED_TRACE(name);
     fs::path d = test::temp_dir(name);
     const std::string stem = test::source_path(std::string("tests/onnx_import/data/") + name);
