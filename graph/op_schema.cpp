@@ -21,6 +21,18 @@ bool register_schema(OpSchema schema) {
   return true;
 }
 
+Node GradEmitter::new_node(const std::string& op_type, const std::string& domain, std::vector<std::string> inputs,
+                           size_t num_outputs, Attributes attrs, const std::string& hint) {
+  Node n;
+  n.op_type = op_type;
+  n.domain = domain;
+  n.inputs = std::move(inputs);
+  n.attrs = std::move(attrs);
+  for (size_t i = 0; i < num_outputs; ++i) n.outputs.push_back(fresh(hint));
+  n.name = n.outputs.empty() ? fresh(op_type) : n.outputs[0];
+  return n;
+}
+
 const OpSchema* find_schema(const std::string& domain, const std::string& op_type) {
   std::string d = (domain == "ai.onnx") ? "" : domain;
   auto it = registry().find({d, op_type});

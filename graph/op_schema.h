@@ -39,6 +39,10 @@ class GradEmitter {
   virtual const ValueType& type(const std::string& value) const = 0;
   virtual std::string fresh(const std::string& hint) = 0;
 
+  // A node of `op_type` with `num_outputs` fresh output names derived from `hint`, named after
+  // its first output: what emit() adds.
+  Node new_node(const std::string& op_type, const std::string& domain, std::vector<std::string> inputs,
+                size_t num_outputs, Attributes attrs, const std::string& hint);
   // One-output node of cbtrain's domain (most backward ops).
   std::string emit1(const std::string& op_type, std::vector<std::string> inputs, Attributes attrs = {},
                     const std::string& hint = "grad") {

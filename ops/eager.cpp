@@ -28,4 +28,29 @@ std::vector<Tensor> run_node(const Node& node, std::vector<Tensor> inputs, const
   return outputs;
 }
 
+void EagerEmitter::run(const Node& n) {
+  std::vector<Tensor> in;
+  for (const auto& name : n.inputs) in.push_back(name.empty() ? Tensor() : values.at(name));
+  std::vector<Tensor> out = run_node(n, in, opt_);
+  for (size_t i = 0; i < n.outputs.size() && i < out.size(); ++i)
+    if (!n.outputs[i].empty()) values[n.outputs[i]] = out[i];
+}
+
+std::vector<std::string> EagerEmitter::emit(const std::string& op_type, const std::string& domain,
+                                            std::vector<std::string> inputs, size_t num_outputs, Attributes attrs,
+                                            const std::string& hint) {
+  Node n = new_node(op_type, domain, std::move(inputs), num_outputs, std::move(attrs), hint);
+  run(n);
+  return n.outputs;
+}
+
+const ValueType& EagerEmitter::type(const std::string& v) const {
+  auto it = types_.find(v);
+  if (it == types_.end()) {
+    const Tensor& t = values.at(v);
+    it = types_.emplace(v, t.defined() ? ValueType{t.dtype(), t.shape()} : ValueType{}).first;
+  }
+  return it->second;
+}
+
 }  // namespace cbt

@@ -16,64 +16,26 @@ namespace {
 
 constexpr int64_t kOpset = 17;  // the form the unrolled nodes are written in
 
-// Values by name, and the unrolled nodes run on them.
-class EagerGraph : public GradEmitter {
- public:
-  std::map<std::string, Tensor> values;
-
-  std::string fresh(const std::string& hint) override { return "~" + hint + "#" + std::to_string(count_++); }
-  const ValueType& type(const std::string& value) const override {
-    auto it = types_.find(value);
-    if (it == types_.end()) {
-      const Tensor& t = values.at(value);
-      it = types_.emplace(value, ValueType{t.dtype(), t.shape()}).first;
-    }
-    return it->second;
-  }
-  void run(const Node& n) {
-    std::vector<Tensor> in;
-    for (const auto& name : n.inputs) in.push_back(name.empty() ? Tensor() : values.at(name));
-    std::vector<Tensor> out = run_node(n, in, {false, 0, kOpset});
-    for (size_t i = 0; i < n.outputs.size(); ++i)
-      if (!n.outputs[i].empty()) values[n.outputs[i]] = out[i];
-  }
-  std::vector<std::string> emit(const std::string& op_type, const std::string& domain, std::vector<std::string> inputs,
-                                size_t num_outputs, Attributes attrs, const std::string& hint) override {
-    Node n;
-    n.op_type = op_type;
-    n.domain = domain;
-    n.inputs = std::move(inputs);
-    n.attrs = std::move(attrs);
-    for (size_t i = 0; i < num_outputs; ++i) n.outputs.push_back(fresh(hint));
-    run(n);
-    return n.outputs;
-  }
-
-  // Unrolls `node` over the values of its inputs and runs it.
-  Unrolled unroll_and_run(const Node& node) {
-    std::map<std::string, ValueType> types;
-    std::map<std::string, Tensor> consts;
-    for (const auto& name : node.inputs)
-      if (!name.empty()) types[name] = type(name);
-    if (node.has_input(4)) consts[node.inputs[4]] = values.at(node.inputs[4]);
-    Unrolled u = unroll_recurrent(node, types, consts, kOpset, [this](const std::string& h) { return fresh(h); });
-    for (auto& [name, t] : u.constants) values[name] = t;
-    for (const Node& n : u.nodes) run(n);
-    return u;
-  }
-
- private:
-  mutable std::map<std::string, ValueType> types_;
-  int count_ = 0;
-};
+// Unrolls `node` over the values of its inputs in `e` and runs it there (opset kOpset).
+Unrolled unroll_and_run(EagerEmitter& e, const Node& node) {
+  std::map<std::string, ValueType> types;
+  std::map<std::string, Tensor> consts;
+  for (const auto& name : node.inputs)
+    if (!name.empty()) types[name] = e.type(name);
+  if (node.has_input(4)) consts[node.inputs[4]] = e.values.at(node.inputs[4]);
+  Unrolled u = unroll_recurrent(node, types, consts, kOpset, [&e](const std::string& h) { return e.fresh(h); });
+  for (auto& [name, t] : u.constants) e.values[name] = t;
+  for (const Node& n : u.nodes) e.run(n);
+  return u;
+}
 
 void copy_into(Tensor& dst, const Tensor& src) { std::memcpy(dst.data(), src.data(), src.nbytes()); }
 
 void recurrent_forward(KernelContext& ctx) {
-  EagerGraph e;
+  EagerEmitter e({false, 0, kOpset});
   for (size_t i = 0; i < ctx.node.inputs.size(); ++i)
     if (ctx.has_in(i)) e.values[ctx.node.inputs[i]] = ctx.in(i);
-  e.unroll_and_run(ctx.node);
+  unroll_and_run(e, ctx.node);
   for (size_t i = 0; i < ctx.node.outputs.size(); ++i)
     if (ctx.has_out(i)) copy_into(ctx.out(i), e.values.at(ctx.node.outputs[i]));
 }
@@ -87,7 +49,7 @@ void accumulate(Tensor& a, const Tensor& b) {
 
 // Inputs X, W, R, B, initial_h, initial_c, dY, dY_h, dY_c; outputs their gradients.
 void recurrent_grad(KernelContext& ctx) {
-  EagerGraph e;
+  EagerEmitter e({false, 0, kOpset});
   Node fwd;
   fwd.op_type = ctx.node.attrs.get_string("cell", "");
   fwd.name = "forward";
@@ -102,7 +64,7 @@ void recurrent_grad(KernelContext& ctx) {
   }
   fwd.outputs = {"Y", "Y_h"};
   if (fwd.op_type == "LSTM") fwd.outputs.push_back("Y_c");
-  Unrolled u = e.unroll_and_run(fwd);
+  Unrolled u = unroll_and_run(e, fwd);
 
   std::map<std::string, Tensor> grads;  // of the values a gradient reached
   for (size_t k = 0; k < fwd.outputs.size(); ++k)

@@ -73,45 +73,6 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected, double
 
 namespace {
 
-// Executes emitted backward nodes immediately on host f64 tensors.
-class EagerEmitter : public GradEmitter {
- public:
-  explicit EagerEmitter(const EagerOptions& opt) : opt_(opt) {}
-  std::map<std::string, Tensor> values;
-
-  std::vector<std::string> emit(const std::string& op_type, const std::string& domain, std::vector<std::string> inputs,
-                                size_t num_outputs, Attributes attrs, const std::string& hint) override {
-    Node n;
-    n.op_type = op_type;
-    n.domain = domain;
-    n.inputs = std::move(inputs);
-    n.attrs = std::move(attrs);
-    for (size_t i = 0; i < num_outputs; ++i) n.outputs.push_back(fresh(hint));
-    n.name = n.outputs.empty() ? op_type : n.outputs[0];
-    std::vector<Tensor> in;
-    for (auto& name : n.inputs) in.push_back(name.empty() ? Tensor() : values.at(name));
-    auto out = run_node(n, in, opt_);
-    for (size_t i = 0; i < num_outputs; ++i) {
-      values[n.outputs[i]] = out[i];
-      types_[n.outputs[i]] = out[i].defined() ? ValueType{out[i].dtype(), out[i].shape()} : ValueType{};
-    }
-    return n.outputs;
-  }
-  const ValueType& type(const std::string& v) const override {
-    auto it = types_.find(v);
-    if (it != types_.end()) return it->second;
-    const Tensor& t = values.at(v);
-    types_[v] = ValueType{t.dtype(), t.shape()};
-    return types_[v];
-  }
-  std::string fresh(const std::string& hint) override { return hint + "#" + std::to_string(counter_++); }
-
- private:
-  EagerOptions opt_;
-  mutable std::map<std::string, ValueType> types_;
-  int counter_ = 0;
-};
-
 std::vector<Tensor> to_f64(const std::vector<Tensor>& in) {
   std::vector<Tensor> out;
   for (const Tensor& t : in)

@@ -107,13 +107,7 @@ class TwinEmitter : public GradEmitter {
 
   std::vector<std::string> emit(const std::string& op_type, const std::string& domain, std::vector<std::string> inputs,
                                 size_t num_outputs, Attributes attrs, const std::string& hint) override {
-    Node n;
-    n.op_type = op_type;
-    n.domain = domain;
-    n.inputs = std::move(inputs);
-    n.attrs = std::move(attrs);
-    for (size_t i = 0; i < num_outputs; ++i) n.outputs.push_back(fresh(hint));
-    n.name = n.outputs.empty() ? op_type : n.outputs[0];
+    Node n = new_node(op_type, domain, std::move(inputs), num_outputs, std::move(attrs), hint);
     r_.reached.insert({domain, op_type});
 
     std::vector<Tensor> cpu_in, dev_in;
