@@ -308,6 +308,21 @@ def legacy_upsample_models():
         np.save(os.path.join(HERE, f"{name}.output.npy"), sess.run(None, {"x": x})[0])
 
 
+def save_classifier(nodes, init, name, opset, x, classes):
+    """Saves the graph x (N, features) -> logits (N, classes) as `name`.onnx with x and
+    onnxruntime's output beside it (`.input.npy`, `.output.npy`)."""
+    import onnxruntime as ort
+    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", x.shape[1]])],
+                          [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", classes])],
+                          initializer=init)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    onnx.checker.check_model(model)
+    save(model, f"{name}.onnx")
+    sess = ort.InferenceSession(os.path.join(HERE, f"{name}.onnx"), providers=["CPUExecutionProvider"])
+    np.save(os.path.join(HERE, f"{name}.input.npy"), x)
+    np.save(os.path.join(HERE, f"{name}.output.npy"), sess.run(None, {"x": x})[0])
+
+
 def reductions_models():
     """ReduceL2, ReduceL1 and ReduceSumSquare (which cbtrain expands into the ops they are made
     of) in a trainable classifier, at opset 13 (axes an attribute) and 18 (an input):
@@ -315,7 +330,6 @@ def reductions_models():
     ReduceSumSquare(g) / 16 over axis 1, concatenated into a classifier's Gemm:
     `reductions13`, `reductions18` (`.onnx`, `.input.npy`, `.output.npy`, onnxruntime's
     output)."""
-    import onnxruntime as ort
     rng = np.random.default_rng(2031)
     n_in, width, classes, batch = 12, 16, 10, 5
     w1 = rng.normal(0, 0.8, (width, n_in)).astype(np.float32)
@@ -344,15 +358,7 @@ def reductions_models():
             n("Gemm", ["h", "w2", "b2"], ["logits"], transB=1),
         ]
         name = f"reductions{opset}"
-        g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", n_in])],
-                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", classes])],
-                              initializer=init)
-        model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-        onnx.checker.check_model(model)
-        save(model, f"{name}.onnx")
-        sess = ort.InferenceSession(os.path.join(HERE, f"{name}.onnx"), providers=["CPUExecutionProvider"])
-        np.save(os.path.join(HERE, f"{name}.input.npy"), x)
-        np.save(os.path.join(HERE, f"{name}.output.npy"), sess.run(None, {"x": x})[0])
+        save_classifier(nodes, init, name, opset, x, classes)
 
 
 def composites_models():
@@ -363,7 +369,6 @@ def composites_models():
     overflow), ReduceLogSum of exp(g) (positive), Max(a, b, c), Min(a, b, c, d), Max(a),
     concatenated into a classifier's Gemm: `composites13`, `composites18` (`.onnx`,
     `.input.npy`, `.output.npy`, onnxruntime's output)."""
-    import onnxruntime as ort
     rng = np.random.default_rng(2061)
     n_in, width, classes, batch = 12, 16, 10, 5
     w1 = rng.normal(0, 0.8, (width, n_in)).astype(np.float32)
@@ -402,15 +407,7 @@ def composites_models():
             n("Gemm", ["h", "w2", "b2"], ["logits"], transB=1),
         ]
         name = f"composites{opset}"
-        g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", n_in])],
-                              [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", classes])],
-                              initializer=init)
-        model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-        onnx.checker.check_model(model)
-        save(model, f"{name}.onnx")
-        sess = ort.InferenceSession(os.path.join(HERE, f"{name}.onnx"), providers=["CPUExecutionProvider"])
-        np.save(os.path.join(HERE, f"{name}.input.npy"), x)
-        np.save(os.path.join(HERE, f"{name}.output.npy"), sess.run(None, {"x": x})[0])
+        save_classifier(nodes, init, name, opset, x, classes)
 
 
 def recurrent_models():
