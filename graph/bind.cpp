@@ -100,12 +100,18 @@ BoundGraph bind_graph(const Graph& g, const BindOptions& opt, const NodeEvaluato
   };
 
   std::function<void(const Node&)> bind_node = [&](const Node& node) {
-    const auto type_of = [&](size_t i) { return &b.types.at(node.inputs[i]); };
+    const auto type_of = [&](size_t i) -> const ValueType* {
+      auto it = b.types.find(node.inputs[i]);
+      CBT_MODEL_CHECK(it != b.types.end(), "node ", node.describe(), ": input '", node.inputs[i],
+                      "' is not produced by any earlier node");
+      return &it->second;
+    };
     const auto value_of = [&](size_t i) {
       auto it = consts.find(node.inputs[i]);
       return it == consts.end() ? nullptr : &it->second;
     };
     if (is_recurrent(node) && !(opt.fused_recurrent && read_recurrent_form(node, type_of, value_of).fused())) {
+      read_recurrent_form(node, type_of, value_of);  // checks every input is there, names what is wrong
       Unrolled u = unroll_recurrent(node, b.types, consts, g.opset, fresh);
       for (auto& [name, t] : u.constants) {
         b.types[name] = ValueType{t.dtype(), t.shape()};
