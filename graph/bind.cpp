@@ -1,10 +1,12 @@
 // Type inference over a whole graph and folding of constant sub-graphs; recurrent nodes are
-// unrolled here, where their sequence length is known (recurrent.h).
+// unrolled here, where their sequence length is known (recurrent.h), and Einsum rewritten,
+// where its operands' ranks are (einsum.h).
 #include "graph/bind.h"
 
 #include <algorithm>
 #include <set>
 
+#include "graph/einsum.h"
 #include "graph/op_schema.h"
 #include "graph/recurrent.h"
 
@@ -86,7 +88,8 @@ BoundGraph bind_graph(const Graph& g, const BindOptions& opt, const NodeEvaluato
 
   // Names of every value of `g`, for the values that unrolled recurrent nodes add.
   std::set<std::string> taken;
-  const bool unrolls = std::any_of(g.nodes.begin(), g.nodes.end(), is_recurrent);
+  const bool unrolls =
+      std::any_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return is_recurrent(n) || is_einsum(n); });
   if (unrolls) {
     for (const auto& [name, t] : g.initializers) taken.insert(name);
     for (const auto& in : g.inputs) taken.insert(in.name);
@@ -110,9 +113,12 @@ BoundGraph bind_graph(const Graph& g, const BindOptions& opt, const NodeEvaluato
       auto it = consts.find(node.inputs[i]);
       return it == consts.end() ? nullptr : &it->second;
     };
-    if (is_recurrent(node) && !(opt.fused_recurrent && read_recurrent_form(node, type_of, value_of).fused())) {
-      read_recurrent_form(node, type_of, value_of);  // checks every input is there, names what is wrong
-      Unrolled u = unroll_recurrent(node, b.types, consts, g.opset, fresh);
+    const bool unroll =
+        is_recurrent(node) && !(opt.fused_recurrent && read_recurrent_form(node, type_of, value_of).fused());
+    if (unroll || is_einsum(node)) {
+      if (unroll) read_recurrent_form(node, type_of, value_of);  // checks every input is there, names what is wrong
+      Expansion u = unroll ? unroll_recurrent(node, b.types, consts, g.opset, fresh)
+                           : expand_einsum(node, b.types, g.opset, fresh);
       for (auto& [name, t] : u.constants) {
         b.types[name] = ValueType{t.dtype(), t.shape()};
         consts[name] = t;

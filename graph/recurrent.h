@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "graph/expansion.h"
 #include "graph/ir.h"
 
 namespace cbt {
@@ -44,13 +45,7 @@ RecurrentForm read_recurrent_form(const Node& n, const RecurrentInputType& type,
 // The recurrent ops with a one-line summary each, for `cbtrain ops`.
 std::vector<std::pair<std::string, std::string>> recurrent_op_summaries();
 
-struct Unrolled {
-  std::vector<Node> nodes;                  // in order; the last ones write the node's outputs
-  std::map<std::string, Tensor> constants;  // new constant initializers they read
-};
-
-// A value name not used yet, from a hint.
-using FreshName = std::function<std::string(const std::string& hint)>;
+using Unrolled = Expansion;
 
 // The ops `n` is made of over its bound input types (`types`: every value so far; `consts`:
 // the constant ones, for sequence_lens). Throws as read_recurrent_form.

@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "graph/einsum.h"
 #include "graph/op_schema.h"
 #include "graph/recurrent.h"
 #include "onnx_import/model_io.h"
@@ -87,6 +88,8 @@ int run_ops() {
   }
   // Unrolled at binding into ops of this table (a test checks that both devices have them).
   for (const auto& [op, summary] : recurrent_op_summaries()) rows[op] = "yes | yes | gradient | " + summary;
+  const auto [einsum, einsum_summary] = einsum_op_summary();
+  rows[einsum] = "yes | yes | gradient | " + einsum_summary;
   std::cout << "| op | cpu | cuda | training | summary |\n|---|---|---|---|---|\n";
   for (const auto& [op, row] : rows) std::cout << "| " << op << " | " << row << " |\n";
   return 0;

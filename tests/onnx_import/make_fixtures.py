@@ -410,6 +410,48 @@ def composites_models():
         save_classifier(nodes, init, name, opset, x, classes)
 
 
+def einsum_models():
+    """Einsum (which cbtrain rewrites into Transpose, Reshape, MatMul and ReduceSum when it binds
+    the graph) in a trainable classifier, at opsets 12 (ReduceSum's axes an attribute) and 17:
+    g = Gemm(x) (N, 24) viewed as (N, 2, 3, 4), (N, 4, 6) and (N, 6, 4); attention scores
+    bhqd,bhkd->bhqk, a batched product, an ellipsis transpose, a row dot product, a sum and an
+    outer product, three operands, the implicit output of ...ij,...jk, and ...ij,jk->...ik with a
+    trained (6, 5) weight; flattened and concatenated into a classifier's Gemm:
+    `einsum12`, `einsum17` (`.onnx`, `.input.npy`, `.output.npy`, onnxruntime's output)."""
+    rng = np.random.default_rng(2077)
+    n_in, width, classes, batch = 12, 24, 10, 5
+    w1 = rng.normal(0, 0.15, (width, n_in)).astype(np.float32)
+    b1 = rng.normal(0, 0.1, (width,)).astype(np.float32)
+    we = rng.normal(0, 0.5, (6, 5)).astype(np.float32)
+    x = rng.normal(0, 1.0, (batch, n_in)).astype(np.float32)
+    n = helper.make_node
+    e = [("att", "bhqd,bhkd->bhqk", ["A", "A"]), ("bmm", "bij,bjk->bik", ["P", "Q"]),
+         ("tr", "...ij->...ji", ["P"]), ("dot", "bi,bi->b", ["g", "g"]), ("colsum", "bij->bj", ["Q"]),
+         ("three", "bij,bjk,bkl->bil", ["P", "Q", "P"]), ("implicit", "...ij,...jk", ["P", "Q"]),
+         ("weighted", "...ij,jk->...ik", ["P", "we"])]
+    feats = ["att", "bmm", "tr", "dot", "colsum", "three", "implicit", "weighted", "outer"]
+    sizes = {"att": 18, "bmm": 16, "tr": 24, "dot": 1, "colsum": 4, "three": 24, "implicit": 16, "weighted": 20,
+             "outer": 16}
+    w2 = rng.normal(0, 0.2, (classes, sum(sizes.values()))).astype(np.float32)
+    for opset in (12, 17):
+        init = [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(b1, "b1"),
+                numpy_helper.from_array(we, "we"), numpy_helper.from_array(w2, "w2"),
+                numpy_helper.from_array(np.zeros(classes, np.float32), "b2"),
+                numpy_helper.from_array(np.array([0, 2, 3, 4], np.int64), "s_A"),
+                numpy_helper.from_array(np.array([0, 4, 6], np.int64), "s_P"),
+                numpy_helper.from_array(np.array([0, 6, 4], np.int64), "s_Q"),
+                numpy_helper.from_array(np.array([0, -1], np.int64), "flat")]
+        nodes = [n("Gemm", ["x", "w1", "b1"], ["g"], transB=1),
+                 n("Reshape", ["g", "s_A"], ["A"]), n("Reshape", ["g", "s_P"], ["P"]),
+                 n("Reshape", ["g", "s_Q"], ["Q"])]
+        nodes += [n("Einsum", ins, [out], equation=eq) for out, eq, ins in e]
+        nodes.append(n("Einsum", ["colsum", "colsum"], ["outer"], equation="bi,bj->bij"))
+        nodes += [n("Reshape", [f, "flat"], [f + "_flat"]) for f in feats]
+        nodes += [n("Concat", [f + "_flat" for f in feats], ["h"], axis=1),
+                  n("Gemm", ["h", "w2", "b2"], ["logits"], transB=1)]
+        save_classifier(nodes, init, f"einsum{opset}", opset, x, classes)
+
+
 def recurrent_models():
     """LSTM, GRU and RNN (which cbtrain unrolls over the sequence when it binds the graph) in
     every form it takes, feeding one classifier, on x (N, 6, 5):
@@ -552,3 +594,4 @@ if __name__ == "__main__":
     reductions_models()
     recurrent_models()
     composites_models()
+    einsum_models()

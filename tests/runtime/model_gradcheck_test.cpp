@@ -165,6 +165,12 @@ TEST(ModelGradCheck, CompositeOpsExpanded) {
   check_model("tests/onnx_import/data/composites18.onnx", 3, 3);
 }
 
+// Einsum as rewritten when the graph is bound (einsum.h): nine equations, a trained weight.
+TEST(ModelGradCheck, EinsumRewritten) {
+  check_model("tests/onnx_import/data/einsum12.onnx", 3, 3);
+  check_model("tests/onnx_import/data/einsum17.onnx", 3, 3);
+}
+
 TEST(ModelGradCheck, MlpWithGelu) { check_model("models/mlp/mlp.ts17.onnx", 2, 3); }
 
 }  // namespace

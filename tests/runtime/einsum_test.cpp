@@ -1,0 +1,112 @@
+// Einsum rewritten when the graph is bound (graph/einsum.h): single-operand forms against
+// direct sums, and what it refuses, naming the node. Its two-operand and three-operand forms
+// against onnxruntime and its gradients: Cli.EinsumModelsMatchOnnxruntimeAndTrain,
+// ModelGradCheck.EinsumRewritten.
+#include "graph/einsum.h"
+
+#include <gtest/gtest.h>
+
+#include "common/op_harness.h"
+#include "graph/bind.h"
+#include "graph/errors.h"
+#include "ops/eager.h"
+#include "runtime/inferencer.h"
+
+namespace cbt {
+namespace {
+
+// Einsum of `equation` over inputs of the given shapes (the first input's dim 0 is the batch,
+// bound to `shapes[0][0]`), run on the CPU; its output.
+Tensor einsum(const std::string& equation, const std::vector<Tensor>& in, int64_t opset = 17) {
+  Graph g;
+  g.opset = opset;
+  Node n;
+  n.op_type = "Einsum";
+  n.name = "e";
+  n.attrs.set("equation", equation);
+  n.outputs = {"y"};
+  for (size_t i = 0; i < in.size(); ++i) {
+    const std::string name = "in" + std::to_string(i);
+    n.inputs.push_back(name);
+    if (i == 0) {
+      ValueInfo v{name, in[0].dtype(), {Dim{-1, "N"}}};
+      for (size_t d = 1; d < in[0].shape().size(); ++d) v.dims.push_back(Dim{in[0].shape()[d], ""});
+      g.inputs.push_back(v);
+    } else {
+      g.initializers.emplace(name, in[i]);
+      g.constant_initializers.insert(name);
+    }
+  }
+  g.nodes.push_back(n);
+  g.outputs.push_back({"y", in[0].dtype(), {}});
+  BindOptions bo;
+  bo.batch = in[0].shape()[0];
+  BoundGraph b = bind_graph(g, bo, cpu_evaluator(opset));
+  EXPECT_FALSE(std::any_of(b.graph.nodes.begin(), b.graph.nodes.end(), is_einsum));
+  EagerEmitter e({false, 0, opset});
+  e.values["in0"] = in[0];
+  for (const auto& [name, t] : b.graph.initializers) e.values[name] = t;
+  for (const Node& node : b.graph.nodes) e.run(node);
+  return e.values.at("y");
+}
+
+TEST(EinsumTest, OneOperandSumsAndPermutes) {
+  const Tensor x = test::random_tensor(DType::Float64, {2, 3, 4}, 91);
+  auto at = [&](int64_t i, int64_t j, int64_t k) { return x.at_f64((i * 3 + j) * 4 + k); };
+  for (int64_t opset : {12, 17}) {
+    SCOPED_TRACE(opset);
+    const Tensor t = einsum("bij->bji", {x}, opset), s = einsum("bij->bi", {x}, opset),
+                 all = einsum("bij->b", {x}, opset), same = einsum("bij", {x}, opset);
+    ASSERT_EQ(t.shape(), (Shape{2, 4, 3}));
+    ASSERT_EQ(s.shape(), (Shape{2, 3}));
+    ASSERT_EQ(all.shape(), (Shape{2}));
+    ASSERT_EQ(same.shape(), (Shape{2, 3, 4}));
+    for (int64_t i = 0; i < 2; ++i) {
+      double total = 0;
+      for (int64_t j = 0; j < 3; ++j) {
+        double row = 0;
+        for (int64_t k = 0; k < 4; ++k) {
+          EXPECT_EQ(t.at_f64((i * 4 + k) * 3 + j), at(i, j, k));
+          EXPECT_EQ(same.at_f64((i * 3 + j) * 4 + k), at(i, j, k));
+          row += at(i, j, k);
+        }
+        EXPECT_NEAR(s.at_f64(i * 3 + j), row, 1e-12);
+        total += row;
+      }
+      EXPECT_NEAR(all.at_f64(i), total, 1e-12);
+    }
+  }
+}
+
+TEST(EinsumTest, RefusesWhatItCannotRewriteNamingTheNode) {
+  const Tensor x = test::random_tensor(DType::Float32, {2, 3, 3}, 92),
+               w = test::random_tensor(DType::Float32, {4, 5}, 93);
+  const struct {
+    std::string equation;
+    std::vector<Tensor> in;
+    const char* message;
+  } cases[] = {
+      {"bii->bi", {x}, "repeats in operand 0 (a diagonal)"},
+      {"bij,jk->bik", {x, w}, "label 'j' has sizes 3 and 4"},
+      {"bij,jk", {x}, "has 2 operands, the node 1 inputs"},
+      {"bi->b", {x}, "does not fit an operand of rank 3"},
+      {"b$j->b", {x}, "has the character '$'"},
+      {"bij->bik", {x}, "output label 'k' is in no operand"},
+      {"bij->bii", {x}, "output label 'i' repeats"},
+      {"b...i...->b", {x}, "two ellipses"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.equation);
+    try {
+      einsum(c.equation, c.in);
+      ADD_FAILURE() << "accepted";
+    } catch (const ModelError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("Einsum 'e'"), std::string::npos) << msg;
+      EXPECT_NE(msg.find(c.message), std::string::npos) << msg;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cbt
