@@ -1,12 +1,13 @@
 // Type inference over a whole graph and folding of constant sub-graphs; recurrent nodes are
 // unrolled here, where their sequence length is known (recurrent.h), and Einsum rewritten,
-// where its operands' ranks are (einsum.h).
+// where its operands' ranks are (einsum.h), and OneHot (one_hot.h).
 #include "graph/bind.h"
 
 #include <algorithm>
 #include <set>
 
 #include "graph/einsum.h"
+#include "graph/one_hot.h"
 #include "graph/op_schema.h"
 #include "graph/recurrent.h"
 
@@ -29,6 +30,15 @@ ValueType bind_input_type(const ValueInfo& in, const BindOptions& opt) {
     }
   }
   return t;
+}
+
+bool rewritten_at_binding(const Node& node) { return is_recurrent(node) || is_einsum(node) || is_one_hot(node); }
+
+std::vector<std::pair<std::string, std::string>> binding_rewrite_summaries() {
+  auto all = recurrent_op_summaries();
+  all.push_back(einsum_op_summary());
+  all.push_back(one_hot_op_summary());
+  return all;
 }
 
 std::vector<ValueType> infer_types(const Node& node, const std::map<std::string, ValueType>& types,
@@ -88,8 +98,7 @@ BoundGraph bind_graph(const Graph& g, const BindOptions& opt, const NodeEvaluato
 
   // Names of every value of `g`, for the values that unrolled recurrent nodes add.
   std::set<std::string> taken;
-  const bool unrolls =
-      std::any_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return is_recurrent(n) || is_einsum(n); });
+  const bool unrolls = std::any_of(g.nodes.begin(), g.nodes.end(), rewritten_at_binding);
   if (unrolls) {
     for (const auto& [name, t] : g.initializers) taken.insert(name);
     for (const auto& in : g.inputs) taken.insert(in.name);
@@ -102,6 +111,13 @@ BoundGraph bind_graph(const Graph& g, const BindOptions& opt, const NodeEvaluato
     return name;
   };
 
+  // OneHot's depth may be a float initializer, which is read as a constant, never trained.
+  const ConstantOf constant_of = [&](const std::string& name) -> const Tensor* {
+    auto c = consts.find(name);
+    if (c != consts.end()) return &c->second;
+    auto i = b.graph.initializers.find(name);
+    return i == b.graph.initializers.end() ? nullptr : &i->second;
+  };
   std::function<void(const Node&)> bind_node = [&](const Node& node) {
     const auto type_of = [&](size_t i) -> const ValueType* {
       auto it = b.types.find(node.inputs[i]);
@@ -115,10 +131,11 @@ BoundGraph bind_graph(const Graph& g, const BindOptions& opt, const NodeEvaluato
     };
     const bool unroll =
         is_recurrent(node) && !(opt.fused_recurrent && read_recurrent_form(node, type_of, value_of).fused());
-    if (unroll || is_einsum(node)) {
+    if (unroll || is_einsum(node) || is_one_hot(node)) {
       if (unroll) read_recurrent_form(node, type_of, value_of);  // checks every input is there, names what is wrong
-      Expansion u = unroll ? unroll_recurrent(node, b.types, consts, g.opset, fresh)
-                           : expand_einsum(node, b.types, g.opset, fresh);
+      Expansion u = unroll            ? unroll_recurrent(node, b.types, consts, g.opset, fresh)
+                    : is_einsum(node) ? expand_einsum(node, b.types, g.opset, fresh)
+                                      : expand_one_hot(node, b.types, constant_of, fresh);
       for (auto& [name, t] : u.constants) {
         b.types[name] = ValueType{t.dtype(), t.shape()};
         consts[name] = t;

@@ -4,6 +4,8 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "graph/ir.h"
 
@@ -34,6 +36,13 @@ ValueType bind_input_type(const ValueInfo& in, const BindOptions& opt);
 // not trainable (shape arithmetic, Constant-derived values). Throws ModelError naming the
 // node on any inconsistency.
 BoundGraph bind_graph(const Graph& g, const BindOptions& opt, const NodeEvaluator& eval);
+
+// Whether `node` is rewritten into other ops when the graph is bound: LSTM, GRU and RNN (all
+// forms on the CPU; recurrent.h), Einsum (einsum.h), OneHot (one_hot.h). Their kernels are those
+// of the ops they become, which every device has.
+bool rewritten_at_binding(const Node& node);
+// Those ops with a one-line summary each, for `cbtrain ops`.
+std::vector<std::pair<std::string, std::string>> binding_rewrite_summaries();
 
 // Infers the output types of `node` from `types` and constant `values` (no folding).
 std::vector<ValueType> infer_types(const Node& node, const std::map<std::string, ValueType>& types,

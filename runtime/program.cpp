@@ -4,9 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "graph/einsum.h"
+#include "graph/bind.h"
 #include "graph/op_schema.h"
-#include "graph/recurrent.h"
 
 namespace cbt {
 
@@ -106,7 +105,7 @@ std::vector<std::string> unsupported_ops(const Graph& g, DeviceKind device) {
   std::set<std::string> missing;
   for (const Node& n : g.nodes) {
     std::string label = (n.domain.empty() ? "" : n.domain + ".") + n.op_type;
-    if (is_recurrent(n) || is_einsum(n)) continue;  // rewritten at binding into ops every device has
+    if (rewritten_at_binding(n)) continue;  // into ops that every device has
     if (!find_schema(n.domain, n.op_type) || !find_kernel(n.domain, n.op_type, device)) missing.insert(label);
   }
   return {missing.begin(), missing.end()};

@@ -3,9 +3,8 @@
 #include <map>
 #include <set>
 
-#include "graph/einsum.h"
+#include "graph/bind.h"
 #include "graph/op_schema.h"
-#include "graph/recurrent.h"
 #include "onnx_import/model_io.h"
 #include "runtime/backend.h"
 #include "runtime/trainer.h"
@@ -86,10 +85,8 @@ int run_ops() {
                        (cuda.count(s->op_type) ? "yes" : "no") + " | " + (s->grad ? "gradient" : "no gradient") +
                        " | " + s->summary;
   }
-  // Unrolled at binding into ops of this table (a test checks that both devices have them).
-  for (const auto& [op, summary] : recurrent_op_summaries()) rows[op] = "yes | yes | gradient | " + summary;
-  const auto [einsum, einsum_summary] = einsum_op_summary();
-  rows[einsum] = "yes | yes | gradient | " + einsum_summary;
+  // Rewritten at binding into ops of this table (tests check that both devices have them).
+  for (const auto& [op, summary] : binding_rewrite_summaries()) rows[op] = "yes | yes | gradient | " + summary;
   std::cout << "| op | cpu | cuda | training | summary |\n|---|---|---|---|---|\n";
   for (const auto& [op, row] : rows) std::cout << "| " << op << " | " << row << " |\n";
   return 0;

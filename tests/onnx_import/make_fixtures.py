@@ -452,6 +452,47 @@ def einsum_models():
         save_classifier(nodes, init, f"einsum{opset}", opset, x, classes)
 
 
+def onehot_models():
+    """OneHot (which cbtrain rewrites into Equal against a range and Where when it binds the
+    graph) in a classifier, at opsets 11 and 17: g = Gemm(x) (N, 10), a = ArgMax(g) (int64);
+    OneHot(a) on the last axis with float values (0, 1); of a - 10 (negative indices, counted
+    from the end) on axis 0 with values (-1, 2); of a + 5 as float indices with a float depth,
+    where indices past the depth give rows of the off value; of a as (N, 1) on axis 1:
+    `onehot11`, `onehot17` (`.onnx`, `.input.npy`, `.output.npy`, onnxruntime's output)."""
+    rng = np.random.default_rng(2083)
+    n_in, width, classes, batch = 12, 10, 10, 6
+    w1 = rng.normal(0, 0.5, (width, n_in)).astype(np.float32)
+    w2 = rng.normal(0, 0.3, (classes, width + 4 * width)).astype(np.float32)
+    x = rng.normal(0, 1.0, (batch, n_in)).astype(np.float32)
+    n = helper.make_node
+    for opset in (11, 17):
+        init = [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(np.zeros(width, np.float32), "b1"),
+                numpy_helper.from_array(w2, "w2"), numpy_helper.from_array(np.zeros(classes, np.float32), "b2"),
+                numpy_helper.from_array(np.array(10, np.int64), "depth"),
+                numpy_helper.from_array(np.array([10.0], np.float32), "depth_f"),
+                numpy_helper.from_array(np.array(10, np.int64), "ten"),
+                numpy_helper.from_array(np.array(5, np.int64), "five"),
+                numpy_helper.from_array(np.array([0.0, 1.0], np.float32), "v01"),
+                numpy_helper.from_array(np.array([-1.0, 2.0], np.float32), "v12"),
+                numpy_helper.from_array(np.array([0, 1], np.int64), "col"),
+                numpy_helper.from_array(np.array([0, -1], np.int64), "flat")]
+        nodes = [n("Gemm", ["x", "w1", "b1"], ["g"], transB=1),
+                 n("ArgMax", ["g"], ["a"], axis=1, keepdims=0),
+                 n("OneHot", ["a", "depth", "v01"], ["oh_last"]),
+                 n("Sub", ["a", "ten"], ["neg"]),
+                 n("OneHot", ["neg", "depth", "v12"], ["oh_first"], axis=0),
+                 n("Transpose", ["oh_first"], ["oh_first_t"], perm=[1, 0]),
+                 n("Add", ["a", "five"], ["past"]),
+                 n("Cast", ["past"], ["past_f"], to=TensorProto.FLOAT),
+                 n("OneHot", ["past_f", "depth_f", "v01"], ["oh_past"]),
+                 n("Reshape", ["a", "col"], ["a_col"]),
+                 n("OneHot", ["a_col", "depth", "v12"], ["oh_mid"], axis=1),
+                 n("Reshape", ["oh_mid", "flat"], ["oh_mid_flat"]),
+                 n("Concat", ["g", "oh_last", "oh_first_t", "oh_past", "oh_mid_flat"], ["h"], axis=1),
+                 n("Gemm", ["h", "w2", "b2"], ["logits"], transB=1)]
+        save_classifier(nodes, init, f"onehot{opset}", opset, x, classes)
+
+
 def recurrent_models():
     """LSTM, GRU and RNN (which cbtrain unrolls over the sequence when it binds the graph) in
     every form it takes, feeding one classifier, on x (N, 6, 5):
@@ -595,3 +636,4 @@ if __name__ == "__main__":
     recurrent_models()
     composites_models()
     einsum_models()
+    onehot_models()

@@ -171,6 +171,10 @@ TEST(ModelGradCheck, EinsumRewritten) {
   check_model("tests/onnx_import/data/einsum17.onnx", 3, 3);
 }
 
+// OneHot as rewritten when the graph is bound (one_hot.h): no gradient reaches its indices; the
+// rest of the model, and its float depth, which is read and never trained.
+TEST(ModelGradCheck, OneHotRewritten) { check_model("tests/onnx_import/data/onehot17.onnx", 3, 3); }
+
 TEST(ModelGradCheck, MlpWithGelu) { check_model("models/mlp/mlp.ts17.onnx", 2, 3); }
 
 }  // namespace

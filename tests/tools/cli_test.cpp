@@ -446,6 +446,20 @@ TEST(Cli, EinsumModelsMatchOnnxruntimeAndTrain) {
   }
 }
 
+// OneHot on the last axis, axis 0 with negative indices, float indices and depth with indices
+// past the depth (rows of the off value), and axis 1 (make_fixtures.py), rewritten when the
+// graph is bound: agreement with onnxruntime at opsets 11 and 17, and training.
+TEST(Cli, OneHotModelsMatchOnnxruntimeAndTrain) {
+  for (const char* name : {"onehot11", "onehot17"}) {
+    SCOPED_TRACE(name);
+    fs::path d = test::temp_dir(name);
+    const std::string stem = test::source_path(std::string("tests/onnx_import/data/") + name);
+    expect_matches_onnxruntime(stem, d);
+    write_teacher_data(d, {12});
+    EXPECT_GT(train_fixture(stem, d, 8), 60.0) << "chance is 10%";
+  }
+}
+
 // Upsample (opset 7: scales an attribute; 9: an input) and opset-10 Resize, nearest and linear,
 // enlarging and (Resize) shrinking, agree with onnxruntime (rewritten into Resize at load).
 TEST(Cli, LegacyUpsampleAndResizeMatchOnnxruntime) {

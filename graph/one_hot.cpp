@@ -1,0 +1,85 @@
+// OneHot as Cast, Less, Add, Where, Reshape, Equal and Where (one_hot.h).
+#include "graph/one_hot.h"
+
+#include <vector>
+
+#include "graph/errors.h"
+
+namespace cbt {
+
+bool is_one_hot(const Node& n) { return n.domain.empty() && n.op_type == "OneHot"; }
+
+Expansion expand_one_hot(const Node& n, const std::map<std::string, ValueType>& types, const ConstantOf& constant_of,
+                         const FreshName& fresh) {
+  auto fail = [&n](const std::string& msg) { throw ModelError("node " + n.describe() + ": " + msg); };
+  if (n.inputs.size() != 3 || !n.has_input(0) || !n.has_input(1) || !n.has_input(2) || n.outputs.empty())
+    fail("OneHot takes indices, depth and values and gives one output");
+  auto type = [&](size_t i) -> const ValueType& {
+    auto it = types.find(n.inputs[i]);
+    if (it == types.end()) fail("input '" + n.inputs[i] + "' is not produced by any earlier node");
+    return it->second;
+  };
+  const ValueType& indices = type(0);
+  const ValueType& values = type(2);
+  const Tensor* depth_value = constant_of(n.inputs[1]);
+  if (!depth_value || depth_value->numel() != 1)
+    fail("depth must be a constant of one value (cbtrain needs the output's shape when it binds the graph)");
+  const int64_t depth = static_cast<int64_t>(depth_value->at_f64(0));
+  if (depth <= 0) fail("depth must be positive, is " + std::to_string(depth));
+  if (values.shape.size() != 1 || values.shape[0] != 2) fail("values must hold two values: off and on");
+  const auto rank = static_cast<int64_t>(indices.shape.size());
+  int64_t axis = n.attrs.get_int("axis", -1);
+  if (axis < -rank - 1 || axis > rank) fail("axis " + std::to_string(axis) + " is out of range for the output");
+  if (axis < 0) axis += rank + 1;
+
+  Expansion ex;
+  const std::string base = n.name.empty() ? n.outputs[0] : n.name;
+  auto add = [&](const std::string& op, std::vector<std::string> in, Attributes a = {}, const std::string& out = "") {
+    Node node;
+    node.op_type = op;
+    node.name = base + "/" + op + "_" + std::to_string(ex.nodes.size());
+    node.inputs = std::move(in);
+    node.attrs = std::move(a);
+    node.outputs = {out.empty() ? fresh(base + "/" + op) : out};
+    ex.nodes.push_back(std::move(node));
+    return ex.nodes.back().outputs[0];
+  };
+  auto constant = [&](Tensor t, const std::string& hint) {
+    const std::string name = fresh(base + "/" + hint);
+    ex.constants.emplace(name, std::move(t));
+    return name;
+  };
+  // Indices as int64 (floats truncated), negative ones counted from depth.
+  std::string idx = n.inputs[0];
+  if (indices.dtype != DType::Int64) {
+    Attributes to;
+    to.set("to", int64_t{7});  // TensorProto.INT64
+    idx = add("Cast", {idx}, to);
+  }
+  const std::string negative = add("Less", {idx, constant(Tensor::from_i64({0}, {}), "zero")});
+  const std::string wrapped = add("Add", {idx, constant(Tensor::from_i64({depth}, {}), "depth")});
+  idx = add("Where", {negative, wrapped, idx});
+  // The indices with a dim of 1 at `axis`, against 0..depth-1 along it.
+  Shape with_axis = indices.shape, range_shape(static_cast<size_t>(rank + 1), 1);
+  with_axis.insert(with_axis.begin() + axis, 1);
+  range_shape[static_cast<size_t>(axis)] = depth;
+  std::vector<int64_t> range(static_cast<size_t>(depth));
+  for (int64_t k = 0; k < depth; ++k) range[static_cast<size_t>(k)] = k;
+  const std::string shaped = add("Reshape", {idx, constant(Tensor::from_i64(with_axis, {rank + 1}), "shape")});
+  const std::string hot = add("Equal", {shaped, constant(Tensor::from_i64(range, range_shape), "range")});
+  Attributes a0, a1;
+  a0.set("axis", int64_t{0});
+  a1.set("axis", int64_t{0});
+  const std::string off = add("Gather", {n.inputs[2], constant(Tensor::from_i64({0}, {}), "off")}, a0);
+  const std::string on = add("Gather", {n.inputs[2], constant(Tensor::from_i64({1}, {}), "on")}, a1);
+  add("Where", {hot, on, off}, {}, n.outputs[0]);
+  return ex;
+}
+
+std::pair<std::string, std::string> one_hot_op_summary() {
+  return {"OneHot",
+          "one-hot along axis (negative indices from the end, constant depth, off/on values): Equal against a "
+          "range and Where at binding"};
+}
+
+}  // namespace cbt
