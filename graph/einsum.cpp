@@ -24,9 +24,7 @@ struct Term {
 class EinsumWriter {
  public:
   EinsumWriter(const Node& n, const std::map<std::string, ValueType>& types, int64_t opset, const FreshName& fresh)
-      : n_(n), types_(types), opset_(opset), fresh_(fresh) {
-    base_ = n.name.empty() ? (n.outputs.empty() ? std::string("Einsum") : n.outputs[0]) : n.name;
-  }
+      : n_(n), types_(types), opset_(opset), w_(n.name.empty() ? n.outputs[0] : n.name, fresh) {}
 
   Expansion run() {
     parse();
@@ -38,7 +36,7 @@ class EinsumWriter {
       acc = pair(acc, terms_[k], later);
     }
     finish(acc);
-    return std::move(ex_);
+    return std::move(w_.ex);
   }
 
  private:
@@ -135,20 +133,9 @@ class EinsumWriter {
 
   // ---- emitting ----
   std::string add(const std::string& op, std::vector<std::string> in, Attributes a, const std::string& out = "") {
-    Node node;
-    node.op_type = op;
-    node.name = base_ + "/" + op + "_" + std::to_string(ex_.nodes.size());
-    node.inputs = std::move(in);
-    node.attrs = std::move(a);
-    node.outputs = {out.empty() ? fresh_(base_ + "/" + op) : out};
-    ex_.nodes.push_back(std::move(node));
-    return ex_.nodes.back().outputs[0];
+    return w_.add(op, std::move(in), std::move(a), op, out);
   }
-  std::string ints(const std::vector<int64_t>& v, const std::string& hint) {
-    const std::string name = fresh_(base_ + "/" + hint);
-    ex_.constants.emplace(name, Tensor::from_i64(v, {static_cast<int64_t>(v.size())}));
-    return name;
-  }
+  std::string ints(const std::vector<int64_t>& v, const std::string& hint) { return w_.ints(v, hint); }
 
   Shape shape_of(const Labels& ls) const {
     Shape s;
@@ -248,12 +235,10 @@ class EinsumWriter {
   const Node& n_;
   const std::map<std::string, ValueType>& types_;
   int64_t opset_;
-  const FreshName& fresh_;
-  std::string base_;
+  ExpansionWriter w_;
   std::vector<Term> terms_;
   Labels out_;
   std::map<int, int64_t> size_;
-  Expansion ex_;
 };
 
 }  // namespace

@@ -32,23 +32,11 @@ Expansion expand_one_hot(const Node& n, const std::map<std::string, ValueType>& 
   if (axis < -rank - 1 || axis > rank) fail("axis " + std::to_string(axis) + " is out of range for the output");
   if (axis < 0) axis += rank + 1;
 
-  Expansion ex;
-  const std::string base = n.name.empty() ? n.outputs[0] : n.name;
-  auto add = [&](const std::string& op, std::vector<std::string> in, Attributes a = {}, const std::string& out = "") {
-    Node node;
-    node.op_type = op;
-    node.name = base + "/" + op + "_" + std::to_string(ex.nodes.size());
-    node.inputs = std::move(in);
-    node.attrs = std::move(a);
-    node.outputs = {out.empty() ? fresh(base + "/" + op) : out};
-    ex.nodes.push_back(std::move(node));
-    return ex.nodes.back().outputs[0];
+  ExpansionWriter w(n.name.empty() ? n.outputs[0] : n.name, fresh);
+  auto add = [&w](const std::string& op, std::vector<std::string> in, Attributes a = {}, const std::string& out = "") {
+    return w.add(op, std::move(in), std::move(a), op, out);
   };
-  auto constant = [&](Tensor t, const std::string& hint) {
-    const std::string name = fresh(base + "/" + hint);
-    ex.constants.emplace(name, std::move(t));
-    return name;
-  };
+  auto constant = [&w](Tensor t, const std::string& hint) { return w.constant(std::move(t), hint); };
   // Indices as int64 (floats truncated), negative ones counted from depth.
   std::string idx = n.inputs[0];
   if (indices.dtype != DType::Int64) {
@@ -73,7 +61,7 @@ Expansion expand_one_hot(const Node& n, const std::map<std::string, ValueType>& 
   const std::string off = add("Gather", {n.inputs[2], constant(Tensor::from_i64({0}, {}), "off")}, a0);
   const std::string on = add("Gather", {n.inputs[2], constant(Tensor::from_i64({1}, {}), "on")}, a1);
   add("Where", {hot, on, off}, {}, n.outputs[0]);
-  return ex;
+  return std::move(w.ex);
 }
 
 std::pair<std::string, std::string> one_hot_op_summary() {

@@ -143,7 +143,7 @@ class Unroller {
  public:
   Unroller(const Node& n, const std::map<std::string, ValueType>& types, const std::map<std::string, Tensor>& consts,
            int64_t opset, const FreshName& fresh)
-      : n_(n), types_(types), consts_(consts), opset_(opset), fresh_(fresh) {}
+      : n_(n), types_(types), consts_(consts), opset_(opset), w_("", fresh) {}
 
   Unrolled run() {
     read_signature();
@@ -162,7 +162,7 @@ class Unroller {
     const Shape state = batch_first ? Shape{batch_, 1, hidden_} : Shape{1, batch_, hidden_};
     if (n_.outputs.size() > 1 && !n_.outputs[1].empty()) stack(h_last, state, batch_first ? 1 : 0, n_.outputs[1]);
     if (n_.outputs.size() > 2 && !n_.outputs[2].empty()) stack(c_last, state, batch_first ? 1 : 0, n_.outputs[2]);
-    return std::move(out_);
+    return std::move(w_.ex);
   }
 
  private:
@@ -186,35 +186,22 @@ class Unroller {
     clip_ = f.clip;
     dtype_ = f.dtype;
     activations_ = f.activations;
-    base_ = n_.name.empty() ? n_.outputs.empty() ? n_.op_type : n_.outputs[0] : n_.name;
+    w_.base = n_.name.empty() ? n_.outputs.empty() ? n_.op_type : n_.outputs[0] : n_.name;
   }
 
   // ---- emitting ----
   std::vector<std::string> add_n(const std::string& op, std::vector<std::string> inputs, size_t outputs, Attributes a,
-                                 const std::string& hint, const std::string& out_name = "") {
-    Node node;
-    node.op_type = op;
-    node.name = base_ + "/" + hint + "_" + std::to_string(out_.nodes.size());
-    node.inputs = std::move(inputs);
-    node.attrs = std::move(a);
-    for (size_t i = 0; i < outputs; ++i)
-      node.outputs.push_back(out_name.empty() ? fresh_(base_ + "/" + hint) : out_name);
-    out_.nodes.push_back(std::move(node));
-    return out_.nodes.back().outputs;
+                                 const std::string& hint) {
+    return w_.add_n(op, std::move(inputs), outputs, std::move(a), hint);
   }
   std::string add(const std::string& op, std::vector<std::string> inputs, Attributes a, const std::string& hint,
                   const std::string& out_name = "") {
-    return add_n(op, std::move(inputs), 1, std::move(a), hint, out_name)[0];
+    return w_.add(op, std::move(inputs), std::move(a), hint, out_name);
   }
   std::string add(const std::string& op, std::vector<std::string> inputs, const std::string& hint) {
     return add(op, std::move(inputs), Attributes{}, hint);
   }
-
-  std::string constant(Tensor t, const std::string& hint) {
-    std::string name = fresh_(base_ + "/" + hint);
-    out_.constants.emplace(name, std::move(t));
-    return name;
-  }
+  std::string constant(Tensor t, const std::string& hint) { return w_.constant(std::move(t), hint); }
   std::string scalar(double v, const std::string& hint) {
     Tensor t(dtype_, Shape{});
     if (dtype_ == DType::Float64)
@@ -397,8 +384,7 @@ class Unroller {
   const std::map<std::string, ValueType>& types_;
   const std::map<std::string, Tensor>& consts_;
   int64_t opset_;
-  const FreshName& fresh_;
-  Unrolled out_;
+  ExpansionWriter w_;
 
   Kind kind_ = Kind::Lstm;
   int64_t gates_ = 4, layout_ = 0, steps_ = 0, batch_ = 0, hidden_ = 0, dirs_ = 1;
@@ -406,7 +392,7 @@ class Unroller {
   float clip_ = 0;
   DType dtype_ = DType::Float32;
   std::vector<std::string> activations_;
-  std::string base_, lo_clip_, hi_clip_;
+  std::string lo_clip_, hi_clip_;
   std::map<size_t, std::vector<std::string>> per_direction_;
 };
 

@@ -370,6 +370,24 @@ double train_fixture(const std::string& stem, const fs::path& d, int epochs, con
   return accuracy;
 }
 
+// Each fixture of `names` (tests/onnx_import/data): `infer` agrees with onnxruntime, `inspect`
+// finds every op supported, and training on teacher data of `sample` shape for 8 epochs at
+// `lr` ends above `at_least` percent (chance is 10%).
+void expect_fixtures_match_and_train(std::initializer_list<const char*> names, const Shape& sample, double at_least,
+                                     const std::string& lr = "0.05") {
+  for (const char* name : names) {
+    SCOPED_TRACE(name);
+    fs::path d = test::temp_dir(name);
+    const std::string stem = test::source_path(std::string("tests/onnx_import/data/") + name);
+    expect_matches_onnxruntime(stem, d);
+    RunResult r = run("inspect " + stem + ".onnx");
+    EXPECT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("every op is supported"), std::string::npos) << r.output;
+    write_teacher_data(d, sample);
+    EXPECT_GT(train_fixture(stem, d, 8, lr), at_least) << "chance is 10%";
+  }
+}
+
 // Elu, Selu, Softplus, Softsign, HardSigmoid, HardSwish, Abs, Log, Exp, Reciprocal, PRelu, Max and
 // Min in one model (tests/onnx_import/make_fixtures.py): inference agrees with onnxruntime's output, and the
 // model trains through all of them on float .npy data whose class is a linear function's argmax.
@@ -402,14 +420,7 @@ TEST(Cli, ResizeModesMatchOnnxruntime) {
 // whose exp overflows), ReduceLogSum and Max/Min of one, three and four inputs, expanded at load
 // into the ops they are made of, agree with onnxruntime at opsets 13 and 18 and train.
 TEST(Cli, CompositeReductionsMatchOnnxruntimeAndTrain) {
-  for (const char* name : {"reductions13", "reductions18", "composites13", "composites18"}) {
-    SCOPED_TRACE(name);
-    fs::path d = test::temp_dir(name);
-    const std::string stem = test::source_path(std::string("tests/onnx_import/data/") + name);
-    expect_matches_onnxruntime(stem, d);
-    write_teacher_data(d, {12});
-    EXPECT_GT(train_fixture(stem, d, 8), 50.0) << "chance is 10%";
-  }
+  expect_fixtures_match_and_train({"reductions13", "reductions18", "composites13", "composites18"}, {12}, 50.0);
 }
 
 // LSTM, GRU and RNN in every form cbtrain takes (tests/onnx_import/make_fixtures.py: directions,
@@ -418,17 +429,7 @@ TEST(Cli, CompositeReductionsMatchOnnxruntimeAndTrain) {
 // agreement with onnxruntime, `inspect` finds every op supported, and both train on sequences
 // whose class is a linear teacher's argmax.
 TEST(Cli, RecurrentModelsMatchOnnxruntimeAndTrain) {
-  for (const char* name : {"recurrent14", "recurrent9"}) {
-    SCOPED_TRACE(name);
-    fs::path d = test::temp_dir(name);
-    const std::string stem = test::source_path(std::string("tests/onnx_import/data/") + name);
-    expect_matches_onnxruntime(stem, d);
-    RunResult r = run("inspect " + stem + ".onnx");
-    EXPECT_EQ(r.code, 0) << r.output;
-    EXPECT_NE(r.output.find("every op is supported"), std::string::npos) << r.output;
-    write_teacher_data(d, {6, 5});
-    EXPECT_GT(train_fixture(stem, d, 8), 65.0) << "chance is 10% (79.9% and 77.7% when written)";
-  }
+  expect_fixtures_match_and_train({"recurrent14", "recurrent9"}, {6, 5}, 65.0);  // 79.9%, 77.7% when written
 }
 
 // Einsum in nine equations (attention scores, batched and three-operand products, ellipses,
@@ -436,28 +437,14 @@ TEST(Cli, RecurrentModelsMatchOnnxruntimeAndTrain) {
 // rewritten when the graph is bound: agreement with onnxruntime at opsets 12 and 17, and
 // training (at lr 0.01: its cubic terms diverge at 0.05).
 TEST(Cli, EinsumModelsMatchOnnxruntimeAndTrain) {
-  for (const char* name : {"einsum12", "einsum17"}) {
-    SCOPED_TRACE(name);
-    fs::path d = test::temp_dir(name);
-    const std::string stem = test::source_path(std::string("tests/onnx_import/data/") + name);
-    expect_matches_onnxruntime(stem, d);
-    write_teacher_data(d, {12});
-    EXPECT_GT(train_fixture(stem, d, 8, "0.01"), 75.0) << "chance is 10% (89.7% when written)";
-  }
+  expect_fixtures_match_and_train({"einsum12", "einsum17"}, {12}, 75.0, "0.01");  // 89.7% when written
 }
 
 // OneHot on the last axis, axis 0 with negative indices, float indices and depth with indices
 // past the depth (rows of the off value), and axis 1 (make_fixtures.py), rewritten when the
 // graph is bound: agreement with onnxruntime at opsets 11 and 17, and training.
 TEST(Cli, OneHotModelsMatchOnnxruntimeAndTrain) {
-  for (const char* name : {"onehot11", "onehot17"}) {
-    SCOPED_TRACE(name);
-    fs::path d = test::temp_dir(name);
-    const std::string stem = test::source_path(std::string("tests/onnx_import/data/") + name);
-    expect_matches_onnxruntime(stem, d);
-    write_teacher_data(d, {12});
-    EXPECT_GT(train_fixture(stem, d, 8), 60.0) << "chance is 10%";
-  }
+  expect_fixtures_match_and_train({"onehot11", "onehot17"}, {12}, 60.0);
 }
 
 // Upsample (opset 7: scales an attribute; 9: an input) and opset-10 Resize, nearest and linear,
