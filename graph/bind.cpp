@@ -1,12 +1,14 @@
 // Type inference over a whole graph and folding of constant sub-graphs; recurrent nodes are
 // unrolled here, where their sequence length is known (recurrent.h), and Einsum rewritten,
-// where its operands' ranks are (einsum.h), and OneHot (one_hot.h).
+// where its operands' ranks are (einsum.h), OneHot (one_hot.h) and GatherElements
+// (gather_elements.h).
 #include "graph/bind.h"
 
 #include <algorithm>
 #include <set>
 
 #include "graph/einsum.h"
+#include "graph/gather_elements.h"
 #include "graph/one_hot.h"
 #include "graph/op_schema.h"
 #include "graph/recurrent.h"
@@ -32,12 +34,15 @@ ValueType bind_input_type(const ValueInfo& in, const BindOptions& opt) {
   return t;
 }
 
-bool rewritten_at_binding(const Node& node) { return is_recurrent(node) || is_einsum(node) || is_one_hot(node); }
+bool rewritten_at_binding(const Node& node) {
+  return is_recurrent(node) || is_einsum(node) || is_one_hot(node) || is_gather_elements(node);
+}
 
 std::vector<std::pair<std::string, std::string>> binding_rewrite_summaries() {
   auto all = recurrent_op_summaries();
   all.push_back(einsum_op_summary());
   all.push_back(one_hot_op_summary());
+  all.push_back(gather_elements_op_summary());
   return all;
 }
 
@@ -131,11 +136,12 @@ BoundGraph bind_graph(const Graph& g, const BindOptions& opt, const NodeEvaluato
     };
     const bool unroll =
         is_recurrent(node) && !(opt.fused_recurrent && read_recurrent_form(node, type_of, value_of).fused());
-    if (unroll || is_einsum(node) || is_one_hot(node)) {
+    if (unroll || (!is_recurrent(node) && rewritten_at_binding(node))) {
       if (unroll) read_recurrent_form(node, type_of, value_of);  // checks every input is there, names what is wrong
-      Expansion u = unroll            ? unroll_recurrent(node, b.types, consts, g.opset, fresh)
-                    : is_einsum(node) ? expand_einsum(node, b.types, g.opset, fresh)
-                                      : expand_one_hot(node, b.types, constant_of, fresh);
+      Expansion u = unroll             ? unroll_recurrent(node, b.types, consts, g.opset, fresh)
+                    : is_einsum(node)  ? expand_einsum(node, b.types, g.opset, fresh)
+                    : is_one_hot(node) ? expand_one_hot(node, b.types, constant_of, fresh)
+                                       : expand_gather_elements(node, b.types, g.opset, fresh);
       for (auto& [name, t] : u.constants) {
         b.types[name] = ValueType{t.dtype(), t.shape()};
         consts[name] = t;

@@ -38,7 +38,8 @@ ValueType bind_input_type(const ValueInfo& in, const BindOptions& opt);
 BoundGraph bind_graph(const Graph& g, const BindOptions& opt, const NodeEvaluator& eval);
 
 // Whether `node` is rewritten into other ops when the graph is bound: LSTM, GRU and RNN (all
-// forms on the CPU; recurrent.h), Einsum (einsum.h), OneHot (one_hot.h). Their kernels are those
+// forms on the CPU; recurrent.h), Einsum (einsum.h), OneHot (one_hot.h), GatherElements
+// (gather_elements.h). Their kernels are those
 // of the ops they become, which every device has.
 bool rewritten_at_binding(const Node& node);
 // Those ops with a one-line summary each, for `cbtrain ops`.

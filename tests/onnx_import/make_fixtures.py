@@ -493,6 +493,47 @@ def onehot_models():
         save_classifier(nodes, init, f"onehot{opset}", opset, x, classes)
 
 
+def gather_elements_models():
+    """GatherElements (which cbtrain rewrites into a one-hot selection when it binds the graph)
+    in a classifier, at opsets 11 and 17: g = Gemm(x) (N, 10); the score at ArgMin(g) (axis 1,
+    as torch.gather of a label's logit); along axis 2 of g viewed as (N, 2, 5) at indices with
+    negative ones, and (int32) at indices narrower than the data along axis 1; along axis 1 of
+    a (N, 5, 2) view (constant indices expanded to the batch): `gather11`, `gather17` (`.onnx`,
+    `.input.npy`, `.output.npy`, onnxruntime's output)."""
+    rng = np.random.default_rng(2089)
+    n_in, width, classes, batch = 12, 10, 10, 6
+    w1 = rng.normal(0, 0.5, (width, n_in)).astype(np.float32)
+    idx = {"neg": (rng.integers(-5, 5, (1, 2, 5)).astype(np.int64), "g25", 2),
+           "narrow": (rng.integers(-5, 5, (1, 1, 4)).astype(np.int32), "g25", 2),
+           "mid": (rng.integers(0, 5, (1, 3, 2)).astype(np.int64), "g52", 1)}
+    w2 = rng.normal(0, 0.3, (classes, width + 1 + 10 + 4 + 6)).astype(np.float32)
+    x = rng.normal(0, 1.0, (batch, n_in)).astype(np.float32)
+    n = helper.make_node
+    for opset in (11, 17):
+        init = [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(np.zeros(width, np.float32), "b1"),
+                numpy_helper.from_array(w2, "w2"), numpy_helper.from_array(np.zeros(classes, np.float32), "b2"),
+                numpy_helper.from_array(np.array([0, 2, 5], np.int64), "s_25"),
+                numpy_helper.from_array(np.array([0, 5, 2], np.int64), "s_52"),
+                numpy_helper.from_array(np.array([0, -1], np.int64), "flat")]
+        nodes = [n("Gemm", ["x", "w1", "b1"], ["g"], transB=1),
+                 n("ArgMin", ["g"], ["lo"], axis=1, keepdims=1),
+                 n("GatherElements", ["g", "lo"], ["at_lo"], axis=1),
+                 n("Reshape", ["g", "s_25"], ["g25"]), n("Reshape", ["g", "s_52"], ["g52"]),
+                 n("Shape", ["g"], ["g_shape"]),
+                 n("Slice", ["g_shape", "zero1", "one1"] if opset >= 10 else ["g_shape"], ["n_batch"])]
+        init += [numpy_helper.from_array(np.array([0], np.int64), "zero1"),
+                 numpy_helper.from_array(np.array([1], np.int64), "one1")]
+        for name, (values, data, axis) in idx.items():
+            init += [numpy_helper.from_array(values, f"{name}_idx"),
+                     numpy_helper.from_array(np.array(values.shape[1:], np.int64), f"{name}_rest")]
+            nodes += [n("Concat", ["n_batch", f"{name}_rest"], [f"{name}_shape"], axis=0),
+                      n("Expand", [f"{name}_idx", f"{name}_shape"], [f"{name}_full"]),
+                      n("GatherElements", [data, f"{name}_full"], [name], axis=axis),
+                      n("Reshape", [name, "flat"], [name + "_flat"])]
+        nodes += [n("Concat", ["g", "at_lo", "neg_flat", "narrow_flat", "mid_flat"], ["h"], axis=1),
+                  n("Gemm", ["h", "w2", "b2"], ["logits"], transB=1)]
+        save_classifier(nodes, init, f"gather{opset}", opset, x, classes)
+
 def recurrent_models():
     """LSTM, GRU and RNN (which cbtrain unrolls over the sequence when it binds the graph) in
     every form it takes, feeding one classifier, on x (N, 6, 5):
@@ -637,3 +678,4 @@ if __name__ == "__main__":
     composites_models()
     einsum_models()
     onehot_models()
+    gather_elements_models()

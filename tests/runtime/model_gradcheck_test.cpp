@@ -175,6 +175,10 @@ TEST(ModelGradCheck, EinsumRewritten) {
 // rest of the model, and its float depth, which is read and never trained.
 TEST(ModelGradCheck, OneHotRewritten) { check_model("tests/onnx_import/data/onehot17.onnx", 3, 3); }
 
+// GatherElements as rewritten when the graph is bound (gather_elements.h): the gradient reaches
+// the gathered elements of the data.
+TEST(ModelGradCheck, GatherElementsRewritten) { check_model("tests/onnx_import/data/gather17.onnx", 3, 3); }
+
 TEST(ModelGradCheck, MlpWithGelu) { check_model("models/mlp/mlp.ts17.onnx", 2, 3); }
 
 }  // namespace

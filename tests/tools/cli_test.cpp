@@ -447,6 +447,13 @@ TEST(Cli, OneHotModelsMatchOnnxruntimeAndTrain) {
   expect_fixtures_match_and_train({"onehot11", "onehot17"}, {12}, 60.0);
 }
 
+// GatherElements along axes 1 and 2 (a label's score at ArgMin, negative indices, int32 indices
+// narrower than the data along another axis; make_fixtures.py), rewritten when the graph is
+// bound: agreement with onnxruntime at opsets 11 and 17, and training (95.7% when written).
+TEST(Cli, GatherElementsModelsMatchOnnxruntimeAndTrain) {
+  expect_fixtures_match_and_train({"gather11", "gather17"}, {12}, 75.0);
+}
+
 // Upsample (opset 7: scales an attribute; 9: an input) and opset-10 Resize, nearest and linear,
 // enlarging and (Resize) shrinking, agree with onnxruntime (rewritten into Resize at load).
 TEST(Cli, LegacyUpsampleAndResizeMatchOnnxruntime) {
