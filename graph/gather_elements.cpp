@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "graph/errors.h"
+#include "graph/one_hot.h"
 
 namespace cbt {
 
@@ -57,25 +58,12 @@ Expansion expand_gather_elements(const Node& n, const std::map<std::string, Valu
       x = add("Slice", {x}, a);
     }
   }
-  // Indices as int64, negative ones counted from the axis' size, with a new axis after `axis`
-  // against 0..depth-1 along it; the data with a 1 at `axis` broadcast against the indices.
-  std::string idx = n.inputs[1];
-  if (indices.dtype != DType::Int64) {
-    Attributes to;
-    to.set("to", int64_t{7});  // TensorProto.INT64
-    idx = add("Cast", {idx}, to);
-  }
-  idx = add("Where", {add("Less", {idx, w.constant(Tensor::from_i64({0}, {}), "zero")}),
-                      add("Add", {idx, w.constant(Tensor::from_i64({depth}, {}), "depth")}), idx});
-  Shape idx_shape = indices.shape, range_shape(static_cast<size_t>(rank + 1), 1), data_shape = indices.shape;
-  idx_shape.insert(idx_shape.begin() + axis + 1, 1);
-  range_shape[static_cast<size_t>(axis + 1)] = depth;
+  // The one-hot mask of the indices along a new axis after `axis`; the data with a 1 at `axis`
+  // broadcast against it.
+  const std::string hot = write_one_hot_mask(w, n.inputs[1], indices, depth, axis + 1);
+  Shape data_shape = indices.shape;
   data_shape[static_cast<size_t>(axis)] = depth;
   data_shape.insert(data_shape.begin() + axis, 1);
-  std::vector<int64_t> range(static_cast<size_t>(depth));
-  for (int64_t k = 0; k < depth; ++k) range[static_cast<size_t>(k)] = k;
-  const std::string hot = add("Equal", {add("Reshape", {idx, w.ints(idx_shape, "index_shape")}),
-                                        w.constant(Tensor::from_i64(range, range_shape), "range")});
   Tensor zero(data.dtype, Shape{});
   const std::string picked =
       add("Where", {hot, add("Reshape", {x, w.ints(data_shape, "data_shape")}), w.constant(zero, "zero_value")});

@@ -9,6 +9,31 @@ namespace cbt {
 
 bool is_one_hot(const Node& n) { return n.domain.empty() && n.op_type == "OneHot"; }
 
+std::string write_one_hot_mask(ExpansionWriter& w, const std::string& indices, const ValueType& type, int64_t depth,
+                               int64_t axis) {
+  auto add = [&w](const std::string& op, std::vector<std::string> in, Attributes a = {}) {
+    return w.add(op, std::move(in), std::move(a), op);
+  };
+  // Indices as int64 (floats truncated), negative ones counted from depth.
+  std::string idx = indices;
+  if (type.dtype != DType::Int64) {
+    Attributes to;
+    to.set("to", int64_t{7});  // TensorProto.INT64
+    idx = add("Cast", {idx}, to);
+  }
+  idx = add("Where", {add("Less", {idx, w.constant(Tensor::from_i64({0}, {}), "zero")}),
+                      add("Add", {idx, w.constant(Tensor::from_i64({depth}, {}), "depth")}), idx});
+  // The indices with a dim of 1 at `axis`, against 0..depth-1 along it.
+  const auto rank = static_cast<int64_t>(type.shape.size());
+  Shape with_axis = type.shape, range_shape(static_cast<size_t>(rank + 1), 1);
+  with_axis.insert(with_axis.begin() + axis, 1);
+  range_shape[static_cast<size_t>(axis)] = depth;
+  std::vector<int64_t> range(static_cast<size_t>(depth));
+  for (int64_t k = 0; k < depth; ++k) range[static_cast<size_t>(k)] = k;
+  return add("Equal", {add("Reshape", {idx, w.ints(with_axis, "shape")}),
+                       w.constant(Tensor::from_i64(range, range_shape), "range")});
+}
+
 Expansion expand_one_hot(const Node& n, const std::map<std::string, ValueType>& types, const ConstantOf& constant_of,
                          const FreshName& fresh) {
   auto fail = [&n](const std::string& msg) { throw ModelError("node " + n.describe() + ": " + msg); };
@@ -37,24 +62,7 @@ Expansion expand_one_hot(const Node& n, const std::map<std::string, ValueType>& 
     return w.add(op, std::move(in), std::move(a), op, out);
   };
   auto constant = [&w](Tensor t, const std::string& hint) { return w.constant(std::move(t), hint); };
-  // Indices as int64 (floats truncated), negative ones counted from depth.
-  std::string idx = n.inputs[0];
-  if (indices.dtype != DType::Int64) {
-    Attributes to;
-    to.set("to", int64_t{7});  // TensorProto.INT64
-    idx = add("Cast", {idx}, to);
-  }
-  const std::string negative = add("Less", {idx, constant(Tensor::from_i64({0}, {}), "zero")});
-  const std::string wrapped = add("Add", {idx, constant(Tensor::from_i64({depth}, {}), "depth")});
-  idx = add("Where", {negative, wrapped, idx});
-  // The indices with a dim of 1 at `axis`, against 0..depth-1 along it.
-  Shape with_axis = indices.shape, range_shape(static_cast<size_t>(rank + 1), 1);
-  with_axis.insert(with_axis.begin() + axis, 1);
-  range_shape[static_cast<size_t>(axis)] = depth;
-  std::vector<int64_t> range(static_cast<size_t>(depth));
-  for (int64_t k = 0; k < depth; ++k) range[static_cast<size_t>(k)] = k;
-  const std::string shaped = add("Reshape", {idx, constant(Tensor::from_i64(with_axis, {rank + 1}), "shape")});
-  const std::string hot = add("Equal", {shaped, constant(Tensor::from_i64(range, range_shape), "range")});
+  const std::string hot = write_one_hot_mask(w, n.inputs[0], indices, depth, axis);
   Attributes a0, a1;
   a0.set("axis", int64_t{0});
   a1.set("axis", int64_t{0});

@@ -22,6 +22,12 @@ using ConstantOf = std::function<const Tensor*(const std::string&)>;
 Expansion expand_one_hot(const Node& n, const std::map<std::string, ValueType>& types, const ConstantOf& constant_of,
                          const FreshName& fresh);
 
+// Writes the bool mask of the one-hot positions: `indices` (of `type`; cast to int64, negative
+// ones counted from `depth`) with a new axis of `depth` at `axis` (0..rank), true where the
+// position along it equals the index. Its name. (GatherElements selects with it too.)
+std::string write_one_hot_mask(ExpansionWriter& w, const std::string& indices, const ValueType& type, int64_t depth,
+                               int64_t axis);
+
 // For `cbtrain ops`: the op and a one-line summary.
 std::pair<std::string, std::string> one_hot_op_summary();
 
