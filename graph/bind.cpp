@@ -137,7 +137,6 @@ BoundGraph bind_graph(const Graph& g, const BindOptions& opt, const NodeEvaluato
     const bool unroll =
         is_recurrent(node) && !(opt.fused_recurrent && read_recurrent_form(node, type_of, value_of).fused());
     if (unroll || (!is_recurrent(node) && rewritten_at_binding(node))) {
-      if (unroll) read_recurrent_form(node, type_of, value_of);  // checks every input is there, names what is wrong
       Expansion u = unroll             ? unroll_recurrent(node, b.types, consts, g.opset, fresh)
                     : is_einsum(node)  ? expand_einsum(node, b.types, g.opset, fresh)
                     : is_one_hot(node) ? expand_one_hot(node, b.types, constant_of, fresh)

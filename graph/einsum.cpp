@@ -154,14 +154,7 @@ class EinsumWriter {
         axes.push_back(static_cast<int64_t>(d));
     }
     if (axes.empty()) return t;
-    Attributes a;
-    a.set("keepdims", int64_t{0});
-    std::vector<std::string> in{t.value};
-    if (opset_ >= 13)
-      in.push_back(ints(axes, "axes"));
-    else
-      a.set("axes", axes);
-    return Term{add("ReduceSum", in, a, out), rest, shape_of(rest)};
+    return Term{w_.reduce_sum(t.value, axes, opset_, out), rest, shape_of(rest)};
   }
 
   // `t` with its dims in the order of `order` (a permutation of its labels).

@@ -21,4 +21,16 @@ std::string ExpansionWriter::constant(Tensor t, const std::string& hint) {
   return name;
 }
 
+std::string ExpansionWriter::reduce_sum(const std::string& x, const std::vector<int64_t>& axes, int64_t opset,
+                                        const std::string& out) {
+  Attributes a;
+  a.set("keepdims", int64_t{0});
+  std::vector<std::string> in{x};
+  if (opset >= 13)
+    in.push_back(ints(axes, "axes"));
+  else
+    a.set("axes", axes);
+  return add("ReduceSum", std::move(in), std::move(a), "ReduceSum", out);
+}
+
 }  // namespace cbt

@@ -39,6 +39,10 @@ class ExpansionWriter {
   std::string ints(const std::vector<int64_t>& v, const std::string& hint) {
     return constant(Tensor::from_i64(v, {static_cast<int64_t>(v.size())}), hint);
   }
+  // ReduceSum of `x` over `axes` without keeping them, the axes where `opset` puts them (an
+  // attribute before 13, an input from 13).
+  std::string reduce_sum(const std::string& x, const std::vector<int64_t>& axes, int64_t opset,
+                         const std::string& out = "");
 
  private:
   const FreshName& fresh_;

@@ -67,14 +67,7 @@ Expansion expand_gather_elements(const Node& n, const std::map<std::string, Valu
   Tensor zero(data.dtype, Shape{});
   const std::string picked =
       add("Where", {hot, add("Reshape", {x, w.ints(data_shape, "data_shape")}), w.constant(zero, "zero_value")});
-  Attributes keep;
-  keep.set("keepdims", int64_t{0});
-  if (opset >= 13) {
-    add("ReduceSum", {picked, w.ints({axis + 1}, "sum_axis")}, keep, n.outputs[0]);
-  } else {
-    keep.set("axes", std::vector<int64_t>{axis + 1});
-    add("ReduceSum", {picked}, keep, n.outputs[0]);
-  }
+  w.reduce_sum(picked, {axis + 1}, opset, n.outputs[0]);
   return std::move(w.ex);
 }
 
