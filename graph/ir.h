@@ -14,6 +14,10 @@ namespace cbt {
 
 // Domain of cbtrain's own ops (backward ops, losses, training variants).
 inline constexpr const char* kCbtDomain = "cbtrain";
+// Attribute of a backward node naming an output of its forward node: where a program runs both,
+// their kernels share one cache (runtime/program.h), so the backward can use what the forward
+// kept (cuDNN's recurrent reserve space).
+inline constexpr const char* kStateOfAttr = "state_of";
 
 using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
                                std::vector<std::string>, Tensor>;

@@ -17,7 +17,8 @@ struct KernelContext {
   bool training = false;                   // Dropout/BatchNorm behaviour
   uint64_t seed = 0;                       // per node and step; random ops derive their stream from it
   void* device_ctx = nullptr;              // backend state (CUDA: stream, handles, workspace)
-  std::shared_ptr<void>* state = nullptr;  // per-node cache owned by the program (may be null)
+  std::shared_ptr<void>* state = nullptr;  // per-node cache owned by the program (may be null;
+                                           // a backward node's is its forward's: kStateOfAttr)
 
   const Tensor& in(size_t i) const { return inputs[i]; }
   bool has_in(size_t i) const { return i < inputs.size() && inputs[i].defined(); }

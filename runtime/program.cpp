@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 
 #include "graph/bind.h"
 #include "graph/op_schema.h"
@@ -38,8 +39,13 @@ Program::Program(ProgramSpec spec, Backend& backend)
     const ValueType& t = spec.types.at(name);
     values_[name] = Tensor::view(t.dtype, t.shape, it->second.data(), backend.device(), it->second.storage());
   }
+  std::map<std::string, std::shared_ptr<std::shared_ptr<void>>> cache_of;  // by each output of a step
   for (const Node& n : nodes_) {
     Step s{&n, find_kernel(n.domain, n.op_type, backend.device().kind), {}, {}, nullptr};
+    auto shared = cache_of.find(n.attrs.get_string(kStateOfAttr, ""));
+    s.state = shared != cache_of.end() ? shared->second : std::make_shared<std::shared_ptr<void>>();
+    for (const auto& out : n.outputs)
+      if (!out.empty()) cache_of[out] = s.state;
     CBT_MODEL_CHECK(s.fn, "no ", backend.device().str(), " kernel for op ", n.op_type, " (node ", n.describe(), ")");
     for (const auto& in : n.inputs) {
       if (in.empty()) {
@@ -90,7 +96,7 @@ void Program::run_steps(uint64_t seed) {
   void* ctx = backend_.kernel_context();
   for (size_t i = 0; i < steps_.size(); ++i) {
     Step& s = steps_[i];
-    KernelContext kc{*s.node, s.inputs, s.outputs, training_, rng_hash(seed, i), ctx, &s.state};
+    KernelContext kc{*s.node, s.inputs, s.outputs, training_, rng_hash(seed, i), ctx, s.state.get()};
     s.fn(kc);
   }
 }

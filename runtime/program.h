@@ -43,7 +43,7 @@ class Program {
     const Node* node;
     KernelFn fn;
     std::vector<Tensor> inputs, outputs;
-    std::shared_ptr<void> state;
+    std::shared_ptr<std::shared_ptr<void>> state;  // the kernel's cache, shared by kStateOfAttr
   };
   std::vector<Node> nodes_;
   Backend& backend_;

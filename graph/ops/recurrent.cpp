@@ -54,6 +54,11 @@ std::vector<std::string> recurrent_grad(GradContext& c) {
   if (!any_dy) return dx;
   Attributes a = n.attrs;
   a.set("cell", n.op_type);
+  for (const auto& out : n.outputs)  // a fused kernel's backward uses what its forward kept
+    if (!out.empty()) {
+      a.set(kStateOfAttr, out);
+      break;
+    }
   std::vector<std::string> in{n.input(0), n.input(1), n.input(2), n.input(3), n.input(5), n.input(6)};
   for (size_t i = 0; i < 3; ++i) in.push_back(i < c.dY.size() ? c.dY[i] : "");
   auto outs = c.g.emit("RecurrentGrad", kCbtDomain, in, 6, a, "d_" + n.op_type);

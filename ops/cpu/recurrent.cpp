@@ -55,6 +55,7 @@ void recurrent_grad(KernelContext& ctx) {
   fwd.name = "forward";
   fwd.attrs = ctx.node.attrs;
   fwd.attrs.erase("cell");
+  fwd.attrs.erase(kStateOfAttr);
   const char* names[] = {"X", "W", "R", "B", "", "h0", "c0"};
   const size_t from[] = {0, 1, 2, 3, 4, 4, 5};  // RecurrentGrad input of each forward input
   for (size_t i = 0; i < 7; ++i) {

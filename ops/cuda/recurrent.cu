@@ -50,6 +50,14 @@ struct DeviceBuffer {
 // ONNX's W | R | B (concatenated) and cuDNN's weight space.
 struct RnnPlan {
   RecurrentForm f;
+  cudnnRNNAlgo_t algo = CUDNN_RNN_ALGO_STANDARD;
+  bool proven = false;  // a call with this plan has run
+  // A forward node's plan in a training program: it runs cuDNN's training mode and keeps the
+  // weight space, the output in cuDNN's layout and the reserve space for RecurrentGrad, which
+  // shares the plan (kStateOfAttr) and so need not run the forward pass again.
+  bool training = false;
+  bool kept = false;  // a training forward has filled the kept buffers
+  DeviceBuffer kept_weights, kept_y, kept_reserve;
   // A dropout of 0 with its states made once: without one, cuDNN makes its own in every call
   // (allocations that a CUDA graph cannot capture).
   DeviceBuffer dropout_states;
@@ -71,9 +79,11 @@ int64_t onnx_gate(RecurrentKind kind, int64_t id) {
   return kind == RecurrentKind::Lstm ? lstm[id] : kind == RecurrentKind::Gru ? gru[id] : 0;
 }
 
-std::shared_ptr<RnnPlan> make_plan(const CudaContext& cc, const RecurrentForm& f) {
+std::shared_ptr<RnnPlan> make_plan(const CudaContext& cc, const RecurrentForm& f, cudnnRNNAlgo_t algo, bool training) {
   auto p = std::make_shared<RnnPlan>();
   p->f = f;
+  p->algo = algo;
+  p->training = training;
   const int64_t H = f.hidden, I = f.input, g = f.gates, gh = g * H;
   const cudnnRNNMode_t mode = f.kind == RecurrentKind::Lstm  ? CUDNN_LSTM
                               : f.kind == RecurrentKind::Gru ? CUDNN_GRU
@@ -84,11 +94,10 @@ std::shared_ptr<RnnPlan> make_plan(const CudaContext& cc, const RecurrentForm& f
   CBT_CUDNN_CHECK(cudnnDropoutGetStatesSize(handle, &state_bytes));
   CBT_CUDA_CHECK(cudaMalloc(&p->dropout_states.p, state_bytes + 1));
   CBT_CUDNN_CHECK(cudnnSetDropoutDescriptor(p->dropout, handle, 0.0f, p->dropout_states.p, state_bytes, 0));
-  CBT_CUDNN_CHECK(cudnnSetRNNDescriptor_v8(p->rnn, CUDNN_RNN_ALGO_STANDARD, mode, CUDNN_RNN_DOUBLE_BIAS,
-                                           f.dirs == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL, CUDNN_LINEAR_INPUT,
-                                           CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT,
-                                           cc.tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH, cudnn_dim(I), cudnn_dim(H),
-                                           cudnn_dim(H), 1, nullptr, CUDNN_RNN_PADDED_IO_DISABLED));
+  CBT_CUDNN_CHECK(cudnnSetRNNDescriptor_v8(
+      p->rnn, algo, mode, CUDNN_RNN_DOUBLE_BIAS, f.dirs == 2 ? CUDNN_BIDIRECTIONAL : CUDNN_UNIDIRECTIONAL,
+      CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, cc.tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH,
+      cudnn_dim(I), cudnn_dim(H), cudnn_dim(H), 1, nullptr, CUDNN_RNN_PADDED_IO_DISABLED));
   // Every sequence is full, so the packed layout is the (T, N, features) tensor itself.
   const std::vector<int> lengths(static_cast<size_t>(f.batch), cudnn_dim(f.steps));
   CBT_CUDNN_CHECK(cudnnSetRNNDataDescriptor(p->x, CUDNN_DATA_FLOAT, CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_PACKED,
@@ -107,6 +116,11 @@ std::shared_ptr<RnnPlan> make_plan(const CudaContext& cc, const RecurrentForm& f
   CBT_CUDNN_CHECK(
       cudnnGetRNNTempSpaceSizes(handle, p->rnn, CUDNN_FWD_MODE_TRAINING, p->x, &p->work_training, &p->reserve));
   p->seq_lengths.upload(lengths);
+  if (training) {
+    CBT_CUDA_CHECK(cudaMalloc(&p->kept_weights.p, p->weight_bytes));
+    CBT_CUDA_CHECK(cudaMalloc(&p->kept_y.p, f.steps * f.batch * f.dirs * H * sizeof(float)));
+    CBT_CUDA_CHECK(cudaMalloc(&p->kept_reserve.p, p->reserve + 1));
+  }
 
   // The index maps, from where cuDNN puts each matrix and bias of each direction.
   p->weight_floats = static_cast<int64_t>(p->weight_bytes / sizeof(float));
@@ -193,6 +207,7 @@ RecurrentForm form_of(const KernelContext& ctx, bool grad) {
   if (grad) {
     fwd.op_type = ctx.node.attrs.get_string("cell", "");
     fwd.attrs.erase("cell");
+    fwd.attrs.erase(kStateOfAttr);
     fwd.inputs = {"X", "W", "R", ctx.has_in(3) ? "B" : "", "", ctx.has_in(4) ? "h0" : "", ctx.has_in(5) ? "c0" : ""};
     fwd.outputs = {"Y"};
     in = {&ctx.in(0),
@@ -215,20 +230,65 @@ RecurrentForm form_of(const KernelContext& ctx, bool grad) {
   return f;
 }
 
-// CBT_LOG_RNN=1: each node's cuDNN sizes.
-void log_rnn(const KernelContext& ctx, const RnnPlan* p) {
+// cuDNN's persistent kernels for small hidden sizes (one launch runs every step; the standard
+// algorithm launches a matrix product and a cell kernel per step, 8x slower for SeqNet), where
+// their limits allow (PyTorch's: a hidden size up to 192 for LSTM and GRU, 384 for RNN forward;
+// 128 and 256 for the backward pass).
+cudnnRNNAlgo_t preferred_algo(const RecurrentForm& f, bool grad) {
+  const bool gated = f.kind != RecurrentKind::Rnn;
+  const int64_t limit = grad ? (gated ? 128 : 256) : (gated ? 192 : 384);
+  return f.hidden <= limit ? CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H : CUDNN_RNN_ALGO_STANDARD;
+}
+
+// CBT_LOG_RNN=1: each node's cuDNN algorithm and the refusals that changed it.
+void log_rnn(const KernelContext& ctx, const char* what, const RnnPlan* p, const char* why = "") {
   static const bool on = std::getenv("CBT_LOG_RNN") != nullptr;
-  if (on)
-    std::fprintf(stderr, "cbtrain: %s runs on cuDNN: weight space %zu, workspace %zu, reserve %zu bytes\n",
-                 ctx.node.describe().c_str(), p->weight_bytes, p->work_training, p->reserve);
+  if (!on) return;
+  std::fprintf(stderr, "cbtrain: %s %s: %s%s", ctx.node.describe().c_str(), what,
+               p && p->algo == CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H ? "persistent (small hidden size)" : "standard",
+               why);
+  if (p)
+    std::fprintf(stderr, "%s, workspace %zu, reserve %zu bytes", p->training ? " in training mode" : "",
+                 p->work_training, p->reserve);
+  std::fprintf(stderr, "\n");
 }
 
 std::shared_ptr<RnnPlan> plan_of(KernelContext& ctx, const CudaContext& cc, bool grad) {
   if (ctx.state && *ctx.state) return std::static_pointer_cast<RnnPlan>(*ctx.state);
-  auto plan = make_plan(cc, form_of(ctx, grad));
-  log_rnn(ctx, plan.get());
+  const RecurrentForm f = form_of(ctx, grad);
+  std::shared_ptr<RnnPlan> plan;
+  // A training forward's plan serves its backward too: the backward's algorithm.
+  const bool training = !grad && ctx.training;
+  const cudnnRNNAlgo_t algo = preferred_algo(f, grad || training);
+  try {
+    plan = make_plan(cc, f, algo, training);
+  } catch (const InternalError& e) {
+    if (algo == CUDNN_RNN_ALGO_STANDARD) throw;
+    log_rnn(ctx, "refused the persistent algorithm", nullptr, (std::string(" (") + e.what() + ")").c_str());
+    plan = make_plan(cc, f, CUDNN_RNN_ALGO_STANDARD, training);
+  }
+  log_rnn(ctx, "runs", plan.get());
   if (ctx.state) *ctx.state = plan;
   return plan;
+}
+
+// Runs `body` with the node's plan; a persistent plan that cuDNN refuses on its first call is
+// replaced by the standard algorithm's (the first call is never inside a CUDA graph capture).
+template <class Body>
+void with_plan(KernelContext& ctx, const CudaContext& cc, bool grad, Body body) {
+  // (RecurrentGrad finds its forward's plan where they share the cache.)
+  std::shared_ptr<RnnPlan> plan = plan_of(ctx, cc, grad);
+  try {
+    body(*plan);
+  } catch (const InternalError& e) {
+    if (plan->proven || plan->algo == CUDNN_RNN_ALGO_STANDARD) throw;
+    log_rnn(ctx, "refused the persistent algorithm at its first call", nullptr,
+            (std::string(" (") + e.what() + ")").c_str());
+    plan = make_plan(cc, plan->f, CUDNN_RNN_ALGO_STANDARD, plan->training);
+    if (ctx.state) *ctx.state = plan;
+    body(*plan);
+  }
+  plan->proven = true;
 }
 
 const float* f32_or_null(const KernelContext& ctx, size_t i) {
@@ -243,55 +303,67 @@ void fill_weights(const KernelContext& ctx, const CudaContext& cc, const RnnPlan
   CBT_CUDA_CHECK(cudaGetLastError());
 }
 
-void forward_with(KernelContext& ctx, const CudaContext& cc, const RnnPlan& p);
+void forward_with(KernelContext& ctx, const CudaContext& cc, RnnPlan& p);
 void backward_with(KernelContext& ctx, const CudaContext& cc, const RnnPlan& p);
 
 // X, W, R, B?, sequence_lens?, initial_h?, initial_c? -> Y, Y_h, Y_c (each may be unwanted).
 void recurrent_forward(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
-  forward_with(ctx, cc, *plan_of(ctx, cc, false));
+  with_plan(ctx, cc, false, [&](RnnPlan& p) { forward_with(ctx, cc, p); });
 }
 
-void forward_with(KernelContext& ctx, const CudaContext& cc, const RnnPlan& p) {
+void forward_with(KernelContext& ctx, const CudaContext& cc, RnnPlan& p) {
   const RecurrentForm& f = p.f;
   Scratch s(cc);
-  float* ws = s.take<float>(p.weight_floats, "recurrent weights");
+  float* ws = p.training ? p.kept_weights.as<float>() : s.take<float>(p.weight_floats, "recurrent weights");
   fill_weights(ctx, cc, p, ws);
   const int64_t y_n = f.steps * f.batch * f.dirs * f.hidden, state_n = f.dirs * f.batch * f.hidden;
-  const bool direct_y = ctx.has_out(0) && f.dirs == 1;  // (T, 1, N, H) is cuDNN's (T, N, H)
-  float* y = direct_y ? ctx.out(0).ptr<float>() : s.take<float>(y_n, "recurrent output");
+  // (T, 1, N, H) is cuDNN's (T, N, H); a training forward keeps its own copy.
+  const bool direct_y = ctx.has_out(0) && f.dirs == 1 && !p.training;
+  float* y = p.training ? p.kept_y.as<float>()
+             : direct_y ? ctx.out(0).ptr<float>()
+                        : s.take<float>(y_n, "recurrent output");
   float* hy = ctx.has_out(1) ? ctx.out(1).ptr<float>() : s.take<float>(state_n, "final hidden state");
   float* cy = f.kind != RecurrentKind::Lstm ? nullptr
               : ctx.has_out(2)              ? ctx.out(2).ptr<float>()
                                             : s.take<float>(state_n, "final cell state");
-  void* work = s.rest(p.work_inference, "cuDNN recurrent workspace");
-  CBT_CUDNN_CHECK(cudnnRNNForward(cudnn_on_stream(cc), p.rnn, CUDNN_FWD_MODE_INFERENCE, p.seq_lengths.as<int32_t>(),
-                                  p.x, ctx.in(0).ptr<float>(), p.y, y, p.h, f32_or_null(ctx, 5), hy, p.h,
-                                  f32_or_null(ctx, 6), cy, p.weight_bytes, ws, p.work_inference, work, 0, nullptr));
-  if (ctx.has_out(0) && !direct_y) swap_dirs(cc, y, ctx.out(0).ptr<float>(), f, true);
+  const size_t work_bytes = p.training ? p.work_training : p.work_inference;
+  void* work = s.rest(work_bytes, "cuDNN recurrent workspace");
+  CBT_CUDNN_CHECK(cudnnRNNForward(cudnn_on_stream(cc), p.rnn,
+                                  p.training ? CUDNN_FWD_MODE_TRAINING : CUDNN_FWD_MODE_INFERENCE,
+                                  p.seq_lengths.as<int32_t>(), p.x, ctx.in(0).ptr<float>(), p.y, y, p.h,
+                                  f32_or_null(ctx, 5), hy, p.h, f32_or_null(ctx, 6), cy, p.weight_bytes, ws, work_bytes,
+                                  work, p.training ? p.reserve : 0, p.training ? p.kept_reserve.p : nullptr));
+  if (ctx.has_out(0) && f.dirs == 2)
+    swap_dirs(cc, y, ctx.out(0).ptr<float>(), f, true);
+  else if (ctx.has_out(0) && !direct_y)
+    CBT_CUDA_CHECK(cudaMemcpyAsync(ctx.out(0).data(), y, y_n * sizeof(float), cudaMemcpyDeviceToDevice, cc.stream));
+  p.kept = p.training;
 }
 
 // X, W, R, B?, initial_h?, initial_c?, dY?, dY_h?, dY_c? -> dX, dW, dR, dB, d_initial_h,
 // d_initial_c.
 void recurrent_backward(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
-  backward_with(ctx, cc, *plan_of(ctx, cc, true));
+  with_plan(ctx, cc, true, [&](const RnnPlan& p) { backward_with(ctx, cc, p); });
 }
 
 void backward_with(KernelContext& ctx, const CudaContext& cc, const RnnPlan& p) {
   const RecurrentForm& f = p.f;
   cudnnHandle_t handle = cudnn_on_stream(cc);
   Scratch s(cc);
-  float* ws = s.take<float>(p.weight_floats, "recurrent weights");
+  // With its forward's kept weights, output and reserve, or (a RecurrentGrad alone) running the
+  // forward pass again in training mode.
+  const bool again = !p.kept;
+  float* ws = again ? s.take<float>(p.weight_floats, "recurrent weights") : p.kept_weights.as<float>();
   float* dws = s.take<float>(p.weight_floats, "recurrent weight gradients");
-  fill_weights(ctx, cc, p, ws);
+  if (again) fill_weights(ctx, cc, p, ws);
   CBT_CUDA_CHECK(cudaMemsetAsync(dws, 0, p.weight_bytes, cc.stream));
   const int64_t y_n = f.steps * f.batch * f.dirs * f.hidden, state_n = f.dirs * f.batch * f.hidden;
-  float* y = s.take<float>(y_n, "recurrent output");
+  float* y = again ? s.take<float>(y_n, "recurrent output") : p.kept_y.as<float>();
   float* dy = s.take<float>(y_n, "recurrent output gradient");
-  float* hy = s.take<float>(state_n, "final hidden state");
-  float* cy = f.kind == RecurrentKind::Lstm ? s.take<float>(state_n, "final cell state") : nullptr;
-  void* reserve = s.take<std::byte>(static_cast<int64_t>(p.reserve), "cuDNN recurrent reserve");
+  void* reserve =
+      again ? s.take<std::byte>(static_cast<int64_t>(p.reserve), "cuDNN recurrent reserve") : p.kept_reserve.p;
   if (!ctx.has_in(6))
     CBT_CUDA_CHECK(cudaMemsetAsync(dy, 0, y_n * sizeof(float), cc.stream));
   else if (f.dirs == 1)
@@ -299,12 +371,17 @@ void backward_with(KernelContext& ctx, const CudaContext& cc, const RnnPlan& p) 
         cudaMemcpyAsync(dy, ctx.in(6).ptr<float>(), y_n * sizeof(float), cudaMemcpyDeviceToDevice, cc.stream));
   else
     swap_dirs(cc, ctx.in(6).ptr<float>(), dy, f, false);
-  void* work = s.rest(p.work_training, "cuDNN recurrent workspace");
   const float* x = ctx.in(0).ptr<float>();
   const float *hx = f32_or_null(ctx, 4), *cx = f32_or_null(ctx, 5);
-  CBT_CUDNN_CHECK(cudnnRNNForward(handle, p.rnn, CUDNN_FWD_MODE_TRAINING, p.seq_lengths.as<int32_t>(), p.x, x, p.y, y,
-                                  p.h, hx, hy, p.h, cx, cy, p.weight_bytes, ws, p.work_training, work, p.reserve,
-                                  reserve));
+  if (again) {
+    float* hy = s.take<float>(state_n, "final hidden state");
+    float* cy = f.kind == RecurrentKind::Lstm ? s.take<float>(state_n, "final cell state") : nullptr;
+    void* work = s.rest(p.work_training, "cuDNN recurrent workspace");
+    CBT_CUDNN_CHECK(cudnnRNNForward(handle, p.rnn, CUDNN_FWD_MODE_TRAINING, p.seq_lengths.as<int32_t>(), p.x, x, p.y, y,
+                                    p.h, hx, hy, p.h, cx, cy, p.weight_bytes, ws, p.work_training, work, p.reserve,
+                                    reserve));
+  }
+  void* work = s.rest(p.work_training, "cuDNN recurrent workspace");
   // The gradients of absent inputs (no initial state, no bias) are 0, as on the CPU.
   float* dhx = hx && ctx.has_out(4) ? ctx.out(4).ptr<float>() : nullptr;
   float* dcx = cx && ctx.has_out(5) ? ctx.out(5).ptr<float>() : nullptr;
