@@ -359,6 +359,23 @@ std::vector<CudaCase> cumsum_trilu_cases() {
   return v;
 }
 
+// TopK (one thread a line, ops/top_k.h's rule) and TopKGrad along each axis; ties (values in
+// quarters) and integers select the same indices as on the CPU.
+std::vector<CudaCase> top_k_cases() {
+  std::vector<CudaCase> v;
+  auto attrs_of = [](int64_t axis, int64_t largest) { return attrs({{"axis", axis}, {"largest", largest}}); };
+  for (int64_t axis : {0, 1, -1})
+    for (int64_t largest : {0, 1})
+      v.push_back(exact("TopK/axis" + std::to_string(axis) + "_largest" + std::to_string(largest),
+                        make_node("TopK", 2, 2, attrs_of(axis, largest)), {f32({6, 33, 5}, 200 + axis), i64({4})}));
+  Tensor quarters = f32({64, 40}, 206);
+  for (int64_t i = 0; i < quarters.numel(); ++i)
+    quarters.ptr<float>()[i] = std::round(quarters.ptr<float>()[i] * 4) / 4;
+  v.push_back(exact("TopK/ties_k40_sort", make_node("TopK", 2, 2), {quarters, i64({40})}));
+  v.push_back(exact_fwd("TopK/int64", make_node("TopK", 2, 2), {i64_data({7, 19}, 207), i64({5})}));
+  return v;
+}
+
 CBT_CUDA_CASES(view_cases);
 CBT_CUDA_CASES(transpose_cases);
 CBT_CUDA_CASES(concat_split_cases);
@@ -370,6 +387,7 @@ CBT_CUDA_CASES(generator_cases);
 CBT_CUDA_CASES(select_cases);
 CBT_CUDA_CASES(resize_cases);
 CBT_CUDA_CASES(cumsum_trilu_cases);
+CBT_CUDA_CASES(top_k_cases);
 
 }  // namespace
 }  // namespace cbt::test

@@ -663,6 +663,43 @@ def recurrent_models():
             np.save(os.path.join(HERE, f"recurrent{opset}.output.npy"), sess.run(None, {"x": x})[0])
 
 
+def top_k_models():
+    """TopK in a classifier at opsets 10 (K an input, always the largest) and 11 (largest and
+    smallest): g = Gemm(x) (N, 24); the 6 largest of g along axis 1 and their indices (cast to
+    float, scaled); g viewed as (N, 4, 6), its 2 largest along the middle axis; at opset 11 the 4
+    smallest of g (its indices unused): `topk10`, `topk11` (`.onnx`,
+    `.input.npy`, `.output.npy`, onnxruntime's output)."""
+    rng = np.random.default_rng(2111)
+    n_in, width, classes, batch = 12, 24, 10, 6
+    w1 = rng.normal(0, 0.5, (width, n_in)).astype(np.float32)
+    x = rng.normal(0, 1.0, (batch, n_in)).astype(np.float32)
+    n = helper.make_node
+    for opset in (10, 11):
+        features = 6 + 6 + 12 + (4 if opset >= 11 else 0)
+        w2 = rng.normal(0, 0.3, (classes, features)).astype(np.float32)
+        init = [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(np.zeros(width, np.float32), "b1"),
+                numpy_helper.from_array(w2, "w2"), numpy_helper.from_array(np.zeros(classes, np.float32), "b2"),
+                numpy_helper.from_array(np.array([6], np.int64), "k6"),
+                numpy_helper.from_array(np.array([2], np.int64), "k2"),
+                numpy_helper.from_array(np.array([0, 4, 6], np.int64), "s_46"),
+                numpy_helper.from_array(np.array([0, -1], np.int64), "flat"),
+                numpy_helper.from_array(np.array(0.05, np.float32), "tenth")]
+        nodes = [n("Gemm", ["x", "w1", "b1"], ["g"], transB=1),
+                 n("TopK", ["g", "k6"], ["top6", "top6_at"], axis=1),
+                 n("Cast", ["top6_at"], ["top6_atf"], to=TensorProto.FLOAT),
+                 n("Mul", ["top6_atf", "tenth"], ["top6_pos"]),
+                 n("Reshape", ["g", "s_46"], ["g46"]),
+                 n("TopK", ["g46", "k2"], ["mid2", "mid2_at"], axis=-2),
+                 n("Reshape", ["mid2", "flat"], ["mid2_flat"])]
+        parts = ["top6", "top6_pos", "mid2_flat"]
+        if opset >= 11:
+            init.append(numpy_helper.from_array(np.array([4], np.int64), "k4"))
+            nodes.append(n("TopK", ["g", "k4"], ["low4", "low4_at"], axis=1, largest=0, sorted=1))
+            parts.append("low4")
+        nodes += [n("Concat", parts, ["h"], axis=1), n("Gemm", ["h", "w2", "b2"], ["logits"], transB=1)]
+        save_classifier(nodes, init, f"topk{opset}", opset, x, classes)
+
+
 if __name__ == "__main__":
     os.makedirs(HERE, exist_ok=True)
     attrs_model()
@@ -679,3 +716,4 @@ if __name__ == "__main__":
     einsum_models()
     onehot_models()
     gather_elements_models()
+    top_k_models()

@@ -23,6 +23,8 @@ Graph to_f64(Graph g) {
     if (t.dtype() == DType::Float32) t = cast_float(t, DType::Float64);
   for (auto& in : g.inputs)
     if (in.dtype == DType::Float32) in.dtype = DType::Float64;
+  for (auto& n : g.nodes)  // a Cast to float32 (ONNX's type 1) casts to float64 (11)
+    if (n.op_type == "Cast" && n.attrs.get_int("to", 0) == 1) n.attrs.set("to", int64_t{11});
   return g;
 }
 
@@ -178,6 +180,10 @@ TEST(ModelGradCheck, OneHotRewritten) { check_model("tests/onnx_import/data/oneh
 // GatherElements as rewritten when the graph is bound (gather_elements.h): the gradient reaches
 // the gathered elements of the data.
 TEST(ModelGradCheck, GatherElementsRewritten) { check_model("tests/onnx_import/data/gather17.onnx", 3, 3); }
+
+// TopK: the gradient reaches g's selected values (largest along two axes, smallest) through
+// TopKGrad; the indices' path carries none.
+TEST(ModelGradCheck, TopKSelectedValues) { check_model("tests/onnx_import/data/topk11.onnx", 3, 3); }
 
 TEST(ModelGradCheck, MlpWithGelu) { check_model("models/mlp/mlp.ts17.onnx", 2, 3); }
 

@@ -1,12 +1,13 @@
 // Program: a node whose kStateOfAttr names an output of an earlier node shares that node's
 // kernel cache (a fused kernel's backward reads what its forward kept); other nodes have their own.
+#include "runtime/program.h"
+
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <numeric>
 
 #include "common/op_harness.h"
-#include "runtime/program.h"
 
 namespace cbt {
 namespace {

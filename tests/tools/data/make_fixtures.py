@@ -1,6 +1,6 @@
 """Makes the small ONNX fixtures of the CLI tests (run once; outputs are committed).
 
-unsupported_ops.onnx: a valid model that uses two ops cbtrain does not support (TopK and
+unsupported_ops.onnx: a valid model that uses two ops cbtrain does not support (Shrink and
 Hardmax), so the CLI must list both in one message.
 """
 import os
@@ -18,11 +18,10 @@ nodes = [
     helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
     helper.make_node("Hardmax", ["h"], ["hm"], name="hardmax"),
     helper.make_node("Mul", ["hm", "h"], ["y"], name="mul"),
-    helper.make_node("TopK", ["h", "k"], ["vals", "idx"], name="topk"),
+    helper.make_node("Shrink", ["h"], ["vals"], name="shrink", lambd=0.5),
 ]
-k = numpy_helper.from_array(np.array([3], dtype=np.int64), "k")
-vals = helper.make_tensor_value_info("vals", TensorProto.FLOAT, ["N", 3])
-g = helper.make_graph(nodes, "unsupported", [x], [y, vals], [w, k])
+vals = helper.make_tensor_value_info("vals", TensorProto.FLOAT, ["N", 10])
+g = helper.make_graph(nodes, "unsupported", [x], [y, vals], [w])
 m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="cbtrain-tests", ir_version=8)
 onnx.checker.check_model(m)
 onnx.save(m, os.path.join(here, "unsupported_ops.onnx"))
