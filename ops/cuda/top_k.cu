@@ -28,15 +28,17 @@ void top_k(KernelContext& ctx) {
   int64_t* indices = ctx.has_out(1) ? ctx.out(1).ptr<int64_t>() : s.take<int64_t>(n, "TopK indices");
   dispatch_arith(ctx, x.dtype(), [&]<class T>() {
     T* values = ctx.has_out(0) ? ctx.out(0).ptr<T>() : s.take<T>(n, "TopK values");
-    top_k_kernel<T><<<blocks_for(a.outer * a.inner), kThreads, 0, cc.stream>>>(x.ptr<T>(), values, indices, a, k,
-                                                                               largest);
+    top_k_kernel<T>
+        <<<blocks_for(a.outer * a.inner), kThreads, 0, cc.stream>>>(x.ptr<T>(), values, indices, a, k, largest);
     CBT_CUDA_CHECK_LAUNCH();
   });
 }
 
 template <class T>
 __global__ void top_k_grad_kernel(const T* dy, const int64_t* indices, T* dx, AxisView a, int64_t k) {
-  CBT_GRID_STRIDE_LOOP(line, a.outer * a.inner) { top_k_grad_line(dy, indices, dx, a, k, line / a.inner, line % a.inner); }
+  CBT_GRID_STRIDE_LOOP(line, a.outer * a.inner) {
+    top_k_grad_line(dy, indices, dx, a, k, line / a.inner, line % a.inner);
+  }
 }
 
 // dValues, Indices, X -> dX (axis)
