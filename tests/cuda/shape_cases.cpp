@@ -376,6 +376,26 @@ std::vector<CudaCase> top_k_cases() {
   return v;
 }
 
+// ScatterElements (a copy, then one thread a line in order: repeated indices add, or keep the
+// last update, as on the CPU) and ScatterElementsGrad.
+std::vector<CudaCase> scatter_elements_cases() {
+  std::vector<CudaCase> v;
+  auto attrs_of = [](int64_t axis, const char* reduction) {
+    return attrs({{"axis", axis}, {"reduction", std::string(reduction)}});
+  };
+  Tensor distinct(DType::Int64, {5, 3, 7});  // along axis 0 of (6, 3, 7): a shifted permutation per line
+  for (int64_t e = 0; e < distinct.numel(); ++e) distinct.ptr<int64_t>()[e] = (e / 21 + e % 21) % 6 - (e % 2 ? 6 : 0);
+  v.push_back(exact("ScatterElements/axis0_none", make_node("ScatterElements", 3, 1, attrs_of(0, "none")),
+                    {f32({6, 3, 7}, 210), distinct, f32({5, 3, 7}, 211)}, 18));
+  v.push_back(exact("ScatterElements/axis-1_add_repeated", make_node("ScatterElements", 3, 1, attrs_of(-1, "add")),
+                    {f32({4, 9}, 212), random_int_tensor({3, 20}, -9, 9, 213), f32({3, 20}, 214)}, 18));
+  v.push_back(exact_fwd("ScatterElements/int32_none_repeated", make_node("ScatterElements", 3, 1, attrs_of(1, "none")),
+                        {f32({4, 9}, 215), i32({0, 8, 0, -1, 3, 3, 2, 2}, {2, 4}), f32({2, 4}, 216)}, 18));
+  v.push_back(exact("Scatter/opset10", make_node("Scatter", 3, 1, attrs({{"axis", int64_t{1}}})),
+                    {f32({3, 8}, 217), random_int_tensor({3, 5}, -8, 8, 218), f32({3, 5}, 219)}, 10));
+  return v;
+}
+
 CBT_CUDA_CASES(view_cases);
 CBT_CUDA_CASES(transpose_cases);
 CBT_CUDA_CASES(concat_split_cases);
@@ -388,6 +408,7 @@ CBT_CUDA_CASES(select_cases);
 CBT_CUDA_CASES(resize_cases);
 CBT_CUDA_CASES(cumsum_trilu_cases);
 CBT_CUDA_CASES(top_k_cases);
+CBT_CUDA_CASES(scatter_elements_cases);
 
 }  // namespace
 }  // namespace cbt::test

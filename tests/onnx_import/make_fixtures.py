@@ -700,6 +700,37 @@ def top_k_models():
         save_classifier(nodes, init, f"topk{opset}", opset, x, classes)
 
 
+def scatter_elements_models():
+    """ScatterElements in a classifier: g = Gemm(x) (N, 10), u = Gemm(x) (N, 4); g with u written
+    at columns (7, 2, -1, 4) (constant indices expanded to the batch) at opsets 9 (as Scatter) and
+    11; at opset 16 also g with u added at columns (1, 1, 3, -7) (reduction add, a repeated
+    column): `scatter9`, `scatter11`, `scatter16` (`.onnx`, `.input.npy`, `.output.npy`,
+    onnxruntime's output)."""
+    rng = np.random.default_rng(2137)
+    n_in, width, classes, batch = 12, 10, 10, 6
+    w1 = rng.normal(0, 0.5, (width, n_in)).astype(np.float32)
+    wu = rng.normal(0, 0.5, (4, n_in)).astype(np.float32)
+    x = rng.normal(0, 1.0, (batch, n_in)).astype(np.float32)
+    n = helper.make_node
+    for opset in (9, 11, 16):
+        w2 = rng.normal(0, 0.3, (classes, width * (2 if opset >= 16 else 1))).astype(np.float32)
+        init = [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(np.zeros(width, np.float32), "b1"),
+                numpy_helper.from_array(wu, "wu"), numpy_helper.from_array(np.zeros(4, np.float32), "bu"),
+                numpy_helper.from_array(w2, "w2"), numpy_helper.from_array(np.zeros(classes, np.float32), "b2"),
+                numpy_helper.from_array(np.array([[7, 2, -1, 4]], np.int64), "cols")]
+        nodes = [n("Gemm", ["x", "w1", "b1"], ["g"], transB=1), n("Gemm", ["x", "wu", "bu"], ["u"], transB=1),
+                 n("Shape", ["u"], ["u_shape"]), n("Expand", ["cols", "u_shape"], ["cols_full"]),
+                 n("Scatter" if opset < 11 else "ScatterElements", ["g", "cols_full", "u"], ["written"], axis=1)]
+        parts = ["written"]
+        if opset >= 16:
+            init.append(numpy_helper.from_array(np.array([[1, 1, 3, -7]], np.int64), "cols_rep"))
+            nodes += [n("Expand", ["cols_rep", "u_shape"], ["cols_rep_full"]),
+                      n("ScatterElements", ["g", "cols_rep_full", "u"], ["added"], axis=1, reduction="add")]
+            parts.append("added")
+        nodes += [n("Concat", parts, ["h"], axis=1), n("Gemm", ["h", "w2", "b2"], ["logits"], transB=1)]
+        save_classifier(nodes, init, f"scatter{opset}", opset, x, classes)
+
+
 if __name__ == "__main__":
     os.makedirs(HERE, exist_ok=True)
     attrs_model()
@@ -717,3 +748,4 @@ if __name__ == "__main__":
     onehot_models()
     gather_elements_models()
     top_k_models()
+    scatter_elements_models()

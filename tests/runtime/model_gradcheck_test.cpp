@@ -185,6 +185,10 @@ TEST(ModelGradCheck, GatherElementsRewritten) { check_model("tests/onnx_import/d
 // TopKGrad; the indices' path carries none.
 TEST(ModelGradCheck, TopKSelectedValues) { check_model("tests/onnx_import/data/topk11.onnx", 3, 3); }
 
+// ScatterElements written and added (a repeated column): the gradient reaches both Gemms,
+// the data's where no update overwrote it.
+TEST(ModelGradCheck, ScatterElementsDataAndUpdates) { check_model("tests/onnx_import/data/scatter16.onnx", 3, 3); }
+
 TEST(ModelGradCheck, MlpWithGelu) { check_model("models/mlp/mlp.ts17.onnx", 2, 3); }
 
 }  // namespace

@@ -459,6 +459,13 @@ TEST(Cli, GatherElementsModelsMatchOnnxruntimeAndTrain) {
 // selected values.
 TEST(Cli, TopKModelsMatchOnnxruntimeAndTrain) { expect_fixtures_match_and_train({"topk10", "topk11"}, {12}, 60.0); }
 
+// ScatterElements (Scatter at opset 9) writing a Gemm's outputs into another's columns, and at
+// opset 16 adding them with a repeated column: agreement with onnxruntime, training through
+// data and updates.
+TEST(Cli, ScatterElementsModelsMatchOnnxruntimeAndTrain) {
+  expect_fixtures_match_and_train({"scatter9", "scatter11", "scatter16"}, {12}, 60.0);
+}
+
 // Upsample (opset 7: scales an attribute; 9: an input) and opset-10 Resize, nearest and linear,
 // enlarging and (Resize) shrinking, agree with onnxruntime (rewritten into Resize at load).
 TEST(Cli, LegacyUpsampleAndResizeMatchOnnxruntime) {
