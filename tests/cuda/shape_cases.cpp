@@ -396,6 +396,25 @@ std::vector<CudaCase> scatter_elements_cases() {
   return v;
 }
 
+// GatherND and ScatterND (ops/scatter_nd.h): gathers and writes one thread an element; additions
+// (GatherND's backward, reduction add) one thread an element of a slice, the tuples in order, so
+// repeated tuples sum as on the CPU.
+std::vector<CudaCase> gather_scatter_nd_cases() {
+  std::vector<CudaCase> v;
+  v.push_back(exact("GatherND/k2_repeated", make_node("GatherND", 2, 1),
+                    {f32({6, 7, 5}, 220), random_int_tensor({12, 2}, -5, 5, 221)}, 13));
+  v.push_back(exact("GatherND/batch_dims1_elements", make_node("GatherND", 2, 1, attrs({{"batch_dims", int64_t{1}}})),
+                    {f32({4, 6, 3}, 222), random_int_tensor({4, 5, 2}, -3, 3, 223)}, 13));
+  Tensor distinct(DType::Int64, {3, 4, 1});  // 12 of the 16 rows, each once
+  for (int64_t m = 0; m < 12; ++m) distinct.ptr<int64_t>()[m] = (m * 5) % 16 - (m % 3 ? 0 : 16);
+  v.push_back(exact("ScatterND/rows_none", make_node("ScatterND", 3, 1),
+                    {f32({16, 9}, 224), distinct, f32({3, 4, 9}, 225)}, 18));
+  v.push_back(exact("ScatterND/elements_add_repeated",
+                    make_node("ScatterND", 3, 1, attrs({{"reduction", std::string("add")}})),
+                    {f32({5, 6}, 226), random_int_tensor({40, 2}, -5, 5, 227), f32({40}, 228)}, 18));
+  return v;
+}
+
 CBT_CUDA_CASES(view_cases);
 CBT_CUDA_CASES(transpose_cases);
 CBT_CUDA_CASES(concat_split_cases);
@@ -409,6 +428,7 @@ CBT_CUDA_CASES(resize_cases);
 CBT_CUDA_CASES(cumsum_trilu_cases);
 CBT_CUDA_CASES(top_k_cases);
 CBT_CUDA_CASES(scatter_elements_cases);
+CBT_CUDA_CASES(gather_scatter_nd_cases);
 
 }  // namespace
 }  // namespace cbt::test

@@ -731,6 +731,52 @@ def scatter_elements_models():
         save_classifier(nodes, init, f"scatter{opset}", opset, x, classes)
 
 
+def gather_scatter_nd_models():
+    """GatherND and ScatterND in a classifier, on the features-major view of Gemm outputs
+    (g (N, 10) and u (N, 4) transposed): rows (7, -3, 2) of g^T gathered (GatherND, k = 1);
+    u^T written at rows (7, 2, -1, 4) of g^T (ScatterND); at opset 16 also u^T added at rows
+    (1, 1, 3, -7) (reduction add, a repeated row) and g viewed as (N, 2, 5) gathered at (0, 4),
+    (1, 1), (0, 0) of each sample (batch_dims 1, constant indices expanded to the batch):
+    `nd11`, `nd16` (`.onnx`, `.input.npy`, `.output.npy`, onnxruntime's output)."""
+    rng = np.random.default_rng(2153)
+    n_in, width, classes, batch = 12, 10, 10, 6
+    w1 = rng.normal(0, 0.5, (width, n_in)).astype(np.float32)
+    wu = rng.normal(0, 0.5, (4, n_in)).astype(np.float32)
+    x = rng.normal(0, 1.0, (batch, n_in)).astype(np.float32)
+    n = helper.make_node
+    for opset in (11, 16):
+        features = 3 + width + (width + 3 if opset >= 16 else 0)
+        w2 = rng.normal(0, 0.3, (classes, features)).astype(np.float32)
+        init = [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(np.zeros(width, np.float32), "b1"),
+                numpy_helper.from_array(wu, "wu"), numpy_helper.from_array(np.zeros(4, np.float32), "bu"),
+                numpy_helper.from_array(w2, "w2"), numpy_helper.from_array(np.zeros(classes, np.float32), "b2"),
+                numpy_helper.from_array(np.array([[7], [-3], [2]], np.int64), "rows3"),
+                numpy_helper.from_array(np.array([[7], [2], [-1], [4]], np.int64), "rows4")]
+        nodes = [n("Gemm", ["x", "w1", "b1"], ["g"], transB=1), n("Gemm", ["x", "wu", "bu"], ["u"], transB=1),
+                 n("Transpose", ["g"], ["gT"], perm=[1, 0]), n("Transpose", ["u"], ["uT"], perm=[1, 0]),
+                 n("GatherND", ["gT", "rows3"], ["picked"]), n("Transpose", ["picked"], ["picked_T"], perm=[1, 0]),
+                 n("ScatterND", ["gT", "rows4", "uT"], ["written"]),
+                 n("Transpose", ["written"], ["written_T"], perm=[1, 0])]
+        parts = ["picked_T", "written_T"]
+        if opset >= 16:
+            init += [numpy_helper.from_array(np.array([[1], [1], [3], [-7]], np.int64), "rows_rep"),
+                     numpy_helper.from_array(np.array([[[0, 4], [1, 1], [0, 0]]], np.int64), "pairs"),
+                     numpy_helper.from_array(np.array([0, 2, 5], np.int64), "s_25"),
+                     numpy_helper.from_array(np.array([3, 2], np.int64), "pairs_rest"),
+                     numpy_helper.from_array(np.array([0], np.int64), "zero1"),
+                     numpy_helper.from_array(np.array([1], np.int64), "one1")]
+            nodes += [n("ScatterND", ["gT", "rows_rep", "uT"], ["added"], reduction="add"),
+                      n("Transpose", ["added"], ["added_T"], perm=[1, 0]),
+                      n("Reshape", ["g", "s_25"], ["g25"]), n("Shape", ["g"], ["g_shape"]),
+                      n("Slice", ["g_shape", "zero1", "one1"], ["n_batch"]),
+                      n("Concat", ["n_batch", "pairs_rest"], ["pairs_shape"], axis=0),
+                      n("Expand", ["pairs", "pairs_shape"], ["pairs_full"]),
+                      n("GatherND", ["g25", "pairs_full"], ["per_sample"], batch_dims=1)]
+            parts += ["added_T", "per_sample"]
+        nodes += [n("Concat", parts, ["h"], axis=1), n("Gemm", ["h", "w2", "b2"], ["logits"], transB=1)]
+        save_classifier(nodes, init, f"nd{opset}", opset, x, classes)
+
+
 if __name__ == "__main__":
     os.makedirs(HERE, exist_ok=True)
     attrs_model()
@@ -749,3 +795,4 @@ if __name__ == "__main__":
     gather_elements_models()
     top_k_models()
     scatter_elements_models()
+    gather_scatter_nd_models()

@@ -189,6 +189,9 @@ TEST(ModelGradCheck, TopKSelectedValues) { check_model("tests/onnx_import/data/t
 // the data's where no update overwrote it.
 TEST(ModelGradCheck, ScatterElementsDataAndUpdates) { check_model("tests/onnx_import/data/scatter16.onnx", 3, 3); }
 
+// GatherND and ScatterND (written and added): the gradient reaches both Gemms through them.
+TEST(ModelGradCheck, GatherScatterND) { check_model("tests/onnx_import/data/nd16.onnx", 3, 3); }
+
 TEST(ModelGradCheck, MlpWithGelu) { check_model("models/mlp/mlp.ts17.onnx", 2, 3); }
 
 }  // namespace

@@ -466,6 +466,12 @@ TEST(Cli, ScatterElementsModelsMatchOnnxruntimeAndTrain) {
   expect_fixtures_match_and_train({"scatter9", "scatter11", "scatter16"}, {12}, 60.0);
 }
 
+// GatherND (rows; per sample with batch_dims 1) and ScatterND (rows written; added with a
+// repeated row at opset 16): agreement with onnxruntime, training through both.
+TEST(Cli, GatherScatterNDModelsMatchOnnxruntimeAndTrain) {
+  expect_fixtures_match_and_train({"nd11", "nd16"}, {12}, 60.0);
+}
+
 // Upsample (opset 7: scales an attribute; 9: an input) and opset-10 Resize, nearest and linear,
 // enlarging and (Resize) shrinking, agree with onnxruntime (rewritten into Resize at load).
 TEST(Cli, LegacyUpsampleAndResizeMatchOnnxruntime) {

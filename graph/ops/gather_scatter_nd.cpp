@@ -1,0 +1,120 @@
+// Schemas of GatherND (slices of data at k-tuples of indices, after batch_dims) and ScatterND
+// (data with slices written, or added: reduction add, at k-tuples of indices), and of their
+// backward ops GatherNDGrad and ScatterNDGrad (ops/scatter_nd.h's rule).
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "graph/op_schema.h"
+#include "graph/shape_utils.h"
+
+namespace cbt {
+namespace {
+
+constexpr int64_t kMaxRank = 8;  // ops/scatter_nd.h's kNdMaxRank
+
+// Checks data and indices (..., k) with `b` batch dims; returns k.
+int64_t check_nd(const InferContext& ctx, const ValueType& data, const ValueType& indices, int64_t b) {
+  if (!is_arith(data.dtype)) ctx.fail(std::string("unsupported type ") + dtype_name(data.dtype));
+  if (indices.dtype != DType::Int64) ctx.fail("indices must be int64");
+  const auto r = static_cast<int64_t>(data.shape.size()), q = static_cast<int64_t>(indices.shape.size());
+  if (r == 0 || r > kMaxRank) ctx.fail("data must have rank 1 to 8, got " + shape_str(data.shape));
+  if (q == 0) ctx.fail("indices must have rank 1 or more");
+  if (b < 0 || b >= std::min(r, q)) ctx.fail("batch_dims " + std::to_string(b) + " out of range");
+  for (int64_t d = 0; d < b; ++d)
+    if (indices.shape[d] != data.shape[d])
+      ctx.fail("indices " + shape_str(indices.shape) + " and data " + shape_str(data.shape) +
+               " differ in the batch dims");
+  const int64_t k = indices.shape.back();
+  if (k < 1 || b + k > r)
+    ctx.fail("indices' last dim " + std::to_string(k) + " must be in [1, " + std::to_string(r - b) + "] for data " +
+             shape_str(data.shape));
+  return k;
+}
+
+// The slices' shape: indices (..., k) -> indices' dims but the last, then data's after b + k.
+Shape nd_slices(const Shape& data, const Shape& indices, int64_t b, int64_t k) {
+  Shape s(indices.begin(), indices.end() - 1);
+  s.insert(s.end(), data.begin() + b + k, data.end());
+  return s;
+}
+
+// data, indices -> Y (batch_dims).
+std::vector<ValueType> infer_gather_nd(const InferContext& ctx) {
+  const ValueType &data = ctx.input(0), &indices = ctx.input(1);
+  const int64_t b = ctx.node.attrs.get_int("batch_dims", 0), k = check_nd(ctx, data, indices, b);
+  return {{data.dtype, nd_slices(data.shape, indices.shape, b, k)}};
+}
+
+// dData = GatherNDGrad(dY, indices, data): dY added where the slices came from.
+std::vector<std::string> gather_nd_grad(GradContext& c) {
+  std::vector<std::string> dx(c.node.inputs.size());
+  if (c.dY.empty() || c.dY[0].empty() || !c.wants[0]) return dx;
+  Attributes a;
+  a.set("batch_dims", c.node.attrs.get_int("batch_dims", 0));
+  dx[0] = c.g.emit1("GatherNDGrad", {c.dY[0], c.node.inputs[1], c.node.inputs[0]}, a, "d_gather_nd");
+  return dx;
+}
+
+// dY, indices, data -> dData (data's type).
+std::vector<ValueType> infer_gather_nd_grad(const InferContext& ctx) { return {ctx.input(2)}; }
+
+// "none" or "add"; mul, max and min are refused.
+void check_reduction(const InferContext& ctx) {
+  const std::string r = ctx.node.attrs.get_string("reduction", "none");
+  if (r != "none" && r != "add") ctx.fail("reduction '" + r + "' is not supported (none and add are)");
+}
+
+// data, indices, updates -> Y (data's type).
+std::vector<ValueType> infer_scatter_nd(const InferContext& ctx) {
+  const ValueType &data = ctx.input(0), &indices = ctx.input(1), &updates = ctx.input(2);
+  const int64_t k = check_nd(ctx, data, indices, 0);
+  if (updates.dtype != data.dtype) ctx.fail("updates must have data's type");
+  const Shape want = nd_slices(data.shape, indices.shape, 0, k);
+  if (updates.shape != want) ctx.fail("updates " + shape_str(updates.shape) + " must have shape " + shape_str(want));
+  check_reduction(ctx);
+  return {data};
+}
+
+// dData (dY, 0 where "none" overwrote), dUpdates (dY gathered at the tuples).
+std::vector<std::string> scatter_nd_grad(GradContext& c) {
+  std::vector<std::string> dx(c.node.inputs.size());
+  if (c.dY.empty() || c.dY[0].empty() || !(c.wants[0] || c.wants[2])) return dx;
+  Attributes a;
+  a.set("reduction", c.node.attrs.get_string("reduction", "none"));
+  auto outs = c.g.emit("ScatterNDGrad", kCbtDomain, {c.dY[0], c.node.inputs[1]}, 2, a, "d_scatter_nd");
+  if (c.wants[0]) dx[0] = outs[0];
+  if (c.wants[2]) dx[2] = outs[1];
+  return dx;
+}
+
+// dY, indices -> dData (dY's type and shape), dUpdates (the slices' shape).
+std::vector<ValueType> infer_scatter_nd_grad(const InferContext& ctx) {
+  const ValueType &dy = ctx.input(0), &indices = ctx.input(1);
+  return {dy, {dy.dtype, nd_slices(dy.shape, indices.shape, 0, indices.shape.back())}};
+}
+
+}  // namespace
+
+CBT_REGISTER_SCHEMA({"",
+                     "GatherND",
+                     infer_gather_nd,
+                     gather_nd_grad,
+                     {0},
+                     {},
+                     "slices of data at k-tuples of indices (batch_dims; a tuple out of range reads zeros)",
+                     {}});
+CBT_REGISTER_SCHEMA({kCbtDomain, "GatherNDGrad", infer_gather_nd_grad, {}, {}, {}, "(dY, indices, data) -> dData", {}});
+CBT_REGISTER_SCHEMA({"",
+                     "ScatterND",
+                     infer_scatter_nd,
+                     scatter_nd_grad,
+                     {0, 2},
+                     {},
+                     "data with slices written (or added: reduction add) at k-tuples of indices (a tuple "
+                     "out of range skipped)",
+                     {}});
+CBT_REGISTER_SCHEMA(
+    {kCbtDomain, "ScatterNDGrad", infer_scatter_nd_grad, {}, {}, {}, "(dY, indices) -> dData, dUpdates", {}});
+
+}  // namespace cbt
