@@ -40,7 +40,8 @@ BoundGraph bind_graph(const Graph& g, const BindOptions& opt, const NodeEvaluato
 // Whether `node` is rewritten into other ops when the graph is bound: LSTM, GRU and RNN (all
 // forms on the CPU; recurrent.h), Einsum (einsum.h), OneHot (one_hot.h), GatherElements
 // (gather_elements.h). Their kernels are those
-// of the ops they become, which every device has.
+// of the ops they become, which every device has. bind_graph checks that their inputs are
+// produced before it rewrites them: the rewriters take every input's type as given.
 bool rewritten_at_binding(const Node& node);
 // Those ops with a one-line summary each, for `cbtrain ops`.
 std::vector<std::pair<std::string, std::string>> binding_rewrite_summaries();

@@ -96,9 +96,7 @@ class EinsumWriter {
     int64_t ellipsis_rank = 0;
     std::map<int, int64_t> size, count;
     for (size_t k = 0; k < parts.size(); ++k) {
-      auto it = types_.find(n_.inputs[k]);
-      if (it == types_.end()) fail("input '" + n_.inputs[k] + "' is not produced by any earlier node");
-      const ValueType& t = it->second;
+      const ValueType& t = types_.at(n_.inputs[k]);
       if (t.dtype != DType::Float32 && t.dtype != DType::Float64) fail("operands must be float tensors");
       Term term{n_.inputs[k], parse_term(parts[k], static_cast<int64_t>(t.shape.size()), 0), t.shape};
       std::set<int> seen;

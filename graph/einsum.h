@@ -19,7 +19,7 @@ bool is_einsum(const Node& n);
 
 // Throws ModelError naming the node for what it does not take: a label repeated within one
 // operand (a diagonal), a label whose sizes differ between operands (size-1 broadcasting of a
-// label), operands that are not float.
+// label), operands that are not float. `types` holds every input's type (bind_graph checks).
 Expansion expand_einsum(const Node& n, const std::map<std::string, ValueType>& types, int64_t opset,
                         const FreshName& fresh);
 

@@ -15,13 +15,8 @@ Expansion expand_gather_elements(const Node& n, const std::map<std::string, Valu
   auto fail = [&n](const std::string& msg) { throw ModelError("node " + n.describe() + ": " + msg); };
   if (n.inputs.size() != 2 || !n.has_input(0) || !n.has_input(1) || n.outputs.empty() || n.outputs[0].empty())
     fail("GatherElements takes data and indices and gives one output");
-  auto type = [&](size_t i) -> const ValueType& {
-    auto it = types.find(n.inputs[i]);
-    if (it == types.end()) fail("input '" + n.inputs[i] + "' is not produced by any earlier node");
-    return it->second;
-  };
-  const ValueType& data = type(0);
-  const ValueType& indices = type(1);
+  const ValueType& data = types.at(n.inputs[0]);
+  const ValueType& indices = types.at(n.inputs[1]);
   const auto rank = static_cast<int64_t>(data.shape.size());
   if (rank == 0 || static_cast<int64_t>(indices.shape.size()) != rank)
     fail("data " + shape_str(data.shape) + " and indices " + shape_str(indices.shape) + " must have one rank (>= 1)");

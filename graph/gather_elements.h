@@ -15,7 +15,7 @@ namespace cbt {
 bool is_gather_elements(const Node& n);
 
 // Throws ModelError naming the node for ranks that differ, an axis out of range, indices larger
-// than the data along another axis.
+// than the data along another axis. `types` holds every input's type (bind_graph checks).
 Expansion expand_gather_elements(const Node& n, const std::map<std::string, ValueType>& types, int64_t opset,
                                  const FreshName& fresh);
 

@@ -39,13 +39,8 @@ Expansion expand_one_hot(const Node& n, const std::map<std::string, ValueType>& 
   auto fail = [&n](const std::string& msg) { throw ModelError("node " + n.describe() + ": " + msg); };
   if (n.inputs.size() != 3 || !n.has_input(0) || !n.has_input(1) || !n.has_input(2) || n.outputs.empty())
     fail("OneHot takes indices, depth and values and gives one output");
-  auto type = [&](size_t i) -> const ValueType& {
-    auto it = types.find(n.inputs[i]);
-    if (it == types.end()) fail("input '" + n.inputs[i] + "' is not produced by any earlier node");
-    return it->second;
-  };
-  const ValueType& indices = type(0);
-  const ValueType& values = type(2);
+  const ValueType& indices = types.at(n.inputs[0]);
+  const ValueType& values = types.at(n.inputs[2]);
   const Tensor* depth_value = constant_of(n.inputs[1]);
   if (!depth_value || depth_value->numel() != 1)
     fail("depth must be a constant of one value (cbtrain needs the output's shape when it binds the graph)");

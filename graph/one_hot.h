@@ -18,7 +18,7 @@ using ConstantOf = std::function<const Tensor*(const std::string&)>;
 
 // Depth must be a constant (an initializer of any type: it is read, never trained). Throws
 // ModelError naming the node for a depth that is not a positive constant, an axis out of
-// range, values that are not two.
+// range, values that are not two. `types` holds every input's type (bind_graph checks).
 Expansion expand_one_hot(const Node& n, const std::map<std::string, ValueType>& types, const ConstantOf& constant_of,
                          const FreshName& fresh);
 

@@ -175,14 +175,7 @@ class Unroller {
 
   void read_signature() {
     const RecurrentForm f = read_recurrent_form(
-        n_,
-        [this](size_t i) {
-          auto it = types_.find(n_.inputs[i]);
-          if (it == types_.end())
-            throw ModelError("node " + n_.describe() + ": input '" + n_.inputs[i] +
-                             "' is not produced by any earlier node");
-          return &it->second;
-        },
+        n_, [this](size_t i) { return &types_.at(n_.inputs[i]); },
         [this](size_t i) {
           auto it = consts_.find(n_.inputs[i]);
           return it == consts_.end() ? nullptr : &it->second;

@@ -48,7 +48,8 @@ std::vector<std::pair<std::string, std::string>> recurrent_op_summaries();
 using Unrolled = Expansion;
 
 // The ops `n` is made of over its bound input types (`types`: every value so far; `consts`:
-// the constant ones, for sequence_lens). Throws as read_recurrent_form.
+// the constant ones, for sequence_lens; every input's type is there: bind_graph checks).
+// Throws as read_recurrent_form.
 Unrolled unroll_recurrent(const Node& n, const std::map<std::string, ValueType>& types,
                           const std::map<std::string, Tensor>& consts, int64_t opset, const FreshName& fresh);
 

@@ -101,6 +101,8 @@ TEST(RecurrentTest, RefusesWhatItCannotUnrollNamingTheNode) {
       {"too few activations", [](Node& n, Graph&) { n.attrs.set("activations", std::vector<std::string>{"Sigmoid"}); },
        "activations lists 1 functions, expected 3"},
       {"direction", [](Node& n, Graph&) { n.attrs.set("direction", std::string("sideways")); }, "direction must be"},
+      {"R no node produces", [](Node& n, Graph&) { n.inputs[2] = "ghost"; },
+       "input 'ghost' is not produced by any earlier node"},
       {"W of another hidden size", [](Node& n, Graph&) { n.attrs.set("hidden_size", int64_t{4}); }, "W has shape"},
       {"bidirectional with one direction's weights",
        [](Node& n, Graph&) { n.attrs.set("direction", std::string("bidirectional")); }, "W has shape (1, 12, 5)"},

@@ -85,7 +85,9 @@ TEST(SelectionRewritesTest, OneHotRefusesNamingTheNode) {
                     "values must hold two values"},
                    {"axis 3 of a rank-3 output", [](Node& n, Graph&) { n.attrs.set("axis", int64_t{3}); },
                     "axis 3 is out of range"},
-                   {"no values", [](Node& n, Graph&) { n.inputs.resize(2); }, "takes indices, depth and values"}});
+                   {"no values", [](Node& n, Graph&) { n.inputs.resize(2); }, "takes indices, depth and values"},
+                   {"values no node produces", [](Node& n, Graph&) { n.inputs[2] = "ghost"; },
+                    "input 'ghost' is not produced by any earlier node"}});
 }
 
 // GatherElements of data (N, 4, 5) at constant indices (2, 4, 3) along axis 2.
@@ -112,7 +114,9 @@ TEST(SelectionRewritesTest, GatherElementsRefusesNamingTheNode) {
           g.initializers["i"] = test::random_tensor(DType::Float32, {2, 4, 3}, 97);
         },
         "indices must be int64 or int32"},
-       {"one input", [](Node& n, Graph&) { n.inputs.resize(1); }, "takes data and indices"}});
+       {"one input", [](Node& n, Graph&) { n.inputs.resize(1); }, "takes data and indices"},
+       {"indices no node produces", [](Node& n, Graph&) { n.inputs[1] = "ghost"; },
+        "input 'ghost' is not produced by any earlier node"}});
 }
 
 }  // namespace
