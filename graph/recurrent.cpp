@@ -70,13 +70,18 @@ RecurrentForm read_recurrent_form(const Node& n, const RecurrentInputType& input
   f.has_bias = n.has_input(3);
   if (f.has_bias) check_shape(3, "B", {f.dirs, 2 * gh});
   if (n.has_input(4)) {
+    const ValueType& lt = type(4);
+    if ((lt.dtype != DType::Int32 && lt.dtype != DType::Int64) || lt.shape != Shape{f.batch})
+      fail("sequence_lens must be int32 of shape (" + std::to_string(f.batch) + "), has " + dtype_name(lt.dtype) + " " +
+           shape_str(lt.shape));
     const Tensor* lens = input_value(4);
-    bool full = lens && lens->numel() == f.batch;
+    for (int64_t b = 0; lens && b < f.batch; ++b)
+      if (lens->at_i64(b) < 0 || lens->at_i64(b) > f.steps)
+        fail("sequence_lens holds " + std::to_string(lens->at_i64(b)) + ", outside [0, " + std::to_string(f.steps) +
+             "]");
+    bool full = lens != nullptr;
     for (int64_t b = 0; full && b < f.batch; ++b) full = lens->at_i64(b) == f.steps;
-    if (!full)
-      fail("sequence_lens must be a constant equal to the sequence length " + std::to_string(f.steps) +
-           " for every sample: cbtrain unrolls every sequence to its full length (pad them, or export without "
-           "sequence_lens)");
+    f.has_lengths = !full;
   }
   const Shape state = f.layout == 1 ? Shape{f.batch, f.dirs, f.hidden} : Shape{f.dirs, f.batch, f.hidden};
   f.has_h0 = n.has_input(5);
@@ -134,7 +139,7 @@ bool RecurrentForm::fused() const {
                                    : kind == RecurrentKind::Gru ? all({"Sigmoid", "Tanh"})
                                                                 : all({"Tanh"}) || all({"Relu"});
   return dtype == DType::Float32 && layout == 0 && !reverse_only && default_activations &&
-         (kind != RecurrentKind::Gru || linear_before_reset) && !has_peepholes && clip == 0;
+         (kind != RecurrentKind::Gru || linear_before_reset) && !has_peepholes && clip == 0 && !has_lengths;
 }
 
 namespace {
@@ -185,6 +190,7 @@ class Unroller {
     reverse_first_ = f.reverse_only, linear_before_reset_ = f.linear_before_reset;
     clip_ = f.clip;
     dtype_ = f.dtype;
+    has_lengths_ = f.has_lengths;
     activations_ = f.activations;
     w_.base = n_.name.empty() ? n_.outputs.empty() ? n_.op_type : n_.outputs[0] : n_.name;
   }
@@ -264,6 +270,32 @@ class Unroller {
     return add(activations_[which], {clip(x)}, hint);
   }
 
+  // Step t's mask (N, 1) of the node's dtype: 1 for the samples whose sequence_lens exceed t
+  // (made once, for the first direction that asks).
+  const std::string& mask(int64_t t) {
+    auto it = masks_.find(t);
+    if (it != masks_.end()) return it->second;
+    const std::string& lens = n_.inputs[4];
+    Tensor step(types_.at(lens).dtype, Shape{});
+    if (step.dtype() == DType::Int32)
+      *step.ptr<int32_t>() = static_cast<int32_t>(t);
+    else
+      *step.ptr<int64_t>() = t;
+    const std::string st = "len_t" + std::to_string(t);
+    Attributes to;
+    to.set("to", int64_t{dtype_ == DType::Float64 ? 11 : 1});  // TensorProto.DOUBLE or FLOAT
+    const std::string in = add("Cast", {add("Less", {constant(std::move(step), st), lens}, st + "_in")}, to, st);
+    return masks_.emplace(t, reshape(in, {batch_, 1}, st + "_mask")).first->second;
+  }
+
+  // With sequence_lens: the state keeps its value where step t is past a sample's sequence
+  // (prev + m (next - prev); from no state, m next).
+  std::string held(int64_t t, const std::string& prev, const std::string& next, const std::string& hint) {
+    const std::string& m = mask(t);
+    if (prev.empty()) return add("Mul", {m, next}, hint);
+    return add("Add", {prev, add("Mul", {m, add("Sub", {next, prev}, hint + "_d")}, hint + "_md")}, hint);
+  }
+
   // Input `input` split along its directions' `axis` into one value of shape `piece` per
   // direction (made once, for the first direction that asks).
   const std::vector<std::string>& per_direction(size_t input, int64_t axis, const Shape& piece,
@@ -324,6 +356,7 @@ class Unroller {
       const int64_t t = reverse ? steps_ - 1 - s : s;
       const std::string st = tag + "_t" + std::to_string(t);
       const std::string& x = xs[static_cast<size_t>(t)];
+      const std::string h_prev = h, c_prev = c;
       if (kind_ == Kind::Lstm) {
         const std::string pre = h.empty() ? x : add("Add", {x, add("MatMul", {h, rt}, st + "_hR")}, st + "_pre");
         auto g = split(pre, 1, {H, H, H, H}, st + "_gates");  // i, o, f, c
@@ -374,7 +407,13 @@ class Unroller {
         const std::string pre = h.empty() ? x : add("Add", {x, add("MatMul", {h, rt}, st + "_hR")}, st + "_pre");
         h = act(a0, pre, st + "_H");
       }
-      hs[static_cast<size_t>(t)] = h;
+      if (has_lengths_) {  // Y is 0 past a sample's sequence; the state is held
+        hs[static_cast<size_t>(t)] = add("Mul", {mask(t), h}, st + "_Y");
+        h = held(t, h_prev, h, st + "_Hheld");
+        if (kind_ == Kind::Lstm) c = held(t, c_prev, c, st + "_Cheld");
+      } else {
+        hs[static_cast<size_t>(t)] = h;
+      }
     }
     h_last = h;
     c_last = c;
@@ -393,6 +432,8 @@ class Unroller {
   DType dtype_ = DType::Float32;
   std::vector<std::string> activations_;
   std::string lo_clip_, hi_clip_;
+  bool has_lengths_ = false;
+  std::map<int64_t, std::string> masks_;  // step -> (N, 1): 1 where the step is in the sample's sequence
   std::map<size_t, std::vector<std::string>> per_direction_;
 };
 
@@ -404,8 +445,8 @@ bool is_recurrent(const Node& n) {
 
 std::vector<std::pair<std::string, std::string>> recurrent_op_summaries() {
   const char* common =
-      "forward, reverse, bidirectional; layout 0 or 1; initial states; clip; on the GPU cuDNN's recurrent "
-      "networks where they compute the form, otherwise unrolled over the sequence";
+      "forward, reverse, bidirectional; layout 0 or 1; initial states; sequence_lens; clip; on the GPU "
+      "cuDNN's recurrent networks where they compute the form, otherwise unrolled over the sequence";
   return {{"GRU", std::string("gated recurrent unit (linear_before_reset 0 or 1; ") + common + ")"},
           {"LSTM", std::string("long short-term memory (peepholes; ") + common + ")"},
           {"RNN", std::string("Elman recurrent network (") + common + ")"}};

@@ -24,13 +24,17 @@ struct RecurrentForm {
   int64_t layout = 0, steps = 0, batch = 0, input = 0, hidden = 0, dirs = 1;
   bool reverse_only = false, linear_before_reset = false;
   bool has_bias = false, has_h0 = false, has_c0 = false, has_peepholes = false;
+  // sequence_lens other than the full length for every sample (from the data, or a constant of
+  // other values): each sample's steps from its length on leave the state as it was and give
+  // zeros in Y (a reverse direction so starts at the sample's last step).
+  bool has_lengths = false;
   float clip = 0;  // 0: none
   DType dtype = DType::Float32;
   std::vector<std::string> activations;  // the ops of each function, direction after direction
 
   // Whether a fused kernel (cuDNN's recurrent networks) computes this form: float32,
   // time-major, forward or bidirectional, the default activations (an RNN's Tanh or Relu
-  // throughout), a GRU's linear_before_reset, no peepholes and no clip.
+  // throughout), a GRU's linear_before_reset, no peepholes, no clip, full sequences.
   bool fused() const;
 };
 
@@ -39,7 +43,7 @@ using RecurrentInputType = std::function<const ValueType*(size_t)>;
 using RecurrentInputValue = std::function<const Tensor*(size_t)>;
 
 // Reads and checks the form; throws ModelError naming the node for what cbtrain does not take:
-// sequence lengths that differ from the sequence's, input_forget, activations with parameters.
+// input_forget, activations with parameters.
 RecurrentForm read_recurrent_form(const Node& n, const RecurrentInputType& type, const RecurrentInputValue& value);
 
 // The recurrent ops with a one-line summary each, for `cbtrain ops`.

@@ -777,6 +777,56 @@ def gather_scatter_nd_models():
         save_classifier(nodes, init, f"nd{opset}", opset, x, classes)
 
 
+def recurrent_lengths_model():
+    """LSTM, GRU and RNN over sequences of different lengths, the lengths from the data: x (N, 30)
+    viewed as 6 steps of 5 features; a sample's length is the number of its steps whose first
+    feature exceeds -0.5 (sequence_lens, int32). A bidirectional LSTM (Y summed over time, Y_h),
+    a GRU with linear_before_reset and an initial state (Y_h), a reverse RNN (Y_h), all with
+    sequence_lens, feed a classifier: `recurrent_lens` (opset 14; `.onnx`, `.input.npy`,
+    `.output.npy`, onnxruntime's output)."""
+    rng = np.random.default_rng(2203)
+    batch, steps, n_in, hidden, classes = 6, 6, 5, 4, 10
+    x = rng.normal(0, 1.0, (batch, steps * n_in)).astype(np.float32)
+    n = helper.make_node
+
+    def w(name, shape, scale=0.4):
+        return numpy_helper.from_array(rng.normal(0, scale, shape).astype(np.float32), name)
+
+    def ints(name, values):
+        return numpy_helper.from_array(np.array(values, np.int64), name)
+
+    init = [ints("s_tn", [0, steps, n_in]), ints("zero1", [0]), ints("time_axis", [1]), ints("minus1", [-1]),
+            ints("flat", [0, -1]), ints("rows_h", [-1, hidden]), ints("one1", [1]), ints("two1", [2]),
+            ints("hid", [hidden]),
+            numpy_helper.from_array(np.array([-0.5], np.float32), "threshold"),
+            w("lW", (2, 4 * hidden, n_in)), w("lR", (2, 4 * hidden, hidden)), w("lB", (2, 8 * hidden), 0.1),
+            w("gW", (1, 3 * hidden, n_in)), w("gR", (1, 3 * hidden, hidden)), w("gB", (1, 6 * hidden), 0.1),
+            w("gh0", (1, 1, hidden), 0.3), w("rW", (1, hidden, n_in)), w("rR", (1, hidden, hidden)),
+            w("w2", (classes, 6 * hidden), 0.3), numpy_helper.from_array(np.zeros(classes, np.float32), "b2")]
+    nodes = [n("Reshape", ["x", "s_tn"], ["xs"]),                                   # (N, T, I)
+             n("Transpose", ["xs"], ["xt"], perm=[1, 0, 2]),                       # (T, N, I)
+             n("Gather", ["xs", "zero1"], ["first_feature"], axis=2),              # (N, T, 1)
+             n("Greater", ["first_feature", "threshold"], ["valid"]),
+             n("Cast", ["valid"], ["valid_f"], to=TensorProto.FLOAT),
+             n("ReduceSum", ["valid_f", "time_axis"], ["len_f"], keepdims=0),      # (N, 1)
+             n("Cast", ["len_f"], ["len_i"], to=TensorProto.INT32),
+             n("Reshape", ["len_i", "minus1"], ["lens"]),                           # (N,)
+             n("LSTM", ["xt", "lW", "lR", "lB", "lens"], ["lY", "lYh"], hidden_size=hidden, direction="bidirectional"),
+             n("ReduceSum", ["lY", "zero1"], ["lY_sum"], keepdims=0),              # (2, N, H)
+             n("Transpose", ["lY_sum"], ["lY_n"], perm=[1, 0, 2]), n("Reshape", ["lY_n", "flat"], ["lY_flat"]),
+             n("Transpose", ["lYh"], ["lYh_n"], perm=[1, 0, 2]), n("Reshape", ["lYh_n", "flat"], ["lYh_flat"]),
+             n("Shape", ["xt"], ["xt_shape"]), n("Slice", ["xt_shape", "one1", "two1"], ["n_batch"]),
+             n("Concat", ["one1", "n_batch", "hid"], ["h0_shape"], axis=0),
+             n("Expand", ["gh0", "h0_shape"], ["gh0_full"]),
+             n("GRU", ["xt", "gW", "gR", "gB", "lens", "gh0_full"], ["", "gYh"], hidden_size=hidden,
+               linear_before_reset=1),
+             n("Reshape", ["gYh", "rows_h"], ["gYh_flat"]),
+             n("RNN", ["xt", "rW", "rR", "", "lens"], ["", "rYh"], hidden_size=hidden, direction="reverse"),
+             n("Reshape", ["rYh", "rows_h"], ["rYh_flat"]),
+             n("Concat", ["lY_flat", "lYh_flat", "gYh_flat", "rYh_flat"], ["h"], axis=1),
+             n("Gemm", ["h", "w2", "b2"], ["logits"], transB=1)]
+    save_classifier(nodes, init, "recurrent_lens", 14, x, classes)
+
 if __name__ == "__main__":
     os.makedirs(HERE, exist_ok=True)
     attrs_model()
@@ -796,3 +846,4 @@ if __name__ == "__main__":
     top_k_models()
     scatter_elements_models()
     gather_scatter_nd_models()
+    recurrent_lengths_model()

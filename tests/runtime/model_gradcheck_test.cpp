@@ -124,6 +124,10 @@ TEST(ModelGradCheck, RecurrentOpsUnrolled) {
   check_model("tests/onnx_import/data/recurrent14.onnx", 3, 3);
   check_model("tests/onnx_import/data/recurrent9.onnx", 3, 3);
 }
+
+// Sequence lengths from the data: the steps past a sample's length hold its state (masks of
+// Less and Cast); the gradient reaches every weight through the steps that count.
+TEST(ModelGradCheck, RecurrentSequenceLengths) { check_model("tests/onnx_import/data/recurrent_lens.onnx", 3, 3); }
 // F.normalize's form, ReduceL2 (expanded at load into Mul, ReduceSum, Sqrt), Max with an epsilon
 // and Div, over a sample whose features are all zero: the norm's gradient there is 0 (as
 // PyTorch's), not Sqrt's infinite derivative times zero.

@@ -78,18 +78,18 @@ TEST(RecurrentTest, RefusesWhatItCannotUnrollNamingTheNode) {
     const char* message;
   };
   const Case cases[] = {
-      {"sequence_lens shorter than the sequence",
+      {"sequence_lens beyond the sequence",
        [](Node& n, Graph& g) {
-         g.initializers.emplace("lens", Tensor::from_i64({4, 3}, {2}));
+         g.initializers.emplace("lens", Tensor::from_i64({5, 3}, {2}));
          n.inputs = {"xt", "W", "R", "", "lens"};
        },
-       "sequence_lens must be a constant equal to the sequence length 4"},
-      {"sequence_lens from the data",
+       "sequence_lens holds 5, outside [0, 4]"},
+      {"float sequence_lens",
        [](Node& n, Graph& g) {
-         g.inputs.push_back({"lens", DType::Int32, {Dim{-1, "N"}}});  // a second data input
+         g.initializers.emplace("lens", Tensor::from_f32({4, 3}, {2}));
          n.inputs = {"xt", "W", "R", "", "lens"};
        },
-       "sequence_lens must be a constant"},
+       "sequence_lens must be int32 of shape (2)"},
       {"input_forget", [](Node& n, Graph&) { n.attrs.set("input_forget", int64_t{1}); }, "input_forget"},
       {"activation parameters", [](Node& n, Graph&) { n.attrs.set("activation_alpha", std::vector<float>{0.1f}); },
        "activation_alpha"},
@@ -184,22 +184,26 @@ TEST(RecurrentTest, GpuBindingKeepsTheFusedFormsWhole) {
   // the GRU with linear_before_reset, the Relu RNN and the LSTM with full sequence_lens are not.
   EXPECT_EQ(count("tests/onnx_import/data/recurrent14.onnx", true), 3);
   EXPECT_EQ(count("tests/onnx_import/data/recurrent9.onnx", true), 0) << "clip; GRU without linear_before_reset";
+  EXPECT_EQ(count("tests/onnx_import/data/recurrent_lens.onnx", true), 0) << "sequence lengths from the data";
 }
 
 TEST(RecurrentTest, UnrolledOpsHaveKernelsOnBothDevices) {
-  ImportedModel m = load_model(test::source_path("tests/onnx_import/data/recurrent14.onnx"));
-  BindOptions bo;
-  bo.batch = 3;
-  BoundGraph b = bind_graph(m.graph, bo, cpu_evaluator(m.graph.opset));
   std::set<std::string> ops;
-  for (const Node& n : b.graph.nodes) ops.insert(n.op_type);
+  for (const char* file : {"tests/onnx_import/data/recurrent14.onnx", "tests/onnx_import/data/recurrent_lens.onnx"}) {
+    ImportedModel m = load_model(test::source_path(file));
+    BindOptions bo;
+    bo.batch = 3;
+    BoundGraph b = bind_graph(m.graph, bo, cpu_evaluator(m.graph.opset));
+    for (const Node& n : b.graph.nodes) ops.insert(n.op_type);
+    EXPECT_TRUE(unsupported_ops(m.graph, DeviceKind::CPU).empty()) << file;
+  }
+  EXPECT_TRUE(ops.count("Less")) << "no sequence masks";
   EXPECT_TRUE(ops.count("MatMul") && ops.count("Sigmoid") && ops.count("Split")) << "not unrolled";
   const bool cuda_built = !kernels_for(DeviceKind::CUDA).empty();
   for (const auto& op : ops) {
     EXPECT_TRUE(find_kernel("", op, DeviceKind::CPU)) << op;
     if (cuda_built) EXPECT_TRUE(find_kernel("", op, DeviceKind::CUDA)) << op;
   }
-  EXPECT_TRUE(unsupported_ops(m.graph, DeviceKind::CPU).empty());
 }
 
 }  // namespace

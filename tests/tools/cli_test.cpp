@@ -432,6 +432,15 @@ TEST(Cli, RecurrentModelsMatchOnnxruntimeAndTrain) {
   expect_fixtures_match_and_train({"recurrent14", "recurrent9"}, {6, 5}, 65.0);  // 79.9%, 77.7% when written
 }
 
+// Sequences of different lengths, the lengths computed from the data (sequence_lens of a
+// bidirectional LSTM, a GRU with an initial state and a reverse RNN): agreement with
+// onnxruntime (Y zero past each length, the final states at each sample's last step, the
+// reverse direction starting there), and training well above chance (10%).
+TEST(Cli, RecurrentSequenceLengthsMatchOnnxruntimeAndTrain) {
+  // 36.1% when written: the masks hide part of each sample from a small model (hidden size 4).
+  expect_fixtures_match_and_train({"recurrent_lens"}, {30}, 25.0);
+}
+
 // Einsum in nine equations (attention scores, batched and three-operand products, ellipses,
 // the implicit output, sums, an outer product, a trained weight; tests/onnx_import/make_fixtures.py),
 // rewritten when the graph is bound: agreement with onnxruntime at opsets 12 and 17, and
