@@ -20,12 +20,30 @@ std::string lower(std::string s) {
   return s;
 }
 
-// The activations without parameters that cbtrain has ops for, by ONNX's names.
-const char* activation_op(const std::string& name) {
-  static const std::pair<const char*, const char*> known[] = {
-      {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"}, {"relu", "Relu"}, {"softsign", "Softsign"}, {"softplus", "Softplus"}};
-  for (const auto& [k, op] : known)
-    if (lower(name) == k) return op;
+// A recurrent activation by ONNX's name: cbtrain's op (Affine and ScaledTanh are made of Mul,
+// Add and Tanh when unrolled), whether it takes alpha and beta, and their defaults (those of
+// the ONNX ops; 0 for Affine and ScaledTanh, as onnxruntime).
+struct ActivationKind {
+  const char* name;
+  const char* op;
+  bool alpha, beta;
+  float alpha_default, beta_default;
+};
+
+const ActivationKind* activation_kind(const std::string& name) {
+  static const ActivationKind known[] = {{"sigmoid", "Sigmoid", false, false, 0, 0},
+                                         {"tanh", "Tanh", false, false, 0, 0},
+                                         {"relu", "Relu", false, false, 0, 0},
+                                         {"softsign", "Softsign", false, false, 0, 0},
+                                         {"softplus", "Softplus", false, false, 0, 0},
+                                         {"leakyrelu", "LeakyRelu", true, false, 0.01f, 0},
+                                         {"thresholdedrelu", "ThresholdedRelu", true, false, 1.0f, 0},
+                                         {"elu", "Elu", true, false, 1.0f, 0},
+                                         {"hardsigmoid", "HardSigmoid", true, true, 0.2f, 0.5f},
+                                         {"scaledtanh", "ScaledTanh", true, true, 0, 0},
+                                         {"affine", "Affine", true, true, 0, 0}};
+  for (const auto& k : known)
+    if (lower(name) == k.name) return &k;
   return nullptr;
 }
 
@@ -96,10 +114,8 @@ RecurrentForm read_recurrent_form(const Node& n, const RecurrentInputType& input
     if (f.kind != RecurrentKind::Lstm) fail("has an eighth input; only LSTM has the peepholes P");
     check_shape(7, "P", {f.dirs, 3 * f.hidden});
   }
-  if (n.attrs.get_int("input_forget", 0) != 0)
-    fail("input_forget (coupled input and forget gates) is not supported; export without it");
-  if (n.attrs.has("activation_alpha") || n.attrs.has("activation_beta"))
-    fail("activations with parameters (activation_alpha, activation_beta) are not supported");
+  f.input_forget = n.attrs.get_int("input_forget", 0) != 0;
+  if (f.input_forget && f.kind != RecurrentKind::Lstm) fail("input_forget is LSTM's");
   f.clip = n.attrs.get_float("clip", 0.0f);
   if (n.attrs.has("clip") && !(f.clip > 0)) fail("clip must be positive");
   f.linear_before_reset = f.kind == RecurrentKind::Gru && n.attrs.get_int("linear_before_reset", 0) != 0;
@@ -120,11 +136,22 @@ RecurrentForm read_recurrent_form(const Node& n, const RecurrentInputType& input
   if (names.size() != per_dir * static_cast<size_t>(f.dirs))
     fail("activations lists " + std::to_string(names.size()) + " functions, expected " +
          std::to_string(per_dir * f.dirs) + " (" + std::to_string(per_dir) + " per direction)");
+  // activation_alpha and activation_beta go, in order, to the functions that take them.
+  const std::vector<float> alphas = n.attrs.get_floats("activation_alpha"),
+                           betas = n.attrs.get_floats("activation_beta");
+  size_t next_alpha = 0, next_beta = 0;
   for (const auto& name : names) {
-    const char* op = activation_op(name);
-    if (!op) fail("activation '" + name + "' is not supported (Sigmoid, Tanh, Relu, Softsign, Softplus are)");
-    f.activations.push_back(op);
+    const ActivationKind* k = activation_kind(name);
+    if (!k)
+      fail("activation '" + name +
+           "' is not supported (Sigmoid, Tanh, Relu, Softsign, Softplus, LeakyRelu, ThresholdedRelu, Elu, "
+           "HardSigmoid, ScaledTanh, Affine are)");
+    f.activations.push_back(k->op);
+    f.activation_alpha.push_back(!k->alpha ? 0 : next_alpha < alphas.size() ? alphas[next_alpha++] : k->alpha_default);
+    f.activation_beta.push_back(!k->beta ? 0 : next_beta < betas.size() ? betas[next_beta++] : k->beta_default);
   }
+  if (next_alpha < alphas.size() || next_beta < betas.size())
+    fail("activation_alpha or activation_beta holds more values than its activations take");
   return f;
 }
 
@@ -138,7 +165,7 @@ bool RecurrentForm::fused() const {
   const bool default_activations = kind == RecurrentKind::Lstm  ? all({"Sigmoid", "Tanh", "Tanh"})
                                    : kind == RecurrentKind::Gru ? all({"Sigmoid", "Tanh"})
                                                                 : all({"Tanh"}) || all({"Relu"});
-  return dtype == DType::Float32 && layout == 0 && !reverse_only && default_activations &&
+  return dtype == DType::Float32 && layout == 0 && !reverse_only && default_activations && !input_forget &&
          (kind != RecurrentKind::Gru || linear_before_reset) && !has_peepholes && clip == 0 && !has_lengths;
 }
 
@@ -192,6 +219,8 @@ class Unroller {
     dtype_ = f.dtype;
     has_lengths_ = f.has_lengths;
     activations_ = f.activations;
+    alpha_ = f.activation_alpha, beta_ = f.activation_beta;
+    input_forget_ = f.input_forget;
     w_.base = n_.name.empty() ? n_.outputs.empty() ? n_.op_type : n_.outputs[0] : n_.name;
   }
 
@@ -208,13 +237,16 @@ class Unroller {
     return add(op, std::move(inputs), Attributes{}, hint);
   }
   std::string constant(Tensor t, const std::string& hint) { return w_.constant(std::move(t), hint); }
+  // A scalar constant of the node's dtype (one per value).
   std::string scalar(double v, const std::string& hint) {
+    auto it = scalars_.find(v);
+    if (it != scalars_.end()) return it->second;
     Tensor t(dtype_, Shape{});
     if (dtype_ == DType::Float64)
       *t.ptr<double>() = v;
     else
       *t.ptr<float>() = static_cast<float>(v);
-    return constant(std::move(t), hint);
+    return scalars_.emplace(v, constant(std::move(t), hint)).first->second;
   }
 
   static Attributes axis_attr(int64_t axis) {
@@ -265,10 +297,24 @@ class Unroller {
     a.set("max", clip_);
     return add("Clip", {x}, std::move(a), "clip");
   }
-  // An activation of its (clipped) input.
-  std::string act(size_t which, const std::string& x, const std::string& hint) {
-    return add(activations_[which], {clip(x)}, hint);
+  // Function `which` of x: its op with alpha and beta where it takes them; ScaledTanh
+  // (alpha tanh(beta x)) and Affine (alpha x + beta) of Mul, Tanh and Add.
+  std::string apply(size_t which, const std::string& x, const std::string& hint) {
+    const std::string& op = activations_[which];
+    const float alpha = alpha_[which], beta = beta_[which];
+    if (op == "ScaledTanh")
+      return add("Mul",
+                 {scalar(alpha, hint + "_a"), add("Tanh", {add("Mul", {scalar(beta, hint + "_b"), x}, hint)}, hint)},
+                 hint);
+    if (op == "Affine")
+      return add("Add", {add("Mul", {scalar(alpha, hint + "_a"), x}, hint), scalar(beta, hint + "_b")}, hint);
+    Attributes a;
+    if (op == "LeakyRelu" || op == "ThresholdedRelu" || op == "Elu" || op == "HardSigmoid") a.set("alpha", alpha);
+    if (op == "HardSigmoid") a.set("beta", beta);
+    return add(op, {x}, std::move(a), hint);
   }
+  // An activation of its (clipped) input.
+  std::string act(size_t which, const std::string& x, const std::string& hint) { return apply(which, clip(x), hint); }
 
   // Step t's mask (N, 1) of the node's dtype: 1 for the samples whose sequence_lens exceed t
   // (made once, for the first direction that asks).
@@ -369,14 +415,16 @@ class Unroller {
         if (c.empty()) {
           c = ic;
         } else {
-          const std::string f = act(a0, g[2], st + "_f");
+          // input_forget couples the gates: f = 1 - i.
+          const std::string f =
+              input_forget_ ? add("Sub", {scalar(1.0, st + "_one"), i}, st + "_f") : act(a0, g[2], st + "_f");
           c = add("Add", {add("Mul", {f, c}, st + "_fc"), ic}, st + "_C");
         }
         std::string o_pre = g[1];
         if (!p.empty()) o_pre = add("Add", {o_pre, add("Mul", {c, p[1]}, st + "_po")}, st + "_o_pre");
         const std::string o = act(a0, o_pre, st + "_o");
         // The cell state is not clipped: only the gates' inputs are.
-        h = add("Mul", {o, add(activations_[a0 + 2], {c}, st + "_hC")}, st + "_H");
+        h = add("Mul", {o, apply(a0 + 2, c, st + "_hC")}, st + "_H");
       } else if (kind_ == Kind::Gru) {
         auto x_zr_h = split(x, 1, {2 * H, H}, st + "_x");
         std::string zr = x_zr_h[0], hr_h;
@@ -431,6 +479,9 @@ class Unroller {
   float clip_ = 0;
   DType dtype_ = DType::Float32;
   std::vector<std::string> activations_;
+  std::vector<float> alpha_, beta_;
+  bool input_forget_ = false;
+  std::map<double, std::string> scalars_;
   std::string lo_clip_, hi_clip_;
   bool has_lengths_ = false;
   std::map<int64_t, std::string> masks_;  // step -> (N, 1): 1 where the step is in the sample's sequence
@@ -445,10 +496,10 @@ bool is_recurrent(const Node& n) {
 
 std::vector<std::pair<std::string, std::string>> recurrent_op_summaries() {
   const char* common =
-      "forward, reverse, bidirectional; layout 0 or 1; initial states; sequence_lens; clip; on the GPU "
-      "cuDNN's recurrent networks where they compute the form, otherwise unrolled over the sequence";
+      "forward, reverse, bidirectional; layout 0 or 1; initial states; sequence_lens; clip; every activation; "
+      "on the GPU cuDNN's recurrent networks where they compute the form, otherwise unrolled over the sequence";
   return {{"GRU", std::string("gated recurrent unit (linear_before_reset 0 or 1; ") + common + ")"},
-          {"LSTM", std::string("long short-term memory (peepholes; ") + common + ")"},
+          {"LSTM", std::string("long short-term memory (peepholes; input_forget; ") + common + ")"},
           {"RNN", std::string("Elman recurrent network (") + common + ")"}};
 }
 

@@ -30,11 +30,14 @@ struct RecurrentForm {
   bool has_lengths = false;
   float clip = 0;  // 0: none
   DType dtype = DType::Float32;
-  std::vector<std::string> activations;  // the ops of each function, direction after direction
+  bool input_forget = false;                             // LSTM: the forget gate is 1 - the input gate
+  std::vector<std::string> activations;                  // the ops of each function, direction after direction
+  std::vector<float> activation_alpha, activation_beta;  // each function's (0 where it takes none)
 
   // Whether a fused kernel (cuDNN's recurrent networks) computes this form: float32,
   // time-major, forward or bidirectional, the default activations (an RNN's Tanh or Relu
-  // throughout), a GRU's linear_before_reset, no peepholes, no clip, full sequences.
+  // throughout), a GRU's linear_before_reset, no peepholes, no clip, full sequences, no
+  // input_forget.
   bool fused() const;
 };
 
@@ -42,8 +45,8 @@ struct RecurrentForm {
 using RecurrentInputType = std::function<const ValueType*(size_t)>;
 using RecurrentInputValue = std::function<const Tensor*(size_t)>;
 
-// Reads and checks the form; throws ModelError naming the node for what cbtrain does not take:
-// input_forget, activations with parameters.
+// Reads and checks the form; throws ModelError naming the node for what ONNX does not define
+// (an unknown activation, a wrong shape).
 RecurrentForm read_recurrent_form(const Node& n, const RecurrentInputType& type, const RecurrentInputValue& value);
 
 // The recurrent ops with a one-line summary each, for `cbtrain ops`.

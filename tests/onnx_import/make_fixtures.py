@@ -827,6 +827,43 @@ def recurrent_lengths_model():
              n("Gemm", ["h", "w2", "b2"], ["logits"], transB=1)]
     save_classifier(nodes, init, "recurrent_lens", 14, x, classes)
 
+def recurrent_activations_model():
+    """LSTM, GRU and RNN with the activations that take parameters and LSTM's input_forget
+    (Keras's older LSTM: HardSigmoid gates), feeding a classifier: x (N, 30) viewed as 6 steps of
+    5 features, time-major; an LSTM with input_forget and HardSigmoid (0.2, 0.5), Tanh, Tanh; a
+    GRU with LeakyRelu (0.1) and ScaledTanh (0.8, 1.3); a bidirectional RNN with Elu (0.9)
+    forward and Affine (0.7, 0.1) backward: `recurrent_acts` (opset 14; `.onnx`, `.input.npy`,
+    `.output.npy`, onnxruntime's output)."""
+    rng = np.random.default_rng(2239)
+    batch, steps, n_in, hidden, classes = 6, 6, 5, 4, 10
+    x = rng.normal(0, 1.0, (batch, steps * n_in)).astype(np.float32)
+    n = helper.make_node
+
+    def w(name, shape, scale=0.4):
+        return numpy_helper.from_array(rng.normal(0, scale, shape).astype(np.float32), name)
+
+    init = [numpy_helper.from_array(np.array([0, steps, n_in], np.int64), "s_tn"),
+            numpy_helper.from_array(np.array([-1, hidden], np.int64), "rows_h"),
+            numpy_helper.from_array(np.array([0, -1], np.int64), "flat"),
+            w("lW", (1, 4 * hidden, n_in)), w("lR", (1, 4 * hidden, hidden)), w("lB", (1, 8 * hidden), 0.1),
+            w("gW", (1, 3 * hidden, n_in)), w("gR", (1, 3 * hidden, hidden)), w("gB", (1, 6 * hidden), 0.1),
+            w("rW", (2, hidden, n_in)), w("rR", (2, hidden, hidden)), w("rB", (2, 2 * hidden), 0.1),
+            w("w2", (classes, 4 * hidden), 0.3), numpy_helper.from_array(np.zeros(classes, np.float32), "b2")]
+    nodes = [n("Reshape", ["x", "s_tn"], ["xs"]), n("Transpose", ["xs"], ["xt"], perm=[1, 0, 2]),
+             n("LSTM", ["xt", "lW", "lR", "lB"], ["", "lYh"], hidden_size=hidden, input_forget=1,
+               activations=["HardSigmoid", "Tanh", "Tanh"], activation_alpha=[0.2], activation_beta=[0.5]),
+             n("Reshape", ["lYh", "rows_h"], ["lYh_flat"]),
+             n("GRU", ["xt", "gW", "gR", "gB"], ["", "gYh"], hidden_size=hidden,
+               activations=["LeakyRelu", "ScaledTanh"], activation_alpha=[0.1, 0.8], activation_beta=[1.3]),
+             n("Reshape", ["gYh", "rows_h"], ["gYh_flat"]),
+             n("RNN", ["xt", "rW", "rR", "rB"], ["", "rYh"], hidden_size=hidden, direction="bidirectional",
+               activations=["Elu", "Affine"], activation_alpha=[0.9, 0.7], activation_beta=[0.1]),
+             n("Transpose", ["rYh"], ["rYh_n"], perm=[1, 0, 2]), n("Reshape", ["rYh_n", "flat"], ["rYh_flat"]),
+             n("Concat", ["lYh_flat", "gYh_flat", "rYh_flat"], ["h"], axis=1),
+             n("Gemm", ["h", "w2", "b2"], ["logits"], transB=1)]
+    save_classifier(nodes, init, "recurrent_acts", 14, x, classes)
+
+
 if __name__ == "__main__":
     os.makedirs(HERE, exist_ok=True)
     attrs_model()
@@ -847,3 +884,4 @@ if __name__ == "__main__":
     scatter_elements_models()
     gather_scatter_nd_models()
     recurrent_lengths_model()
+    recurrent_activations_model()

@@ -128,6 +128,12 @@ TEST(ModelGradCheck, RecurrentOpsUnrolled) {
 // Sequence lengths from the data: the steps past a sample's length hold its state (masks of
 // Less and Cast); the gradient reaches every weight through the steps that count.
 TEST(ModelGradCheck, RecurrentSequenceLengths) { check_model("tests/onnx_import/data/recurrent_lens.onnx", 3, 3); }
+
+// LSTM with input_forget and HardSigmoid gates, GRU with LeakyRelu and ScaledTanh, RNN with Elu
+// and Affine: the gradient through each function's parameters as unrolled.
+TEST(ModelGradCheck, RecurrentActivationsWithParameters) {
+  check_model("tests/onnx_import/data/recurrent_acts.onnx", 3, 3);
+}
 // F.normalize's form, ReduceL2 (expanded at load into Mul, ReduceSum, Sqrt), Max with an epsilon
 // and Div, over a sample whose features are all zero: the norm's gradient there is 0 (as
 // PyTorch's), not Sqrt's infinite derivative times zero.

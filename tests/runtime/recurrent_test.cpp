@@ -90,9 +90,9 @@ TEST(RecurrentTest, RefusesWhatItCannotUnrollNamingTheNode) {
          n.inputs = {"xt", "W", "R", "", "lens"};
        },
        "sequence_lens must be int32 of shape (2)"},
-      {"input_forget", [](Node& n, Graph&) { n.attrs.set("input_forget", int64_t{1}); }, "input_forget"},
-      {"activation parameters", [](Node& n, Graph&) { n.attrs.set("activation_alpha", std::vector<float>{0.1f}); },
-       "activation_alpha"},
+      {"more activation parameters than the functions take",
+       [](Node& n, Graph&) { n.attrs.set("activation_alpha", std::vector<float>{0.1f}); },
+       "activation_alpha or activation_beta holds more values than its activations take"},
       {"unknown activation",
        [](Node& n, Graph&) {
          n.attrs.set("activations", std::vector<std::string>{"Sigmoid", "Tanh", "Gelu"});
