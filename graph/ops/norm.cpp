@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "graph/op_schema.h"
+#include "graph/ops/norm_groups.h"
 #include "graph/shape_utils.h"
 
 namespace cbt {
@@ -156,9 +157,9 @@ int64_t group_count(const InferContext& ctx, const ValueType& x) {
   if (!is_floating(x.dtype)) ctx.fail("input must be a float tensor");
   if (x.shape.size() < 3) ctx.fail("input must be (N, C, D1, ...), got " + shape_str(x.shape));
   const int64_t c = x.shape[1];
-  if (ctx.node.op_type == "InstanceNormalization") return c;
-  if (!ctx.node.attrs.has("num_groups")) ctx.fail("attribute num_groups is required");
-  const int64_t g = ctx.node.attrs.get_int("num_groups", 1);
+  if (ctx.node.op_type != "InstanceNormalization" && !ctx.node.attrs.has("num_groups"))
+    ctx.fail("attribute num_groups is required");
+  const int64_t g = norm_groups(ctx.node, c);
   if (g <= 0 || c % g != 0)
     ctx.fail("num_groups " + std::to_string(g) + " does not divide the " + std::to_string(c) + " channels");
   return g;
@@ -193,8 +194,7 @@ std::vector<std::string> group_norm_grad(GradContext& c) {
   const Node& n = c.node;
   std::vector<std::string> grads(n.inputs.size(), "");
   if (c.dY.empty() || c.dY[0].empty()) return grads;
-  const int64_t groups =
-      n.op_type == "InstanceNormalization" ? c.g.type(n.inputs[0]).shape.at(1) : n.attrs.get_int("num_groups", 1);
+  const int64_t groups = norm_groups(n, c.g.type(n.inputs[0]).shape.at(1));
   Attributes a;
   a.set("num_groups", groups);
   a.set("epsilon", n.attrs.get_float("epsilon", 1e-5f));

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "graph/ops/norm_groups.h"
 #include "graph/shape_utils.h"
 #include "ops/kernel.h"
 #include "ops/norm_rows.h"
@@ -241,8 +242,7 @@ void layer_norm_backward(KernelContext& ctx) {
 template <class T>
 void group_norm_forward(KernelContext& ctx) {
   const Tensor& X = ctx.in(0);
-  const int64_t groups =
-      ctx.node.op_type == "InstanceNormalization" ? X.dim(1) : ctx.node.attrs.get_int("num_groups", 1);
+  const int64_t groups = norm_groups(ctx.node, X.dim(1));
   GroupRows d(X, groups, ctx.in(1).numel());
   const double eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
   const T *x = X.ptr<T>(), *scale = ctx.in(1).ptr<T>(), *bias = ctx.in(2).ptr<T>();

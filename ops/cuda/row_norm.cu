@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "graph/ops/norm_groups.h"
 #include "ops/cuda/dense_util.cuh"
 #include "ops/norm_rows.h"
 
@@ -168,8 +169,7 @@ struct Groups : GroupRows {
 };
 
 Groups groups_of(const KernelContext& ctx, const Tensor& x, const Tensor& scale) {
-  const bool instance = ctx.node.op_type == "InstanceNormalization";
-  return Groups(x, instance ? x.dim(1) : ctx.node.attrs.get_int("num_groups", 1), scale.numel());
+  return Groups(x, norm_groups(ctx.node, x.dim(1)), scale.numel());
 }
 
 // x: (rows, inner) -> y = (x - mean) * invstd * scale[p] + bias[p], p = d.param(r, j)
