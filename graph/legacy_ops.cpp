@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "graph/errors.h"
+#include "graph/ops/resize_params.h"
 
 namespace cbt {
 
@@ -14,9 +15,11 @@ void upgrade_legacy_ops(Graph& g) {
     const bool upsample = n.op_type == "Upsample";
     if (!upsample && !(n.op_type == "Resize" && g.opset < 11)) continue;
     CBT_MODEL_CHECK(n.has_input(0), "node ", n.describe(), ": input 0 (X) is required");
-    const std::string mode = n.attrs.get_string("mode", "nearest");
-    CBT_MODEL_CHECK(mode == "nearest" || mode == "linear", "node ", n.describe(), ": mode '", mode,
-                    "' is not supported (nearest or linear)");
+    try {  // Resize's own check of the mode, naming the node before it is renamed
+      parse_resize_mode(n.attrs);
+    } catch (const ModelError& e) {
+      throw ModelError("node " + n.describe() + ": " + e.what());
+    }
     std::string scales = n.input(1);
     if (upsample && g.opset < 9) {
       CBT_MODEL_CHECK(n.attrs.has("scales"), "node ", n.describe(), ": Upsample before opset 9 needs attribute scales");

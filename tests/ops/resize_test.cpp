@@ -177,9 +177,16 @@ TEST(ResizeTest, LegacyUpsampleAndOpset10ResizeAreUpgraded) {
   Graph bad;
   bad.opset = 9;
   Node cubic = make_node("Upsample", 2, 1);
+  cubic.name = "cubic_up";
   cubic.attrs.set("mode", std::string("cubic"));
   bad.nodes.push_back(cubic);
-  EXPECT_THROW(upgrade_legacy_ops(bad), ModelError);
+  try {
+    upgrade_legacy_ops(bad);
+    ADD_FAILURE() << "a cubic Upsample was taken";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("Upsample 'cubic_up'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("mode 'cubic' is not supported"), std::string::npos) << e.what();
+  }
   bad.nodes[0] = make_node("Upsample", 0, 1);  // no X
   EXPECT_THROW(upgrade_legacy_ops(bad), ModelError);
   bad.nodes[0] = make_node("Upsample", 1, 1);  // opset 9 takes scales as input 1
