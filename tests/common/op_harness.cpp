@@ -7,6 +7,8 @@
 #include <random>
 #include <sstream>
 
+#include "graph/errors.h"
+
 namespace cbt::test {
 
 Tensor random_tensor(DType dtype, const Shape& shape, uint64_t seed, double scale) {
@@ -43,6 +45,15 @@ Node make_node(const std::string& op_type, size_t num_inputs, size_t num_outputs
   for (size_t i = 0; i < num_outputs; ++i) n.outputs.push_back("out" + std::to_string(i));
   n.attrs = std::move(attrs);
   return n;
+}
+
+std::string infer_error(const Node& node, const std::vector<Tensor>& inputs, int64_t opset) {
+  try {
+    infer_node(node, inputs, opset);
+  } catch (const ModelError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 bool same_bytes(const Tensor& a, const Tensor& b) {

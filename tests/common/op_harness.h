@@ -41,6 +41,10 @@ GradCheckResult grad_check(const Node& node, const std::vector<Tensor>& inputs, 
 Node make_node(const std::string& op_type, size_t num_inputs, size_t num_outputs, Attributes attrs = {},
                const std::string& domain = "");
 
+// Shape inference of `node` on `inputs` (constants passed) at `opset`: the message of the
+// ModelError it throws, or "" when it infers.
+std::string infer_error(const Node& node, const std::vector<Tensor>& inputs, int64_t opset = 17);
+
 // Whether a and b (host tensors) have the same dtype, shape and bytes.
 bool same_bytes(const Tensor& a, const Tensor& b);
 

@@ -308,6 +308,11 @@ def legacy_upsample_models():
         np.save(os.path.join(HERE, f"{name}.output.npy"), sess.run(None, {"x": x})[0])
 
 
+def normal_initializer(rng, name, shape, scale=0.4):
+    """An initializer `name` of normal float32 values (mean 0, standard deviation `scale`)."""
+    return numpy_helper.from_array(rng.normal(0, scale, shape).astype(np.float32), name)
+
+
 def save_classifier(nodes, init, name, opset, x, classes):
     """Saves the graph x (N, features) -> logits (N, classes) as `name`.onnx with x and
     onnxruntime's output beside it (`.input.npy`, `.output.npy`)."""
@@ -790,7 +795,7 @@ def recurrent_lengths_model():
     n = helper.make_node
 
     def w(name, shape, scale=0.4):
-        return numpy_helper.from_array(rng.normal(0, scale, shape).astype(np.float32), name)
+        return normal_initializer(rng, name, shape, scale)
 
     def ints(name, values):
         return numpy_helper.from_array(np.array(values, np.int64), name)
@@ -840,7 +845,7 @@ def recurrent_activations_model():
     n = helper.make_node
 
     def w(name, shape, scale=0.4):
-        return numpy_helper.from_array(rng.normal(0, scale, shape).astype(np.float32), name)
+        return normal_initializer(rng, name, shape, scale)
 
     init = [numpy_helper.from_array(np.array([0, steps, n_in], np.int64), "s_tn"),
             numpy_helper.from_array(np.array([-1, hidden], np.int64), "rows_h"),

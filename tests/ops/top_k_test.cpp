@@ -111,13 +111,8 @@ TEST(TopKTest, GradientGoesWhereTheValuesCameFrom) {
 
 TEST(TopKTest, ShapeInferenceNamesTheProblem) {
   const Tensor x(DType::Float32, {2, 5});
-  auto fails = [&](const Node& n, const std::vector<Tensor>& in, const char* what) {
-    try {
-      infer_node(n, in, 17);
-      ADD_FAILURE() << "no error for " << what;
-    } catch (const ModelError& e) {
-      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
-    }
+  auto fails = [](const Node& n, const std::vector<Tensor>& in, const char* what) {
+    EXPECT_NE(infer_error(n, in).find(what), std::string::npos) << what << ": " << infer_error(n, in);
   };
   fails(make_node("TopK", 2, 2), {x, Tensor::from_i64({6}, {1})}, "k 6 must be in [1, 5]");
   fails(make_node("TopK", 2, 2), {x, Tensor::from_i64({0}, {1})}, "k 0 must be in [1, 5]");

@@ -1,8 +1,11 @@
-// Schemas of GatherND (slices of data at k-tuples of indices, after batch_dims) and ScatterND
-// (data with slices written, or added: reduction add, at k-tuples of indices), and of their
-// backward ops GatherNDGrad and ScatterNDGrad (ops/scatter_nd.h's rule).
+// Schemas of the index ops with kernels of their own: ScatterElements (and Scatter, its name
+// before opset 11: data with updates written, or added with reduction "add", at indices along
+// an axis), GatherND (slices of data at k-tuples of indices, after batch_dims) and ScatterND
+// (slices written or added at k-tuples), and of their backward ops (ops/scatter_elements.h's
+// and ops/scatter_nd.h's rules).
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/op_schema.h"
@@ -11,7 +14,66 @@
 namespace cbt {
 namespace {
 
-constexpr int64_t kMaxRank = 8;  // ops/scatter_nd.h's kNdMaxRank
+constexpr int64_t kMaxRank = 8;  // ops/scatter_elements.h's kScatterMaxRank, ops/scatter_nd.h's kNdMaxRank
+
+// A scatter's reduction: "none" or "add"; mul, max and min are refused.
+void check_reduction(const InferContext& ctx) {
+  const std::string r = ctx.node.attrs.get_string("reduction", "none");
+  if (r != "none" && r != "add") ctx.fail("reduction '" + r + "' is not supported (none and add are)");
+}
+
+// A scatter's gradients, one backward node `op` (dY, indices; `a` and the reduction) for
+// whichever is wanted: dData (dY, 0 where "none" overwrote), dUpdates (dY gathered where the
+// updates went).
+std::vector<std::string> scatter_grad(GradContext& c, const char* op, Attributes a) {
+  std::vector<std::string> dx(c.node.inputs.size());
+  if (c.dY.empty() || c.dY[0].empty() || !(c.wants[0] || c.wants[2])) return dx;
+  a.set("reduction", c.node.attrs.get_string("reduction", "none"));
+  auto outs = c.g.emit(op, kCbtDomain, {c.dY[0], c.node.inputs[1]}, 2, std::move(a), "d_scatter");
+  if (c.wants[0]) dx[0] = outs[0];
+  if (c.wants[2]) dx[2] = outs[1];
+  return dx;
+}
+
+// data, indices, updates -> Y (data's type).
+std::vector<ValueType> infer_scatter_elements(const InferContext& ctx) {
+  const ValueType &data = ctx.input(0), &indices = ctx.input(1), &updates = ctx.input(2);
+  if (!is_arith(data.dtype)) ctx.fail(std::string("unsupported type ") + dtype_name(data.dtype));
+  if (updates.dtype != data.dtype) ctx.fail("updates must have data's type");
+  if (indices.dtype != DType::Int64 && indices.dtype != DType::Int32) ctx.fail("indices must be int64 or int32");
+  const auto rank = static_cast<int64_t>(data.shape.size());
+  if (rank == 0 || rank > kMaxRank) ctx.fail("data must have rank 1 to 8, got " + shape_str(data.shape));
+  if (indices.shape != updates.shape)
+    ctx.fail("indices " + shape_str(indices.shape) + " and updates " + shape_str(updates.shape) +
+             " must have one shape");
+  if (static_cast<int64_t>(updates.shape.size()) != rank)
+    ctx.fail("updates " + shape_str(updates.shape) + " must have data's rank " + std::to_string(rank));
+  const int64_t axis = ctx.node.attrs.get_int("axis", 0);
+  if (axis < -rank || axis >= rank)
+    ctx.fail("axis " + std::to_string(axis) + " out of range for " + shape_str(data.shape));
+  const int64_t a = normalize_axis(axis, rank);
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != a && updates.shape[d] > data.shape[d])
+      ctx.fail("updates " + shape_str(updates.shape) + " exceed data " + shape_str(data.shape) + " along axis " +
+               std::to_string(d));
+  check_reduction(ctx);
+  return {data};
+}
+
+std::vector<std::string> scatter_elements_grad(GradContext& c) {
+  Attributes a;
+  a.set("axis", c.node.attrs.get_int("axis", 0));
+  return scatter_grad(c, "ScatterElementsGrad", std::move(a));
+}
+
+// dY, indices -> dData (dY's type and shape), dUpdates (indices' shape).
+std::vector<ValueType> infer_scatter_elements_grad(const InferContext& ctx) {
+  return {ctx.input(0), {ctx.input(0).dtype, ctx.input(1).shape}};
+}
+
+const char* const kScatterElementsSummary =
+    "data with updates written (or added: reduction add) at indices along an axis (in order along "
+    "each line; indices out of range skipped)";
 
 // Checks data and indices (..., k) with `b` batch dims; returns k.
 int64_t check_nd(const InferContext& ctx, const ValueType& data, const ValueType& indices, int64_t b) {
@@ -59,12 +121,6 @@ std::vector<std::string> gather_nd_grad(GradContext& c) {
 // dY, indices, data -> dData (data's type).
 std::vector<ValueType> infer_gather_nd_grad(const InferContext& ctx) { return {ctx.input(2)}; }
 
-// "none" or "add"; mul, max and min are refused.
-void check_reduction(const InferContext& ctx) {
-  const std::string r = ctx.node.attrs.get_string("reduction", "none");
-  if (r != "none" && r != "add") ctx.fail("reduction '" + r + "' is not supported (none and add are)");
-}
-
 // data, indices, updates -> Y (data's type).
 std::vector<ValueType> infer_scatter_nd(const InferContext& ctx) {
   const ValueType &data = ctx.input(0), &indices = ctx.input(1), &updates = ctx.input(2);
@@ -76,17 +132,7 @@ std::vector<ValueType> infer_scatter_nd(const InferContext& ctx) {
   return {data};
 }
 
-// dData (dY, 0 where "none" overwrote), dUpdates (dY gathered at the tuples).
-std::vector<std::string> scatter_nd_grad(GradContext& c) {
-  std::vector<std::string> dx(c.node.inputs.size());
-  if (c.dY.empty() || c.dY[0].empty() || !(c.wants[0] || c.wants[2])) return dx;
-  Attributes a;
-  a.set("reduction", c.node.attrs.get_string("reduction", "none"));
-  auto outs = c.g.emit("ScatterNDGrad", kCbtDomain, {c.dY[0], c.node.inputs[1]}, 2, a, "d_scatter_nd");
-  if (c.wants[0]) dx[0] = outs[0];
-  if (c.wants[2]) dx[2] = outs[1];
-  return dx;
-}
+std::vector<std::string> scatter_nd_grad(GradContext& c) { return scatter_grad(c, "ScatterNDGrad", {}); }
 
 // dY, indices -> dData (dY's type and shape), dUpdates (the slices' shape).
 std::vector<ValueType> infer_scatter_nd_grad(const InferContext& ctx) {
@@ -95,6 +141,19 @@ std::vector<ValueType> infer_scatter_nd_grad(const InferContext& ctx) {
 }
 
 }  // namespace
+
+CBT_REGISTER_SCHEMA(
+    {"", "ScatterElements", infer_scatter_elements, scatter_elements_grad, {0, 2}, {}, kScatterElementsSummary, {}});
+CBT_REGISTER_SCHEMA(
+    {"", "Scatter", infer_scatter_elements, scatter_elements_grad, {0, 2}, {}, kScatterElementsSummary, {}});
+CBT_REGISTER_SCHEMA({kCbtDomain,
+                     "ScatterElementsGrad",
+                     infer_scatter_elements_grad,
+                     {},
+                     {},
+                     {},
+                     "(dY, indices) -> dData, dUpdates",
+                     {}});
 
 CBT_REGISTER_SCHEMA({"",
                      "GatherND",
