@@ -2,6 +2,7 @@
 #include <unordered_set>
 
 #include "graph/composite_ops.h"
+#include "graph/decomposition_constants.h"
 #include "graph/legacy_ops.h"
 #include "graph/op_schema.h"
 #include "onnx_import/proto_model.h"
@@ -227,6 +228,7 @@ ImportedModel load_model(const std::string& path, const ImportOptions& opts) {
     expand_composite_ops(m.graph);
     check_and_sort_graph(m.graph);
     mark_constant_inputs(m.graph);
+    mark_decomposition_constants(m.graph);
     m.producer_name = mp.producer_name();
     m.producer_version = mp.producer_version();
     m.ir_version = mp.ir_version();
