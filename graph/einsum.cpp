@@ -99,12 +99,8 @@ class EinsumWriter {
       const ValueType& t = types_.at(n_.inputs[k]);
       if (t.dtype != DType::Float32 && t.dtype != DType::Float64) fail("operands must be float tensors");
       Term term{n_.inputs[k], parse_term(parts[k], static_cast<int64_t>(t.shape.size()), 0), t.shape};
-      std::set<int> seen;
       for (size_t d = 0; d < term.labels.size(); ++d) {
         const int l = term.labels[d];
-        if (!seen.insert(l).second)
-          fail("label '" + label_str(l) + "' repeats in operand " + std::to_string(k) +
-               " (a diagonal), which cbtrain does not take");
         if (l >= kEllipsis) ellipsis_rank = std::max<int64_t>(ellipsis_rank, l - kEllipsis + 1);
         auto [s, fresh] = size.emplace(l, t.shape[d]);
         if (!fresh && s->second != t.shape[d])
@@ -112,7 +108,7 @@ class EinsumWriter {
                std::to_string(t.shape[d]) + " (broadcasting a size-1 label is not supported)");
         ++count[l];
       }
-      terms_.push_back(std::move(term));
+      terms_.push_back(diagonal(std::move(term), t.dtype));
     }
     if (arrow != std::string::npos) {
       out_ = parse_term(eq.substr(arrow + 2), -1, ellipsis_rank);
@@ -139,6 +135,31 @@ class EinsumWriter {
     Shape s;
     for (int l : ls) s.push_back(size_.at(l));
     return s;
+  }
+
+  // `t` with each label that repeats in it kept once: its diagonal, t times an identity over
+  // the two dims (broadcast over the others) summed over the later one.
+  Term diagonal(Term t, DType dtype) {
+    for (size_t q = 1; q < t.labels.size(); ++q) {
+      const auto p = static_cast<size_t>(std::find(t.labels.begin(), t.labels.end(), t.labels[q]) - t.labels.begin());
+      if (p == q) continue;
+      const int64_t n = t.shape[q];
+      Shape mask_shape(t.shape.size(), 1);  // n at p and q, 1 elsewhere: element (i, i) at i (n + 1)
+      mask_shape[p] = mask_shape[q] = n;
+      Tensor eye(dtype, mask_shape);  // zeros
+      for (int64_t i = 0; i < n; ++i) {
+        if (dtype == DType::Float64)
+          eye.ptr<double>()[i * (n + 1)] = 1.0;
+        else
+          eye.ptr<float>()[i * (n + 1)] = 1.0f;
+      }
+      const std::string masked = add("Mul", {t.value, w_.constant(std::move(eye), "diagonal")}, {});
+      t.value = w_.reduce_sum(masked, {static_cast<int64_t>(q)}, opset_);
+      t.labels.erase(t.labels.begin() + static_cast<std::ptrdiff_t>(q));
+      t.shape.erase(t.shape.begin() + static_cast<std::ptrdiff_t>(q));
+      --q;  // the label after it moved to q
+    }
+    return t;
   }
 
   // `t` with the labels not in `keep` summed out.
@@ -245,8 +266,8 @@ Expansion expand_einsum(const Node& n, const std::map<std::string, ValueType>& t
 
 std::pair<std::string, std::string> einsum_op_summary() {
   return {"Einsum",
-          "Einstein summation of one or more float operands (ellipsis, implicit output; no diagonals): "
-          "Transpose, Reshape, MatMul, ReduceSum at binding"};
+          "Einstein summation of one or more float operands (ellipsis, implicit output, diagonals): "
+          "Transpose, Reshape, MatMul, Mul, ReduceSum at binding"};
 }
 
 }  // namespace cbt

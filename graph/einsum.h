@@ -2,8 +2,9 @@
 // Transpose, Reshape, MatMul and ReduceSum: their gradients and CUDA kernels are Einsum's.
 // Operands are combined left to right; each pair becomes one batched matrix product of its
 // shared labels (batch: kept in the result; contracted: summed), labels only one side needs
-// are summed first. Ellipses broadcast from the right; the implicit output (no "->") is the
-// ellipsis, then the labels seen once, sorted.
+// are summed first. A label repeated within an operand takes its diagonal first (Mul by an
+// identity over the two dims, ReduceSum of the later). Ellipses broadcast from the right; the
+// implicit output (no "->") is the ellipsis, then the labels seen once, sorted.
 #pragma once
 #include <map>
 #include <string>
@@ -17,9 +18,8 @@ namespace cbt {
 
 bool is_einsum(const Node& n);
 
-// Throws ModelError naming the node for what it does not take: a label repeated within one
-// operand (a diagonal), a label whose sizes differ between operands (size-1 broadcasting of a
-// label), operands that are not float. `types` holds every input's type (bind_graph checks).
+// Throws ModelError naming the node for what it does not take: a label whose sizes differ
+// (size-1 broadcasting of a label), operands that are not float. `types` holds every input's type (bind_graph checks).
 Expansion expand_einsum(const Node& n, const std::map<std::string, ValueType>& types, int64_t opset,
                         const FreshName& fresh);
 

@@ -869,6 +869,32 @@ def recurrent_activations_model():
     save_classifier(nodes, init, "recurrent_acts", 14, x, classes)
 
 
+def einsum_diagonal_model():
+    """Einsum with labels repeated within an operand (diagonals, numpy's einsum) in a classifier
+    at opset 13: g = Gemm(x) viewed as (N, 3, 3); its diagonals (bii->bi), traces (bii->b, as
+    (N, 1)) and a product with the diagonal of a trained (3, 3) weight (bij,jj->bi):
+    `einsum_diag` (`.onnx`, `.input.npy`, `.output.npy`, onnxruntime's output)."""
+    rng = np.random.default_rng(2251)
+    n_in, classes, batch = 12, 10, 6
+    x = rng.normal(0, 1.0, (batch, n_in)).astype(np.float32)
+    n = helper.make_node
+    init = [normal_initializer(rng, "w1", (9, n_in), 0.5),
+            numpy_helper.from_array(np.zeros(9, np.float32), "b1"),
+            normal_initializer(rng, "wd", (3, 3), 0.5),
+            normal_initializer(rng, "w2", (classes, 3 + 1 + 3), 0.3),
+            numpy_helper.from_array(np.zeros(classes, np.float32), "b2"),
+            numpy_helper.from_array(np.array([0, 3, 3], np.int64), "s_33"),
+            numpy_helper.from_array(np.array([1], np.int64), "axis1")]
+    nodes = [n("Gemm", ["x", "w1", "b1"], ["g"], transB=1), n("Reshape", ["g", "s_33"], ["g33"]),
+             n("Einsum", ["g33"], ["diag"], equation="bii->bi"),
+             n("Einsum", ["g33"], ["trace"], equation="bii->b"),
+             n("Unsqueeze", ["trace", "axis1"], ["trace_col"]),
+             n("Einsum", ["g33", "wd"], ["mixed"], equation="bij,jj->bi"),
+             n("Concat", ["diag", "trace_col", "mixed"], ["h"], axis=1),
+             n("Gemm", ["h", "w2", "b2"], ["logits"], transB=1)]
+    save_classifier(nodes, init, "einsum_diag", 13, x, classes)
+
+
 if __name__ == "__main__":
     os.makedirs(HERE, exist_ok=True)
     attrs_model()
@@ -890,3 +916,4 @@ if __name__ == "__main__":
     gather_scatter_nd_models()
     recurrent_lengths_model()
     recurrent_activations_model()
+    einsum_diagonal_model()

@@ -78,6 +78,37 @@ TEST(EinsumTest, OneOperandSumsAndPermutes) {
   }
 }
 
+// A label repeated within an operand takes its diagonal (numpy's einsum): diagonals, traces
+// (explicit and implicit), a diagonal of three dims, and a diagonal inside a product.
+TEST(EinsumTest, DiagonalsAndTraces) {
+  const Tensor x = test::random_tensor(DType::Float64, {2, 3, 3}, 94),
+               c = test::random_tensor(DType::Float64, {2, 3, 3, 3}, 95),
+               w = test::random_tensor(DType::Float64, {3, 4}, 96);
+  auto at = [&](int64_t b, int64_t i, int64_t j) { return x.at_f64((b * 3 + i) * 3 + j); };
+  const Tensor diag = einsum("bii->bi", {x}), trace = einsum("bii->b", {x}), implicit = einsum("bii", {x}),
+               cube = einsum("biii->bi", {c}), product = einsum("bii,ij->bj", {x, w});
+  ASSERT_EQ(diag.shape(), (Shape{2, 3}));
+  ASSERT_EQ(trace.shape(), (Shape{2}));
+  ASSERT_EQ(implicit.shape(), (Shape{2}));
+  ASSERT_EQ(cube.shape(), (Shape{2, 3}));
+  ASSERT_EQ(product.shape(), (Shape{2, 4}));
+  for (int64_t b = 0; b < 2; ++b) {
+    double tr = 0;
+    for (int64_t i = 0; i < 3; ++i) {
+      EXPECT_NEAR(diag.at_f64(b * 3 + i), at(b, i, i), 1e-12);
+      EXPECT_NEAR(cube.at_f64(b * 3 + i), c.at_f64(((b * 3 + i) * 3 + i) * 3 + i), 1e-12);
+      tr += at(b, i, i);
+    }
+    EXPECT_NEAR(trace.at_f64(b), tr, 1e-12);
+    EXPECT_NEAR(implicit.at_f64(b), tr, 1e-12);
+    for (int64_t j = 0; j < 4; ++j) {
+      double want = 0;
+      for (int64_t i = 0; i < 3; ++i) want += at(b, i, i) * w.at_f64(i * 4 + j);
+      EXPECT_NEAR(product.at_f64(b * 4 + j), want, 1e-12);
+    }
+  }
+}
+
 TEST(EinsumTest, RefusesWhatItCannotRewriteNamingTheNode) {
   const Tensor x = test::random_tensor(DType::Float32, {2, 3, 3}, 92),
                w = test::random_tensor(DType::Float32, {4, 5}, 93);
@@ -86,8 +117,8 @@ TEST(EinsumTest, RefusesWhatItCannotRewriteNamingTheNode) {
     std::vector<Tensor> in;
     const char* message;
   } cases[] = {
-      {"bii->bi", {x}, "repeats in operand 0 (a diagonal)"},
       {"bij,jk->bik", {x, w}, "label 'j' has sizes 3 and 4"},
+      {"bij,kk->bi", {x, w}, "label 'k' has sizes 4 and 5"},  // a diagonal of a non-square pair
       {"bij,jk", {x}, "has 2 operands, the node 1 inputs"},
       {"bi->b", {x}, "does not fit an operand of rank 3"},
       {"b$j->b", {x}, "has the character '$'"},

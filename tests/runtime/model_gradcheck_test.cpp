@@ -183,6 +183,10 @@ TEST(ModelGradCheck, EinsumRewritten) {
   check_model("tests/onnx_import/data/einsum17.onnx", 3, 3);
 }
 
+// Einsum's diagonals (identity masks and sums): the gradient reaches the Gemm and the weight
+// whose diagonal is taken.
+TEST(ModelGradCheck, EinsumDiagonals) { check_model("tests/onnx_import/data/einsum_diag.onnx", 3, 3); }
+
 // OneHot as rewritten when the graph is bound (one_hot.h): no gradient reaches its indices; the
 // rest of the model, and its float depth, which is read and never trained.
 TEST(ModelGradCheck, OneHotRewritten) { check_model("tests/onnx_import/data/onehot17.onnx", 3, 3); }

@@ -456,6 +456,10 @@ TEST(Cli, EinsumModelsMatchOnnxruntimeAndTrain) {
   expect_fixtures_match_and_train({"einsum12", "einsum17"}, {12}, 75.0, "0.01");  // 89.7% when written
 }
 
+// Einsum's diagonals (a label repeated within an operand: bii->bi, the trace bii->b, and
+// bij,jj->bi with a trained weight): agreement with onnxruntime, and training.
+TEST(Cli, EinsumDiagonalsMatchOnnxruntimeAndTrain) { expect_fixtures_match_and_train({"einsum_diag"}, {12}, 50.0); }
+
 // OneHot on the last axis, axis 0 with negative indices, float indices and depth with indices
 // past the depth (rows of the off value), and axis 1 (make_fixtures.py), rewritten when the
 // graph is bound: agreement with onnxruntime at opsets 11 and 17, and training.
