@@ -1,6 +1,7 @@
 // Schemas of the ordered comparisons (Greater, Less, GreaterOrEqual, LessOrEqual: numbers to
-// bool) and the logical ops (Not, And, Or, Xor: bool), with numpy broadcasting; none has a
-// gradient. Equal is with Where in shape_ops_gen.cpp.
+// bool), the logical ops (Not, And, Or, Xor: bool), with numpy broadcasting, and the float
+// classes (IsNaN, IsInf: floats to bool); none has a gradient. Equal is with Where in
+// shape_ops_gen.cpp.
 #include "graph/op_schema.h"
 #include "graph/shape_utils.h"
 
@@ -36,6 +37,14 @@ std::vector<ValueType> infer_logical(const InferContext& ctx) {
   return {{DType::Bool, broadcast_or_fail(ctx, ctx.input(0).shape, ctx.input(1).shape)}};
 }
 
+// X (float) -> bool of X's shape.
+std::vector<ValueType> infer_float_class(const InferContext& ctx) {
+  const ValueType& x = ctx.input(0);
+  if (x.dtype != DType::Float32 && x.dtype != DType::Float64)
+    ctx.fail(std::string("input must be float32 or float64, got ") + dtype_name(x.dtype));
+  return {{DType::Bool, x.shape}};
+}
+
 }  // namespace
 
 CBT_REGISTER_SCHEMA({"", "Greater", infer_comparison, {}, {}, {}, "A > B with broadcasting (bool)"});
@@ -46,5 +55,8 @@ CBT_REGISTER_SCHEMA({"", "Not", infer_logical, {}, {}, {}, "logical not (bool)"}
 CBT_REGISTER_SCHEMA({"", "And", infer_logical, {}, {}, {}, "logical and with broadcasting (bool)"});
 CBT_REGISTER_SCHEMA({"", "Or", infer_logical, {}, {}, {}, "logical or with broadcasting (bool)"});
 CBT_REGISTER_SCHEMA({"", "Xor", infer_logical, {}, {}, {}, "logical xor with broadcasting (bool)"});
+CBT_REGISTER_SCHEMA({"", "IsNaN", infer_float_class, {}, {}, {}, "whether each value is NaN (bool)"});
+CBT_REGISTER_SCHEMA(
+    {"", "IsInf", infer_float_class, {}, {}, {}, "whether each value is infinite (detect_negative, detect_positive)"});
 
 }  // namespace cbt

@@ -1,9 +1,10 @@
-// CPU kernels of Greater, Less, GreaterOrEqual, LessOrEqual, Not, And, Or and Xor; bool is one
-// byte, 0 or 1.
+// CPU kernels of Greater, Less, GreaterOrEqual, LessOrEqual, Not, And, Or, Xor, IsNaN and IsInf
+// (ops/float_class.h); bool is one byte, 0 or 1.
 #include <cstdint>
 #include <functional>
 
 #include "ops/cpu/shape_ops_common.h"
+#include "ops/float_class.h"
 #include "ops/number_dispatch.h"
 
 namespace cbt {
@@ -38,6 +39,23 @@ void not_kernel(KernelContext& ctx) {
   for (int64_t i = 0; i < ctx.in(0).numel(); ++i) y[i] = x[i] ? 0 : 1;
 }
 
+// IsNaN (Nan) or IsInf: X (float) -> bool.
+template <bool Nan>
+void float_class(KernelContext& ctx) {
+  const bool negative = ctx.node.attrs.get_int("detect_negative", 1) != 0;
+  const bool positive = ctx.node.attrs.get_int("detect_positive", 1) != 0;
+  auto* y = static_cast<uint8_t*>(ctx.out(0).data());
+  auto run = [&]<class T>() {
+    const T* x = ctx.in(0).ptr<T>();
+    for (int64_t i = 0; i < ctx.in(0).numel(); ++i)
+      y[i] = (Nan ? is_nan_value(x[i]) : is_inf_value(x[i], negative, positive)) ? 1 : 0;
+  };
+  if (ctx.in(0).dtype() == DType::Float64)
+    run.template operator()<double>();
+  else
+    run.template operator()<float>();
+}
+
 }  // namespace
 
 CBT_REGISTER_KERNEL("", "Greater", DeviceKind::CPU, comparison<std::greater<>>);
@@ -48,5 +66,7 @@ CBT_REGISTER_KERNEL("", "Not", DeviceKind::CPU, not_kernel);
 CBT_REGISTER_KERNEL("", "And", DeviceKind::CPU, logical<std::logical_and<>>);
 CBT_REGISTER_KERNEL("", "Or", DeviceKind::CPU, logical<std::logical_or<>>);
 CBT_REGISTER_KERNEL("", "Xor", DeviceKind::CPU, logical<std::not_equal_to<>>);
+CBT_REGISTER_KERNEL("", "IsNaN", DeviceKind::CPU, float_class<true>);
+CBT_REGISTER_KERNEL("", "IsInf", DeviceKind::CPU, float_class<false>);
 
 }  // namespace cbt

@@ -1,8 +1,9 @@
-// CUDA kernels of Greater, Less, GreaterOrEqual, LessOrEqual, Not, And, Or and Xor, as the CPU's
-// (ops/cpu/compare.cpp); bool is one byte, 0 or 1.
+// CUDA kernels of Greater, Less, GreaterOrEqual, LessOrEqual, Not, And, Or, Xor, IsNaN and IsInf,
+// as the CPU's (ops/cpu/compare.cpp, ops/float_class.h); bool is one byte, 0 or 1.
 #include <cstdint>
 
 #include "ops/cuda/shape_ops_common.cuh"
+#include "ops/float_class.h"
 #include "ops/number_dispatch.h"
 
 namespace cbt {
@@ -93,6 +94,30 @@ void not_kernel(KernelContext& ctx) {
   CBT_CUDA_CHECK_LAUNCH();
 }
 
+template <bool Nan, class T>
+__global__ void float_class_values(uint8_t* __restrict__ y, const T* __restrict__ x, int64_t n, bool negative,
+                                   bool positive) {
+  grid_stride(n, [&](auto i) { y[i] = (Nan ? is_nan_value(x[i]) : is_inf_value(x[i], negative, positive)) ? 1 : 0; });
+}
+
+// IsNaN (Nan) or IsInf: X (float) -> bool.
+template <bool Nan>
+void float_class(KernelContext& ctx) {
+  auto& cc = cuda::context_of(ctx.device_ctx);
+  const int64_t n = ctx.out(0).numel();
+  if (n == 0) return;
+  const bool negative = ctx.node.attrs.get_int("detect_negative", 1) != 0;
+  const bool positive = ctx.node.attrs.get_int("detect_positive", 1) != 0;
+  auto* y = static_cast<uint8_t*>(ctx.out(0).data());
+  if (ctx.in(0).dtype() == DType::Float64)
+    float_class_values<Nan>
+        <<<blocks_for(n), kThreads, 0, cc.stream>>>(y, ctx.in(0).ptr<double>(), n, negative, positive);
+  else
+    float_class_values<Nan>
+        <<<blocks_for(n), kThreads, 0, cc.stream>>>(y, ctx.in(0).ptr<float>(), n, negative, positive);
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace
 
 CBT_REGISTER_KERNEL("", "Greater", DeviceKind::CUDA, comparison<GreaterOp>);
@@ -103,5 +128,7 @@ CBT_REGISTER_KERNEL("", "Not", DeviceKind::CUDA, not_kernel);
 CBT_REGISTER_KERNEL("", "And", DeviceKind::CUDA, logical<AndOp>);
 CBT_REGISTER_KERNEL("", "Or", DeviceKind::CUDA, logical<OrOp>);
 CBT_REGISTER_KERNEL("", "Xor", DeviceKind::CUDA, logical<XorOp>);
+CBT_REGISTER_KERNEL("", "IsNaN", DeviceKind::CUDA, float_class<true>);
+CBT_REGISTER_KERNEL("", "IsInf", DeviceKind::CUDA, float_class<false>);
 
 }  // namespace cbt

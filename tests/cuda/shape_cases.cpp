@@ -280,6 +280,13 @@ std::vector<CudaCase> select_cases() {
   v.push_back(exact_fwd("And/broadcast", make_node("And", 2, 1), {bools({2, 3, 4}, 153), bools({3, 1}, 154)}));
   v.push_back(exact_fwd("Or/same_shape", make_node("Or", 2, 1), {bools({4, 6}, 155), bools({4, 6}, 156)}));
   v.push_back(exact_fwd("Xor/scalar", make_node("Xor", 2, 1), {bools({7}, 157), bools({}, 158)}));
+  Tensor specials = f32({3, 7}, 162);
+  const float special[] = {std::nanf(""), INFINITY, -INFINITY, std::numeric_limits<float>::max(), -0.0f};
+  for (int k = 0; k < 5; ++k) specials.ptr<float>()[k * 4] = special[k];
+  v.push_back(exact_fwd("IsNaN/specials", make_node("IsNaN", 1, 1), {specials}));
+  v.push_back(exact_fwd("IsInf/specials", make_node("IsInf", 1, 1), {specials}));
+  v.push_back(
+      exact_fwd("IsInf/negative_only", make_node("IsInf", 1, 1, attrs({{"detect_positive", int64_t{0}}})), {specials}));
   v.push_back(summing("Where/broadcast_all", make_node("Where", 3, 1),
                       {bools({3, 1, 5}, 95), f32({4, 5}, 96), f32({3, 4, 1}, 97)}));
   v.push_back(

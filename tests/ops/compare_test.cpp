@@ -1,9 +1,12 @@
 // Greater, Less, GreaterOrEqual, LessOrEqual, Not, And, Or, Xor: against a naive broadcast over
-// random values (small ranges, so that ties occur), signed int8, and inference failures.
+// random values (small ranges, so that ties occur), signed int8, and inference failures; IsNaN
+// and IsInf over the special values.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
 
@@ -106,6 +109,37 @@ TEST(Compare, LogicalOpsOnBools) {
   }
   Tensor n = run_node(make_node("Not", 1, 1), {a})[0];
   for (int64_t i = 0; i < a.numel(); ++i) EXPECT_EQ(bytes(n)[i], bytes(a)[i] ? 0 : 1);
+}
+
+// IsNaN and IsInf over NaN, both infinities, the largest finite values and random ones, in
+// float32 and float64; IsInf's detect_negative and detect_positive.
+TEST(Compare, FloatClasses) {
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    Tensor x = random_tensor(dt, {3, 4}, 8);
+    const double specials[] = {std::nan(""), INFINITY, -INFINITY, std::numeric_limits<double>::max(), -0.0};
+    for (int k = 0; k < 5; ++k) {
+      const double v = k == 3 && dt == DType::Float32 ? std::numeric_limits<float>::max() : specials[k];
+      if (dt == DType::Float64)
+        x.ptr<double>()[k * 2] = v;
+      else
+        x.ptr<float>()[k * 2] = static_cast<float>(v);
+    }
+    const Tensor nan = run_node(make_node("IsNaN", 1, 1), {x})[0];
+    ASSERT_EQ(nan.dtype(), DType::Bool);
+    for (int64_t i = 0; i < x.numel(); ++i) EXPECT_EQ(bytes(nan)[i] != 0, std::isnan(x.at_f64(i))) << i;
+    for (int64_t neg : {0, 1})
+      for (int64_t pos : {0, 1}) {
+        Attributes a;
+        a.set("detect_negative", neg);
+        a.set("detect_positive", pos);
+        const Tensor inf = run_node(make_node("IsInf", 1, 1, a), {x})[0];
+        for (int64_t i = 0; i < x.numel(); ++i) {
+          const double v = x.at_f64(i);
+          EXPECT_EQ(bytes(inf)[i] != 0, std::isinf(v) && (v > 0 ? pos : neg)) << i << " " << neg << pos;
+        }
+      }
+  }
+  EXPECT_THROW(infer_node(make_node("IsNaN", 1, 1), {Tensor::from_i64({1}, {1})}, 17), ModelError);
 }
 
 TEST(Compare, InferenceFailures) {
