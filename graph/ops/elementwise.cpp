@@ -106,6 +106,23 @@ std::vector<std::string> grad_mul(GradContext& c) {
   return d;
 }
 
+// Mod (fmod 1) of floats: dA = dY, dB = -dY trunc(A / B), trunc(q) = Sign(q) Floor(|q|), of ops
+// every device has (PyTorch's fmod gradient). Integers get none.
+std::vector<std::string> grad_mod(GradContext& c) {
+  std::vector<std::string> d(2);
+  if (c.dY[0].empty() || !is_floating(c.g.type(c.node.inputs[0]).dtype)) return d;
+  if (c.wants[0]) d[0] = reduce_to(c, c.dY[0], 0);
+  if (c.wants[1]) {
+    auto op = [&c](const char* type, std::vector<std::string> in) {
+      return c.g.emit(type, "", in, 1, {}, "mod_grad")[0];
+    };
+    const std::string q = op("Div", {c.node.inputs[0], c.node.inputs[1]});
+    const std::string trunc = op("Mul", {op("Sign", {q}), op("Floor", {op("Abs", {q})})});
+    d[1] = neg(c, reduce_to(c, op("Mul", {c.dY[0], trunc}), 1));
+  }
+  return d;
+}
+
 // Div and Pow: one fused node for both operands; the exponent/divisor output only when wanted.
 std::vector<std::string> grad_fused_pair(GradContext& c, const char* op) {
   std::vector<std::string> d(2);
@@ -218,6 +235,19 @@ CBT_REGISTER_SCHEMA({"",
                      {},
                      "A - B with numpy broadcasting"});
 CBT_REGISTER_SCHEMA({"", "Mul", infer_binary, grad_mul, {0, 1}, {}, "A * B with numpy broadcasting"});
+CBT_REGISTER_SCHEMA({"",
+                     "Mod",
+                     [](const InferContext& ctx) {
+                       auto out = infer_binary(ctx);
+                       if (is_floating(out[0].dtype) && ctx.node.attrs.get_int("fmod", 0) != 1)
+                         ctx.fail("float inputs need fmod = 1");
+                       return out;
+                     },
+                     grad_mod,
+                     {0, 1},
+                     {},
+                     "remainder with numpy broadcasting (fmod: the dividend's sign, else the divisor's; a divisor "
+                     "of 0 gives 0 for integers)"});
 CBT_REGISTER_SCHEMA({"",
                      "Div",
                      infer_binary,

@@ -2,10 +2,12 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "graph/composite_ops.h"
 #include "ops/cpu/broadcast.h"
 #include "ops/kernel.h"
+#include "ops/mod.h"
 
 namespace cbt::cpu {
 namespace {
@@ -47,6 +49,17 @@ void min_kernel(KernelContext& ctx) {
 }
 void prelu(KernelContext& ctx) {
   binary_kernel(ctx, [](auto x, auto slope) { return x < 0 ? slope * x : x; });
+}
+
+// Mod (ops/mod.h for integers; floats fmod 1).
+void mod(KernelContext& ctx) {
+  const bool fmod = ctx.node.attrs.get_int("fmod", 0) != 0;
+  binary_kernel(ctx, [fmod](auto u, auto v) {
+    if constexpr (std::is_integral_v<decltype(u)>)
+      return integer_mod(u, v, fmod);
+    else
+      return std::fmod(u, v);
+  });
 }
 
 void div(KernelContext& ctx) {
@@ -348,6 +361,7 @@ CBT_REGISTER_KERNEL("", "Add", DeviceKind::CPU, add);
 CBT_REGISTER_KERNEL("", "Sub", DeviceKind::CPU, sub);
 CBT_REGISTER_KERNEL("", "Mul", DeviceKind::CPU, mul);
 CBT_REGISTER_KERNEL("", "Div", DeviceKind::CPU, div);
+CBT_REGISTER_KERNEL("", "Mod", DeviceKind::CPU, mod);
 CBT_REGISTER_KERNEL("", "Pow", DeviceKind::CPU, pow);
 CBT_REGISTER_KERNEL("", "Sum", DeviceKind::CPU, variadic_sum<false>);
 CBT_REGISTER_KERNEL("", "Mean", DeviceKind::CPU, variadic_sum<true>);

@@ -6,6 +6,7 @@
 
 #include "graph/composite_ops.h"
 #include "ops/cuda/broadcast.cuh"
+#include "ops/mod.h"
 
 namespace cbt::cuda::ew {
 namespace {
@@ -64,6 +65,18 @@ struct DivOp {
       return v == 0 ? T(0) : u / v;
     else
       return u / v;
+  }
+};
+
+// Mod (ops/mod.h for integers; floats fmod 1).
+struct ModOp {
+  bool fmod;
+  template <class T>
+  __device__ T operator()(T u, T v) const {
+    if constexpr (std::is_integral_v<T>)
+      return integer_mod(u, v, fmod);
+    else
+      return ::fmod(u, v);
   }
 };
 
@@ -140,6 +153,16 @@ void binary(KernelContext& ctx) {
   Tensor& y = ctx.out(0);
   dispatch_arith(ctx, y.dtype(), [&]<class T>() {
     binary_map(cc.stream, a.ptr<T>(), a.shape(), b.ptr<T>(), b.shape(), y.ptr<T>(), y.shape(), Op{});
+  });
+}
+
+void mod(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor &a = ctx.in(0), &b = ctx.in(1);
+  Tensor& y = ctx.out(0);
+  const ModOp op{ctx.node.attrs.get_int("fmod", 0) != 0};
+  dispatch_arith(ctx, y.dtype(), [&]<class T>() {
+    binary_map(cc.stream, a.ptr<T>(), a.shape(), b.ptr<T>(), b.shape(), y.ptr<T>(), y.shape(), op);
   });
 }
 
@@ -436,6 +459,7 @@ CBT_REGISTER_KERNEL("", "Add", DeviceKind::CUDA, add);
 CBT_REGISTER_KERNEL("", "Sub", DeviceKind::CUDA, binary<SubOp>);
 CBT_REGISTER_KERNEL("", "Mul", DeviceKind::CUDA, binary<MulOp>);
 CBT_REGISTER_KERNEL("", "Div", DeviceKind::CUDA, binary<DivOp>);
+CBT_REGISTER_KERNEL("", "Mod", DeviceKind::CUDA, mod);
 CBT_REGISTER_KERNEL("", "Pow", DeviceKind::CUDA, pow_kernel);
 CBT_REGISTER_KERNEL("", "Sum", DeviceKind::CUDA, variadic_sum<false>);
 CBT_REGISTER_KERNEL("", "Mean", DeviceKind::CUDA, variadic_sum<true>);

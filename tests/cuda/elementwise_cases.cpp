@@ -201,6 +201,11 @@ std::vector<CudaCase> unary_cases() {
                         {rnd({4}, 80), rnd({2, 3, 4}, 81), rnd({3, 1}, 82)}, kSum));
   v.push_back(make_case("Sum/one_input", make_node("Sum", 1, 1), {rnd({5, 6}, 83)}, kElem));
   v.push_back(make_case("Sin/wide", make_node("Sin", 1, 1), {rnd({5, 13}, 74, 4.0)}, kSum));
+  v.push_back(make_case("Mod/float_fmod_broadcast", make_node("Mod", 2, 1, attr_i("fmod", 1)),
+                        {rnd({4, 9}, 84, 5.0), away_from_zero({9}, 85)}, kSum));
+  for (int64_t fmod : {0, 1})
+    v.push_back(forward_case("Mod/int64_fmod" + std::to_string(fmod), make_node("Mod", 2, 1, attr_i("fmod", fmod)),
+                             {random_int_tensor({6, 7}, -30, 30, 86), random_int_tensor({7}, -5, 6, 87)}, kElem));
   v.push_back(make_case("Cos/wide", make_node("Cos", 1, 1), {rnd({3, 17}, 75, 4.0)}, kSum));
   // Piecewise constant (no gradient): halves, both signs and zeros among the inputs.
   Tensor halves = rnd({4, 16}, 76, 3.0);

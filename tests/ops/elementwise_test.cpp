@@ -219,6 +219,32 @@ TEST(ElementwiseTest, UnaryGradients) {
   }
 }
 
+// Mod: integers with the divisor's sign (fmod 0, Python's %) or the dividend's (fmod 1, C's %),
+// a divisor of 0 giving 0; floats as std::fmod, with broadcasting; the float gradient (dA = dY,
+// dB = -dY trunc(A / B)); floats without fmod refused.
+TEST(ElementwiseTest, ModBothConventionsAndItsGradient) {
+  const Tensor a = random_int_tensor({3, 5}, -20, 20, 31), b = random_int_tensor({5}, -6, 7, 32);
+  for (int64_t fmod : {0, 1}) {
+    Attributes at;
+    at.set("fmod", fmod);
+    const Tensor y = run_node(make_node("Mod", 2, 1, at), {a, b})[0];
+    for (int64_t i = 0; i < 15; ++i) {
+      const int64_t u = a.at_i64(i), v = b.at_i64(i % 5);
+      int64_t want = v == 0 ? 0 : u % v;
+      if (!fmod && v != 0 && want != 0 && (want < 0) != (v < 0)) want += v;
+      EXPECT_EQ(y.at_i64(i), want) << u << " mod " << v << " fmod " << fmod;
+    }
+  }
+  Attributes f;
+  f.set("fmod", int64_t{1});
+  const Tensor x = random_tensor(DType::Float64, {4, 3}, 33, 5.0), d = away_from_zero({3}, 34);
+  const Tensor y = run_node(make_node("Mod", 2, 1, f), {x, d})[0];
+  for (int64_t i = 0; i < 12; ++i) EXPECT_EQ(y.at_f64(i), std::fmod(x.at_f64(i), d.at_f64(i % 3)));
+  auto r = grad_check(make_node("Mod", 2, 1, f), {x, d});
+  EXPECT_TRUE(r.ok) << r.report;
+  EXPECT_NE(infer_error(make_node("Mod", 2, 1), {x, d}).find("float inputs need fmod = 1"), std::string::npos);
+}
+
 TEST(ElementwiseTest, UnaryForward) {
   Tensor x = positive({11}, 5);
   auto s = run_node(make_node("Sqrt", 1, 1), {x})[0];
