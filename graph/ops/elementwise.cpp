@@ -1,6 +1,6 @@
-// Schemas of element-wise arithmetic (Add..Pow, Sum, Mean, Max, Min, PRelu, Neg, Sqrt, Erf, Exp, Log, Abs,
-// Reciprocal, Sin, Cos, Floor, Ceil, Round, Sign, Identity, Cast, Clip) and their backward ops, including ReduceSumTo,
-// which sums a broadcast gradient back to shape.
+// Schemas of element-wise arithmetic (Add..Pow, Mod, Sum, Mean, Max, Min, PRelu, Neg, Sqrt, Erf, Exp, Log, Abs,
+// Reciprocal, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Floor, Ceil, Round, Sign, Identity,
+// Cast, Clip) and their backward ops, including ReduceSumTo, which sums a broadcast gradient back to shape.
 #include <cmath>
 
 #include "graph/op_schema.h"
@@ -339,6 +339,18 @@ CBT_REGISTER_SCHEMA({"", "Abs", infer_same_float, unary_grad("AbsGrad", false), 
 CBT_REGISTER_SCHEMA({"", "Reciprocal", infer_same_float, unary_grad("ReciprocalGrad", true), {0}, {}, "1 / X"});
 CBT_REGISTER_SCHEMA({"", "Sin", infer_same_float, unary_grad("SinGrad", false), {0}, {}, "sin(X)"});
 CBT_REGISTER_SCHEMA({"", "Cos", infer_same_float, unary_grad("CosGrad", false), {0}, {}, "cos(X)"});
+CBT_REGISTER_SCHEMA({"", "Tan", infer_same_float, unary_grad("TanGrad", true), {0}, {}, "tan(X)"});
+CBT_REGISTER_SCHEMA({"", "Asin", infer_same_float, unary_grad("AsinGrad", false), {0}, {}, "arcsine"});
+CBT_REGISTER_SCHEMA({"", "Acos", infer_same_float, unary_grad("AcosGrad", false), {0}, {}, "arccosine"});
+CBT_REGISTER_SCHEMA({"", "Atan", infer_same_float, unary_grad("AtanGrad", false), {0}, {}, "arctangent"});
+CBT_REGISTER_SCHEMA({"", "Sinh", infer_same_float, unary_grad("SinhGrad", false), {0}, {}, "hyperbolic sine"});
+CBT_REGISTER_SCHEMA({"", "Cosh", infer_same_float, unary_grad("CoshGrad", false), {0}, {}, "hyperbolic cosine"});
+CBT_REGISTER_SCHEMA(
+    {"", "Asinh", infer_same_float, unary_grad("AsinhGrad", false), {0}, {}, "inverse hyperbolic sine"});
+CBT_REGISTER_SCHEMA(
+    {"", "Acosh", infer_same_float, unary_grad("AcoshGrad", false), {0}, {}, "inverse hyperbolic cosine"});
+CBT_REGISTER_SCHEMA(
+    {"", "Atanh", infer_same_float, unary_grad("AtanhGrad", false), {0}, {}, "inverse hyperbolic tangent"});
 CBT_REGISTER_SCHEMA({"", "Floor", infer_same_float, zero_grad(), {0}, {}, "floor(X) (float; no gradient flows back)"});
 CBT_REGISTER_SCHEMA({"", "Ceil", infer_same_float, zero_grad(), {0}, {}, "ceil(X) (float; no gradient flows back)"});
 CBT_REGISTER_SCHEMA(
@@ -432,6 +444,15 @@ CBT_REGISTER_SCHEMA({kCbtDomain, "AbsGrad", infer_unary_grad, {}, {}, {}, "(dY, 
 CBT_REGISTER_SCHEMA({kCbtDomain, "ReciprocalGrad", infer_unary_grad, {}, {}, {}, "(dY, Y) -> -dY Y^2"});
 CBT_REGISTER_SCHEMA({kCbtDomain, "SinGrad", infer_unary_grad, {}, {}, {}, "(dY, X) -> dY cos(X)"});
 CBT_REGISTER_SCHEMA({kCbtDomain, "CosGrad", infer_unary_grad, {}, {}, {}, "(dY, X) -> -dY sin(X)"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "TanGrad", infer_unary_grad, {}, {}, {}, "(dY, Y) -> dY (1 + Y^2)"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "AsinGrad", infer_unary_grad, {}, {}, {}, "(dY, X) -> dY / sqrt(1 - X^2)"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "AcosGrad", infer_unary_grad, {}, {}, {}, "(dY, X) -> -dY / sqrt(1 - X^2)"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "AtanGrad", infer_unary_grad, {}, {}, {}, "(dY, X) -> dY / (1 + X^2)"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "SinhGrad", infer_unary_grad, {}, {}, {}, "(dY, X) -> dY cosh(X)"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "CoshGrad", infer_unary_grad, {}, {}, {}, "(dY, X) -> dY sinh(X)"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "AsinhGrad", infer_unary_grad, {}, {}, {}, "(dY, X) -> dY / sqrt(X^2 + 1)"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "AcoshGrad", infer_unary_grad, {}, {}, {}, "(dY, X) -> dY / sqrt(X^2 - 1)"});
+CBT_REGISTER_SCHEMA({kCbtDomain, "AtanhGrad", infer_unary_grad, {}, {}, {}, "(dY, X) -> dY / (1 - X^2)"});
 CBT_REGISTER_SCHEMA({kCbtDomain,
                      "ClipGrad",
                      [](const InferContext& ctx) -> std::vector<ValueType> {

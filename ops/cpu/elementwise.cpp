@@ -131,6 +131,33 @@ void sin_kernel(KernelContext& ctx) {
 void cos_kernel(KernelContext& ctx) {
   float_unary(ctx, [](auto v) { return std::cos(v); });
 }
+void tan_kernel(KernelContext& ctx) {
+  float_unary(ctx, [](auto v) { return std::tan(v); });
+}
+void asin_kernel(KernelContext& ctx) {
+  float_unary(ctx, [](auto v) { return std::asin(v); });
+}
+void acos_kernel(KernelContext& ctx) {
+  float_unary(ctx, [](auto v) { return std::acos(v); });
+}
+void atan_kernel(KernelContext& ctx) {
+  float_unary(ctx, [](auto v) { return std::atan(v); });
+}
+void sinh_kernel(KernelContext& ctx) {
+  float_unary(ctx, [](auto v) { return std::sinh(v); });
+}
+void cosh_kernel(KernelContext& ctx) {
+  float_unary(ctx, [](auto v) { return std::cosh(v); });
+}
+void asinh_kernel(KernelContext& ctx) {
+  float_unary(ctx, [](auto v) { return std::asinh(v); });
+}
+void acosh_kernel(KernelContext& ctx) {
+  float_unary(ctx, [](auto v) { return std::acosh(v); });
+}
+void atanh_kernel(KernelContext& ctx) {
+  float_unary(ctx, [](auto v) { return std::atanh(v); });
+}
 void floor_kernel(KernelContext& ctx) {
   float_unary(ctx, [](auto v) { return std::floor(v); });
 }
@@ -341,6 +368,61 @@ void cos_grad(KernelContext& ctx) {
   saved_grad(ctx, [](auto dy, auto x) { return -dy * std::sin(x); });
 }
 
+void tan_grad(KernelContext& ctx) {
+  saved_grad(ctx, [](auto dy, auto s) {
+    using T = decltype(s);
+    return dy * (T(1) + s * s);
+  });
+}
+void asin_grad(KernelContext& ctx) {
+  saved_grad(ctx, [](auto dy, auto s) {
+    using T = decltype(s);
+    return dy / std::sqrt(T(1) - s * s);
+  });
+}
+void acos_grad(KernelContext& ctx) {
+  saved_grad(ctx, [](auto dy, auto s) {
+    using T = decltype(s);
+    return -dy / std::sqrt(T(1) - s * s);
+  });
+}
+void atan_grad(KernelContext& ctx) {
+  saved_grad(ctx, [](auto dy, auto s) {
+    using T = decltype(s);
+    return dy / (T(1) + s * s);
+  });
+}
+void sinh_grad(KernelContext& ctx) {
+  saved_grad(ctx, [](auto dy, auto s) {
+    using T = decltype(s);
+    return dy * std::cosh(s);
+  });
+}
+void cosh_grad(KernelContext& ctx) {
+  saved_grad(ctx, [](auto dy, auto s) {
+    using T = decltype(s);
+    return dy * std::sinh(s);
+  });
+}
+void asinh_grad(KernelContext& ctx) {
+  saved_grad(ctx, [](auto dy, auto s) {
+    using T = decltype(s);
+    return dy / std::sqrt(s * s + T(1));
+  });
+}
+void acosh_grad(KernelContext& ctx) {
+  saved_grad(ctx, [](auto dy, auto s) {
+    using T = decltype(s);
+    return dy / std::sqrt(s * s - T(1));
+  });
+}
+void atanh_grad(KernelContext& ctx) {
+  saved_grad(ctx, [](auto dy, auto s) {
+    using T = decltype(s);
+    return dy / (T(1) - s * s);
+  });
+}
+
 void sqrt_grad(KernelContext& ctx) {
   const bool zero_at_zero = ctx.node.attrs.get_int(kZeroGradAtZero, 0) != 0;  // a norm's (composite_ops.h)
   saved_grad(ctx, [zero_at_zero](auto dy, auto y) {
@@ -377,6 +459,15 @@ CBT_REGISTER_KERNEL("", "Abs", DeviceKind::CPU, abs_kernel);
 CBT_REGISTER_KERNEL("", "Reciprocal", DeviceKind::CPU, reciprocal);
 CBT_REGISTER_KERNEL("", "Sin", DeviceKind::CPU, sin_kernel);
 CBT_REGISTER_KERNEL("", "Cos", DeviceKind::CPU, cos_kernel);
+CBT_REGISTER_KERNEL("", "Tan", DeviceKind::CPU, tan_kernel);
+CBT_REGISTER_KERNEL("", "Asin", DeviceKind::CPU, asin_kernel);
+CBT_REGISTER_KERNEL("", "Acos", DeviceKind::CPU, acos_kernel);
+CBT_REGISTER_KERNEL("", "Atan", DeviceKind::CPU, atan_kernel);
+CBT_REGISTER_KERNEL("", "Sinh", DeviceKind::CPU, sinh_kernel);
+CBT_REGISTER_KERNEL("", "Cosh", DeviceKind::CPU, cosh_kernel);
+CBT_REGISTER_KERNEL("", "Asinh", DeviceKind::CPU, asinh_kernel);
+CBT_REGISTER_KERNEL("", "Acosh", DeviceKind::CPU, acosh_kernel);
+CBT_REGISTER_KERNEL("", "Atanh", DeviceKind::CPU, atanh_kernel);
 CBT_REGISTER_KERNEL("", "Floor", DeviceKind::CPU, floor_kernel);
 CBT_REGISTER_KERNEL("", "Ceil", DeviceKind::CPU, ceil_kernel);
 CBT_REGISTER_KERNEL("", "Round", DeviceKind::CPU, round_kernel);
@@ -401,5 +492,14 @@ CBT_REGISTER_KERNEL(kCbtDomain, "AbsGrad", DeviceKind::CPU, abs_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "ReciprocalGrad", DeviceKind::CPU, reciprocal_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "SinGrad", DeviceKind::CPU, sin_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "CosGrad", DeviceKind::CPU, cos_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "TanGrad", DeviceKind::CPU, tan_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "AsinGrad", DeviceKind::CPU, asin_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "AcosGrad", DeviceKind::CPU, acos_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "AtanGrad", DeviceKind::CPU, atan_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "SinhGrad", DeviceKind::CPU, sinh_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "CoshGrad", DeviceKind::CPU, cosh_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "AsinhGrad", DeviceKind::CPU, asinh_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "AcoshGrad", DeviceKind::CPU, acosh_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "AtanhGrad", DeviceKind::CPU, atanh_grad);
 
 }  // namespace cbt::cpu

@@ -125,6 +125,33 @@ struct SinOp {
 struct CosOp {
   __device__ float operator()(float v) const { return cosf(v); }
 };
+struct TanOp {
+  __device__ float operator()(float v) const { return tanf(v); }
+};
+struct AsinOp {
+  __device__ float operator()(float v) const { return asinf(v); }
+};
+struct AcosOp {
+  __device__ float operator()(float v) const { return acosf(v); }
+};
+struct AtanOp {
+  __device__ float operator()(float v) const { return atanf(v); }
+};
+struct SinhOp {
+  __device__ float operator()(float v) const { return sinhf(v); }
+};
+struct CoshOp {
+  __device__ float operator()(float v) const { return coshf(v); }
+};
+struct AsinhOp {
+  __device__ float operator()(float v) const { return asinhf(v); }
+};
+struct AcoshOp {
+  __device__ float operator()(float v) const { return acoshf(v); }
+};
+struct AtanhOp {
+  __device__ float operator()(float v) const { return atanhf(v); }
+};
 struct FloorOp {
   __device__ float operator()(float v) const { return floorf(v); }
 };
@@ -431,6 +458,33 @@ struct ReciprocalGradOp {
 struct SinGradOp {
   __device__ float operator()(float dy, float x) const { return dy * cosf(x); }
 };
+struct TanGradOp {
+  __device__ float operator()(float dy, float s) const { return dy * (1.0f + s * s); }
+};
+struct AsinGradOp {
+  __device__ float operator()(float dy, float s) const { return dy / sqrtf(1.0f - s * s); }
+};
+struct AcosGradOp {
+  __device__ float operator()(float dy, float s) const { return -dy / sqrtf(1.0f - s * s); }
+};
+struct AtanGradOp {
+  __device__ float operator()(float dy, float s) const { return dy / (1.0f + s * s); }
+};
+struct SinhGradOp {
+  __device__ float operator()(float dy, float s) const { return dy * coshf(s); }
+};
+struct CoshGradOp {
+  __device__ float operator()(float dy, float s) const { return dy * sinhf(s); }
+};
+struct AsinhGradOp {
+  __device__ float operator()(float dy, float s) const { return dy / sqrtf(s * s + 1.0f); }
+};
+struct AcoshGradOp {
+  __device__ float operator()(float dy, float s) const { return dy / sqrtf(s * s - 1.0f); }
+};
+struct AtanhGradOp {
+  __device__ float operator()(float dy, float s) const { return dy / (1.0f - s * s); }
+};
 struct CosGradOp {
   __device__ float operator()(float dy, float x) const { return -dy * sinf(x); }
 };
@@ -452,6 +506,10 @@ void abs_grad(KernelContext& ctx) { unary_grad(ctx, AbsGradOp{}); }
 void reciprocal_grad(KernelContext& ctx) { unary_grad(ctx, ReciprocalGradOp{}); }
 void sin_grad(KernelContext& ctx) { unary_grad(ctx, SinGradOp{}); }
 void cos_grad(KernelContext& ctx) { unary_grad(ctx, CosGradOp{}); }
+template <class Op>
+void trig_grad(KernelContext& ctx) {
+  unary_grad(ctx, Op{});
+}
 
 }  // namespace
 
@@ -475,6 +533,15 @@ CBT_REGISTER_KERNEL("", "Abs", DeviceKind::CUDA, float_unary<AbsOp>);
 CBT_REGISTER_KERNEL("", "Reciprocal", DeviceKind::CUDA, float_unary<ReciprocalOp>);
 CBT_REGISTER_KERNEL("", "Sin", DeviceKind::CUDA, float_unary<SinOp>);
 CBT_REGISTER_KERNEL("", "Cos", DeviceKind::CUDA, float_unary<CosOp>);
+CBT_REGISTER_KERNEL("", "Tan", DeviceKind::CUDA, float_unary<TanOp>);
+CBT_REGISTER_KERNEL("", "Asin", DeviceKind::CUDA, float_unary<AsinOp>);
+CBT_REGISTER_KERNEL("", "Acos", DeviceKind::CUDA, float_unary<AcosOp>);
+CBT_REGISTER_KERNEL("", "Atan", DeviceKind::CUDA, float_unary<AtanOp>);
+CBT_REGISTER_KERNEL("", "Sinh", DeviceKind::CUDA, float_unary<SinhOp>);
+CBT_REGISTER_KERNEL("", "Cosh", DeviceKind::CUDA, float_unary<CoshOp>);
+CBT_REGISTER_KERNEL("", "Asinh", DeviceKind::CUDA, float_unary<AsinhOp>);
+CBT_REGISTER_KERNEL("", "Acosh", DeviceKind::CUDA, float_unary<AcoshOp>);
+CBT_REGISTER_KERNEL("", "Atanh", DeviceKind::CUDA, float_unary<AtanhOp>);
 CBT_REGISTER_KERNEL("", "Floor", DeviceKind::CUDA, float_unary<FloorOp>);
 CBT_REGISTER_KERNEL("", "Ceil", DeviceKind::CUDA, float_unary<CeilOp>);
 CBT_REGISTER_KERNEL("", "Round", DeviceKind::CUDA, float_unary<RoundOp>);
@@ -498,5 +565,14 @@ CBT_REGISTER_KERNEL(kCbtDomain, "AbsGrad", DeviceKind::CUDA, abs_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "ReciprocalGrad", DeviceKind::CUDA, reciprocal_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "SinGrad", DeviceKind::CUDA, sin_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "CosGrad", DeviceKind::CUDA, cos_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "TanGrad", DeviceKind::CUDA, trig_grad<TanGradOp>);
+CBT_REGISTER_KERNEL(kCbtDomain, "AsinGrad", DeviceKind::CUDA, trig_grad<AsinGradOp>);
+CBT_REGISTER_KERNEL(kCbtDomain, "AcosGrad", DeviceKind::CUDA, trig_grad<AcosGradOp>);
+CBT_REGISTER_KERNEL(kCbtDomain, "AtanGrad", DeviceKind::CUDA, trig_grad<AtanGradOp>);
+CBT_REGISTER_KERNEL(kCbtDomain, "SinhGrad", DeviceKind::CUDA, trig_grad<SinhGradOp>);
+CBT_REGISTER_KERNEL(kCbtDomain, "CoshGrad", DeviceKind::CUDA, trig_grad<CoshGradOp>);
+CBT_REGISTER_KERNEL(kCbtDomain, "AsinhGrad", DeviceKind::CUDA, trig_grad<AsinhGradOp>);
+CBT_REGISTER_KERNEL(kCbtDomain, "AcoshGrad", DeviceKind::CUDA, trig_grad<AcoshGradOp>);
+CBT_REGISTER_KERNEL(kCbtDomain, "AtanhGrad", DeviceKind::CUDA, trig_grad<AtanhGradOp>);
 
 }  // namespace cbt::cuda::ew

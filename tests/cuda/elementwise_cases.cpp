@@ -9,6 +9,8 @@
 //   losses (accumulated in double on both):    rtol 1e-6, atol 1e-7
 #include <cmath>
 #include <functional>
+#include <string>
+#include <tuple>
 
 #include "common/op_harness.h"
 #include "cuda/cuda_cases.h"
@@ -201,6 +203,20 @@ std::vector<CudaCase> unary_cases() {
                         {rnd({4}, 80), rnd({2, 3, 4}, 81), rnd({3, 1}, 82)}, kSum));
   v.push_back(make_case("Sum/one_input", make_node("Sum", 1, 1), {rnd({5, 6}, 83)}, kElem));
   v.push_back(make_case("Sin/wide", make_node("Sin", 1, 1), {rnd({5, 13}, 74, 4.0)}, kSum));
+  // The trigonometric and hyperbolic functions on their domains (values squeezed into them).
+  auto squeezed = [&](uint64_t seed, float lo, float hi) {
+    Tensor t = rnd({4, 11}, seed);
+    for (int64_t i = 0; i < t.numel(); ++i)
+      t.ptr<float>()[i] = lo + (hi - lo) * (0.5f + 0.45f * std::tanh(t.ptr<float>()[i]));
+    return t;
+  };
+  const std::tuple<const char*, float, float> trig[] = {
+      {"Tan", -1.4f, 1.4f},   {"Asin", -0.9f, 0.9f}, {"Acos", -0.9f, 0.9f},
+      {"Atan", -6.0f, 6.0f},  {"Sinh", -3.0f, 3.0f}, {"Cosh", -3.0f, 3.0f},
+      {"Asinh", -6.0f, 6.0f}, {"Acosh", 1.1f, 6.0f}, {"Atanh", -0.9f, 0.9f}};
+  uint64_t seed = 88;
+  for (const auto& [op, lo, hi] : trig)
+    v.push_back(make_case(std::string(op) + "/domain", make_node(op, 1, 1), {squeezed(seed++, lo, hi)}, kSum));
   v.push_back(make_case("Mod/float_fmod_broadcast", make_node("Mod", 2, 1, attr_i("fmod", 1)),
                         {rnd({4, 9}, 84, 5.0), away_from_zero({9}, 85)}, kSum));
   for (int64_t fmod : {0, 1})

@@ -245,6 +245,36 @@ TEST(ElementwiseTest, ModBothConventionsAndItsGradient) {
   EXPECT_NE(infer_error(make_node("Mod", 2, 1), {x, d}).find("float inputs need fmod = 1"), std::string::npos);
 }
 
+// Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh over their domains: the C library's
+// values, and gradients against finite differences.
+TEST(ElementwiseTest, TrigonometricAndHyperbolic) {
+  auto within = [](uint64_t seed, double lo, double hi) {  // uniform in (lo, hi)
+    Tensor t = random_tensor(DType::Float64, {3, 5}, seed);
+    for (int64_t i = 0; i < t.numel(); ++i)
+      t.ptr<double>()[i] = lo + (hi - lo) * (0.5 + 0.45 * std::tanh(t.ptr<double>()[i]));
+    return t;
+  };
+  const struct {
+    const char* op;
+    double (*f)(double);
+    Tensor x;
+  } cases[] = {{"Tan", [](double v) { return std::tan(v); }, within(41, -1.4, 1.4)},
+               {"Asin", [](double v) { return std::asin(v); }, within(42, -0.95, 0.95)},
+               {"Acos", [](double v) { return std::acos(v); }, within(43, -0.95, 0.95)},
+               {"Atan", [](double v) { return std::atan(v); }, within(44, -6, 6)},
+               {"Sinh", [](double v) { return std::sinh(v); }, within(45, -3, 3)},
+               {"Cosh", [](double v) { return std::cosh(v); }, within(46, -3, 3)},
+               {"Asinh", [](double v) { return std::asinh(v); }, within(47, -6, 6)},
+               {"Acosh", [](double v) { return std::acosh(v); }, within(48, 1.1, 6)},
+               {"Atanh", [](double v) { return std::atanh(v); }, within(49, -0.95, 0.95)}};
+  for (const auto& c : cases) {
+    const Tensor y = run_node(make_node(c.op, 1, 1), {c.x})[0];
+    for (int64_t i = 0; i < c.x.numel(); ++i) EXPECT_EQ(y.at_f64(i), c.f(c.x.at_f64(i))) << c.op;
+    auto r = grad_check(make_node(c.op, 1, 1), {c.x});
+    EXPECT_TRUE(r.ok) << c.op << "\n" << r.report;
+  }
+}
+
 TEST(ElementwiseTest, UnaryForward) {
   Tensor x = positive({11}, 5);
   auto s = run_node(make_node("Sqrt", 1, 1), {x})[0];
