@@ -2,6 +2,7 @@
 #include "graph/decomposition_constants.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -40,13 +41,16 @@ std::vector<std::string> mark_decomposition_constants(Graph& g) {
       if (!is_reshape(r)) return false;
     return true;
   };
+  std::set<const Node*> inside;  // each node judged once
+  for (const Node& n : g.nodes)
+    if (group_norm_inside(&n)) inside.insert(&n);
   std::vector<std::string> marked;
   for (const Node& n : g.nodes) {
-    if (!group_norm_inside(&n)) continue;
+    if (!inside.count(&n)) continue;
     for (size_t k : {size_t{1}, size_t{2}}) {
       const std::string& name = n.inputs[k];
       bool only_there = true;  // every reader such a node, reading it as scale or bias (else a parameter)
-      for (const Node* r : readers[name]) only_there = only_there && group_norm_inside(r) && r->inputs[0] != name;
+      for (const Node* r : readers[name]) only_there = only_there && inside.count(r) && r->inputs[0] != name;
       if (only_there && g.constant_initializers.insert(name).second) marked.push_back(name);
     }
   }
