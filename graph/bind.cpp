@@ -1,17 +1,21 @@
 // Type inference over a whole graph and folding of constant sub-graphs; recurrent nodes are
 // unrolled here, where their sequence length is known (recurrent.h), and Einsum rewritten,
-// where its operands' ranks are (einsum.h), OneHot (one_hot.h) and GatherElements
-// (gather_elements.h).
+// where its operands' ranks are (einsum.h), OneHot (one_hot.h), GatherElements
+// (gather_elements.h), Attention (attention.h), RMSNormalization (rms_normalization.h) and
+// SplitToSequence read by SequenceAt (split_to_sequence.h).
 #include "graph/bind.h"
 
 #include <algorithm>
 #include <set>
 
+#include "graph/attention.h"
 #include "graph/einsum.h"
 #include "graph/gather_elements.h"
 #include "graph/one_hot.h"
 #include "graph/op_schema.h"
 #include "graph/recurrent.h"
+#include "graph/rms_normalization.h"
+#include "graph/split_to_sequence.h"
 
 namespace cbt {
 
@@ -35,7 +39,8 @@ ValueType bind_input_type(const ValueInfo& in, const BindOptions& opt) {
 }
 
 bool rewritten_at_binding(const Node& node) {
-  return is_recurrent(node) || is_einsum(node) || is_one_hot(node) || is_gather_elements(node);
+  return is_recurrent(node) || is_einsum(node) || is_one_hot(node) || is_gather_elements(node) || is_attention(node) ||
+         is_rms_normalization(node) || is_folded_split_to_sequence(node);
 }
 
 std::vector<std::pair<std::string, std::string>> binding_rewrite_summaries() {
@@ -43,6 +48,9 @@ std::vector<std::pair<std::string, std::string>> binding_rewrite_summaries() {
   all.push_back(einsum_op_summary());
   all.push_back(one_hot_op_summary());
   all.push_back(gather_elements_op_summary());
+  all.push_back(attention_op_summary());
+  all.push_back(rms_normalization_op_summary());
+  all.push_back(split_to_sequence_op_summary());
   return all;
 }
 
@@ -136,10 +144,14 @@ BoundGraph bind_graph(const Graph& g, const BindOptions& opt, const NodeEvaluato
     const bool unroll =
         is_recurrent(node) && !(opt.fused_recurrent && read_recurrent_form(node, type_of, value_of).fused());
     if (unroll || (!is_recurrent(node) && rewritten_at_binding(node))) {
-      Expansion u = unroll             ? unroll_recurrent(node, b.types, consts, g.opset, fresh)
-                    : is_einsum(node)  ? expand_einsum(node, b.types, g.opset, fresh)
-                    : is_one_hot(node) ? expand_one_hot(node, b.types, constant_of, fresh)
-                                       : expand_gather_elements(node, b.types, g.opset, fresh);
+      Expansion u = unroll                       ? unroll_recurrent(node, b.types, consts, g.opset, fresh)
+                    : is_einsum(node)            ? expand_einsum(node, b.types, g.opset, fresh)
+                    : is_one_hot(node)           ? expand_one_hot(node, b.types, constant_of, fresh)
+                    : is_attention(node)         ? expand_attention(node, b.types, g.opset, fresh)
+                    : is_rms_normalization(node) ? expand_rms_normalization(node, b.types, fresh)
+                    : is_folded_split_to_sequence(node)
+                        ? expand_split_to_sequence(node, b.types, constant_of, g.opset, fresh)
+                        : expand_gather_elements(node, b.types, g.opset, fresh);
       for (auto& [name, t] : u.constants) {
         b.types[name] = ValueType{t.dtype(), t.shape()};
         consts[name] = t;

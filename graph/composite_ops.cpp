@@ -1,5 +1,5 @@
-// Expands ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp and Max/Min of other
-// than two inputs into the ops they are made of (composite_ops.h).
+// Expands ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, Swish and Max/Min of
+// other than two inputs into the ops they are made of (composite_ops.h).
 #include "graph/composite_ops.h"
 
 #include <set>
@@ -65,6 +65,18 @@ class Expander {
       const std::string sum = reduce("ReduceSum", add("Exp", {add("Sub", {x, m}, "_shift")}, "_exp"), n);
       const bool keep = n.attrs.get_int("keepdims", 1) != 0;
       add("Add", {add("Log", {sum}, "_log"), keep ? m : reduce("ReduceMax", x, n)}, "_lse", n.outputs[0]);
+      return true;
+    }
+    if (op == "Swish") {  // X sigmoid(alpha X)
+      const float alpha = n.attrs.get_float("alpha", 1.0f);
+      std::string scaled = x;
+      if (alpha != 1.0f) {
+        const std::string name = fresh_name(taken_, base_ + "_alpha");
+        g_.initializers.emplace(name, Tensor::scalar_f32(alpha));
+        g_.constant_initializers.insert(name);
+        scaled = add("Mul", {x, name}, "_scaled");
+      }
+      add("Mul", {x, add("Sigmoid", {scaled}, "_sigmoid")}, "_swish", n.outputs[0]);
       return true;
     }
     if ((op == "Max" || op == "Min") && n.inputs.size() != 2) {

@@ -11,7 +11,8 @@ namespace cbt {
 // Min of one input -> Identity, of three or more -> a chain of two-input ones. The reductions'
 // axes, keepdims and noop_with_empty_axes carry over; the axes go where the model's opset puts
 // each op's (ReduceSum takes an input from opset 13, ReduceMax from 18; between, a constant
-// initializer is made from the attribute). Uses g.opset.
+// initializer is made from the attribute). Swish -> Mul(X, Sigmoid(alpha X)) (alpha a float32
+// constant: Swish of float64 needs alpha 1). Uses g.opset.
 void expand_composite_ops(Graph& g);
 
 // Attribute of the Sqrt that ReduceL2 becomes (and so of its SqrtGrad): dX is 0 where Y is 0.

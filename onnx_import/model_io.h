@@ -32,11 +32,15 @@ struct ImportedModel {
   // Initializers that an exporter had merged and that load_model gave each layer a copy of
   // (untie_layer_parameters): "name -> copy (op 'node')". save_model writes the copies.
   std::vector<std::string> untied;
+  // Float initializers that the exporter made from parameters, buffers or constants (constant
+  // folding: e.g. a transposed weight, a gathered position bias) where torch.export's graph
+  // signature in the file shows folded parameters: trained as parameters (apply_torch_signature).
+  std::vector<std::string> exporter_made;
 };
 
 // Supported default-domain opsets; per-op support is checked by the schemas.
 inline constexpr int64_t kMinOpset = 7;
-inline constexpr int64_t kMaxOpset = 21;
+inline constexpr int64_t kMaxOpset = 25;
 
 // Reads, validates and converts a model. Throws UserError when the file cannot be read and
 // ModelError (naming the file and the node/tensor) for an invalid or unsupported model.

@@ -5,6 +5,7 @@
 #include "graph/decomposition_constants.h"
 #include "graph/legacy_ops.h"
 #include "graph/op_schema.h"
+#include "graph/split_to_sequence.h"
 #include "onnx_import/proto_model.h"
 
 namespace cbt {
@@ -220,15 +221,18 @@ ImportedModel load_model(const std::string& path, const ImportOptions& opts) {
     const onnx::ModelProto& mp = proto->model;
     for (const auto& n : mp.graph().node()) check_domain(n);
     admit_tensor_bytes(mp.graph(), opts);
-    m.untied = untie_layer_parameters(*proto->model.mutable_graph());
+    const TorchSignature signature = read_torch_signature(mp.graph());
+    m.untied = untie_layer_parameters(*proto->model.mutable_graph(), signature);
     for (const auto& op : mp.opset_import()) m.opsets[normalise_domain(op.domain())] = op.version();
     convert_graph(*proto, m.graph, proto->constant_outputs);
     m.graph.opset = m.opsets.at("");
     upgrade_legacy_ops(m.graph);
     expand_composite_ops(m.graph);
+    fold_sequence_reads(m.graph);
     check_and_sort_graph(m.graph);
     mark_constant_inputs(m.graph);
     mark_decomposition_constants(m.graph);
+    m.exporter_made = apply_torch_signature(signature, m.graph);
     m.producer_name = mp.producer_name();
     m.producer_version = mp.producer_version();
     m.ir_version = mp.ir_version();

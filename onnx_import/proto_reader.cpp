@@ -17,7 +17,7 @@ namespace {
 
 // IR 3 came with opset 7 (our oldest); IR 11 is the newest whose main-graph fields we read.
 constexpr int64_t kMinIrVersion = 3;
-constexpr int64_t kMaxIrVersion = 11;
+constexpr int64_t kMaxIrVersion = 13;
 
 // Closes the descriptor on every path out.
 struct Fd {

@@ -1,13 +1,21 @@
 // Gives layers their own parameters where an exporter merged equal ones. PyTorch's
-// TorchScript exporter stores initializers of equal value once: in a freshly initialised
-// network every BatchNorm of one width then shares one scale (all ones), one bias, one
-// running mean and one running variance, and training would tie those layers together.
-// Such sharing is never meant for normalisation parameters and statistics, nor for
-// Conv/Gemm biases (a deliberately tied layer shares its weights, which stay shared).
-// The exporter writes the sharing in two forms: several nodes name one initializer, or
-// Identity nodes copy one initializer into each layer's input (then a layer's running
-// variance may be an Identity of another layer's scale: both are all ones). Both get a copy
-// per layer; an Identity's copy takes the Identity's output name (the layer's own name).
+// TorchScript exporter stores initializers of equal value once (when it exports for inference):
+// in a freshly initialised network every BatchNorm of one width then shares one scale (all ones),
+// one bias, one running mean and one running variance, the layer scales of a ConvNeXt share one
+// tensor, and the layers of an nn.TransformerEncoder, deep copies of one layer, share all their
+// weights; training would tie those layers together. The dynamo exporter's optimiser merges
+// equal initializers of up to 1024 values the same way (RMSNorm weights, LayerNorm scales).
+// The TorchScript exporter writes the sharing in two forms: several nodes name one initializer,
+// or Identity nodes copy one initializer into each layer's input (then a layer's running
+// variance may be an Identity of another layer's scale: both are all ones). Every Identity of
+// a float initializer gets a copy named after its output (the PyTorch parameter's name); where
+// several nodes name one initializer, normalisation parameters and statistics and Conv/Gemm
+// biases get a copy per layer (such sharing is never meant for them; a deliberately tied layer
+// shares its weights, which stay shared), and in a dynamo export a node that read a parameter
+// the file lacks (its metadata names it; the graph signature says it is a parameter) gets a copy
+// of the kept one under the lost parameter's name. A parameter read at several places by design
+// (a recurrence unrolled over its steps) is read under its own name there, and stays one.
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -46,8 +54,13 @@ void add_copy(onnx::GraphProto& g, int src, const std::string& name, const std::
   }
 }
 
-// Identity(initializer) nodes whose output only feeds per-layer inputs become initializers of
-// their own under the output's name. Initializers that only such nodes read are dropped.
+bool is_float(const onnx::TensorProto& t) {
+  return t.data_type() == onnx::TensorProto::FLOAT || t.data_type() == onnx::TensorProto::DOUBLE ||
+         t.data_type() == onnx::TensorProto::FLOAT16;
+}
+
+// Identity(float initializer) nodes become initializers of their own under the output's name.
+// Initializers that only such nodes read are dropped.
 void materialize_identities(onnx::GraphProto& g, std::vector<std::string>& notes) {
   std::map<std::string, int> initializer;
   for (int i = 0; i < g.initializer_size(); ++i) initializer.emplace(g.initializer(i).name(), i);
@@ -55,15 +68,6 @@ void materialize_identities(onnx::GraphProto& g, std::vector<std::string>& notes
   for (int i = 0; i < g.input_size(); ++i) listed_input.emplace(g.input(i).name(), i);
   std::set<std::string> graph_outputs;
   for (const auto& v : g.output()) graph_outputs.insert(v.name());
-  // Whether every use of a value is a per-layer input.
-  std::map<std::string, bool> per_layer_only;
-  for (const auto& n : g.node()) {
-    const int first = per_layer_from(n);
-    for (int k = 0; k < n.input_size(); ++k) {
-      auto it = per_layer_only.emplace(n.input(k), true).first;
-      it->second = it->second && first >= 0 && k >= first;
-    }
-  }
   std::set<int> removed;
   std::set<std::string> sources;
   for (int ni = 0; ni < g.node_size(); ++ni) {
@@ -73,9 +77,8 @@ void materialize_identities(onnx::GraphProto& g, std::vector<std::string>& notes
       continue;
     auto src = initializer.find(n.input(0));
     const std::string& out = n.output(0);
-    auto use = per_layer_only.find(out);
-    if (src == initializer.end() || graph_outputs.count(out) || initializer.count(out) || use == per_layer_only.end() ||
-        !use->second)
+    if (src == initializer.end() || graph_outputs.count(out) || initializer.count(out) ||
+        !is_float(g.initializer(src->second)) || g.initializer(src->second).dims_size() == 0)
       continue;
     add_copy(g, src->second, out, listed_input);
     notes.push_back(n.input(0) + " -> " + out + " (Identity" + (n.name().empty() ? "" : " '" + n.name() + "'") + ")");
@@ -101,7 +104,7 @@ void materialize_identities(onnx::GraphProto& g, std::vector<std::string>& notes
 
 }  // namespace
 
-std::vector<std::string> untie_layer_parameters(onnx::GraphProto& g) {
+std::vector<std::string> untie_layer_parameters(onnx::GraphProto& g, const TorchSignature& sig) {
   std::vector<std::string> notes;
   materialize_identities(g, notes);
   std::map<std::string, int> initializer;  // name -> index in g.initializer
@@ -114,24 +117,41 @@ std::vector<std::string> untie_layer_parameters(onnx::GraphProto& g) {
   std::map<std::string, int> listed_input;  // name -> index in g.input (copies are appended)
   for (int i = 0; i < g.input_size(); ++i) listed_input.emplace(g.input(i).name(), i);
 
-  std::set<std::string> used;  // initializers some earlier node input already uses
+  std::set<std::string> present;
+  for (const auto& t : g.initializer()) present.insert(t.name());
+  std::set<std::string> used;  // initializers some earlier node input already reads
   std::map<std::string, int> copies;
+  auto copy_of = [&](const std::string& name, int src, const onnx::NodeProto& n, std::string fresh = "") {
+    while (fresh.empty() || !taken.insert(fresh).second) fresh = name + ".untied" + std::to_string(++copies[name]);
+    add_copy(g, src, fresh, listed_input);
+    notes.push_back(name + " -> " + fresh + " (" + n.op_type() + (n.name().empty() ? "" : " '" + n.name() + "'") + ")");
+    return fresh;
+  };
+  std::map<std::string, std::string> restored;  // missing parameter -> its copy
   for (int ni = 0; ni < g.node_size(); ++ni) {
     onnx::NodeProto& n = *g.mutable_node(ni);
     const int first = per_layer_from(n);
+    const std::vector<std::string> read = sig.present ? parameters_read_by(n, sig) : std::vector<std::string>{};
     for (int k = 0; k < n.input_size(); ++k) {
       const std::string name = n.input(k);
       auto it = initializer.find(name);
       if (it == initializer.end()) continue;
-      if (used.insert(name).second || first < 0 || k < first) continue;
-      std::string fresh;
-      do {
-        fresh = name + ".untied" + std::to_string(++copies[name]);
-      } while (!taken.insert(fresh).second);
-      add_copy(g, it->second, fresh, listed_input);
-      notes.push_back(name + " -> " + fresh + " (" + n.op_type() + (n.name().empty() ? "" : " '" + n.name() + "'") +
-                      ")");
-      n.set_input(k, fresh);
+      const bool first_read = used.insert(name).second;
+      // The exporter merged this node's parameter into `name`: the one parameter it read that the
+      // file lacks (of `name`'s last component where it read several).
+      if (sig.parameters.count(name) && !read.empty() && std::find(read.begin(), read.end(), name) == read.end()) {
+        std::vector<std::string> lost;
+        const std::string last = name.substr(name.rfind('.') + 1);
+        for (const auto& p : read)
+          if (!present.count(p) && sig.parameters.count(p) && p.substr(p.rfind('.') + 1) == last) lost.push_back(p);
+        if (lost.size() == 1) {
+          auto r = restored.find(lost[0]);
+          n.set_input(k, r != restored.end() ? r->second : restored[lost[0]] = copy_of(name, it->second, n, lost[0]));
+          continue;
+        }
+      }
+      if (!first_read && first >= 0 && k >= first)  // a layer's own parameter or statistic: one per input
+        n.set_input(k, copy_of(name, it->second, n));
     }
   }
   return notes;

@@ -17,6 +17,7 @@ int run_bench(const BenchArgs& a) {
   ImportedModel model = load_model(a.train.model);
   std::ostringstream tune_log;
   report_untied(model, a.json ? tune_log : std::cout);
+  report_exporter_made(model, a.json ? tune_log : std::cout);
   load_conv_choices_flag(a.train, device, a.json ? tune_log : std::cout);
   TrainerOptions to = trainer_options(a.train, model.graph, device, a.json ? tune_log : std::cout);
   Trainer trainer(model.graph, to);

@@ -47,6 +47,13 @@ int run_inspect(const InspectArgs& a) {
   for (const auto& [name, t] : g.initializers)
     if (is_floating(t.dtype()) && !g.constant_initializers.count(name)) params += t.numel(), ++tensors;
   std::cout << "float initializers (parameters and statistics): " << tensors << " tensors, " << params << " values\n";
+  if (!m.untied.empty())
+    std::cout << "untied: " << m.untied.size()
+              << " copies of tensors the exporter had merged (first: " << m.untied.front() << ")\n";
+  if (!m.exporter_made.empty())
+    std::cout << "made by the exporter's optimiser (trained as parameters; export with optimize=False to train "
+                 "PyTorch's own): "
+              << m.exporter_made.size() << " tensors (first: " << m.exporter_made.front() << ")\n";
   auto missing = unsupported_ops(g, DeviceKind::CPU);
   if (missing.empty()) {
     std::cout << "support: every op is supported on cpu\n";

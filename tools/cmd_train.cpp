@@ -183,6 +183,15 @@ void report_untied(const ImportedModel& model, std::ostream& out) {
       << "and the trained model names them apart (first: " << model.untied.front() << ")\n";
 }
 
+void report_exporter_made(const ImportedModel& model, std::ostream& out) {
+  if (model.exporter_made.empty()) return;
+  out << "cbtrain: " << model.exporter_made.size() << " tensor(s) of the model are no PyTorch parameter: the "
+      << "exporter's optimiser made them from parameters, buffers or constants (first: '" << model.exporter_made.front()
+      << "'), and some parameters are gone (folded, merged or dropped); they train as parameters, which matches "
+      << "PyTorch only where they are a parameter's transpose. Export with torch.onnx.export(..., dynamo=True, "
+      << "optimize=False) to train the model's own parameters\n";
+}
+
 // --output is written when training ends: a path that can never be written fails now, not
 // hours into the run. Its folder must exist (a mistyped path is not made into folders).
 void check_output_flag(const std::string& output) {
@@ -277,6 +286,7 @@ int run_train(const TrainArgs& a) {
   install_stop_handlers();  // from here on, SIGINT/SIGTERM stop at the next round boundary
   ImportedModel model = load_model(a.model);
   report_untied(model, out);
+  report_exporter_made(model, out);
   check_supported(model.graph, device);  // before the data set is read: fail fast
   load_conv_choices_flag(a, device, out);
   TrainTestData data;

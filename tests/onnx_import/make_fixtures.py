@@ -313,7 +313,7 @@ def normal_initializer(rng, name, shape, scale=0.4):
     return numpy_helper.from_array(rng.normal(0, scale, shape).astype(np.float32), name)
 
 
-def save_classifier(nodes, init, name, opset, x, classes):
+def save_classifier(nodes, init, name, opset, x, classes, ir_version=8):
     """Saves the graph x (N, features) -> logits (N, classes) as `name`.onnx with x and
     onnxruntime's output beside it (`.input.npy`, `.output.npy`)."""
     import onnxruntime as ort
@@ -321,8 +321,9 @@ def save_classifier(nodes, init, name, opset, x, classes):
                           [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", classes])],
                           initializer=init)
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = ir_version
     onnx.checker.check_model(model)
-    save(model, f"{name}.onnx")
+    save(model, f"{name}.onnx", ir_version)
     sess = ort.InferenceSession(os.path.join(HERE, f"{name}.onnx"), providers=["CPUExecutionProvider"])
     np.save(os.path.join(HERE, f"{name}.input.npy"), x)
     np.save(os.path.join(HERE, f"{name}.output.npy"), sess.run(None, {"x": x})[0])
@@ -917,3 +918,86 @@ if __name__ == "__main__":
     recurrent_lengths_model()
     recurrent_activations_model()
     einsum_diagonal_model()
+    transformer_ops_models()
+
+
+def transformer_ops_models():
+    """Attention (opsets 23 and 25), RMSNormalization (23) and Swish (24) in classifiers: x (N, 24)
+    viewed as 4 tokens of 6 features. `attention23`: a 3-D grouped-query Attention (2 query heads,
+    1 key/value head, value heads of 3, causal, softcap 2.5); a 4-D one with a bool mask computed
+    from the data (some rows of some samples wholly false: zeros, ONNX's rule) that also gives its
+    probabilities (qk_matmul_output_mode 3); a 4-D one whose float mask is a trained initializer
+    (scale 0.3); RMSNormalization over the last axis and over the last two. `swish24`: Swish
+    (alpha 1 and 1.7) around a causal Attention. `attention25`: sliding windows (left 1, right 0;
+    left 0, right 1) and a causal cross attention of 4 queries over 3 keys. (`.onnx`, `.input.npy`,
+    `.output.npy`, onnxruntime's output.)"""
+    rng = np.random.default_rng(2297)
+    batch, tokens, feat, classes = 6, 4, 6, 10
+    x = rng.normal(0, 1.0, (batch, tokens * feat)).astype(np.float32)
+    n = helper.make_node
+
+    def w(name, shape, scale=0.5):
+        return normal_initializer(rng, name, shape, scale)
+
+    def ints(name, v):
+        return numpy_helper.from_array(np.array(v, np.int64), name)
+
+    def heads4(src, wname, out, h, d):  # (N, T, F) @ W (F, h*d) -> (N, h, T, d)
+        return [n("MatMul", [src, wname], [out + "_p"]), n("Reshape", [out + "_p", f"s_{h}_{d}"], [out + "_r"]),
+                n("Transpose", [out + "_r"], [out], perm=[0, 2, 1, 3])]
+
+    common = [ints("s_tok", [0, tokens, feat]), ints("flat", [0, -1])]
+    for opset in (23, 24, 25):
+        name = {23: "attention23", 24: "swish24", 25: "attention25"}[opset]
+        init = list(common)
+        nodes = [n("Reshape", ["x", "s_tok"], ["t"])]
+        feats = []
+        if opset == 23:
+            init += [w("wq", (feat, 8)), w("wk", (feat, 4)), w("wv", (feat, 3)),
+                     w("wq2", (feat, 6)), w("wk2", (feat, 6)), w("wv2", (feat, 6)), w("wm", (feat, 1)),
+                     w("bias_mask", (tokens, tokens), 0.7), w("rms_scale", (6,), 0.3), w("rms_scale2", (tokens, 6), 0.3),
+                     ints("s_2_3", [0, tokens, 2, 3])]
+            nodes += [n("MatMul", ["t", "wq"], ["q3"]), n("MatMul", ["t", "wk"], ["k3"]), n("MatMul", ["t", "wv"], ["v3"]),
+                      n("Attention", ["q3", "k3", "v3"], ["a1"], q_num_heads=2, kv_num_heads=1, is_causal=1,
+                        softcap=2.5)]
+            nodes += heads4("t", "wq2", "q4", 2, 3) + heads4("t", "wk2", "k4", 2, 3) + heads4("t", "wv2", "v4", 2, 3)
+            # mask (N, 1, T, T): key j visible to query i where m[n, j] + 0.3 * i > 0 (some rows empty)
+            init += [numpy_helper.from_array(np.arange(tokens, dtype=np.float32).reshape(tokens, 1) * 0.3, "rowoff")]
+            nodes += [n("MatMul", ["t", "wm"], ["m"]), n("Transpose", ["m"], ["mt"], perm=[0, 2, 1]),
+                      n("Unsqueeze", ["mt", "ax1"], ["mu"]), n("Add", ["mu", "rowoff"], ["ms"]),
+                      n("Greater", ["ms", "zero_f"], ["mask"]),
+                      n("Attention", ["q4", "k4", "v4", "mask"], ["a2", "", "", "p2"], qk_matmul_output_mode=3),
+                      n("Attention", ["q4", "k4", "v4", "bias_mask"], ["a3"], scale=0.3),
+                      n("Transpose", ["a2"], ["a2t"], perm=[0, 2, 1, 3]), n("Reshape", ["a2t", "flat"], ["a2f"]),
+                      n("Reshape", ["p2", "flat"], ["p2f"]),
+                      n("Transpose", ["a3"], ["a3t"], perm=[0, 2, 1, 3]), n("Reshape", ["a3t", "s_tok"], ["a3r"]),
+                      n("RMSNormalization", ["a3r", "rms_scale"], ["r1"], epsilon=1e-3),
+                      n("RMSNormalization", ["a1", "rms_scale2"], ["r2"], axis=1),
+                      n("Reshape", ["r1", "flat"], ["r1f"]), n("Reshape", ["r2", "flat"], ["r2f"])]
+            init += [ints("ax1", [1]), numpy_helper.from_array(np.array(0.0, np.float32), "zero_f")]
+            feats = ["a2f", "p2f", "r1f", "r2f"]
+        elif opset == 24:
+            init += [w("wq", (feat, 6)), w("wk", (feat, 6)), w("wv", (feat, 6))]
+            nodes += [n("Swish", ["t"], ["sw"]), n("MatMul", ["sw", "wq"], ["q"]), n("MatMul", ["sw", "wk"], ["k"]),
+                      n("MatMul", ["sw", "wv"], ["v"]),
+                      n("Attention", ["q", "k", "v"], ["a"], q_num_heads=3, kv_num_heads=3, is_causal=1),
+                      n("Swish", ["a"], ["as"], alpha=1.7), n("Reshape", ["as", "flat"], ["af"])]
+            feats = ["af"]
+        else:
+            init += [w("wq", (feat, 6)), w("wk", (feat, 6)), w("wv", (feat, 6)), ints("first3", [0]),
+                     ints("end3", [3]), ints("ax1", [1])]
+            nodes += [n("MatMul", ["t", "wq"], ["q"]), n("MatMul", ["t", "wk"], ["k"]), n("MatMul", ["t", "wv"], ["v"]),
+                      n("Attention", ["q", "k", "v"], ["a1"], q_num_heads=2, kv_num_heads=2, left_window_size=1,
+                        right_window_size=0),
+                      n("Attention", ["q", "k", "v"], ["a2"], q_num_heads=3, kv_num_heads=3, left_window_size=0,
+                        right_window_size=1),
+                      n("Slice", ["k", "first3", "end3", "ax1"], ["k3"]), n("Slice", ["v", "first3", "end3", "ax1"], ["v3"]),
+                      n("Attention", ["q", "k3", "v3"], ["a3"], q_num_heads=2, kv_num_heads=2, is_causal=1),
+                      n("Reshape", ["a1", "flat"], ["a1f"]), n("Reshape", ["a2", "flat"], ["a2f"]),
+                      n("Reshape", ["a3", "flat"], ["a3f"])]
+            feats = ["a1f", "a2f", "a3f"]
+        nodes += [n("Concat", feats, ["h"], axis=1)]
+        width = {23: 24 + 2 * tokens * tokens + 24 + 24, 24: 24, 25: 72}[opset]
+        init += [w("w_out", (classes, width), 0.3), numpy_helper.from_array(np.zeros(classes, np.float32), "b_out")]
+        nodes += [n("Gemm", ["h", "w_out", "b_out"], ["logits"], transB=1)]
+        save_classifier(nodes, init, name, opset, x, classes, ir_version=10 + opset - 22 if opset > 22 else 8)

@@ -148,8 +148,8 @@ TEST_F(OnnxValidate, FileSizeLimit) {
 
 TEST_F(OnnxValidate, VersionsAndDomains) {
   onnx::ModelProto m = base_model();
-  m.mutable_opset_import(0)->set_version(22);
-  EXPECT_HAS(error_of(m), "opset 22");
+  m.mutable_opset_import(0)->set_version(26);
+  EXPECT_HAS(error_of(m), "opset 26");
   m.mutable_opset_import(0)->set_version(6);
   EXPECT_HAS(error_of(m), "opset 6");
   m = base_model();

@@ -187,6 +187,16 @@ TEST(ModelGradCheck, EinsumRewritten) {
 // whose diagonal is taken.
 TEST(ModelGradCheck, EinsumDiagonals) { check_model("tests/onnx_import/data/einsum_diag.onnx", 3, 3); }
 
+// Attention, RMSNormalization and Swish as rewritten when the graph is bound (attention.h,
+// rms_normalization.h) or loaded (composite_ops.h): the gradient reaches Q, K and V through the
+// grouped heads, the soft cap, the guard of a query row no key may attend (a bool mask from the
+// data), a trained float mask, the windows, and the norms' scales.
+TEST(ModelGradCheck, AttentionAndRmsNormalization) { check_model("tests/onnx_import/data/attention23.onnx", 3, 3); }
+TEST(ModelGradCheck, AttentionWindowsAndSwish) {
+  check_model("tests/onnx_import/data/attention25.onnx", 3, 3);
+  check_model("tests/onnx_import/data/swish24.onnx", 3, 3);
+}
+
 // OneHot as rewritten when the graph is bound (one_hot.h): no gradient reaches its indices; the
 // rest of the model, and its float depth, which is read and never trained.
 TEST(ModelGradCheck, OneHotRewritten) { check_model("tests/onnx_import/data/onehot17.onnx", 3, 3); }

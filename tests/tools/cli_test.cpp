@@ -460,6 +460,15 @@ TEST(Cli, EinsumModelsMatchOnnxruntimeAndTrain) {
 // bij,jj->bi with a trained weight): agreement with onnxruntime, and training.
 TEST(Cli, EinsumDiagonalsMatchOnnxruntimeAndTrain) { expect_fixtures_match_and_train({"einsum_diag"}, {12}, 50.0); }
 
+// Attention (3-D grouped-query, causal and capped; 4-D with a bool mask computed from the data that
+// leaves a query row no key, with its probabilities as an output; with a trained float mask;
+// sliding windows; a causal cross attention), RMSNormalization over one axis and two, and Swish
+// at opsets 23 to 25 (make_fixtures.py), rewritten when the graph is bound: agreement with
+// onnxruntime, `inspect` finds every op supported, and training.
+TEST(Cli, TransformerOpsMatchOnnxruntimeAndTrain) {
+  expect_fixtures_match_and_train({"attention23", "swish24", "attention25"}, {24}, 40.0);  // 72, 49, 89% when written
+}
+
 // OneHot on the last axis, axis 0 with negative indices, float indices and depth with indices
 // past the depth (rows of the off value), and axis 1 (make_fixtures.py), rewritten when the
 // graph is bound: agreement with onnxruntime at opsets 11 and 17, and training.

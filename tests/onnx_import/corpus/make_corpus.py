@@ -209,8 +209,8 @@ def build_cases():
     m.opset_import.append(helper.make_opsetid("ai.onnx.ml", 3))
     case("onnx_ml_op", m, "ONNX-ML operators")
     m = base_model()
-    m.opset_import[0].version = 22
-    case("opset_too_new", m, "opset 22")
+    m.opset_import[0].version = 26
+    case("opset_too_new", m, "opset 26")
     m = base_model()
     m.opset_import[0].version = 6
     case("opset_too_old", m, "opset 6")
