@@ -90,15 +90,16 @@ RecurrentForm read_recurrent_form(const Node& n, const RecurrentInputType& input
   if (n.has_input(4)) {
     const ValueType& lt = type(4);
     if ((lt.dtype != DType::Int32 && lt.dtype != DType::Int64) || lt.shape != Shape{f.batch})
-      fail("sequence_lens must be int32 of shape (" + std::to_string(f.batch) + "), has " + dtype_name(lt.dtype) + " " +
-           shape_str(lt.shape));
+      fail("sequence_lens must be int32 or int64 of shape (" + std::to_string(f.batch) + "), has " +
+           dtype_name(lt.dtype) + " " + shape_str(lt.shape));
     const Tensor* lens = input_value(4);
-    for (int64_t b = 0; lens && b < f.batch; ++b)
-      if (lens->at_i64(b) < 0 || lens->at_i64(b) > f.steps)
-        fail("sequence_lens holds " + std::to_string(lens->at_i64(b)) + ", outside [0, " + std::to_string(f.steps) +
-             "]");
-    bool full = lens != nullptr;
-    for (int64_t b = 0; full && b < f.batch; ++b) full = lens->at_i64(b) == f.steps;
+    bool full = lens != nullptr;  // a constant of every step: no masks needed
+    for (int64_t b = 0; lens && b < f.batch; ++b) {
+      const int64_t len = lens->at_i64(b);
+      if (len < 0 || len > f.steps)
+        fail("sequence_lens holds " + std::to_string(len) + ", outside [0, " + std::to_string(f.steps) + "]");
+      full = full && len == f.steps;
+    }
     f.has_lengths = !full;
   }
   const Shape state = f.layout == 1 ? Shape{f.batch, f.dirs, f.hidden} : Shape{f.dirs, f.batch, f.hidden};
@@ -179,19 +180,19 @@ class Unroller {
 
   Unrolled run() {
     read_signature();
-    std::vector<std::vector<std::string>> hs(dirs_);
-    std::vector<std::string> h_last(dirs_), c_last(dirs_);
-    for (int64_t d = 0; d < dirs_; ++d) direction(d, hs[d], h_last[d], c_last[d]);
-    const bool batch_first = layout_ == 1;
+    std::vector<std::vector<std::string>> hs(f_.dirs);
+    std::vector<std::string> h_last(f_.dirs), c_last(f_.dirs);
+    for (int64_t d = 0; d < f_.dirs; ++d) direction(d, hs[d], h_last[d], c_last[d]);
+    const bool batch_first = f_.layout == 1;
     if (n_.outputs.size() > 0 && !n_.outputs[0].empty()) {
       // Y: each step's H as (1, 1, B, H) or (B, 1, 1, H), joined along time, then directions.
-      const Shape piece = batch_first ? Shape{batch_, 1, 1, hidden_} : Shape{1, 1, batch_, hidden_};
+      const Shape piece = batch_first ? Shape{f_.batch, 1, 1, f_.hidden} : Shape{1, 1, f_.batch, f_.hidden};
       std::vector<std::string> per_dir;
-      for (int64_t d = 0; d < dirs_; ++d)
-        per_dir.push_back(stack(hs[d], piece, batch_first ? 1 : 0, dirs_ == 1 ? n_.outputs[0] : ""));
-      if (dirs_ > 1) add("Concat", per_dir, axis_attr(batch_first ? 2 : 1), "Y", n_.outputs[0]);
+      for (int64_t d = 0; d < f_.dirs; ++d)
+        per_dir.push_back(stack(hs[d], piece, batch_first ? 1 : 0, f_.dirs == 1 ? n_.outputs[0] : ""));
+      if (f_.dirs > 1) add("Concat", per_dir, axis_attr(batch_first ? 2 : 1), "Y", n_.outputs[0]);
     }
-    const Shape state = batch_first ? Shape{batch_, 1, hidden_} : Shape{1, batch_, hidden_};
+    const Shape state = batch_first ? Shape{f_.batch, 1, f_.hidden} : Shape{1, f_.batch, f_.hidden};
     if (n_.outputs.size() > 1 && !n_.outputs[1].empty()) stack(h_last, state, batch_first ? 1 : 0, n_.outputs[1]);
     if (n_.outputs.size() > 2 && !n_.outputs[2].empty()) stack(c_last, state, batch_first ? 1 : 0, n_.outputs[2]);
     return std::move(w_.ex);
@@ -206,21 +207,12 @@ class Unroller {
   }
 
   void read_signature() {
-    const RecurrentForm f = read_recurrent_form(
+    f_ = read_recurrent_form(
         n_, [this](size_t i) { return &types_.at(n_.inputs[i]); },
         [this](size_t i) {
           auto it = consts_.find(n_.inputs[i]);
           return it == consts_.end() ? nullptr : &it->second;
         });
-    kind_ = f.kind;
-    gates_ = f.gates, layout_ = f.layout, steps_ = f.steps, batch_ = f.batch, hidden_ = f.hidden, dirs_ = f.dirs;
-    reverse_first_ = f.reverse_only, linear_before_reset_ = f.linear_before_reset;
-    clip_ = f.clip;
-    dtype_ = f.dtype;
-    has_lengths_ = f.has_lengths;
-    activations_ = f.activations;
-    alpha_ = f.activation_alpha, beta_ = f.activation_beta;
-    input_forget_ = f.input_forget;
     w_.base = n_.name.empty() ? n_.outputs.empty() ? n_.op_type : n_.outputs[0] : n_.name;
   }
 
@@ -241,8 +233,8 @@ class Unroller {
   std::string scalar(double v, const std::string& hint) {
     auto it = scalars_.find(v);
     if (it != scalars_.end()) return it->second;
-    Tensor t(dtype_, Shape{});
-    if (dtype_ == DType::Float64)
+    Tensor t(f_.dtype, Shape{});
+    if (f_.dtype == DType::Float64)
       *t.ptr<double>() = v;
     else
       *t.ptr<float>() = static_cast<float>(v);
@@ -290,18 +282,18 @@ class Unroller {
   }
 
   std::string clip(const std::string& x) {
-    if (clip_ <= 0) return x;
+    if (f_.clip <= 0) return x;
     if (opset_ >= 11) return add("Clip", {x, lo_clip_, hi_clip_}, "clip");
     Attributes a;
-    a.set("min", -clip_);
-    a.set("max", clip_);
+    a.set("min", -f_.clip);
+    a.set("max", f_.clip);
     return add("Clip", {x}, std::move(a), "clip");
   }
   // Function `which` of x: its op with alpha and beta where it takes them; ScaledTanh
   // (alpha tanh(beta x)) and Affine (alpha x + beta) of Mul, Tanh and Add.
   std::string apply(size_t which, const std::string& x, const std::string& hint) {
-    const std::string& op = activations_[which];
-    const float alpha = alpha_[which], beta = beta_[which];
+    const std::string& op = f_.activations[which];
+    const float alpha = f_.activation_alpha[which], beta = f_.activation_beta[which];
     if (op == "ScaledTanh")
       return add("Mul",
                  {scalar(alpha, hint + "_a"), add("Tanh", {add("Mul", {scalar(beta, hint + "_b"), x}, hint)}, hint)},
@@ -329,9 +321,9 @@ class Unroller {
       *step.ptr<int64_t>() = t;
     const std::string st = "len_t" + std::to_string(t);
     Attributes to;
-    to.set("to", int64_t{dtype_ == DType::Float64 ? 11 : 1});  // TensorProto.DOUBLE or FLOAT
+    to.set("to", int64_t{f_.dtype == DType::Float64 ? 11 : 1});  // TensorProto.DOUBLE or FLOAT
     const std::string in = add("Cast", {add("Less", {constant(std::move(step), st), lens}, st + "_in")}, to, st);
-    return masks_.emplace(t, reshape(in, {batch_, 1}, st + "_mask")).first->second;
+    return masks_.emplace(t, reshape(in, {f_.batch, 1}, st + "_mask")).first->second;
   }
 
   // With sequence_lens: the state keeps its value where step t is past a sample's sequence
@@ -348,19 +340,19 @@ class Unroller {
                                                 const std::string& hint) {
     auto it = per_direction_.find(input);
     if (it == per_direction_.end())
-      it = per_direction_.emplace(input, unstack(n_.inputs[input], axis, dirs_, piece, hint)).first;
+      it = per_direction_.emplace(input, unstack(n_.inputs[input], axis, f_.dirs, piece, hint)).first;
     return it->second;
   }
 
   // One direction: its weights, the input's projection for every step at once, then the steps.
   void direction(int64_t d, std::vector<std::string>& hs, std::string& h_last, std::string& c_last) {
-    const bool reverse = reverse_first_ || d == 1;
-    const int64_t H = hidden_, gh = gates_ * H;
-    const size_t a0 = static_cast<size_t>(d) * (kind_ == Kind::Lstm ? 3 : kind_ == Kind::Gru ? 2 : 1);
+    const bool reverse = f_.reverse_only || d == 1;
+    const int64_t H = f_.hidden, gh = f_.gates * H;
+    const size_t a0 = static_cast<size_t>(d) * (f_.kind == Kind::Lstm ? 3 : f_.kind == Kind::Gru ? 2 : 1);
     const std::string tag = "d" + std::to_string(d);
-    if (clip_ > 0 && opset_ >= 11 && lo_clip_.empty()) {
-      lo_clip_ = scalar(-clip_, "clip_min");
-      hi_clip_ = scalar(clip_, "clip_max");
+    if (f_.clip > 0 && opset_ >= 11 && lo_clip_.empty()) {
+      lo_clip_ = scalar(-f_.clip, "clip_min");
+      hi_clip_ = scalar(f_.clip, "clip_max");
     }
     auto pick = [&](size_t input, const Shape& piece, const std::string& hint) {
       return per_direction(input, 0, piece, hint)[static_cast<size_t>(d)];
@@ -375,35 +367,35 @@ class Unroller {
     if (n_.has_input(3)) {
       auto wr = split(pick(3, {2 * gh}, tag + "_B"), 0, {gh, gh}, tag + "_B");
       std::string rb = wr[1];
-      if (linear_before_reset_) {
+      if (f_.linear_before_reset) {
         auto zr_h = split(wr[1], 0, {2 * H, H}, tag + "_Rb");
         rb_h = zr_h[1];
-        rb = add("Concat", {zr_h[0], constant(Tensor(dtype_, Shape{H}), tag + "_zeros")}, axis_attr(0), tag + "_Rb");
+        rb = add("Concat", {zr_h[0], constant(Tensor(f_.dtype, Shape{H}), tag + "_zeros")}, axis_attr(0), tag + "_Rb");
       }
       xw = add("Add", {xw, add("Add", {wr[0], rb}, tag + "_bias")}, tag + "_XWb");
     }
-    const int64_t time_axis = layout_ == 1 ? 1 : 0;
-    const std::vector<std::string> xs = unstack(xw, time_axis, steps_, {batch_, gh}, tag + "_x");
+    const int64_t time_axis = f_.layout == 1 ? 1 : 0;
+    const std::vector<std::string> xs = unstack(xw, time_axis, f_.steps, {f_.batch, gh}, tag + "_x");
     std::string rt_h;  // GRU without linear_before_reset: Rh^T apart from Rz, Rr
-    if (kind_ == Kind::Gru && !linear_before_reset_) {
+    if (f_.kind == Kind::Gru && !f_.linear_before_reset) {
       auto parts = split(rt, 1, {2 * H, H}, tag + "_Rt");
       rt = parts[0], rt_h = parts[1];
     }
     std::vector<std::string> p;  // LSTM peepholes i, o, f
     if (n_.has_input(7)) p = split(pick(7, {3 * H}, tag + "_P"), 0, {H, H, H}, tag + "_P");
-    const Shape state{batch_, H};
+    const Shape state{f_.batch, H};
     auto initial = [&](size_t input, const std::string& hint) -> std::string {
       if (!n_.has_input(input)) return "";
-      return per_direction(input, layout_ == 1 ? 1 : 0, state, hint)[static_cast<size_t>(d)];
+      return per_direction(input, f_.layout == 1 ? 1 : 0, state, hint)[static_cast<size_t>(d)];
     };
     std::string h = initial(5, tag + "_h0"), c = initial(6, tag + "_c0");
-    hs.assign(static_cast<size_t>(steps_), "");
-    for (int64_t s = 0; s < steps_; ++s) {
-      const int64_t t = reverse ? steps_ - 1 - s : s;
+    hs.assign(static_cast<size_t>(f_.steps), "");
+    for (int64_t s = 0; s < f_.steps; ++s) {
+      const int64_t t = reverse ? f_.steps - 1 - s : s;
       const std::string st = tag + "_t" + std::to_string(t);
       const std::string& x = xs[static_cast<size_t>(t)];
       const std::string h_prev = h, c_prev = c;
-      if (kind_ == Kind::Lstm) {
+      if (f_.kind == Kind::Lstm) {
         const std::string pre = h.empty() ? x : add("Add", {x, add("MatMul", {h, rt}, st + "_hR")}, st + "_pre");
         auto g = split(pre, 1, {H, H, H, H}, st + "_gates");  // i, o, f, c
         if (!p.empty() && !c.empty()) {
@@ -417,7 +409,7 @@ class Unroller {
         } else {
           // input_forget couples the gates: f = 1 - i.
           const std::string f =
-              input_forget_ ? add("Sub", {scalar(1.0, st + "_one"), i}, st + "_f") : act(a0, g[2], st + "_f");
+              f_.input_forget ? add("Sub", {scalar(1.0, st + "_one"), i}, st + "_f") : act(a0, g[2], st + "_f");
           c = add("Add", {add("Mul", {f, c}, st + "_fc"), ic}, st + "_C");
         }
         std::string o_pre = g[1];
@@ -425,12 +417,12 @@ class Unroller {
         const std::string o = act(a0, o_pre, st + "_o");
         // The cell state is not clipped: only the gates' inputs are.
         h = add("Mul", {o, apply(a0 + 2, c, st + "_hC")}, st + "_H");
-      } else if (kind_ == Kind::Gru) {
+      } else if (f_.kind == Kind::Gru) {
         auto x_zr_h = split(x, 1, {2 * H, H}, st + "_x");
         std::string zr = x_zr_h[0], hr_h;
         if (!h.empty()) {
           std::string hr = add("MatMul", {h, rt}, st + "_hR");
-          if (linear_before_reset_) {
+          if (f_.linear_before_reset) {
             auto parts = split(hr, 1, {2 * H, H}, st + "_hR");
             hr = parts[0], hr_h = parts[1];
           }
@@ -439,7 +431,7 @@ class Unroller {
         auto z_r = split(zr, 1, {H, H}, st + "_zr");
         const std::string z = act(a0, z_r[0], st + "_z"), r = act(a0, z_r[1], st + "_r");
         std::string h_pre = x_zr_h[1];
-        if (linear_before_reset_) {
+        if (f_.linear_before_reset) {
           std::string inner = hr_h;
           if (!rb_h.empty()) inner = inner.empty() ? rb_h : add("Add", {inner, rb_h}, st + "_hRb");
           if (!inner.empty()) h_pre = add("Add", {h_pre, add("Mul", {r, inner}, st + "_rh")}, st + "_h_pre");
@@ -455,10 +447,10 @@ class Unroller {
         const std::string pre = h.empty() ? x : add("Add", {x, add("MatMul", {h, rt}, st + "_hR")}, st + "_pre");
         h = act(a0, pre, st + "_H");
       }
-      if (has_lengths_) {  // Y is 0 past a sample's sequence; the state is held
+      if (f_.has_lengths) {  // Y is 0 past a sample's sequence; the state is held
         hs[static_cast<size_t>(t)] = add("Mul", {mask(t), h}, st + "_Y");
         h = held(t, h_prev, h, st + "_Hheld");
-        if (kind_ == Kind::Lstm) c = held(t, c_prev, c, st + "_Cheld");
+        if (f_.kind == Kind::Lstm) c = held(t, c_prev, c, st + "_Cheld");
       } else {
         hs[static_cast<size_t>(t)] = h;
       }
@@ -473,17 +465,9 @@ class Unroller {
   int64_t opset_;
   ExpansionWriter w_;
 
-  Kind kind_ = Kind::Lstm;
-  int64_t gates_ = 4, layout_ = 0, steps_ = 0, batch_ = 0, hidden_ = 0, dirs_ = 1;
-  bool reverse_first_ = false, linear_before_reset_ = false;
-  float clip_ = 0;
-  DType dtype_ = DType::Float32;
-  std::vector<std::string> activations_;
-  std::vector<float> alpha_, beta_;
-  bool input_forget_ = false;
+  RecurrentForm f_;  // what the node computes (read_recurrent_form)
   std::map<double, std::string> scalars_;
   std::string lo_clip_, hi_clip_;
-  bool has_lengths_ = false;
   std::map<int64_t, std::string> masks_;  // step -> (N, 1): 1 where the step is in the sample's sequence
   std::map<size_t, std::vector<std::string>> per_direction_;
 };

@@ -241,16 +241,23 @@ cudnnRNNAlgo_t preferred_algo(const RecurrentForm& f, bool grad) {
 }
 
 // CBT_LOG_RNN=1: each node's cuDNN algorithm and the refusals that changed it.
-void log_rnn(const KernelContext& ctx, const char* what, const RnnPlan* p, const char* why = "") {
+void log_rnn(const KernelContext& ctx, const char* what, const RnnPlan* p, const std::string& why = "") {
   static const bool on = std::getenv("CBT_LOG_RNN") != nullptr;
   if (!on) return;
   std::fprintf(stderr, "cbtrain: %s %s: %s%s", ctx.node.describe().c_str(), what,
                p && p->algo == CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H ? "persistent (small hidden size)" : "standard",
-               why);
+               why.c_str());
   if (p)
     std::fprintf(stderr, "%s, workspace %zu, reserve %zu bytes", p->training ? " in training mode" : "",
                  p->work_training, p->reserve);
   std::fprintf(stderr, "\n");
+}
+
+// The persistent algorithm refused (`when`, by `e`): the standard algorithm's plan, logged.
+std::shared_ptr<RnnPlan> standard_plan(const KernelContext& ctx, const CudaContext& cc, const RecurrentForm& f,
+                                       bool training, const char* when, const InternalError& e) {
+  log_rnn(ctx, when, nullptr, std::string(" (") + e.what() + ")");
+  return make_plan(cc, f, CUDNN_RNN_ALGO_STANDARD, training);
 }
 
 std::shared_ptr<RnnPlan> plan_of(KernelContext& ctx, const CudaContext& cc, bool grad) {
@@ -264,8 +271,7 @@ std::shared_ptr<RnnPlan> plan_of(KernelContext& ctx, const CudaContext& cc, bool
     plan = make_plan(cc, f, algo, training);
   } catch (const InternalError& e) {
     if (algo == CUDNN_RNN_ALGO_STANDARD) throw;
-    log_rnn(ctx, "refused the persistent algorithm", nullptr, (std::string(" (") + e.what() + ")").c_str());
-    plan = make_plan(cc, f, CUDNN_RNN_ALGO_STANDARD, training);
+    plan = standard_plan(ctx, cc, f, training, "refused the persistent algorithm", e);
   }
   log_rnn(ctx, "runs", plan.get());
   if (ctx.state) *ctx.state = plan;
@@ -282,9 +288,7 @@ void with_plan(KernelContext& ctx, const CudaContext& cc, bool grad, Body body) 
     body(*plan);
   } catch (const InternalError& e) {
     if (plan->proven || plan->algo == CUDNN_RNN_ALGO_STANDARD) throw;
-    log_rnn(ctx, "refused the persistent algorithm at its first call", nullptr,
-            (std::string(" (") + e.what() + ")").c_str());
-    plan = make_plan(cc, plan->f, CUDNN_RNN_ALGO_STANDARD, plan->training);
+    plan = standard_plan(ctx, cc, plan->f, plan->training, "refused the persistent algorithm at its first call", e);
     if (ctx.state) *ctx.state = plan;
     body(*plan);
   }

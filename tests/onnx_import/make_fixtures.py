@@ -919,6 +919,7 @@ if __name__ == "__main__":
     recurrent_activations_model()
     einsum_diagonal_model()
     transformer_ops_models()
+    sequence_split_model()
 
 
 def transformer_ops_models():
@@ -1001,3 +1002,33 @@ def transformer_ops_models():
         init += [w("w_out", (classes, width), 0.3), numpy_helper.from_array(np.zeros(classes, np.float32), "b_out")]
         nodes += [n("Gemm", ["h", "w_out", "b_out"], ["logits"], transB=1)]
         save_classifier(nodes, init, name, opset, x, classes, ir_version=10 + opset - 22 if opset > 22 else 8)
+
+
+def sequence_split_model():
+    """SplitToSequence read only by SequenceAt at constant positions (the dynamo exporter's
+    torch.split and torch.chunk without its optimiser) in a classifier at opset 20: g = Gemm(x)
+    (N, 12) split by a chunk size of 5 (pieces 5, 5, 2; positions 0 and -1), into pieces of one
+    without keeping the axis (position 3), and by sizes 4 and 8 (position 1): `sequence_split`
+    (`.onnx`, `.input.npy`, `.output.npy`, onnxruntime's output)."""
+    rng = np.random.default_rng(2311)
+    n_in, classes, batch = 10, 10, 6
+    x = rng.normal(0, 1.0, (batch, n_in)).astype(np.float32)
+    n = helper.make_node
+
+    def ints(name, v):
+        return numpy_helper.from_array(np.array(v, np.int64), name)
+
+    init = [normal_initializer(rng, "w1", (12, n_in), 0.5), numpy_helper.from_array(np.zeros(12, np.float32), "b1"),
+            normal_initializer(rng, "w2", (classes, 5 + 2 + 1 + 8), 0.3),
+            numpy_helper.from_array(np.zeros(classes, np.float32), "b2"),
+            ints("five", 5), ints("sizes", [4, 8]), ints("p0", 0), ints("p1", 1), ints("p3", 3), ints("last", -1),
+            ints("axis1", [1])]
+    nodes = [n("Gemm", ["x", "w1", "b1"], ["g"], transB=1),
+             n("SplitToSequence", ["g", "five"], ["chunks"], axis=1),
+             n("SequenceAt", ["chunks", "p0"], ["c0"]), n("SequenceAt", ["chunks", "last"], ["c_last"]),
+             n("SplitToSequence", ["g"], ["ones"], axis=1, keepdims=0),
+             n("SequenceAt", ["ones", "p3"], ["o3"]), n("Unsqueeze", ["o3", "axis1"], ["o3u"]),
+             n("SplitToSequence", ["g", "sizes"], ["parts"], axis=-1), n("SequenceAt", ["parts", "p1"], ["s1"]),
+             n("Concat", ["c0", "c_last", "o3u", "s1"], ["h"], axis=1),
+             n("Gemm", ["h", "w2", "b2"], ["logits"], transB=1)]
+    save_classifier(nodes, init, "sequence_split", 20, x, classes, ir_version=9)

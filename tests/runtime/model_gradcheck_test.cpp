@@ -197,6 +197,10 @@ TEST(ModelGradCheck, AttentionWindowsAndSwish) {
   check_model("tests/onnx_import/data/swish24.onnx", 3, 3);
 }
 
+// SplitToSequence read by SequenceAt, a Split when bound (split_to_sequence.h): the gradient
+// reaches every piece read, and none the pieces no one reads.
+TEST(ModelGradCheck, SequenceSplit) { check_model("tests/onnx_import/data/sequence_split.onnx", 3, 3); }
+
 // OneHot as rewritten when the graph is bound (one_hot.h): no gradient reaches its indices; the
 // rest of the model, and its float depth, which is read and never trained.
 TEST(ModelGradCheck, OneHotRewritten) { check_model("tests/onnx_import/data/onehot17.onnx", 3, 3); }

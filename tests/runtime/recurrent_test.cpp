@@ -89,7 +89,7 @@ TEST(RecurrentTest, RefusesWhatItCannotUnrollNamingTheNode) {
          g.initializers.emplace("lens", Tensor::from_f32({4, 3}, {2}));
          n.inputs = {"xt", "W", "R", "", "lens"};
        },
-       "sequence_lens must be int32 of shape (2)"},
+       "sequence_lens must be int32 or int64 of shape (2)"},
       {"more activation parameters than the functions take",
        [](Node& n, Graph&) { n.attrs.set("activation_alpha", std::vector<float>{0.1f}); },
        "activation_alpha or activation_beta holds more values than its activations take"},

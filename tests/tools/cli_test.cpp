@@ -469,6 +469,11 @@ TEST(Cli, TransformerOpsMatchOnnxruntimeAndTrain) {
   expect_fixtures_match_and_train({"attention23", "swish24", "attention25"}, {24}, 40.0);  // 72, 49, 89% when written
 }
 
+// SplitToSequence read by SequenceAt at constant positions (a chunk size, sizes, pieces of one
+// without the axis; make_fixtures.py), folded at load and a Split when bound: agreement with
+// onnxruntime, `inspect` finds every op supported, and training.
+TEST(Cli, SequenceSplitsMatchOnnxruntimeAndTrain) { expect_fixtures_match_and_train({"sequence_split"}, {10}, 50.0); }
+
 // OneHot on the last axis, axis 0 with negative indices, float indices and depth with indices
 // past the depth (rows of the off value), and axis 1 (make_fixtures.py), rewritten when the
 // graph is bound: agreement with onnxruntime at opsets 11 and 17, and training.
