@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -255,6 +256,22 @@ INSTANTIATE_TEST_SUITE_P(Models, GpuTrajectory,
                              if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            return n;
                          });
+
+// Every export of models/architectures/ (fourteen architectures from three exporters; on the CPU
+// they train as PyTorch does, Architectures.TrainAsPyTorchDoes) trains on the GPU as on the CPU:
+// its 10 steps within 1e-3.
+TEST(GpuArchitectures, TrainAsOnTheCpu) {
+  CBT_SKIP_WITHOUT_GPU();
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(test::source_path("models/architectures")))
+    if (e.path().extension() == ".onnx") files.push_back(e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  ASSERT_GE(files.size(), 40u);
+  for (const auto& f : files) {
+    const TrajectoryCase c{"architectures", f.c_str(), 10};
+    expect_close(train_losses(c, kGpu), train_losses(c, Device{}), f);
+  }
+}
 
 // Two learners, each on its own stream, meeting the synchronisation stream through events:
 // the same rounds as two CPU learners.
