@@ -36,6 +36,9 @@ struct ImportedModel {
   // folding: e.g. a transposed weight, a gathered position bias) where torch.export's graph
   // signature in the file shows folded parameters: trained as parameters (apply_torch_signature).
   std::vector<std::string> exporter_made;
+  // BatchNorm layers that the exporter folded into the convolutions (the signature names their
+  // running statistics, the file lacks them): they train as the convolutions' scale and shift.
+  int folded_batch_norms = 0;
 };
 
 // Supported default-domain opsets; per-op support is checked by the schemas.

@@ -233,6 +233,7 @@ ImportedModel load_model(const std::string& path, const ImportOptions& opts) {
     mark_constant_inputs(m.graph);
     mark_decomposition_constants(m.graph);
     m.exporter_made = apply_torch_signature(signature, m.graph);
+    m.folded_batch_norms = signature.folded_batch_norms;
     m.producer_name = mp.producer_name();
     m.producer_version = mp.producer_version();
     m.ir_version = mp.ir_version();

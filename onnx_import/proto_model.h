@@ -41,6 +41,7 @@ struct TorchSignature {
   std::set<std::string> parameters, buffers;
   std::map<std::string, std::string> placeholders;  // the exported program's names -> parameters
   int missing_parameters = 0;
+  int folded_batch_norms = 0;  // BatchNorms whose running mean is no initializer (folded away)
 };
 TorchSignature read_torch_signature(const onnx::GraphProto& g);
 // The parameters that the PyTorch operation a node came from read (its "pkg.torch.onnx.fx_node"

@@ -61,6 +61,10 @@ TorchSignature read_torch_signature(const onnx::GraphProto& g) {
   for (const auto& t : g.initializer()) present.insert(t.name());
   for (const auto& p : s.parameters)
     if (!present.count(p)) ++s.missing_parameters;
+  const std::string mean = ".running_mean";
+  for (const auto& b : s.buffers)
+    if (b.size() > mean.size() && b.compare(b.size() - mean.size(), mean.size(), mean) == 0 && !present.count(b))
+      ++s.folded_batch_norms;
   return s;
 }
 

@@ -50,6 +50,9 @@ int run_inspect(const InspectArgs& a) {
   if (!m.untied.empty())
     std::cout << "untied: " << m.untied.size()
               << " copies of tensors the exporter had merged (first: " << m.untied.front() << ")\n";
+  if (m.folded_batch_norms > 0)
+    std::cout << "folded by the exporter: " << m.folded_batch_norms
+              << " BatchNorm layers (inside the convolutions; export with optimize=False to train them)\n";
   if (!m.exporter_made.empty())
     std::cout << "made by the exporter's optimiser (trained as parameters; export with optimize=False to train "
                  "PyTorch's own): "

@@ -184,6 +184,10 @@ void report_untied(const ImportedModel& model, std::ostream& out) {
 }
 
 void report_exporter_made(const ImportedModel& model, std::ostream& out) {
+  if (model.folded_batch_norms > 0)
+    out << "cbtrain: the exporter folded " << model.folded_batch_norms << " BatchNorm layer(s) into the convolutions "
+        << "(an inference form: their running statistics are not in the file), so they do not train as BatchNorm; "
+        << "export with torch.onnx.export(..., dynamo=True, optimize=False) to train them\n";
   if (model.exporter_made.empty()) return;
   out << "cbtrain: " << model.exporter_made.size() << " tensor(s) of the model are no PyTorch parameter: the "
       << "exporter's optimiser made them from parameters, buffers or constants (first: '" << model.exporter_made.front()

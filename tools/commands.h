@@ -122,7 +122,8 @@ void load_conv_choices_flag(const TrainArgs& a, Device device, std::ostream& log
 void save_conv_choices_flag(const TrainArgs& a, std::ostream& log);
 // The line saying which initializers load_model gave each layer a copy of (none: nothing).
 void report_untied(const ImportedModel& model, std::ostream& out);
-// Says which tensors the exporter's optimiser made from parameters (ImportedModel::exporter_made).
+// Says which tensors the exporter's optimiser made from parameters and how many BatchNorms it
+// folded (ImportedModel::exporter_made, folded_batch_norms).
 void report_exporter_made(const ImportedModel& model, std::ostream& out);
 
 // Initializer names of `model` matched (std::regex_search) by any of `patterns`; UserError

@@ -79,6 +79,8 @@ TEST(Architectures, MergedAndFoldedParametersAreNamed) {
   EXPECT_GE(gpt.untied.size(), 4u);
   ImportedModel vit = load_model(folder() + "vit.dynamo.onnx");  // transposed weights, folded
   EXPECT_FALSE(vit.exporter_made.empty());
+  EXPECT_EQ(load_model(folder() + "mobilenetv2.dynamo.onnx").folded_batch_norms, 17);
+  EXPECT_EQ(load_model(folder() + "mobilenetv2.dynamo_noopt.onnx").folded_batch_norms, 0);
   ImportedModel raw = load_model(folder() + "vit.dynamo_noopt.onnx");
   EXPECT_TRUE(raw.exporter_made.empty());
   EXPECT_TRUE(raw.untied.empty());
