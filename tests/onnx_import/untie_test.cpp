@@ -312,5 +312,28 @@ TEST_F(Untie, InitializersListedAsInputsGetTheirCopiesListed) {
   EXPECT_EQ(saved.graph().input_size(), 1 + saved.graph().initializer_size());
 }
 
+// What PyTorch 2.11's exporters write for one nn.Parameter used by two Linear layers (a tie)
+// beside two Linear layers of equal but separate parameters (tests/onnx_import/export_tied.py):
+// the TorchScript exporter reads the tie twice and copies the equal ones by Identity nodes, the
+// dynamo exporter's optimiser merges the equal ones too (the nodes' metadata names each one's
+// own). Each export loads to PyTorch's parameters: 7 tensors, 224 values, the tie one tensor.
+TEST(UntieExport, ATiedParameterStaysOneAndEqualOnesTrainApart) {
+  for (const char* f : {"tied.ts.onnx", "tied.dynamo.onnx", "tied.dynamo_noopt.onnx"}) {
+    SCOPED_TRACE(f);
+    const ImportedModel m = load_model(test::source_path(std::string("tests/onnx_import/data/") + f));
+    int64_t tensors = 0, values = 0;
+    for (const auto& [name, t] : m.graph.initializers)
+      if (is_floating(t.dtype()) && !m.graph.constant_initializers.count(name)) ++tensors, values += t.numel();
+    EXPECT_EQ(tensors, 7);
+    EXPECT_EQ(values, 224);
+    std::vector<std::string> weights;  // of the four Gemms, in order
+    for (const Node& n : m.graph.nodes)
+      if (n.op_type == "Gemm") weights.push_back(n.inputs[1]);
+    ASSERT_EQ(weights.size(), 4u);
+    EXPECT_EQ(weights[0], weights[1]) << "the tie";
+    EXPECT_NE(weights[2], weights[3]) << "equal values, two parameters";
+  }
+}
+
 }  // namespace
 }  // namespace cbt
