@@ -60,12 +60,26 @@ def ResNet32():
     return CifarResNet(5, 3)
 
 
+def architecture(name):
+    """A constructor of models/architectures.py's `name` (its ONNX exports are in models/architectures)."""
+    def make():
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models"))
+        import architectures
+        return architectures.ARCHITECTURES[name]()
+    return make
+
+
 # name: (constructor, input shape without the batch dimension)
 MODELS = {
     "lenet5": (LeNet5, (1, 28, 28)),
     "resnet20": (ResNet20, (1, 28, 28)),
     "resnet32": (ResNet32, (3, 32, 32)),
     "seqnet": (SeqNet, (1, 28, 28)),  # LSTM, GRU and RNN over 28 steps (models/seqnet)
+    # well-known architectures, small (models/architectures.py)
+    "mobilenetv2": (architecture("mobilenetv2"), (1, 28, 28)),
+    "convnext": (architecture("convnext"), (1, 28, 28)),
+    "vit": (architecture("vit"), (1, 28, 28)),
+    "rowgpt": (architecture("rowgpt"), (1, 28, 28)),
 }
 
 
