@@ -1,8 +1,9 @@
 // Type inference over a whole graph and folding of constant sub-graphs; recurrent nodes are
 // unrolled here, where their sequence length is known (recurrent.h), and Einsum rewritten,
 // where its operands' ranks are (einsum.h), OneHot (one_hot.h), GatherElements
-// (gather_elements.h), Attention (attention.h), RMSNormalization (rms_normalization.h) and
-// SplitToSequence read by SequenceAt (split_to_sequence.h).
+// (gather_elements.h), Attention (attention.h), RMSNormalization (rms_normalization.h),
+// RotaryEmbedding (rotary_embedding.h) and SplitToSequence read by SequenceAt
+// (split_to_sequence.h).
 #include "graph/bind.h"
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "graph/op_schema.h"
 #include "graph/recurrent.h"
 #include "graph/rms_normalization.h"
+#include "graph/rotary_embedding.h"
 #include "graph/split_to_sequence.h"
 
 namespace cbt {
@@ -40,7 +42,7 @@ ValueType bind_input_type(const ValueInfo& in, const BindOptions& opt) {
 
 bool rewritten_at_binding(const Node& node) {
   return is_recurrent(node) || is_einsum(node) || is_one_hot(node) || is_gather_elements(node) || is_attention(node) ||
-         is_rms_normalization(node) || is_folded_split_to_sequence(node);
+         is_rms_normalization(node) || is_rotary_embedding(node) || is_folded_split_to_sequence(node);
 }
 
 std::vector<std::pair<std::string, std::string>> binding_rewrite_summaries() {
@@ -50,6 +52,7 @@ std::vector<std::pair<std::string, std::string>> binding_rewrite_summaries() {
   all.push_back(gather_elements_op_summary());
   all.push_back(attention_op_summary());
   all.push_back(rms_normalization_op_summary());
+  all.push_back(rotary_embedding_op_summary());
   all.push_back(split_to_sequence_op_summary());
   return all;
 }
@@ -149,6 +152,7 @@ BoundGraph bind_graph(const Graph& g, const BindOptions& opt, const NodeEvaluato
                     : is_one_hot(node)           ? expand_one_hot(node, b.types, constant_of, fresh)
                     : is_attention(node)         ? expand_attention(node, b.types, g.opset, fresh)
                     : is_rms_normalization(node) ? expand_rms_normalization(node, b.types, fresh)
+                    : is_rotary_embedding(node)  ? expand_rotary_embedding(node, b.types, fresh)
                     : is_folded_split_to_sequence(node)
                         ? expand_split_to_sequence(node, b.types, constant_of, g.opset, fresh)
                         : expand_gather_elements(node, b.types, g.opset, fresh);

@@ -5,6 +5,7 @@
 #include "graph/decomposition_constants.h"
 #include "graph/legacy_ops.h"
 #include "graph/op_schema.h"
+#include "graph/rotary_embedding.h"
 #include "graph/split_to_sequence.h"
 #include "onnx_import/proto_model.h"
 
@@ -231,6 +232,7 @@ ImportedModel load_model(const std::string& path, const ImportOptions& opts) {
     fold_sequence_reads(m.graph);
     check_and_sort_graph(m.graph);
     mark_constant_inputs(m.graph);
+    mark_rotary_caches_constant(m.graph);
     mark_decomposition_constants(m.graph);
     m.exporter_made = apply_torch_signature(signature, m.graph);
     m.folded_batch_norms = signature.folded_batch_norms;

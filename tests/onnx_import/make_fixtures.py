@@ -920,6 +920,7 @@ if __name__ == "__main__":
     einsum_diagonal_model()
     transformer_ops_models()
     sequence_split_model()
+    rotary_embedding_model()
 
 
 def transformer_ops_models():
@@ -1032,3 +1033,38 @@ def sequence_split_model():
              n("Concat", ["c0", "c_last", "o3u", "s1"], ["h"], axis=1),
              n("Gemm", ["h", "w2", "b2"], ["logits"], transB=1)]
     save_classifier(nodes, init, "sequence_split", 20, x, classes, ir_version=9)
+
+
+def rotary_embedding_model():
+    """RotaryEmbedding (opset 23) in a classifier: g = Gemm(x) (N, 32) viewed as 4 tokens of 8;
+    position_ids computed from the data (floor(2|x[:, :4]|) mod 6); constant caches of 6
+    positions. A 3-D form (num_heads 2, halves, the whole head of 4 turned) and a 4-D form (2 heads
+    of 4, interleaved, rotary_embedding_dim 2): `rotary23` (`.onnx`, `.input.npy`,
+    `.output.npy`, onnxruntime's output)."""
+    rng = np.random.default_rng(2333)
+    n_in, classes, batch, positions = 10, 10, 6, 6
+    x = rng.normal(0, 1.0, (batch, n_in)).astype(np.float32)
+    n = helper.make_node
+
+    def ints(name, v):
+        return numpy_helper.from_array(np.array(v, np.int64), name)
+
+    def caches(dim, tag):
+        angle = np.arange(positions)[:, None] / (10000.0 ** (np.arange(dim) / dim))[None, :]
+        return [n("Constant", [], [f"cos{tag}"], value=numpy_helper.from_array(np.cos(angle).astype(np.float32))),
+                n("Constant", [], [f"sin{tag}"], value=numpy_helper.from_array(np.sin(angle).astype(np.float32)))]
+
+    init = [normal_initializer(rng, "w1", (32, n_in), 0.5), numpy_helper.from_array(np.zeros(32, np.float32), "b1"),
+            normal_initializer(rng, "w2", (classes, 64), 0.3), numpy_helper.from_array(np.zeros(classes, np.float32), "b2"),
+            ints("s_tok", [0, 4, 8]), ints("s_heads", [0, 4, 2, 4]), ints("flat", [0, -1]), ints("zero", [0]),
+            ints("four", [4]), ints("one", [1]), ints("six", 6), numpy_helper.from_array(np.array(2.0, np.float32), "two")]
+    nodes = caches(2, "2") + caches(1, "1") + [
+        n("Gemm", ["x", "w1", "b1"], ["g"], transB=1), n("Reshape", ["g", "s_tok"], ["t"]),
+        n("Slice", ["x", "zero", "four", "one"], ["xp"]), n("Abs", ["xp"], ["xa"]), n("Mul", ["xa", "two"], ["x2"]),
+        n("Floor", ["x2"], ["xf"]), n("Cast", ["xf"], ["xi"], to=TensorProto.INT64), n("Mod", ["xi", "six"], ["pos"]),
+        n("RotaryEmbedding", ["t", "cos2", "sin2", "pos"], ["r3"], num_heads=2),
+        n("Reshape", ["t", "s_heads"], ["th"]), n("Transpose", ["th"], ["t4"], perm=[0, 2, 1, 3]),
+        n("RotaryEmbedding", ["t4", "cos1", "sin1", "pos"], ["r4"], interleaved=1, rotary_embedding_dim=2),
+        n("Reshape", ["r3", "flat"], ["r3f"]), n("Reshape", ["r4", "flat"], ["r4f"]),
+        n("Concat", ["r3f", "r4f"], ["h"], axis=1), n("Gemm", ["h", "w2", "b2"], ["logits"], transB=1)]
+    save_classifier(nodes, init, "rotary23", 23, x, classes, ir_version=11)

@@ -1,7 +1,9 @@
-// Attention and RMSNormalization as rewritten when the graph is bound (graph/attention.h,
-// graph/rms_normalization.h): against a direct float64 computation of ONNX's definition over
-// their forms, and what they refuse, naming the node. Against onnxruntime and in training:
-// Cli.TransformerOpsMatchOnnxruntimeAndTrain; their gradients: ModelGradCheck.Attention*.
+// Attention, RMSNormalization and RotaryEmbedding as rewritten when the graph is bound
+// (graph/attention.h, graph/rms_normalization.h, graph/rotary_embedding.h): against a direct
+// float64 computation of ONNX's definition over their forms, and what they refuse, naming the
+// node. Against onnxruntime and in training: Cli.TransformerOpsMatchOnnxruntimeAndTrain,
+// Cli.RotaryEmbeddingMatchesOnnxruntimeAndTrains; their gradients: ModelGradCheck.Attention*,
+// ModelGradCheck.RotaryEmbedding.
 #include "graph/attention.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +15,7 @@
 #include "graph/bind.h"
 #include "graph/errors.h"
 #include "graph/rms_normalization.h"
+#include "graph/rotary_embedding.h"
 #include "ops/eager.h"
 #include "runtime/inferencer.h"
 
@@ -303,6 +306,103 @@ TEST(RmsNormalizationTest, OverEachAxisAgainstItsDefinition) {
     EXPECT_NE(std::string(e.what()).find("RMSNormalization 'a': axis 3 is out of range"), std::string::npos)
         << e.what();
   }
+}
+
+// RotaryEmbedding against ONNX's definition: a 3-D X of 2 heads turned whole in halves with
+// per-token caches (batch, sequence, head / 2), and a 4-D X turned in part (2 of 6), interleaved,
+// with caches gathered by position_ids.
+TEST(RotaryEmbeddingTest, BothLayoutsAgainstTheDefinition) {
+  const int64_t batch = 2, seq = 3;
+  for (bool four : {false, true}) {
+    SCOPED_TRACE(four ? "4-D, interleaved, partial" : "3-D, halves, whole");
+    const int64_t heads = 2, head = four ? 6 : 4, rot = four ? 2 : 4;
+    const Tensor x = test::random_tensor(DType::Float64,
+                                         four ? Shape{batch, heads, seq, head} : Shape{batch, seq, heads * head}, 701);
+    Tensor positions = Tensor::from_i64({3, 0, 2, 1, 1, 4}, {batch, seq});
+    const Shape cache = four ? Shape{5, rot / 2} : Shape{batch, seq, rot / 2};
+    const Tensor cos = test::random_tensor(DType::Float64, cache, 702),
+                 sin = test::random_tensor(DType::Float64, cache, 703);
+    Attributes a;
+    if (four) {
+      a.set("interleaved", int64_t{1});
+      a.set("rotary_embedding_dim", rot);
+    } else {
+      a.set("num_heads", heads);
+    }
+    Node n = test::make_node("RotaryEmbedding", four ? 4 : 3, 1, a);
+    n.outputs = {"y"};
+    std::vector<Tensor> in{x, cos, sin};
+    if (four) in.push_back(positions);
+    const Tensor y = run_bound(n, in, 23)[0];
+    ASSERT_EQ(y.shape(), x.shape());
+    auto at = [&](int64_t b, int64_t s, int64_t h, int64_t d) {  // index of (b, s, h, d) in X's layout
+      return four ? ((b * heads + h) * seq + s) * head + d : (b * seq + s) * heads * head + h * head + d;
+    };
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t s = 0; s < seq; ++s)
+        for (int64_t h = 0; h < heads; ++h)
+          for (int64_t d = 0; d < head; ++d) {
+            double want = x.at_f64(at(b, s, h, d));
+            if (d < rot) {
+              const int64_t k = four ? d / 2 : d % (rot / 2), row = four ? positions.at_i64(b * seq + s) : b * seq + s;
+              const double c = cos.at_f64(row * (rot / 2) + k), sn = sin.at_f64(row * (rot / 2) + k);
+              const double x1 = x.at_f64(at(b, s, h, four ? 2 * k : k));
+              const double x2 = x.at_f64(at(b, s, h, four ? 2 * k + 1 : k + rot / 2));
+              const bool first = four ? d % 2 == 0 : d < rot / 2;
+              want = first ? c * x1 - sn * x2 : sn * x1 + c * x2;
+            }
+            EXPECT_NEAR(y.at_f64(at(b, s, h, d)), want, 1e-12) << b << " " << s << " " << h << " " << d;
+          }
+  }
+}
+
+TEST(RotaryEmbeddingTest, RefusesWhatItCannotRewriteNamingTheNode) {
+  const Tensor x3 = test::random_tensor(DType::Float32, {2, 3, 8}, 711),
+               c2 = test::random_tensor(DType::Float32, {5, 2}, 712);
+  const Tensor pos = Tensor::from_i64({0, 1, 2, 3, 4, 0}, {2, 3});
+  Attributes none, two, odd;
+  two.set("num_heads", int64_t{2});
+  odd.set("num_heads", int64_t{2});
+  odd.set("rotary_embedding_dim", int64_t{3});
+  const struct {
+    const char* what;
+    Attributes a;
+    std::vector<Tensor> in;
+    const char* message;
+  } cases[] = {
+      {"heads", none, {x3, c2, c2, pos}, "a 3-D X needs num_heads"},
+      {"odd", odd, {x3, c2, c2, pos}, "must be even and at most 4"},
+      {"cache width", two, {x3, test::random_tensor(DType::Float32, {5, 3}, 713), c2, pos}, "must end in"},
+      {"cache rank", two, {x3, c2, c2}, "without position_ids the caches must be 3-D"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    Node n = test::make_node("RotaryEmbedding", c.in.size(), 1, c.a);
+    n.outputs = {"y"};
+    try {
+      run_bound(n, c.in, 23);
+      ADD_FAILURE() << "accepted";
+    } catch (const ModelError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("RotaryEmbedding 'a'"), std::string::npos) << msg;
+      EXPECT_NE(msg.find(c.message), std::string::npos) << msg;
+    }
+  }
+}
+
+// The caches are tables: initializers that feed them become constants at load, never trained.
+TEST(RotaryEmbeddingTest, CachesAreConstants) {
+  Graph g;
+  g.initializers.emplace("cos", test::random_tensor(DType::Float32, {5, 2}, 721));
+  g.initializers.emplace("sin", test::random_tensor(DType::Float32, {5, 2}, 722));
+  g.initializers.emplace("w", test::random_tensor(DType::Float32, {8, 8}, 723));
+  Node n = test::make_node("RotaryEmbedding", 3, 1);
+  n.inputs = {"x", "cos", "sin"};
+  g.nodes.push_back(n);
+  mark_rotary_caches_constant(g);
+  EXPECT_TRUE(g.constant_initializers.count("cos"));
+  EXPECT_TRUE(g.constant_initializers.count("sin"));
+  EXPECT_FALSE(g.constant_initializers.count("w"));
 }
 
 }  // namespace

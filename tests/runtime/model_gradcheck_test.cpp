@@ -197,6 +197,10 @@ TEST(ModelGradCheck, AttentionWindowsAndSwish) {
   check_model("tests/onnx_import/data/swish24.onnx", 3, 3);
 }
 
+// RotaryEmbedding as rewritten when the graph is bound (rotary_embedding.h): the gradient
+// reaches X through both forms; the caches are constants.
+TEST(ModelGradCheck, RotaryEmbedding) { check_model("tests/onnx_import/data/rotary23.onnx", 3, 3); }
+
 // SplitToSequence read by SequenceAt, a Split when bound (split_to_sequence.h): the gradient
 // reaches every piece read, and none the pieces no one reads.
 TEST(ModelGradCheck, SequenceSplit) { check_model("tests/onnx_import/data/sequence_split.onnx", 3, 3); }

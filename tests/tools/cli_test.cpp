@@ -469,6 +469,11 @@ TEST(Cli, TransformerOpsMatchOnnxruntimeAndTrain) {
   expect_fixtures_match_and_train({"attention23", "swish24", "attention25"}, {24}, 40.0);  // 72, 49, 89% when written
 }
 
+// RotaryEmbedding in its 3-D form (halves) and 4-D form (interleaved, partial), by positions
+// computed from the data (make_fixtures.py): agreement with onnxruntime, `inspect` finds every
+// op supported, and training (the caches, Constant nodes, stay fixed).
+TEST(Cli, RotaryEmbeddingMatchesOnnxruntimeAndTrains) { expect_fixtures_match_and_train({"rotary23"}, {10}, 50.0); }
+
 // SplitToSequence read by SequenceAt at constant positions (a chunk size, sizes, pieces of one
 // without the axis; make_fixtures.py), folded at load and a Split when bound: agreement with
 // onnxruntime, `inspect` finds every op supported, and training.
