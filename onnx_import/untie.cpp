@@ -138,7 +138,7 @@ std::vector<std::string> untie_layer_parameters(onnx::GraphProto& g, const Torch
       if (it == initializer.end()) continue;
       const bool first_read = used.insert(name).second;
       // The exporter merged this node's parameter into `name`: the one parameter it read that the
-      // file lacks (of `name`'s last component where it read several).
+      // file lacks and that ends as `name` does (weight, bias, ...).
       if (sig.parameters.count(name) && !read.empty() && std::find(read.begin(), read.end(), name) == read.end()) {
         std::vector<std::string> lost;
         const std::string last = name.substr(name.rfind('.') + 1);
