@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Which well-known architectures cbtrain imports, runs and trains: for every DIR/*.onnx made by
-# models/architectures.py, `cbtrain inspect` (are all ops supported), `cbtrain infer` on each
-# device against PyTorch's output (DIR/<file>.output.npy), and `cbtrain bench` (training rounds on
-# synthetic data) on each device. Prints a Markdown table; a cell says why where a step failed.
+# models/architectures.py (PyTorch) or models/keras_architectures.py (Keras), `cbtrain inspect`
+# (are all ops supported), `cbtrain infer` on each device against the framework's output
+# (DIR/<file>.output.npy), and `cbtrain bench` (training rounds on synthetic data) on each device. Prints a Markdown table; a cell says why where a step failed.
 #
 #   bash scripts/architecture_survey.sh DIR CBTRAIN [cpu,cuda]   (PYTHON: python with numpy)
 set -uo pipefail
@@ -18,7 +18,7 @@ why() { grep -m1 -iE "error|unsupported|not supported|refus|cannot|must" "$1" | 
 header="| file | ops supported |"
 rule="|---|---|"
 for d in ${DEVICES//,/ }; do
-  header+=" $d: max abs diff to PyTorch | $d: training images/s (b=16) |"
+  header+=" $d: max abs diff to the framework | $d: training images/s (b=16) |"
   rule+="---|---|"
 done
 echo "$header"

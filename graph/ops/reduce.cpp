@@ -1,5 +1,5 @@
-// Schemas of ReduceSum, ReduceMean, ReduceMax and ReduceMin (axes as attribute or input by opset)
-// and their grads, and of ArgMax and ArgMin.
+// Schemas of ReduceSum, ReduceMean, ReduceMax, ReduceMin and ReduceProd (axes as attribute or input
+// by opset) and their grads, and of ArgMax and ArgMin.
 #include "graph/op_schema.h"
 #include "graph/shape_utils.h"
 
@@ -142,6 +142,14 @@ CBT_REGISTER_SCHEMA({"",
                      {0},
                      {},
                      "min over axes (keepdims, noop_with_empty_axes; ties share the gradient)"});
+CBT_REGISTER_SCHEMA(
+    {"",
+     "ReduceProd",
+     infer_reduce,
+     extreme_grad("ReduceProdGrad"),
+     {0},
+     {},
+     "product over axes (keepdims, noop_with_empty_axes; the gradient exact where a group holds zeros)"});
 CBT_REGISTER_SCHEMA({"",
                      "ArgMax",
                      infer_arg_extreme,
@@ -170,6 +178,13 @@ CBT_REGISTER_SCHEMA({kCbtDomain,
                      {},
                      {},
                      "(dY, [axes], X, Y) -> dY / ties where X equals its Y, else 0"});
+CBT_REGISTER_SCHEMA({kCbtDomain,
+                     "ReduceProdGrad",
+                     infer_extreme_grad,
+                     {},
+                     {},
+                     {},
+                     "(dY, [axes], X, Y) -> dY times the product of the other elements of X's group"});
 CBT_REGISTER_SCHEMA({kCbtDomain,
                      "ReduceSumGrad",
                      infer_reduce_grad,

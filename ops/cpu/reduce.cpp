@@ -1,5 +1,6 @@
-// CPU kernels of ReduceSum/ReduceMean/ReduceMax/ReduceMin and their backward ops, of
+// CPU kernels of ReduceSum/ReduceMean/ReduceMax/ReduceMin/ReduceProd and their backward ops, of
 // GlobalMaxPool (ReduceMax over the spatial dims), and of ArgMax/ArgMin.
+#include <algorithm>
 #include <vector>
 
 #include "ops/arg_extreme.h"
@@ -101,6 +102,45 @@ void reduce_extreme_grad(KernelContext& ctx) {
   extreme_grad(ctx.in(0), ctx.in(2), ctx.in(3), ctx.out(0), kept_shape(ctx, ctx.out(0).shape()));
 }
 
+// y = the product of each group of x reduced to the kept shape, in x's order (the GPU's too).
+void reduce_prod(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  const Shape kept = kept_shape(ctx, x.shape());
+  dispatch_arith(x.dtype(), [&]<class T>() {
+    const T* px = x.ptr<T>();
+    T* py = y.ptr<T>();
+    std::fill(py, py + y.numel(), T(1));
+    each_with_its_output(x.shape(), kept, [&](int64_t ox, int64_t oy) { py[oy] *= px[ox]; });
+  });
+}
+
+// (dY, [axes], X, Y) -> dX: dY times the product of the group's other elements: Y / X without
+// zeros in the group; with one zero, the product of the rest at the zero and 0 elsewhere; with
+// more, 0 (as PyTorch's prod).
+void reduce_prod_grad(KernelContext& ctx) {
+  const Tensor &dy = ctx.in(0), &x = ctx.in(2);
+  Tensor& dx = ctx.out(0);
+  const Shape kept = kept_shape(ctx, dx.shape());
+  dispatch_float(dy.dtype(), [&]<class T>() {
+    const T *pdy = dy.ptr<T>(), *px = x.ptr<T>();
+    T* pdx = dx.ptr<T>();
+    std::vector<T> others(dy.numel(), T(1));  // the product of the group's nonzero elements
+    std::vector<int64_t> zeros(dy.numel(), 0);
+    each_with_its_output(x.shape(), kept, [&](int64_t ox, int64_t oy) {
+      if (px[ox] == T(0))
+        ++zeros[oy];
+      else
+        others[oy] *= px[ox];
+    });
+    each_with_its_output(x.shape(), kept, [&](int64_t ox, int64_t oy) {
+      pdx[ox] = zeros[oy] == 0                     ? pdy[oy] * others[oy] / px[ox]
+                : zeros[oy] == 1 && px[ox] == T(0) ? pdy[oy] * others[oy]
+                                                   : T(0);
+    });
+  });
+}
+
 // GlobalMaxPool: (N, C, spatial...) -> (N, C, 1, ...); its backward op recomputes the max.
 void global_max_pool(KernelContext& ctx) { extreme<true>(ctx.in(0), ctx.out(0), ctx.out(0).shape()); }
 void global_max_pool_grad(KernelContext& ctx) {
@@ -135,6 +175,8 @@ CBT_REGISTER_KERNEL("", "ReduceMax", DeviceKind::CPU, reduce_extreme<true>);
 CBT_REGISTER_KERNEL("", "ReduceMin", DeviceKind::CPU, reduce_extreme<false>);
 CBT_REGISTER_KERNEL(kCbtDomain, "ReduceMaxGrad", DeviceKind::CPU, reduce_extreme_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "ReduceMinGrad", DeviceKind::CPU, reduce_extreme_grad);
+CBT_REGISTER_KERNEL("", "ReduceProd", DeviceKind::CPU, reduce_prod);
+CBT_REGISTER_KERNEL(kCbtDomain, "ReduceProdGrad", DeviceKind::CPU, reduce_prod_grad);
 CBT_REGISTER_KERNEL("", "ReduceSum", DeviceKind::CPU, reduce<false>);
 CBT_REGISTER_KERNEL("", "ReduceMean", DeviceKind::CPU, reduce<true>);
 CBT_REGISTER_KERNEL(kCbtDomain, "ReduceSumGrad", DeviceKind::CPU, reduce_grad<false>);

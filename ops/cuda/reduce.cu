@@ -1,4 +1,4 @@
-// CUDA kernels of ReduceSum/ReduceMean/ReduceMax/ReduceMin and their backward ops, of
+// CUDA kernels of ReduceSum/ReduceMean/ReduceMax/ReduceMin/ReduceProd and their backward ops, of
 // GlobalMaxPool (ReduceMax over the spatial dims), and of ArgMax/ArgMin (one thread an output,
 // ops/arg_extreme.h's rule); ops/cpu/reduce.cpp is the specification. Sums are deterministic
 // (sum_to: fixed split, fixed order).
@@ -211,6 +211,63 @@ void reduce_extreme_grad(KernelContext& ctx) {
   extreme_grad(cc, dy.ptr<float>(), x.ptr<float>(), y.ptr<float>(), dx.ptr<float>(), n, p);
 }
 
+// The product of each group, in X's order as on the CPU.
+template <class T>
+__global__ void prod_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t n, const GroupPlan p) {
+  CBT_GRID_STRIDE_LOOP(o, n) {
+    const int64_t base = group_base(p, o);
+    T acc = T(1);
+    for (int64_t r = 0; r < p.group; ++r) acc *= x[base + group_offset(p, r)];
+    y[o] = acc;
+  }
+}
+
+// dY times the product of the group's other elements (ops/cpu/reduce.cpp's rule for zeros).
+__global__ void prod_grad_kernel(const float* __restrict__ dy, const float* __restrict__ x, float* __restrict__ dx,
+                                 int64_t n, const GroupPlan p) {
+  CBT_GRID_STRIDE_LOOP(o, n) {
+    const int64_t base = group_base(p, o);
+    float others = 1.0f;
+    int64_t zeros = 0;
+    for (int64_t r = 0; r < p.group; ++r) {
+      const float v = x[base + group_offset(p, r)];
+      if (v == 0.0f)
+        ++zeros;
+      else
+        others *= v;
+    }
+    for (int64_t r = 0; r < p.group; ++r) {
+      const int64_t off = base + group_offset(p, r);
+      dx[off] = zeros == 0 ? dy[o] * others / x[off] : zeros == 1 && x[off] == 0.0f ? dy[o] * others : 0.0f;
+    }
+  }
+}
+
+void reduce_prod(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  const int64_t n = y.numel();
+  if (n == 0) return;
+  const GroupPlan p = group_plan(x.shape(), kept_shape(ctx, x.shape(), y.shape()));
+  dispatch_arith(ctx, x.dtype(), [&]<class T>() {
+    prod_kernel<T><<<blocks_for(n), kThreads, 0, cc.stream>>>(x.ptr<T>(), y.ptr<T>(), n, p);
+    CBT_CUDA_CHECK_LAUNCH();
+  });
+}
+
+void reduce_prod_grad(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const Tensor &dy = ctx.in(0), &x = ctx.in(2);
+  Tensor& dx = ctx.out(0);
+  for (const Tensor* t : {&dy, &x}) require_f32(ctx, *t);
+  const int64_t n = dy.numel();
+  if (n == 0 || dx.numel() == 0) return;
+  const GroupPlan p = group_plan(dx.shape(), kept_shape(ctx, dx.shape(), dy.shape()));
+  prod_grad_kernel<<<blocks_for(n), kThreads, 0, cc.stream>>>(dy.ptr<float>(), x.ptr<float>(), dx.ptr<float>(), n, p);
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
 // GlobalMaxPool: (N, C, spatial...) -> (N, C, 1, ...); its backward op recomputes the max.
 void global_max_pool(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
@@ -270,6 +327,8 @@ CBT_REGISTER_KERNEL("", "ReduceMax", DeviceKind::CUDA, reduce_extreme<true>);
 CBT_REGISTER_KERNEL("", "ReduceMin", DeviceKind::CUDA, reduce_extreme<false>);
 CBT_REGISTER_KERNEL(kCbtDomain, "ReduceMaxGrad", DeviceKind::CUDA, reduce_extreme_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "ReduceMinGrad", DeviceKind::CUDA, reduce_extreme_grad);
+CBT_REGISTER_KERNEL("", "ReduceProd", DeviceKind::CUDA, reduce_prod);
+CBT_REGISTER_KERNEL(kCbtDomain, "ReduceProdGrad", DeviceKind::CUDA, reduce_prod_grad);
 CBT_REGISTER_KERNEL("", "ReduceSum", DeviceKind::CUDA, reduce<false>);
 CBT_REGISTER_KERNEL("", "ReduceMean", DeviceKind::CUDA, reduce<true>);
 CBT_REGISTER_KERNEL(kCbtDomain, "ReduceSumGrad", DeviceKind::CUDA, reduce_grad<false>);

@@ -381,6 +381,14 @@ std::vector<CudaCase> reduce_cases() {
                         {map_f32(rnd({2, 3, 2, 2}, 136), [](float x) { return x > 1.0f ? x : 0.0f; })}, kSum));
   v.push_back(forward_case("ReduceMin/int64", make_node("ReduceMin", 2, 1, keep(0)),
                            {ints({5, 6}, -20, 20, 137), axes({0})}, kElem, 18));
+  // ReduceProd: axes as input and attribute, groups with a zero (the gradient's exact rule), int64.
+  v.push_back(make_case("ReduceProd/opset18_axes1_3", make_node("ReduceProd", 2, 1, keep(1)),
+                        {map_f32(rnd({2, 5, 3, 4}, 141), [](float x) { return 0.7f + 0.3f * x; }), axes({1, 3})}, kSum,
+                        18));
+  v.push_back(make_case("ReduceProd/zeros_attr", make_node("ReduceProd", 1, 1, global),
+                        {map_f32(rnd({2, 3, 2, 2}, 142), [](float x) { return x > 0.8f ? 0.0f : x; })}, kSum));
+  v.push_back(forward_case("ReduceProd/int64", make_node("ReduceProd", 2, 1, keep(0)),
+                           {ints({4, 5}, -3, 4, 143), axes({0})}, kElem, 18));
   Attributes last = keep(0);
   last.set("axes", std::vector<int64_t>{-1});
   v.push_back(
