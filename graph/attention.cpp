@@ -170,14 +170,16 @@ class AttentionWriter {
   std::string reshape(const std::string& x, const std::vector<int64_t>& shape, const std::string& out = "") {
     return add("Reshape", {x, w_.ints(shape, "shape")}, {}, out);
   }
-  // A constant of Q's type (float64 keeps every digit of `v`).
+  // A constant of Q's type (float64 keeps every digit of `v`), one per value.
   std::string scalar(double v, const std::string& hint) {
+    auto it = scalars_.find(v);
+    if (it != scalars_.end()) return it->second;
     Tensor t(dtype_, {});
     if (dtype_ == DType::Float64)
       t.ptr<double>()[0] = v;
     else
       t.ptr<float>()[0] = static_cast<float>(v);
-    return w_.constant(t, hint);
+    return scalars_[v] = w_.constant(t, hint);
   }
   std::string softmax(const std::string& x) {
     Attributes a;
@@ -224,6 +226,7 @@ class AttentionWriter {
   ExpansionWriter w_;
   Heads h_;
   DType dtype_ = DType::Float32;
+  std::map<double, std::string> scalars_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // SplitToSequence and its SequenceAt readers as Split and Identity (split_to_sequence.h).
 #include "graph/split_to_sequence.h"
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
@@ -56,6 +57,7 @@ bool is_folded_split_to_sequence(const Node& n) {
 Expansion expand_split_to_sequence(const Node& n, const std::map<std::string, ValueType>& types,
                                    const ConstantOf& constant_of, int64_t opset, const FreshName& fresh) {
   auto fail = [&n](const std::string& msg) { throw ModelError("node " + n.describe() + ": " + msg); };
+  if (!n.has_input(0)) fail("SplitToSequence takes an input to split");
   const ValueType& x = types.at(n.inputs[0]);
   const auto rank = static_cast<int64_t>(x.shape.size());
   int64_t axis = n.attrs.get_int("axis", 0);
