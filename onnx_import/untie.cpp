@@ -131,7 +131,9 @@ std::vector<std::string> untie_layer_parameters(onnx::GraphProto& g, const Torch
   for (int ni = 0; ni < g.node_size(); ++ni) {
     onnx::NodeProto& n = *g.mutable_node(ni);
     const int first = per_layer_from(n);
-    const std::vector<std::string> read = sig.present ? parameters_read_by(n, sig) : std::vector<std::string>{};
+    // Only where the file lacks parameters can a node have read one that was merged away.
+    const std::vector<std::string> read =
+        sig.missing_parameters > 0 ? parameters_read_by(n, sig) : std::vector<std::string>{};
     for (int k = 0; k < n.input_size(); ++k) {
       const std::string name = n.input(k);
       auto it = initializer.find(name);
