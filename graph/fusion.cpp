@@ -1,8 +1,11 @@
 // fuse_relu: a BatchNormTraining, Gemm, Conv or Add and the Relu after it as one node;
 // fuse_gradient_sum_relu: a sum of two gradients and the ReluGrad after it as one node;
-// fuse_loss_gradient: the softmax cross-entropy and its gradient as one node.
+// fuse_loss_gradient: the softmax cross-entropy and its gradient as one node; fuse_gelu: the
+// erf form of GELU as one Gelu node.
 #include "graph/fusion.h"
 
+#include <cmath>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -103,6 +106,134 @@ int fuse_relu(Graph& g, std::map<std::string, ValueType>& types, const std::set<
   }
   if (fused) drop_nodes(g, drop);
   return fused;
+}
+
+namespace {
+
+// The GELU chains of one graph (fuse_gelu): the values that may be folded read by one node,
+// and scalar constants.
+struct GeluMatcher {
+  const Graph& g;
+  const std::map<std::string, ValueType>& types;
+  const std::set<std::string>& exposed;
+  std::map<std::string, std::vector<size_t>> readers = readers_of(g);
+  std::map<std::string, size_t> producer = producers_of(g);
+
+  const Node* node(size_t i, const char* op) const {
+    const Node& n = g.nodes[i];
+    return n.domain.empty() && n.op_type == op && n.inputs.size() == 2 && n.outputs.size() == 1 ? &n : nullptr;
+  }
+  // The one node that reads `v`, if it is an `op` and v is nothing the caller reads.
+  std::optional<size_t> sole_reader(const std::string& v, const char* op) const {
+    auto it = readers.find(v);
+    if (exposed.count(v) || it == readers.end() || it->second.size() != 1) return std::nullopt;
+    if (!node(it->second[0], op)) return std::nullopt;
+    return it->second[0];
+  }
+  // Whether v is a float scalar constant within 1e-6 of `value`.
+  bool is_constant(const std::string& v, double value) const {
+    auto it = g.initializers.find(v);
+    if (it == g.initializers.end() || !g.constant_initializers.count(v)) return false;
+    const Tensor& t = it->second;
+    return is_floating(t.dtype()) && t.numel() == 1 && std::abs(t.at_f64(0) - value) <= 1e-6;
+  }
+  // The operand of binary node n other than the constant `value`, if one of them is it.
+  std::optional<std::string> other_than(const Node& n, double value) const {
+    if (is_constant(n.inputs[1], value)) return n.inputs[0];
+    if (is_constant(n.inputs[0], value)) return n.inputs[1];
+    return std::nullopt;
+  }
+  // Whether Mul n multiplies a and b, in either order.
+  static bool multiplies(const Node& n, const std::string& a, const std::string& b) {
+    return (n.inputs[0] == a && n.inputs[1] == b) || (n.inputs[0] == b && n.inputs[1] == a);
+  }
+
+  // The chain that ends at Erf node `e`: the nodes to drop, the last one (which becomes the
+  // Gelu) and X.
+  struct Chain {
+    std::vector<size_t> nodes;
+    size_t last = 0;
+    std::string x;
+  };
+  std::optional<Chain> match(size_t e) const {
+    const Node& erf = g.nodes[e];
+    if (!erf.domain.empty() || erf.op_type != "Erf" || erf.inputs.size() != 1) return std::nullopt;
+    // X / sqrt 2, or X * (1 / sqrt 2).
+    auto p = producer.find(erf.inputs[0]);
+    if (p == producer.end() || exposed.count(erf.inputs[0]) || readers.at(erf.inputs[0]).size() != 1)
+      return std::nullopt;
+    std::optional<std::string> x;
+    if (const Node* div = node(p->second, "Div"); div && is_constant(div->inputs[1], std::sqrt(2.0)))
+      x = div->inputs[0];
+    else if (const Node* mul = node(p->second, "Mul"))
+      x = other_than(*mul, std::sqrt(0.5));
+    if (!x) return std::nullopt;
+    auto xt = types.find(*x);
+    if (xt == types.end() || (xt->second.dtype != DType::Float32 && xt->second.dtype != DType::Float64))
+      return std::nullopt;
+    Chain c{{p->second, e}, 0, *x};
+    // 1 + Erf(...)
+    auto add = sole_reader(erf.outputs[0], "Add");
+    if (!add || other_than(g.nodes[*add], 1.0) != erf.outputs[0]) return std::nullopt;
+    c.nodes.push_back(*add);
+    const std::string sum = g.nodes[*add].outputs[0];
+    // The product of X, the sum and 0.5 by two Muls.
+    auto m1 = sole_reader(sum, "Mul");
+    if (!m1) return std::nullopt;
+    const Node& first = g.nodes[*m1];
+    c.nodes.push_back(*m1);
+    const std::string& y1 = first.outputs[0];
+    if (multiplies(first, *x, sum) || other_than(first, 0.5) == sum) {  // (X * sum) * 0.5, X * (sum * 0.5)
+      auto m2 = sole_reader(y1, "Mul");
+      if (!m2) return std::nullopt;
+      const Node& second = g.nodes[*m2];
+      const bool ok = multiplies(first, *x, sum) ? other_than(second, 0.5) == y1 : multiplies(second, *x, y1);
+      if (!ok) return std::nullopt;
+      c.last = *m2;
+    } else {  // (X * 0.5) * sum
+      const std::string half = first.inputs[0] == sum ? first.inputs[1] : first.inputs[0];
+      if (!multiplies(first, half, sum)) return std::nullopt;
+      auto h = producer.find(half);
+      if (h == producer.end() || exposed.count(half) || readers.at(half).size() != 1) return std::nullopt;
+      const Node* scale = node(h->second, "Mul");
+      if (!scale || other_than(*scale, 0.5) != *x) return std::nullopt;
+      c.nodes.push_back(h->second);
+      c.last = *m1;
+    }
+    auto yt = types.find(g.nodes[c.last].outputs[0]);
+    if (yt == types.end() || yt->second != xt->second) return std::nullopt;  // no broadcasting
+    return c;
+  }
+};
+
+}  // namespace
+
+int fuse_gelu(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {
+  std::vector<GeluMatcher::Chain> chains;
+  {
+    const GeluMatcher m{g, types, exposed};
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (auto c = m.match(i)) chains.push_back(std::move(*c));
+  }
+  if (chains.empty()) return 0;
+  std::vector<bool> drop(g.nodes.size(), false);
+  for (const auto& c : chains) {
+    Node& last = g.nodes[c.last];
+    for (size_t i : c.nodes)
+      if (i != c.last) {
+        for (const auto& out : g.nodes[i].outputs) types.erase(out);
+        drop[i] = true;
+      }
+    Node gelu;
+    gelu.op_type = "Gelu";
+    gelu.name = last.name.empty() ? "gelu" : last.name + "_gelu";
+    gelu.inputs = {c.x};
+    gelu.outputs = {last.outputs[0]};
+    gelu.attrs.set("approximate", std::string("none"));
+    last = std::move(gelu);
+  }
+  drop_nodes(g, drop);
+  return static_cast<int>(chains.size());
 }
 
 int fuse_gradient_sum_relu(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {

@@ -20,6 +20,16 @@ namespace cbt {
 // ReluGrad on Y. Returns the pairs fused.
 int fuse_relu(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed);
 
+// GELU written out as exporters before opset 20 write it, X * 0.5 * (1 + Erf(X / sqrt 2)),
+// becomes one Gelu node (approximate none; its gradient one GeluGrad) wherever the chain's
+// values feed nothing but the chain and are not in `exposed`. The chain is matched as
+// Div(X, sqrt 2) or Mul(X, 1/sqrt 2), Erf, Add 1, and the product of X, that sum and 0.5 in
+// any of the three orders of two Muls (operands either way round); the constants are float
+// scalars of the graph's constant initializers, within 1e-6 of their values. Five forward
+// nodes and their gradients become two kernels; the arithmetic differs by rounding only.
+// Returns the chains fused.
+int fuse_gelu(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed);
+
 // Whether `n` is an op that fuse_relu folds a following Relu into (an Add only where its
 // operands have its output's type, which `types` tells).
 bool takes_fused_relu(const Node& n, const std::map<std::string, ValueType>& types);

@@ -329,13 +329,20 @@ __global__ void sum_rows_kernel(const T* x, SumPlan p, int64_t chunks, int64_t c
   }
 }
 
-// y[o] = scale * sum over s (in order) of part[s * ny + o].
+// y[o] = scale * the sum over s of part[s * ny + o]: a warp per output, lane l summing the
+// chunks s = l, l + 32, ... before the warp's butterfly (a fixed order: deterministic). A
+// thread per output would walk its chunks in series, a long chain of loads when outputs are few.
 template <class T>
 __global__ void sum_partials_kernel(const T* part, int64_t ny, int64_t chunks, T* y, T scale) {
-  CBT_GRID_STRIDE_LOOP(o, ny) {
+  constexpr int per_block = kThreads / 32;
+  const int lane = threadIdx.x % 32;
+  // o is the same for the whole warp, so every lane runs the same iterations.
+  for (int64_t o = static_cast<int64_t>(blockIdx.x) * per_block + threadIdx.x / 32; o < ny;
+       o += static_cast<int64_t>(gridDim.x) * per_block) {
     T acc = 0;
-    for (int64_t s = 0; s < chunks; ++s) acc += part[s * ny + o];
-    y[o] = acc * scale;
+    for (int64_t s = lane; s < chunks; s += 32) acc += part[s * ny + o];
+    acc = group_reduce<32>(acc, SumOp{}, static_cast<T*>(nullptr));
+    if (lane == 0) y[o] = acc * scale;
   }
 }
 
@@ -378,7 +385,7 @@ void sum_to(cudaStream_t s, Scratch& ws, const T* x, const Shape& xs, T* y, cons
   }
   CBT_CUDA_CHECK_LAUNCH();
   if (!final) {
-    sum_partials_kernel<<<blocks_for(ny), kThreads, 0, s>>>(out, ny, chunks, y, scale);
+    sum_partials_kernel<<<blocks_for(ny * 32), kThreads, 0, s>>>(out, ny, chunks, y, scale);
     CBT_CUDA_CHECK_LAUNCH();
   }
 }

@@ -87,15 +87,36 @@ __global__ void layer_norm_param_partials_kernel(const float* dy, const float* x
   partial[chunk * d.inner + j] = make_double2(ds, db);
 }
 
-__global__ void layer_norm_param_finalize_kernel(const double2* partial, int64_t inner, int64_t chunks, float* dscale,
-                                                 float* dbias) {
-  CBT_GRID_STRIDE_LOOP(j, inner) {
+// dScale[p], dBias[p] = the sums of `terms` partials at(p, t), a warp per parameter: lane l
+// takes t = l, l + 32, ..., then the warp's fixed tree (deterministic). One thread per
+// parameter would walk every partial in series: a long chain when parameters are few (a
+// LayerNorm over 24 channels of 6,000 rows spent 24 µs there).
+template <class At>
+__global__ void norm_param_finalize_kernel(At at, int64_t params, int64_t terms, float* dscale, float* dbias) {
+  constexpr int per_block = kThreads / 32;
+  const int lane = threadIdx.x % 32;
+  for (int64_t p = static_cast<int64_t>(blockIdx.x) * per_block + threadIdx.x / 32; p < params;
+       p += static_cast<int64_t>(gridDim.x) * per_block) {
     double ds = 0, db = 0;
-    for (int64_t k = 0; k < chunks; ++k) ds += partial[k * inner + j].x, db += partial[k * inner + j].y;
-    if (dscale) dscale[j] = static_cast<float>(ds);
-    if (dbias) dbias[j] = static_cast<float>(db);
+    for (int64_t t = lane; t < terms; t += 32) {
+      const double2 v = at(p, t);
+      ds += v.x, db += v.y;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+      ds += __shfl_xor_sync(0xffffffffu, ds, o);
+      db += __shfl_xor_sync(0xffffffffu, db, o);
+    }
+    if (lane == 0 && dscale) dscale[p] = static_cast<float>(ds);
+    if (lane == 0 && dbias) dbias[p] = static_cast<float>(db);
   }
 }
+
+// LayerNormalization's partials: column j's chunk t.
+struct ChunkOfColumn {
+  const double2* partial;
+  int64_t inner;
+  __device__ double2 operator()(int64_t j, int64_t t) const { return partial[t * inner + j]; }
+};
 
 // dX of one row of n values, by the block: invstd * (g - mean(g) - xhat * mean(g * xhat)),
 // g = dy * scale_at(j) (a float product, as on the CPU).
@@ -144,15 +165,19 @@ void layer_norm_backward(KernelContext& ctx) {
   CBT_CUDA_CHECK_LAUNCH();
   bool want_ds = output_needed(ctx, 1), want_db = output_needed(ctx, 2);
   if (want_ds || want_db) {
-    // Row chunks so that columns x chunks fill the GPU; each chunk sums its rows in order.
-    int64_t col_blocks = (d.inner + kThreads - 1) / kThreads;
-    int64_t chunks = std::clamp<int64_t>(std::min<int64_t>(d.rows / 16, 528 / col_blocks), 1, 1024);
+    // Row chunks of at least 16 rows, so that columns x chunks fill the GPU (about 2,048
+    // threads an SM); blocks as wide as the columns; each chunk sums its rows in order.
+    const int threads = d.threads();
+    const int64_t col_blocks = (d.inner + threads - 1) / threads;
+    const int64_t chunks =
+        std::clamp<int64_t>(std::min<int64_t>(d.rows / 16, 132 * 2048 / (col_blocks * threads)), 1, 4096);
     auto* partial = scratch.take<double2>(chunks * d.inner, "layer-norm parameter gradients");
     dim3 grid(static_cast<unsigned>(col_blocks), static_cast<unsigned>(chunks));
-    layer_norm_param_partials_kernel<<<grid, kThreads, 0, cc.stream>>>(fptr(dY), fptr(X), stats, d, chunks, partial);
+    layer_norm_param_partials_kernel<<<grid, threads, 0, cc.stream>>>(fptr(dY), fptr(X), stats, d, chunks, partial);
     CBT_CUDA_CHECK_LAUNCH();
-    layer_norm_param_finalize_kernel<<<blocks_for(d.inner), kThreads, 0, cc.stream>>>(
-        partial, d.inner, chunks, want_ds ? fptr_out(ctx.out(1)) : nullptr, want_db ? fptr_out(ctx.out(2)) : nullptr);
+    norm_param_finalize_kernel<<<blocks_for(d.inner * 32), kThreads, 0, cc.stream>>>(
+        ChunkOfColumn{partial, d.inner}, d.inner, chunks, want_ds ? fptr_out(ctx.out(1)) : nullptr,
+        want_db ? fptr_out(ctx.out(2)) : nullptr);
     CBT_CUDA_CHECK_LAUNCH();
   }
   if (!output_needed(ctx, 0)) return;
@@ -225,20 +250,16 @@ __global__ void group_norm_param_partials_kernel(const float* dy, const float* x
   }
 }
 
-// dScale[p], dBias[p]: the partials of parameter p's channels (one, or a group's) over the
-// samples, in a fixed order.
-__global__ void group_norm_param_finalize_kernel(const double2* partial, Groups d, int64_t params, float* dscale,
-                                                 float* dbias) {
-  CBT_GRID_STRIDE_LOOP(p, params) {
-    const int64_t first = d.per_group ? p * d.channels_per_group : p;
+// Instance/GroupNormalization's partials of parameter p (a channel, or a group's channels)
+// over the samples: term t is sample t / count's channel first(p) + t % count.
+struct SamplesOfParam {
+  const double2* partial;
+  Groups d;
+  __device__ double2 operator()(int64_t p, int64_t t) const {
     const int64_t count = d.per_group ? d.channels_per_group : 1;
-    double ds = 0, db = 0;
-    for (int64_t n = 0; n < d.n; ++n)
-      for (int64_t k = 0; k < count; ++k) ds += partial[n * d.c + first + k].x, db += partial[n * d.c + first + k].y;
-    if (dscale) dscale[p] = static_cast<float>(ds);
-    if (dbias) dbias[p] = static_cast<float>(db);
+    return partial[(t / count) * d.c + p * count + t % count];
   }
-}
+};
 
 // Instance/GroupNormalization's scale of row r: per channel or per group (GroupRows::param).
 struct ScaleOfRow {
@@ -273,8 +294,10 @@ void group_norm_backward(KernelContext& ctx) {
     const auto blocks = static_cast<unsigned>(std::clamp<int64_t>(d.n * d.c, 1, 65535));
     group_norm_param_partials_kernel<<<blocks, threads, 0, cc.stream>>>(fptr(dY), fptr(X), stats, d, partial);
     CBT_CUDA_CHECK_LAUNCH();
-    group_norm_param_finalize_kernel<<<blocks_for(scale.numel()), kThreads, 0, cc.stream>>>(
-        partial, d, scale.numel(), want_ds ? fptr_out(ctx.out(1)) : nullptr, want_db ? fptr_out(ctx.out(2)) : nullptr);
+    const int64_t terms = d.n * (d.per_group ? d.channels_per_group : 1);
+    norm_param_finalize_kernel<<<blocks_for(scale.numel() * 32), kThreads, 0, cc.stream>>>(
+        SamplesOfParam{partial, d}, scale.numel(), terms, want_ds ? fptr_out(ctx.out(1)) : nullptr,
+        want_db ? fptr_out(ctx.out(2)) : nullptr);
     CBT_CUDA_CHECK_LAUNCH();
   }
   if (!output_needed(ctx, 0)) return;

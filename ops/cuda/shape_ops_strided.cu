@@ -78,6 +78,38 @@ __global__ void strided_copy_kernel(W* __restrict__ dst, const W* __restrict__ s
   });
 }
 
+// dst (N, B, A) contiguous from src whose B axis is contiguous (src[n * sn + a * sa + b]): a
+// batched transpose through a 32 x 32 tile in shared memory, so that reads run along b and
+// writes along a, both coalesced (the element-wise kernel reads with stride sa).
+template <class W>
+__global__ void tiled_transpose_kernel(W* __restrict__ dst, const W* __restrict__ src, int64_t N, int64_t B, int64_t A,
+                                       int64_t sn, int64_t sa) {
+  __shared__ W tile[32][33];
+  const int64_t a0 = static_cast<int64_t>(blockIdx.x) * 32, b0 = static_cast<int64_t>(blockIdx.y) * 32;
+  for (int64_t n = blockIdx.z; n < N; n += gridDim.z) {
+    for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+      const int64_t a = a0 + i, b = b0 + threadIdx.x;
+      if (a < A && b < B) tile[i][threadIdx.x] = src[n * sn + a * sa + b];
+    }
+    __syncthreads();
+    for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+      const int64_t b = b0 + i, a = a0 + threadIdx.x;
+      if (a < A && b < B) dst[(n * B + b) * A + a] = tile[threadIdx.x][i];
+    }
+    __syncthreads();  // the tile is reused by the next n
+  }
+}
+
+// Whether plan p (operand 0 dst, 1 src) is a batched transpose for tiled_transpose_kernel: dst
+// contiguous over (N, B, A), src contiguous along B but not along A, both sides at least 8.
+bool is_transpose(const NdPlan& p) {
+  if (p.rank < 2 || p.rank > 3) return false;
+  const int a = p.rank - 1, b = p.rank - 2;
+  const bool dst_contiguous =
+      p.strides[0][a] == 1 && p.strides[0][b] == p.dims[a] && (p.rank == 2 || p.strides[0][0] == p.dims[a] * p.dims[b]);
+  return dst_contiguous && p.strides[1][b] == 1 && p.strides[1][a] != 1 && p.dims[a] >= 8 && p.dims[b] >= 8;
+}
+
 template <class W>
 __global__ void fill_kernel(W* __restrict__ y, W value, int64_t n) {
   CBT_GRID_STRIDE_LOOP(i, n) y[i] = value;
@@ -154,6 +186,18 @@ void strided_copy(void* dst, const std::vector<int64_t>& dst_strides, const void
   if (p.rank == 0 || (p.rank == 1 && p.strides[0][0] == 1 && p.strides[1][0] == 1)) {
     CBT_CUDA_CHECK(
         cudaMemcpyAsync(dst, src, static_cast<size_t>(plan_numel(p)) * elem, cudaMemcpyDeviceToDevice, stream));
+    return;
+  }
+  if (is_transpose(p)) {
+    const int a = p.rank - 1, b = p.rank - 2;
+    const int64_t N = p.rank == 3 ? p.dims[0] : 1, sn = p.rank == 3 ? p.strides[1][0] : 0;
+    const dim3 grid(static_cast<unsigned>((p.dims[a] + 31) / 32), static_cast<unsigned>((p.dims[b] + 31) / 32),
+                    static_cast<unsigned>(std::min<int64_t>(N, 65535)));
+    with_word(elem, [&]<class W>() {
+      tiled_transpose_kernel<W><<<grid, dim3(32, 8), 0, stream>>>(static_cast<W*>(dst), static_cast<const W*>(src), N,
+                                                                  p.dims[b], p.dims[a], sn, p.strides[1][a]);
+    });
+    CBT_CUDA_CHECK_LAUNCH();
     return;
   }
   widen(p, elem, dst, src);

@@ -1,11 +1,14 @@
 // Fusion (graph/fusion.h): BatchNorm, Gemm, Conv or a residual Add with the Relu after it as one
 // node, a sum of two gradients with the ReluGrad after it, and the softmax cross-entropy with
 // its gradient. The fused training step computes exactly what the
-// unfused one does, with fewer nodes.
+// unfused one does, with fewer nodes. The erf form of GELU as one Gelu node: the same up to
+// rounding.
 #include "graph/fusion.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "common/op_harness.h"
@@ -246,6 +249,111 @@ TEST(Fusion, TheLossGradientJoinsTheLossOnlyWhenItsLogProbsAreItsAlone) {
   EXPECT_EQ(std::get<0>(make("computed_dloss", false, false)), 0);  // not a constant
   EXPECT_EQ(std::get<0>(make("seed", true, false)), 0);             // lp read by Exp
   EXPECT_EQ(std::get<0>(make("seed", false, true)), 0);             // lp exposed
+}
+
+// ConvNeXt's four GELUs (TorchScript's export at opset 17 writes each as Div, Erf, Add, Mul,
+// Mul) become Gelu nodes, and the step trains as the chains do up to rounding.
+TEST(Fusion, ConvNeXtsGeluChainsBecomeGeluNodesAndTrainAsTheChains) {
+  FusedAndPlain r("models/architectures/convnext.ts17.onnx");
+  EXPECT_EQ(count(r.plain_step, "Erf", false), 4);
+  EXPECT_EQ(count(r.plain_step, "Gelu", false), 0);
+  EXPECT_EQ(count(r.fused_step, "Erf", false), 0);
+  EXPECT_EQ(count(r.fused_step, "Gelu", false), 4);
+  EXPECT_EQ(count(r.fused_step, "GeluGrad", false), 4);
+  EXPECT_EQ(count(r.fused_step, "ErfGrad", false) + count(r.plain_step, "GeluGrad", false), 0);
+  ASSERT_EQ(r.fused.size(), r.plain.size());
+  int moved = 0;
+  double worst = 0;
+  for (const auto& [name, t] : r.plain) {
+    const Tensor &f = r.fused.at(name), &orig = r.model.graph.initializers.at(name);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      const float p = t.ptr<float>()[i], q = f.ptr<float>()[i];
+      worst = std::max(worst, std::abs(double(p) - q) / (1e-3 + std::abs(double(p))));
+      if (p != orig.ptr<float>()[i]) ++moved;
+    }
+  }
+  EXPECT_LT(worst, 1e-4) << "largest relative difference of a trained value, fused against the chains";
+  EXPECT_GT(moved, 20000);
+}
+
+// Every order in which exporters write the product X * 0.5 * (1 + Erf(X / sqrt 2)) fuses; a
+// chain with a value read elsewhere or exposed, another constant, or a trained one does not.
+TEST(Fusion, EveryOrderOfTheGeluProductFusesAndOnlyWholeChainsOfConstants) {
+  enum Case {
+    kDivThenXSumHalf,
+    kMulThenXSumHalfSwapped,
+    kSumHalfThenX,
+    kXHalfThenSum,
+    kErfReadElsewhere,
+    kSumExposed,
+    kOtherHalf,
+    kTrainedScale,
+    kTimesATensor
+  };
+  auto make = [](Case c) {
+    Graph g;
+    auto constant = [&g](const std::string& name, float v) {
+      g.initializers[name] = Tensor::scalar_f32(v);
+      g.constant_initializers.insert(name);
+    };
+    constant("sqrt2", 1.41421356f);
+    constant("rsqrt2", 0.70710678f);
+    constant("one", 1.0f);
+    constant("half", c == kOtherHalf ? 0.6f : 0.5f);
+    if (c == kTrainedScale) g.constant_initializers.erase("sqrt2");
+    g.nodes.push_back(node_of("Relu", {"in"}, "x"));
+    if (c == kMulThenXSumHalfSwapped)
+      g.nodes.push_back(node_of("Mul", {"rsqrt2", "x"}, "scaled"));
+    else
+      g.nodes.push_back(node_of("Div", {"x", "sqrt2"}, "scaled"));
+    g.nodes.push_back(node_of("Erf", {"scaled"}, "erf"));
+    g.nodes.push_back(node_of(
+        "Add", {c == kMulThenXSumHalfSwapped ? "one" : "erf", c == kMulThenXSumHalfSwapped ? "erf" : "one"}, "sum"));
+    if (c == kSumHalfThenX) {
+      g.nodes.push_back(node_of("Mul", {"half", "sum"}, "p"));
+      g.nodes.push_back(node_of("Mul", {"x", "p"}, "y"));
+    } else if (c == kXHalfThenSum) {
+      g.nodes.push_back(node_of("Mul", {"x", "half"}, "p"));
+      g.nodes.push_back(node_of("Mul", {"sum", "p"}, "y"));
+    } else {
+      g.nodes.push_back(node_of(
+          "Mul",
+          c == kMulThenXSumHalfSwapped ? std::vector<std::string>{"sum", "x"} : std::vector<std::string>{"x", "sum"},
+          "p"));
+      g.nodes.push_back(node_of(
+          "Mul",
+          c == kMulThenXSumHalfSwapped ? std::vector<std::string>{"half", "p"} : std::vector<std::string>{"p", "half"},
+          "y"));
+    }
+    if (c == kTimesATensor) g.nodes.back().inputs = {"p", "bias"};  // p * bias: not 0.5
+    g.nodes.push_back(node_of("Neg", {"y"}, "out"));
+    if (c == kErfReadElsewhere) g.nodes.push_back(node_of("Neg", {"erf"}, "other"));
+    const ValueType f{DType::Float32, {4, 6}};
+    std::map<std::string, ValueType> types;
+    for (const char* v : {"in", "x", "scaled", "erf", "sum", "p", "y", "out", "other"}) types[v] = f;
+    types["bias"] = ValueType{DType::Float32, {6}};
+    const int fused = fuse_gelu(g, types, c == kSumExposed ? std::set<std::string>{"sum"} : std::set<std::string>{});
+    return std::tuple{fused, g, types};
+  };
+  for (Case c : {kDivThenXSumHalf, kMulThenXSumHalfSwapped, kSumHalfThenX, kXHalfThenSum}) {
+    SCOPED_TRACE(c);
+    auto [fused, g, types] = make(c);
+    EXPECT_EQ(fused, 1);
+    ASSERT_EQ(g.nodes.size(), 3u);
+    EXPECT_EQ(g.nodes[1].op_type, "Gelu");
+    EXPECT_EQ(g.nodes[1].inputs, std::vector<std::string>{"x"});
+    EXPECT_EQ(g.nodes[1].outputs, std::vector<std::string>{"y"});
+    EXPECT_EQ(g.nodes[1].attrs.get_string("approximate", ""), "none");
+    EXPECT_EQ(g.nodes[2].inputs, std::vector<std::string>{"y"});
+    for (const char* v : {"scaled", "erf", "sum", "p"}) EXPECT_EQ(types.count(v), 0u) << v;
+  }
+  for (Case c : {kErfReadElsewhere, kSumExposed, kOtherHalf, kTrainedScale, kTimesATensor}) {
+    SCOPED_TRACE(c);
+    auto [fused, g, types] = make(c);
+    EXPECT_EQ(fused, 0);
+    EXPECT_EQ(count(g, "Gelu", false), 0);
+    EXPECT_EQ(count(g, "Erf", false), 1);
+  }
 }
 
 }  // namespace
