@@ -174,6 +174,11 @@ std::vector<CudaCase> product_cases() {
   v.push_back(matmul("mat_vec_batched", {3, 4, 5}, {5}, 470));
   v.push_back(matmul("vec_vec", {7}, {7}, 480));
   v.push_back(matmul("K300", {6, 300}, {300, 10}, 490));
+  // A weight's gradient over many rows (Linear over images or sequences): B's gradient is a
+  // product over 2,800 (2,103) rows, split into chunks summed in order (ops/cuda/matmul.cu),
+  // the second with a shorter last chunk.
+  v.push_back(matmul("weight_grad_split_k", {4, 700, 24}, {24, 96}, 492));
+  v.push_back(matmul("weight_grad_split_k_rest", {3, 701, 20}, {20, 40}, 494));
   return v;
 }
 
@@ -307,6 +312,9 @@ std::vector<CudaCase> norm_cases() {
   v.push_back(layer_norm("wide_no_bias", {5, 300}, -1, false, 1, 920));
   v.push_back(layer_norm("many_rows", {64, 7}, -1, true, 1, 930));
   v.push_back(layer_norm("rank3_last_axis", {3, 4, 5}, -1, true, 3, 940));
+  // Over the channels of a channels-last image (ConvNeXt): thousands of rows of 24 values, the
+  // parameter gradients' partials of 16 rows and their sums a warp per parameter.
+  v.push_back(layer_norm("channels_last_many_rows", {6, 14, 14, 24}, -1, true, 1, 950));
 
   v.push_back(group_norm("2x3x5x5", {2, 3, 5, 5}, 0, 3, 17, 950));
   v.push_back(group_norm("wide_rows_4x8x40x40", {4, 8, 40, 40}, 0, 8, 17, 955));

@@ -116,6 +116,14 @@ std::vector<CudaCase> transpose_cases() {
                     {f32({3, 2, 5, 1, 7}, 14)}));
   v.push_back(exact_fwd("Transpose/int64", make_node("Transpose", 1, 1, attrs({{"perm", Ints{1, 2, 0}}})),
                         {i64_data({3, 1, 7}, 15)}));
+  // Channels first to last and back (ConvNeXt's LayerNorm): batched transposes through
+  // shared-memory tiles, ragged at the tiles' edges; 8-byte words too.
+  v.push_back(exact("Transpose/to_channels_last", make_node("Transpose", 1, 1, attrs({{"perm", Ints{0, 2, 3, 1}}})),
+                    {f32({3, 24, 13, 11}, 16)}));
+  v.push_back(exact("Transpose/to_channels_first", make_node("Transpose", 1, 1, attrs({{"perm", Ints{0, 3, 1, 2}}})),
+                    {f32({3, 9, 14, 40}, 17)}));
+  v.push_back(exact_fwd("Transpose/matrix_int64", make_node("Transpose", 1, 1, attrs({{"perm", Ints{1, 0}}})),
+                        {i64_data({70, 33}, 18)}));
   return v;
 }
 
