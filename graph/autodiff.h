@@ -21,7 +21,8 @@ struct TrainingGraphOptions {
   // updates in place (BatchNorm running statistics) stay buffers.
   std::set<std::string> frozen;
   // Fuse a BatchNorm, Gemm or Conv and the Relu after it into one node, forward and backward,
-  // and the softmax cross-entropy with its gradient (graph/fusion.h).
+  // the softmax cross-entropy with its gradient, the erf form of GELU and the MatMul, Softmax,
+  // MatMul core of attention (graph/fusion.h).
   bool fuse = true;
 };
 

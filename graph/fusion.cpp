@@ -1,13 +1,17 @@
 // fuse_relu: a BatchNormTraining, Gemm, Conv or Add and the Relu after it as one node;
 // fuse_gradient_sum_relu: a sum of two gradients and the ReluGrad after it as one node;
 // fuse_loss_gradient: the softmax cross-entropy and its gradient as one node; fuse_gelu: the
-// erf form of GELU as one Gelu node.
+// erf form of GELU as one Gelu node; fuse_attention: MatMul, Softmax, MatMul as one
+// SoftmaxAttention node.
 #include "graph/fusion.h"
 
 #include <cmath>
 #include <optional>
 #include <utility>
 #include <vector>
+
+#include "graph/shape_utils.h"
+#include "graph/softmax_attention.h"
 
 namespace cbt {
 
@@ -234,6 +238,51 @@ int fuse_gelu(Graph& g, std::map<std::string, ValueType>& types, const std::set<
   }
   drop_nodes(g, drop);
   return static_cast<int>(chains.size());
+}
+
+int fuse_attention(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {
+  const auto readers = readers_of(g);
+  const auto producer = producers_of(g);
+  // The one node reading v, if v is nothing the caller reads.
+  auto sole_reader = [&](const std::string& v) -> const Node* {
+    auto it = readers.find(v);
+    if (exposed.count(v) || it == readers.end() || it->second.size() != 1) return nullptr;
+    return &g.nodes[it->second[0]];
+  };
+  auto is = [](const Node* n, const char* op, size_t inputs) {
+    return n && n->domain.empty() && n->op_type == op && n->inputs.size() == inputs && n->outputs.size() == 1;
+  };
+  std::vector<bool> drop(g.nodes.size(), false);
+  int fused = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& scores = g.nodes[i];
+    if (!is(&scores, "MatMul", 2)) continue;
+    const Node* softmax = sole_reader(scores.outputs[0]);
+    if (!is(softmax, "Softmax", 1)) continue;
+    const ValueType& a = types.at(scores.outputs[0]);
+    const auto rank = static_cast<int64_t>(a.shape.size());
+    if (rank < 2 || normalize_axis(softmax->attrs.get_int("axis", g.opset < 13 ? 1 : -1), rank) != rank - 1) continue;
+    const Node* out = sole_reader(softmax->outputs[0]);
+    if (!is(out, "MatMul", 2) || out->inputs[0] != softmax->outputs[0]) continue;
+    const ValueType &x = types.at(scores.inputs[0]), &y = types.at(scores.inputs[1]), &v = types.at(out->inputs[1]);
+    if ((x.dtype != DType::Float32 && x.dtype != DType::Float64) || y.dtype != x.dtype || v.dtype != x.dtype) continue;
+    auto d = attention_dims(x.shape, y.shape, v.shape);
+    if (!d || d->working_floats() > kAttentionMaxFloats) continue;
+    const size_t last = static_cast<size_t>(out - g.nodes.data());
+    Node core;
+    core.op_type = "SoftmaxAttention";
+    core.domain = kCbtDomain;
+    core.name = out->name.empty() ? "attention" : out->name + "_attention";
+    core.inputs = {scores.inputs[0], scores.inputs[1], out->inputs[1]};
+    core.outputs = {out->outputs[0]};
+    types.erase(scores.outputs[0]);
+    types.erase(softmax->outputs[0]);
+    drop[i] = drop[static_cast<size_t>(softmax - g.nodes.data())] = true;
+    g.nodes[last] = std::move(core);
+    ++fused;
+  }
+  if (fused) drop_nodes(g, drop);
+  return fused;
 }
 
 int fuse_gradient_sum_relu(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {

@@ -30,6 +30,14 @@ int fuse_relu(Graph& g, std::map<std::string, ValueType>& types, const std::set<
 // Returns the chains fused.
 int fuse_gelu(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed);
 
+// The core of attention as exporters write it, MatMul(X, Y), Softmax over its last axis and
+// MatMul(that, V), becomes one SoftmaxAttention node (graph/softmax_attention.h; its gradient
+// one SoftmaxAttentionGrad) wherever the scores and the probabilities feed nothing but the
+// chain and are not in `exposed`, X, Y and V are float and share their leading dims (no
+// broadcasting), and one matrix's working set fits kAttentionMaxFloats. A mask or bias added
+// to the scores keeps the nodes as they are. Returns the chains fused.
+int fuse_attention(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed);
+
 // Whether `n` is an op that fuse_relu folds a following Relu into (an Add only where its
 // operands have its output's type, which `types` tells).
 bool takes_fused_relu(const Node& n, const std::map<std::string, ValueType>& types);

@@ -251,16 +251,9 @@ TEST(Fusion, TheLossGradientJoinsTheLossOnlyWhenItsLogProbsAreItsAlone) {
   EXPECT_EQ(std::get<0>(make("seed", false, true)), 0);             // lp exposed
 }
 
-// ConvNeXt's four GELUs (TorchScript's export at opset 17 writes each as Div, Erf, Add, Mul,
-// Mul) become Gelu nodes, and the step trains as the chains do up to rounding.
-TEST(Fusion, ConvNeXtsGeluChainsBecomeGeluNodesAndTrainAsTheChains) {
-  FusedAndPlain r("models/architectures/convnext.ts17.onnx");
-  EXPECT_EQ(count(r.plain_step, "Erf", false), 4);
-  EXPECT_EQ(count(r.plain_step, "Gelu", false), 0);
-  EXPECT_EQ(count(r.fused_step, "Erf", false), 0);
-  EXPECT_EQ(count(r.fused_step, "Gelu", false), 4);
-  EXPECT_EQ(count(r.fused_step, "GeluGrad", false), 4);
-  EXPECT_EQ(count(r.fused_step, "ErfGrad", false) + count(r.plain_step, "GeluGrad", false), 0);
+// The fused and the unfused step trained the same weights up to rounding (a relative 1e-4 of
+// every value), and they did train (at least `min_moved` values left the model's).
+void expect_close_training(const FusedAndPlain& r, int min_moved) {
   ASSERT_EQ(r.fused.size(), r.plain.size());
   int moved = 0;
   double worst = 0;
@@ -272,8 +265,35 @@ TEST(Fusion, ConvNeXtsGeluChainsBecomeGeluNodesAndTrainAsTheChains) {
       if (p != orig.ptr<float>()[i]) ++moved;
     }
   }
-  EXPECT_LT(worst, 1e-4) << "largest relative difference of a trained value, fused against the chains";
-  EXPECT_GT(moved, 20000);
+  EXPECT_LT(worst, 1e-4) << "largest relative difference of a trained value, fused against the nodes";
+  EXPECT_GT(moved, min_moved);
+}
+
+// ConvNeXt's four GELUs (TorchScript's export at opset 17 writes each as Div, Erf, Add, Mul,
+// Mul) become Gelu nodes, and the step trains as the chains do up to rounding.
+TEST(Fusion, ConvNeXtsGeluChainsBecomeGeluNodesAndTrainAsTheChains) {
+  FusedAndPlain r("models/architectures/convnext.ts17.onnx");
+  EXPECT_EQ(count(r.plain_step, "Erf", false), 4);
+  EXPECT_EQ(count(r.plain_step, "Gelu", false), 0);
+  EXPECT_EQ(count(r.fused_step, "Erf", false), 0);
+  EXPECT_EQ(count(r.fused_step, "Gelu", false), 4);
+  EXPECT_EQ(count(r.fused_step, "GeluGrad", false), 4);
+  EXPECT_EQ(count(r.fused_step, "ErfGrad", false) + count(r.plain_step, "GeluGrad", false), 0);
+  expect_close_training(r, 20000);
+}
+
+// ViT's two attention layers (nn.MultiheadAttention as TorchScript exports it: the scaled
+// queries times the transposed keys, Softmax, times the values, for 4 heads of 32 images) each
+// become one SoftmaxAttention, and the step trains as the nodes do up to rounding.
+TEST(Fusion, ViTsAttentionBecomesSoftmaxAttentionAndTrainsAsTheNodes) {
+  FusedAndPlain r("models/architectures/vit.ts17.onnx");
+  EXPECT_EQ(count(r.plain_step, "Softmax", false), 2);
+  EXPECT_EQ(count(r.fused_step, "Softmax", false), 0);
+  EXPECT_EQ(count(r.fused_step, "SoftmaxGrad", false), 0);
+  EXPECT_EQ(count(r.fused_step, "SoftmaxAttention", false), 2);
+  EXPECT_EQ(count(r.fused_step, "SoftmaxAttentionGrad", false), 2);
+  EXPECT_EQ(count(r.plain_step, "MatMul", false) - count(r.fused_step, "MatMul", false), 4);
+  expect_close_training(r, 20000);
 }
 
 // Every order in which exporters write the product X * 0.5 * (1 + Erf(X / sqrt 2)) fuses; a

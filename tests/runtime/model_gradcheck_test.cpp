@@ -191,6 +191,22 @@ TEST(ModelGradCheck, EinsumDiagonals) { check_model("tests/onnx_import/data/eins
 // rms_normalization.h) or loaded (composite_ops.h): the gradient reaches Q, K and V through the
 // grouped heads, the soft cap, the guard of a query row no key may attend (a bool mask from the
 // data), a trained float mask, the windows, and the norms' scales.
+// ViT in float64 with its fusions: the attention cores as SoftmaxAttention (whose gradient
+// recomputes the probabilities) and the GELUs as Gelu nodes.
+TEST(ModelGradCheck, VitWithFusedAttentionAndGelu) {
+  const std::string file = "models/architectures/vit.ts17.onnx";
+  Graph g = to_f64(load_model(test::source_path(file)).graph);
+  BindOptions bo;
+  bo.batch = 2;
+  const TrainingGraph tg = build_training_graph(bind_graph(g, bo, cpu_evaluator(g.opset)), {});
+  auto count = [&](const char* op) {
+    return std::count_if(tg.graph.nodes.begin(), tg.graph.nodes.end(), [&](const Node& n) { return n.op_type == op; });
+  };
+  EXPECT_EQ(count("SoftmaxAttentionGrad"), 2);
+  EXPECT_EQ(count("GeluGrad"), 2);
+  check_graph(file, g, 2, 2);
+}
+
 TEST(ModelGradCheck, AttentionAndRmsNormalization) { check_model("tests/onnx_import/data/attention23.onnx", 3, 3); }
 TEST(ModelGradCheck, AttentionWindowsAndSwish) {
   check_model("tests/onnx_import/data/attention25.onnx", 3, 3);

@@ -1,0 +1,155 @@
+// CUDA kernels of SoftmaxAttention and its gradient (graph/softmax_attention.h); the CPU's
+// (ops/cpu/softmax_attention.cpp) are the specification. One block per matrix of the batch
+// with its operands in shared memory (fuse_attention made the op only where they fit): the
+// scores, the softmax and both products without a trip to global memory between them. Every
+// sum runs in a fixed order (deterministic).
+#include "graph/softmax_attention.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "ops/cuda/dense_util.cuh"
+
+namespace cbt::cuda {
+namespace {
+
+constexpr int kAttentionThreads = 256;
+
+// p (S, T) = softmax of the rows of x (S, D) y (D, T), all in shared memory; ends synced.
+__device__ void probabilities(const float* x, const float* y, float* p, const AttentionDims& d) {
+  for (int64_t i = threadIdx.x; i < d.S * d.T; i += blockDim.x) {
+    const int64_t s = i / d.T, t = i % d.T;
+    float a = 0;
+    for (int64_t k = 0; k < d.D; ++k) a += x[s * d.D + k] * y[k * d.T + t];
+    p[i] = a;
+  }
+  __syncthreads();
+  const int lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  for (int64_t s = threadIdx.x / 32; s < d.S; s += warps) {
+    float* row = p + s * d.T;
+    float m = -INFINITY;
+    for (int64_t t = lane; t < d.T; t += 32) m = fmaxf(m, row[t]);
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    float sum = 0;
+    for (int64_t t = lane; t < d.T; t += 32) sum += expf(row[t] - m);
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    const float inv = 1.0f / sum;
+    __syncwarp();  // every lane has read the row before it is overwritten
+    for (int64_t t = lane; t < d.T; t += 32) row[t] = expf(row[t] - m) * inv;
+  }
+  __syncthreads();
+}
+
+__device__ void load(float* dst, const float* src, int64_t n) {
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) dst[i] = src[i];
+}
+
+__global__ void __launch_bounds__(kAttentionThreads)
+    attention_fwd_kernel(const float* X, const float* Y, const float* V, float* O, AttentionDims d) {
+  __shared__ float sh[kAttentionMaxFloats];
+  float *x = sh, *y = x + d.S * d.D, *v = y + d.D * d.T, *p = v + d.T * d.E;
+  for (int64_t b = blockIdx.x; b < d.batch; b += gridDim.x) {
+    load(x, X + b * d.S * d.D, d.S * d.D);
+    load(y, Y + b * d.D * d.T, d.D * d.T);
+    load(v, V + b * d.T * d.E, d.T * d.E);
+    __syncthreads();
+    probabilities(x, y, p, d);
+    float* o = O + b * d.S * d.E;
+    for (int64_t i = threadIdx.x; i < d.S * d.E; i += blockDim.x) {
+      const int64_t s = i / d.E, e = i % d.E;
+      float acc = 0;
+      for (int64_t t = 0; t < d.T; ++t) acc += p[s * d.T + t] * v[t * d.E + e];
+      o[i] = acc;
+    }
+    __syncthreads();  // the shared operands are reloaded for the next matrix
+  }
+}
+
+// dP = dO V^T, dA = P (dP - rowsum(P dP)), dX = dA Y^T, dY = X^T dA, dV = P^T dO.
+__global__ void __launch_bounds__(kAttentionThreads)
+    attention_bwd_kernel(const float* dO, const float* X, const float* Y, const float* V, float* dX, float* dY,
+                         float* dV, AttentionDims d) {
+  __shared__ float sh[kAttentionMaxFloats];
+  float *x = sh, *y = x + d.S * d.D, *v = y + d.D * d.T, *go = v + d.T * d.E, *p = go + d.S * d.E, *da = p + d.S * d.T;
+  const int lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  for (int64_t b = blockIdx.x; b < d.batch; b += gridDim.x) {
+    load(x, X + b * d.S * d.D, d.S * d.D);
+    load(y, Y + b * d.D * d.T, d.D * d.T);
+    load(v, V + b * d.T * d.E, d.T * d.E);
+    load(go, dO + b * d.S * d.E, d.S * d.E);
+    __syncthreads();
+    probabilities(x, y, p, d);
+    for (int64_t i = threadIdx.x; i < d.S * d.T; i += blockDim.x) {
+      const int64_t s = i / d.T, t = i % d.T;
+      float acc = 0;
+      for (int64_t e = 0; e < d.E; ++e) acc += go[s * d.E + e] * v[t * d.E + e];
+      da[i] = acc;
+    }
+    __syncthreads();
+    for (int64_t s = threadIdx.x / 32; s < d.S; s += warps) {
+      const float* pr = p + s * d.T;
+      float* row = da + s * d.T;
+      float r = 0;
+      for (int64_t t = lane; t < d.T; t += 32) r += pr[t] * row[t];
+      for (int o = 16; o > 0; o >>= 1) r += __shfl_xor_sync(0xffffffffu, r, o);
+      for (int64_t t = lane; t < d.T; t += 32) row[t] = pr[t] * (row[t] - r);
+    }
+    __syncthreads();
+    if (dX)
+      for (int64_t i = threadIdx.x; i < d.S * d.D; i += blockDim.x) {
+        const int64_t s = i / d.D, k = i % d.D;
+        float acc = 0;
+        for (int64_t t = 0; t < d.T; ++t) acc += da[s * d.T + t] * y[k * d.T + t];
+        dX[b * d.S * d.D + i] = acc;
+      }
+    if (dY)
+      for (int64_t i = threadIdx.x; i < d.D * d.T; i += blockDim.x) {
+        const int64_t k = i / d.T, t = i % d.T;
+        float acc = 0;
+        for (int64_t s = 0; s < d.S; ++s) acc += x[s * d.D + k] * da[s * d.T + t];
+        dY[b * d.D * d.T + i] = acc;
+      }
+    if (dV)
+      for (int64_t i = threadIdx.x; i < d.T * d.E; i += blockDim.x) {
+        const int64_t t = i / d.E, e = i % d.E;
+        float acc = 0;
+        for (int64_t s = 0; s < d.S; ++s) acc += p[s * d.T + t] * go[s * d.E + e];
+        dV[b * d.T * d.E + i] = acc;
+      }
+    __syncthreads();
+  }
+}
+
+AttentionDims dims_of(const KernelContext& ctx, size_t first) {
+  for (size_t k = first; k < first + 3; ++k) check_float32(ctx.in(k), ctx.node, "runs attention in float32");
+  auto d = attention_dims(ctx.in(first).shape(), ctx.in(first + 1).shape(), ctx.in(first + 2).shape());
+  CBT_CHECK(d.has_value() && d->working_floats() <= kAttentionMaxFloats, ctx.node.describe(),
+            ": operands of SoftmaxAttention do not fit a block's shared memory");
+  return *d;
+}
+
+unsigned blocks_of(const AttentionDims& d) { return static_cast<unsigned>(std::min<int64_t>(d.batch, 65535)); }
+
+void attention_forward(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const AttentionDims d = dims_of(ctx, 0);
+  attention_fwd_kernel<<<blocks_of(d), kAttentionThreads, 0, cc.stream>>>(fptr(ctx.in(0)), fptr(ctx.in(1)),
+                                                                          fptr(ctx.in(2)), fptr_out(ctx.out(0)), d);
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
+void attention_backward(KernelContext& ctx) {
+  auto& cc = context_of(ctx.device_ctx);
+  const AttentionDims d = dims_of(ctx, 1);
+  auto out = [&](size_t k) { return output_needed(ctx, k) ? fptr_out(ctx.out(k)) : nullptr; };
+  attention_bwd_kernel<<<blocks_of(d), kAttentionThreads, 0, cc.stream>>>(
+      fptr(ctx.in(0)), fptr(ctx.in(1)), fptr(ctx.in(2)), fptr(ctx.in(3)), out(0), out(1), out(2), d);
+  CBT_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+CBT_REGISTER_KERNEL(kCbtDomain, "SoftmaxAttention", DeviceKind::CUDA, attention_forward);
+CBT_REGISTER_KERNEL(kCbtDomain, "SoftmaxAttentionGrad", DeviceKind::CUDA, attention_backward);
+
+}  // namespace cbt::cuda
