@@ -182,8 +182,15 @@ std::vector<ValueType> infer_scatter_nd_grad(const InferContext& ctx) {
 
 CBT_REGISTER_SCHEMA(
     {"", "ScatterElements", infer_scatter_elements, scatter_elements_grad, {0, 2}, {}, kScatterElementsSummary, {}});
-CBT_REGISTER_SCHEMA(
-    {"", "Scatter", infer_scatter_elements, scatter_elements_grad, {0, 2}, {}, kScatterElementsSummary, {}});
+CBT_REGISTER_SCHEMA({"",
+                     "Scatter",
+                     infer_scatter_elements,
+                     scatter_elements_grad,
+                     {0, 2},
+                     {},
+                     "ScatterElements' name before opset 11: data with updates written at indices along an axis (in "
+                     "order along each line; indices out of range skipped)",
+                     {}});
 CBT_REGISTER_SCHEMA({kCbtDomain,
                      "ScatterElementsGrad",
                      infer_scatter_elements_grad,
