@@ -6,8 +6,9 @@
 // The backward of mul, max and min reads a tally of every position of data, (a, b):
 //   max/min: a = the result, b = how many of data and the updates there equal it (ties share
 //            the gradient evenly, as PyTorch's scatter_reduce with include_self);
-//   mul:     a = the product of the non-zero updates there, b = how many are zero (the product
-//            of the others is then exact through zeros, never a division by zero).
+//   mul:     a = the product of the non-zero updates there, b = how many are zero: the product
+//            of the others is a / u for a non-zero u (within rounding of the direct product),
+//            a for the only zero, and 0 otherwise; never a division by zero.
 #pragma once
 #include <cstdint>
 #include <string>
