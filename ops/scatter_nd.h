@@ -2,11 +2,13 @@
 // (..., k) name k-tuples into data's first dims (after GatherND's batch_dims); each tuple
 // addresses a slice of data (the dims after those k) of `slice` elements. A tuple with an index
 // out of range addresses nothing: its scatter is skipped, its gather reads zeros (a GPU
-// kernel cannot stop the program to refuse it).
+// kernel cannot stop the program to refuse it). Reductions combine the tuples in order
+// (ops/scatter_reduction.h).
 #pragma once
 #include <cstdint>
 
 #include "graph/tensor.h"
+#include "ops/scatter_reduction.h"
 
 namespace cbt {
 
@@ -50,15 +52,38 @@ constexpr int64_t nd_offset(const NdIndexView& v, const I* indices, int64_t m) {
   return off;
 }
 
-// Element s of every tuple's slice, the tuples in order: `into` takes src (or adds it with
-// `add`) where the tuples point. ScatterND's forward (src: the updates) and GatherND's backward
-// (into: zeros, src: dY, add).
+// Element s of every tuple's slice, the tuples in order: `into` takes src (or combines it,
+// reduction r) where the tuples point. ScatterND's forward (src: the updates) and GatherND's
+// backward (into: zeros, src: dY, add).
 template <class T, class I>
-constexpr void nd_scatter_element(const NdIndexView& v, const I* indices, const T* src, T* into, int64_t s, bool add) {
+constexpr void nd_scatter_element(const NdIndexView& v, const I* indices, const T* src, T* into, int64_t s,
+                                  ScatterReduction r) {
   for (int64_t m = 0; m < v.tuples; ++m) {
     const int64_t off = nd_offset(v, indices, m);
-    if (off >= 0) into[off + s] = add ? into[off + s] + src[m * v.slice + s] : src[m * v.slice + s];
+    if (off >= 0) into[off + s] = scatter_combine(r, into[off + s], src[m * v.slice + s]);
   }
+}
+
+// Element s of every tuple's slice, the tuples in order: the tally of mul, max and min (a and
+// b: data's elements, started by tally_start) takes the updates as the forward combines them.
+template <class T, class I>
+constexpr void nd_tally_element(const NdIndexView& v, const I* indices, const T* updates, T* a, T* b, int64_t s,
+                                ScatterReduction r) {
+  for (int64_t m = 0; m < v.tuples; ++m) {
+    const int64_t off = nd_offset(v, indices, m);
+    if (off >= 0) tally_add(r, updates[m * v.slice + s], a[off + s], b[off + s]);
+  }
+}
+
+// Element e of the updates' backward for mul, max and min: dUpdates from the tally where
+// tuple e / slice points (0 where it points nowhere).
+template <class T, class I>
+constexpr T nd_tally_d_update(const NdIndexView& v, const I* indices, const T* dy, const T* data, const T* updates,
+                              const T* a, const T* b, int64_t e, ScatterReduction r) {
+  const int64_t off = nd_offset(v, indices, e / v.slice);
+  if (off < 0) return T(0);
+  const int64_t p = off + e % v.slice;
+  return tally_d_update(r, dy[p], data[p], updates[e], a[p], b[p]);
 }
 
 // Element e of a gathered (tuples, slice) tensor: data where tuple e / slice points, or 0.

@@ -1,8 +1,8 @@
 // Schemas of the index ops with kernels of their own: ScatterElements (and Scatter, its name
-// before opset 11: data with updates written, or added with reduction "add", at indices along
-// an axis), GatherND (slices of data at k-tuples of indices, after batch_dims) and ScatterND
-// (slices written or added at k-tuples), and of their backward ops (ops/scatter_elements.h's
-// and ops/scatter_nd.h's rules).
+// before opset 11: data with updates written, or combined by a reduction, at indices along an
+// axis), GatherND (slices of data at k-tuples of indices, after batch_dims) and ScatterND
+// (slices written or combined at k-tuples), and of their backward ops (ops/scatter_elements.h's,
+// ops/scatter_nd.h's and ops/scatter_reduction.h's rules).
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -16,23 +16,56 @@ namespace {
 
 constexpr int64_t kMaxRank = 8;  // ops/scatter_elements.h's kScatterMaxRank, ops/scatter_nd.h's kNdMaxRank
 
-// A scatter's reduction: "none" or "add"; mul, max and min are refused.
+// A scatter's reduction (ops/scatter_reduction.h's names), from the opset that brought it: add
+// and mul 16, max and min 18.
 void check_reduction(const InferContext& ctx) {
   const std::string r = ctx.node.attrs.get_string("reduction", "none");
-  if (r != "none" && r != "add") ctx.fail("reduction '" + r + "' is not supported (none and add are)");
+  const int64_t since = r == "none" ? 0 : r == "add" || r == "mul" ? 16 : r == "max" || r == "min" ? 18 : -1;
+  if (since < 0) ctx.fail("reduction '" + r + "' is not one of none, add, mul, max and min");
+  if (ctx.opset < since)
+    ctx.fail("reduction '" + r + "' exists from opset " + std::to_string(since) + " on (the model's is " +
+             std::to_string(ctx.opset) + ")");
 }
 
-// A scatter's gradients, one backward node `op` (dY, indices; `a` and the reduction) for
-// whichever is wanted: dData (dY, 0 where "none" overwrote), dUpdates (dY gathered where the
-// updates went).
-std::vector<std::string> scatter_grad(GradContext& c, const char* op, Attributes a) {
+// Whether a scatter's backward reads a tally (mul, max, min) or only dY (none, add).
+bool reduction_needs_tally(const Node& node) {
+  const std::string r = node.attrs.get_string("reduction", "none");
+  return r == "mul" || r == "max" || r == "min";
+}
+
+// A scatter's gradients, backward nodes for whichever is wanted of dData and dUpdates. None
+// and add: one `op` (dY, indices; `a` and the reduction): dY, 0 where "none" overwrote, and dY
+// gathered where the updates went. Mul, max and min: `tally_op` (data, indices, updates) first,
+// then `op` (dY, indices, data, updates, tally) (ops/scatter_reduction.h).
+std::vector<std::string> scatter_grad(GradContext& c, const char* op, const char* tally_op, Attributes a) {
   std::vector<std::string> dx(c.node.inputs.size());
   if (c.dY.empty() || c.dY[0].empty() || !(c.wants[0] || c.wants[2])) return dx;
   a.set("reduction", c.node.attrs.get_string("reduction", "none"));
-  auto outs = c.g.emit(op, kCbtDomain, {c.dY[0], c.node.inputs[1]}, 2, std::move(a), "d_scatter");
+  std::vector<std::string> in{c.dY[0], c.node.inputs[1]};
+  if (reduction_needs_tally(c.node)) {
+    const auto& n = c.node.inputs;
+    std::string tally = c.g.emit1(tally_op, {n[0], n[1], n[2]}, a, "scatter_tally");
+    in.insert(in.end(), {n[0], n[2], tally});
+  }
+  auto outs = c.g.emit(op, kCbtDomain, std::move(in), 2, std::move(a), "d_scatter");
   if (c.wants[0]) dx[0] = outs[0];
   if (c.wants[2]) dx[2] = outs[1];
   return dx;
+}
+
+// data, indices, updates -> tally (2, data's elements) of data's type.
+std::vector<ValueType> infer_scatter_tally(const InferContext& ctx) {
+  const ValueType& data = ctx.input(0);
+  return {{data.dtype, {2, shape_numel(data.shape)}}};
+}
+
+// dY, indices[, data, updates, tally]: the backward's inputs of mul, max and min (the
+// forward's, so their shapes were checked there) must be there.
+void check_grad_inputs(const InferContext& ctx) {
+  if (!reduction_needs_tally(ctx.node)) return;
+  if (!ctx.has(2) || !ctx.has(3) || !ctx.has(4)) ctx.fail("mul, max and min need data, updates and the tally");
+  if (ctx.input(4).shape != Shape{2, shape_numel(ctx.input(0).shape)})
+    ctx.fail("tally " + shape_str(ctx.input(4).shape) + " does not match dY " + shape_str(ctx.input(0).shape));
 }
 
 // data, indices, updates -> Y (data's type).
@@ -63,17 +96,18 @@ std::vector<ValueType> infer_scatter_elements(const InferContext& ctx) {
 std::vector<std::string> scatter_elements_grad(GradContext& c) {
   Attributes a;
   a.set("axis", c.node.attrs.get_int("axis", 0));
-  return scatter_grad(c, "ScatterElementsGrad", std::move(a));
+  return scatter_grad(c, "ScatterElementsGrad", "ScatterElementsTally", std::move(a));
 }
 
-// dY, indices -> dData (dY's type and shape), dUpdates (indices' shape).
+// dY, indices[, data, updates, tally] -> dData (dY's type and shape), dUpdates (indices' shape).
 std::vector<ValueType> infer_scatter_elements_grad(const InferContext& ctx) {
+  check_grad_inputs(ctx);
   return {ctx.input(0), {ctx.input(0).dtype, ctx.input(1).shape}};
 }
 
 const char* const kScatterElementsSummary =
-    "data with updates written (or added: reduction add) at indices along an axis (in order along "
-    "each line; indices out of range skipped)";
+    "data with updates written (or combined: reduction add, mul, max, min) at indices along an axis (in order "
+    "along each line; indices out of range skipped)";
 
 // Checks data and indices (..., k) with `b` batch dims; returns k.
 int64_t check_nd(const InferContext& ctx, const ValueType& data, const ValueType& indices, int64_t b) {
@@ -132,10 +166,14 @@ std::vector<ValueType> infer_scatter_nd(const InferContext& ctx) {
   return {data};
 }
 
-std::vector<std::string> scatter_nd_grad(GradContext& c) { return scatter_grad(c, "ScatterNDGrad", {}); }
+std::vector<std::string> scatter_nd_grad(GradContext& c) {
+  return scatter_grad(c, "ScatterNDGrad", "ScatterNDTally", {});
+}
 
-// dY, indices -> dData (dY's type and shape), dUpdates (the slices' shape).
+// dY, indices[, data, updates, tally] -> dData (dY's type and shape), dUpdates (the slices'
+// shape).
 std::vector<ValueType> infer_scatter_nd_grad(const InferContext& ctx) {
+  check_grad_inputs(ctx);
   const ValueType &dy = ctx.input(0), &indices = ctx.input(1);
   return {dy, {dy.dtype, nd_slices(dy.shape, indices.shape, 0, indices.shape.back())}};
 }
@@ -144,15 +182,30 @@ std::vector<ValueType> infer_scatter_nd_grad(const InferContext& ctx) {
 
 CBT_REGISTER_SCHEMA(
     {"", "ScatterElements", infer_scatter_elements, scatter_elements_grad, {0, 2}, {}, kScatterElementsSummary, {}});
-CBT_REGISTER_SCHEMA(
-    {"", "Scatter", infer_scatter_elements, scatter_elements_grad, {0, 2}, {}, kScatterElementsSummary, {}});
+CBT_REGISTER_SCHEMA({"",
+                     "Scatter",
+                     infer_scatter_elements,
+                     scatter_elements_grad,
+                     {0, 2},
+                     {},
+                     "ScatterElements' name before opset 11: data with updates written at indices along an axis (in "
+                     "order along each line; indices out of range skipped)",
+                     {}});
 CBT_REGISTER_SCHEMA({kCbtDomain,
                      "ScatterElementsGrad",
                      infer_scatter_elements_grad,
                      {},
                      {},
                      {},
-                     "(dY, indices) -> dData, dUpdates",
+                     "(dY, indices[, data, updates, tally]) -> dData, dUpdates",
+                     {}});
+CBT_REGISTER_SCHEMA({kCbtDomain,
+                     "ScatterElementsTally",
+                     infer_scatter_tally,
+                     {},
+                     {},
+                     {},
+                     "(data, indices, updates) -> tally of mul, max or min for the backward",
                      {}});
 
 CBT_REGISTER_SCHEMA({"",
@@ -170,10 +223,24 @@ CBT_REGISTER_SCHEMA({"",
                      scatter_nd_grad,
                      {0, 2},
                      {},
-                     "data with slices written (or added: reduction add) at k-tuples of indices (a tuple "
-                     "out of range skipped)",
+                     "data with slices written (or combined: reduction add, mul, max, min) at k-tuples of "
+                     "indices (a tuple out of range skipped)",
                      {}});
-CBT_REGISTER_SCHEMA(
-    {kCbtDomain, "ScatterNDGrad", infer_scatter_nd_grad, {}, {}, {}, "(dY, indices) -> dData, dUpdates", {}});
+CBT_REGISTER_SCHEMA({kCbtDomain,
+                     "ScatterNDGrad",
+                     infer_scatter_nd_grad,
+                     {},
+                     {},
+                     {},
+                     "(dY, indices[, data, updates, tally]) -> dData, dUpdates",
+                     {}});
+CBT_REGISTER_SCHEMA({kCbtDomain,
+                     "ScatterNDTally",
+                     infer_scatter_tally,
+                     {},
+                     {},
+                     {},
+                     "(data, indices, updates) -> tally of mul, max or min for the backward",
+                     {}});
 
 }  // namespace cbt

@@ -180,4 +180,23 @@ GradCheckResult grad_check(const Node& node_in, const std::vector<Tensor>& input
   return res;
 }
 
+std::vector<Tensor> rule_gradients(const Node& node, const std::vector<Tensor>& inputs, const Tensor& dy,
+                                   int64_t opset) {
+  const OpSchema* schema = find_schema(node.domain, node.op_type);
+  CBT_CHECK(schema && schema->grad, node.op_type, " has no gradient rule");
+  const EagerOptions eo{true, 7, opset};
+  EagerEmitter em(eo);
+  for (size_t i = 0; i < inputs.size(); ++i) em.values[node.inputs[i]] = inputs[i];
+  std::vector<Tensor> outs = run_node(node, inputs, eo);  // for rules that read the outputs
+  for (size_t k = 0; k < outs.size() && k < node.outputs.size(); ++k) em.values[node.outputs[k]] = outs[k];
+  em.values["dY"] = dy;
+  GradContext gc{node, {"dY"}, std::vector<bool>(inputs.size(), false), em};
+  for (int i : schema->diff_inputs)
+    if (i < static_cast<int>(inputs.size()) && inputs[i].defined() && is_floating(inputs[i].dtype()))
+      gc.wants[i] = true;
+  std::vector<Tensor> grads;
+  for (const std::string& name : schema->grad(gc)) grads.push_back(name.empty() ? Tensor() : em.values.at(name));
+  return grads;
+}
+
 }  // namespace cbt::test

@@ -37,6 +37,12 @@ struct GradCheckResult {
 // differences of L for each checked input.
 GradCheckResult grad_check(const Node& node, const std::vector<Tensor>& inputs, const GradCheckOptions& opt = {});
 
+// The gradient of every input that the op's rule gives (backward nodes run eagerly) for `dy`,
+// the gradient of the first output; undefined where it gives none. For a reference where
+// finite differences do not apply (ties of a max).
+std::vector<Tensor> rule_gradients(const Node& node, const std::vector<Tensor>& inputs, const Tensor& dy,
+                                   int64_t opset = 17);
+
 // Builds a node quickly: make_node("Conv", {"x","w","b"}, {"y"}) (names are positional).
 Node make_node(const std::string& op_type, size_t num_inputs, size_t num_outputs, Attributes attrs = {},
                const std::string& domain = "");

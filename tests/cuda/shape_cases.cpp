@@ -25,6 +25,13 @@ Tensor f32(const Shape& s, uint64_t seed) { return random_tensor(DType::Float32,
 Tensor i64(const Ints& v) { return Tensor::from_i64(v, {static_cast<int64_t>(v.size())}); }
 Tensor i64_scalar(int64_t v) { return Tensor::from_i64({v}, {}); }
 
+// Halves in [-1.5, 1.5] (ties and zeros certain: scatter reductions).
+Tensor f32_halves(const Shape& s, uint64_t seed) {
+  Tensor levels = random_int_tensor(s, -3, 4, seed), t(DType::Float32, s);
+  for (int64_t i = 0; i < t.numel(); ++i) t.ptr<float>()[i] = static_cast<float>(levels.ptr<int64_t>()[i]) * 0.5f;
+  return t;
+}
+
 // Integer data (not parameters): int64 values far from 0 so that a moved element is visible.
 Tensor i64_data(const Shape& s, uint64_t seed) { return random_int_tensor(s, -1000000, 1000000, seed); }
 
@@ -391,8 +398,9 @@ std::vector<CudaCase> top_k_cases() {
   return v;
 }
 
-// ScatterElements (a copy, then one thread a line in order: repeated indices add, or keep the
-// last update, as on the CPU) and ScatterElementsGrad.
+// ScatterElements (a copy, then one thread a line in order: repeated indices combine, or keep
+// the last update, as on the CPU), ScatterElementsTally and ScatterElementsGrad. Mul, max and
+// min on halves: ties (the gradient shared) and zeros, exactly as on the CPU.
 std::vector<CudaCase> scatter_elements_cases() {
   std::vector<CudaCase> v;
   auto attrs_of = [](int64_t axis, const char* reduction) {
@@ -408,12 +416,22 @@ std::vector<CudaCase> scatter_elements_cases() {
                         {f32({4, 9}, 215), i32({0, 8, 0, -1, 3, 3, 2, 2}, {2, 4}), f32({2, 4}, 216)}, 18));
   v.push_back(exact("Scatter/opset10", make_node("Scatter", 3, 1, attrs({{"axis", int64_t{1}}})),
                     {f32({3, 8}, 217), random_int_tensor({3, 5}, -8, 8, 218), f32({3, 5}, 219)}, 10));
+  v.push_back(exact("ScatterElements/axis0_max_ties", make_node("ScatterElements", 3, 1, attrs_of(0, "max")),
+                    {f32_halves({6, 3, 7}, 240), random_int_tensor({9, 3, 7}, -6, 6, 241), f32_halves({9, 3, 7}, 242)},
+                    18));
+  v.push_back(exact(
+      "ScatterElements/axis-1_min_ties_int32", make_node("ScatterElements", 3, 1, attrs_of(-1, "min")),
+      {f32_halves({5, 6}, 243), i32({0, 5, 5, -1, 2, 2, 0, 3, 1, 1, -6, 4}, {2, 6}), f32_halves({2, 6}, 244)}, 18));
+  v.push_back(exact("ScatterElements/axis1_mul_zeros", make_node("ScatterElements", 3, 1, attrs_of(1, "mul")),
+                    {f32_halves({4, 5}, 245), random_int_tensor({4, 12}, -5, 5, 246), f32_halves({4, 12}, 247)}, 16));
+  v.push_back(exact_fwd("ScatterElements/int64_max", make_node("ScatterElements", 3, 1, attrs_of(0, "max")),
+                        {i64_data({4, 6}, 248), random_int_tensor({7, 6}, -4, 4, 249), i64_data({7, 6}, 250)}, 18));
   return v;
 }
 
-// GatherND and ScatterND (ops/scatter_nd.h): gathers and writes one thread an element; additions
-// (GatherND's backward, reduction add) one thread an element of a slice, the tuples in order, so
-// repeated tuples sum as on the CPU.
+// GatherND and ScatterND (ops/scatter_nd.h): gathers and writes one thread an element; reductions
+// (GatherND's backward, reduction add, mul, max, min) and ScatterNDTally one thread an element
+// of a slice, the tuples in order, so repeated tuples combine as on the CPU.
 std::vector<CudaCase> gather_scatter_nd_cases() {
   std::vector<CudaCase> v;
   v.push_back(exact("GatherND/k2_repeated", make_node("GatherND", 2, 1),
@@ -427,6 +445,18 @@ std::vector<CudaCase> gather_scatter_nd_cases() {
   v.push_back(exact("ScatterND/elements_add_repeated",
                     make_node("ScatterND", 3, 1, attrs({{"reduction", std::string("add")}})),
                     {f32({5, 6}, 226), random_int_tensor({40, 2}, -5, 5, 227), f32({40}, 228)}, 18));
+  auto reduce = [](const char* r) { return make_node("ScatterND", 3, 1, attrs({{"reduction", std::string(r)}})); };
+  v.push_back(exact("ScatterND/rows_max_ties", reduce("max"),
+                    {f32_halves({8, 5}, 251), random_int_tensor({3, 6, 1}, -8, 9, 252), f32_halves({3, 6, 5}, 253)},
+                    18));
+  v.push_back(exact("ScatterND/elements_min_ties", reduce("min"),
+                    {f32_halves({5, 6}, 254), random_int_tensor({40, 2}, -5, 5, 255), f32_halves({40}, 256)}, 18));
+  v.push_back(exact("ScatterND/rows_mul_zeros", reduce("mul"),
+                    {f32_halves({6, 4}, 257), random_int_tensor({15, 1}, -6, 6, 258), f32_halves({15, 4}, 259)}, 16));
+  v.push_back(exact_fwd("ScatterND/int64_mul", reduce("mul"),
+                        {random_int_tensor({5, 3}, -4, 4, 260), random_int_tensor({9, 1}, -5, 5, 261),
+                         random_int_tensor({9, 3}, -4, 4, 262)},
+                        18));
   return v;
 }
 

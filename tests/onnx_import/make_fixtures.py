@@ -783,6 +783,44 @@ def gather_scatter_nd_models():
         save_classifier(nodes, init, f"nd{opset}", opset, x, classes)
 
 
+def scatter_reduction_models():
+    """ScatterElements and ScatterND with reductions max, min and mul in a classifier at opset 18:
+    g = Gemm(x) (N, 10), u = Gemm(x) (N, 4), t = (g[:, 1], u[:, :3]) (N, 4) (its first column is
+    g's column 1: a tie with data wherever it wins). ScatterElements at columns (1, 1, 3, -7)
+    (repeated; -7 is 3): max and min of t into g, mul of Relu(u) (zeros) into g; ScatterND on the
+    features-major views at rows (1, 1, 3, -7): max and min of t^T, mul of u^T into g^T:
+    `scatter_reduce18` (`.onnx`, `.input.npy`, `.output.npy`, onnxruntime's output)."""
+    rng = np.random.default_rng(2357)
+    n_in, width, classes, batch = 12, 10, 10, 6
+    x = rng.normal(0, 1.0, (batch, n_in)).astype(np.float32)
+    n = helper.make_node
+
+    def ints(name, v):
+        return numpy_helper.from_array(np.array(v, np.int64), name)
+
+    init = [normal_initializer(rng, "w1", (width, n_in), 0.4), numpy_helper.from_array(np.zeros(width, np.float32), "b1"),
+            normal_initializer(rng, "wu", (4, n_in), 0.4), numpy_helper.from_array(np.zeros(4, np.float32), "bu"),
+            normal_initializer(rng, "w2", (classes, 6 * width), 0.2),
+            numpy_helper.from_array(np.zeros(classes, np.float32), "b2"),
+            ints("cols", [[1, 1, 3, -7]]), ints("rows", [[1], [1], [3], [-7]]), ints("zero1", [0]),
+            ints("one1", [1]), ints("two1", [2]), ints("three1", [3])]
+    nodes = [n("Gemm", ["x", "w1", "b1"], ["g"], transB=1), n("Gemm", ["x", "wu", "bu"], ["u"], transB=1),
+             n("Slice", ["g", "one1", "two1", "one1"], ["g1"]), n("Slice", ["u", "zero1", "three1", "one1"], ["u3"]),
+             n("Concat", ["g1", "u3"], ["t"], axis=1), n("Relu", ["u"], ["u_relu"]),
+             n("Shape", ["u"], ["u_shape"]), n("Expand", ["cols", "u_shape"], ["cols_full"]),
+             n("Transpose", ["g"], ["gT"], perm=[1, 0]), n("Transpose", ["t"], ["tT"], perm=[1, 0]),
+             n("Transpose", ["u"], ["uT"], perm=[1, 0])]
+    parts = []
+    for r in ("max", "min", "mul"):
+        nodes.append(n("ScatterElements", ["g", "cols_full", "u_relu" if r == "mul" else "t"], [f"se_{r}"], axis=1,
+                       reduction=r))
+        nodes += [n("ScatterND", ["gT", "rows", "uT" if r == "mul" else "tT"], [f"nd_{r}"], reduction=r),
+                  n("Transpose", [f"nd_{r}"], [f"nd_{r}_T"], perm=[1, 0])]
+        parts += [f"se_{r}", f"nd_{r}_T"]
+    nodes += [n("Concat", parts, ["h"], axis=1), n("Gemm", ["h", "w2", "b2"], ["logits"], transB=1)]
+    save_classifier(nodes, init, "scatter_reduce18", 18, x, classes)
+
+
 def recurrent_lengths_model():
     """LSTM, GRU and RNN over sequences of different lengths, the lengths from the data: x (N, 30)
     viewed as 6 steps of 5 features; a sample's length is the number of its steps whose first
@@ -915,6 +953,7 @@ if __name__ == "__main__":
     top_k_models()
     scatter_elements_models()
     gather_scatter_nd_models()
+    scatter_reduction_models()
     recurrent_lengths_model()
     recurrent_activations_model()
     einsum_diagonal_model()

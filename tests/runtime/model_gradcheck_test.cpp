@@ -240,6 +240,11 @@ TEST(ModelGradCheck, ScatterElementsDataAndUpdates) { check_model("tests/onnx_im
 // GatherND and ScatterND (written and added): the gradient reaches both Gemms through them.
 TEST(ModelGradCheck, GatherScatterND) { check_model("tests/onnx_import/data/nd16.onnx", 3, 3); }
 
+// ScatterElements and ScatterND with max, min and mul: the gradient reaches both Gemms through
+// data and updates, shared where an update ties with data, through Relu's zeros multiplied in
+// (60 samples a parameter: the tie is in one row of the first Gemm's weight).
+TEST(ModelGradCheck, ScatterReductions) { check_model("tests/onnx_import/data/scatter_reduce18.onnx", 3, 60); }
+
 TEST(ModelGradCheck, MlpWithGelu) { check_model("models/mlp/mlp.ts17.onnx", 2, 3); }
 
 }  // namespace

@@ -511,6 +511,14 @@ TEST(Cli, GatherScatterNDModelsMatchOnnxruntimeAndTrain) {
   expect_fixtures_match_and_train({"nd11", "nd16"}, {12}, 60.0);
 }
 
+// ScatterElements and ScatterND with reductions max, min and mul (opset 18; repeated columns and
+// rows, an update equal to data's column so that max or min ties, Relu's zeros multiplied in;
+// make_fixtures.py): agreement with onnxruntime, `inspect` finds every op supported, and
+// training through data and updates.
+TEST(Cli, ScatterReductionModelsMatchOnnxruntimeAndTrain) {
+  expect_fixtures_match_and_train({"scatter_reduce18"}, {12}, 60.0);  // 94.9% when written
+}
+
 // Upsample (opset 7: scales an attribute; 9: an input) and opset-10 Resize, nearest and linear,
 // enlarging and (Resize) shrinking, agree with onnxruntime (rewritten into Resize at load).
 TEST(Cli, LegacyUpsampleAndResizeMatchOnnxruntime) {
