@@ -179,6 +179,15 @@ std::vector<CudaCase> product_cases() {
   // the second with a shorter last chunk.
   v.push_back(matmul("weight_grad_split_k", {4, 700, 24}, {24, 96}, 492));
   v.push_back(matmul("weight_grad_split_k_rest", {3, 701, 20}, {20, 40}, 494));
+  // The fused attention core (graph/fusion.h): ViT's 4 heads of 32 images (S = T = 50, 12
+  // wide), and rows longer than a warp with S != T and D != E; through its gradient rule
+  // SoftmaxAttentionGrad (X, Y and V's gradients).
+  v.push_back(make_case("SoftmaxAttention/vit_heads", make_node("SoftmaxAttention", 3, 1, {}, kCbtDomain),
+                        {f32({128, 50, 12}, 496), f32({128, 12, 50}, 497), f32({128, 50, 12}, 498)}, kProdRtol,
+                        kProdAtol));
+  v.push_back(make_case("SoftmaxAttention/ragged_rank4", make_node("SoftmaxAttention", 3, 1, {}, kCbtDomain),
+                        {f32({2, 3, 37, 20}, 499), f32({2, 3, 20, 45}, 500), f32({2, 3, 45, 9}, 501)}, kProdRtol,
+                        kProdAtol));
   return v;
 }
 
