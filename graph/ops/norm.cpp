@@ -125,8 +125,16 @@ std::vector<ValueType> infer_layer_norm_grad(const InferContext& ctx) {
   return {x, ctx.input(2), ctx.input(2)};
 }
 
-// Reuses the forward's Mean/InvStdDev outputs when the model asked for them; else the
-// backward kernel recomputes them.
+// In training the forward also writes Mean and InvStdDev (two values a row), which the
+// backward reads instead of recomputing them from X.
+void layer_norm_training_rewrite(Node& node, GradEmitter& g) {
+  if (node.outputs.size() < 3) node.outputs.resize(3);
+  if (node.outputs[1].empty()) node.outputs[1] = g.fresh(node.outputs[0] + "_mean");
+  if (node.outputs[2].empty()) node.outputs[2] = g.fresh(node.outputs[0] + "_invstd");
+}
+
+// Reuses the forward's Mean/InvStdDev outputs (the training rewrite's, or the model's); the
+// backward kernel recomputes them where a node has none.
 std::vector<std::string> layer_norm_grad(GradContext& c) {
   const Node& n = c.node;
   std::vector<std::string> grads(n.inputs.size(), "");
@@ -228,7 +236,7 @@ CBT_REGISTER_SCHEMA(OpSchema{"",
                              infer_layer_norm,
                              layer_norm_grad,
                              {0, 1, 2},
-                             {},
+                             layer_norm_training_rewrite,
                              "layer norm (axis, epsilon, optional B, Mean, InvStdDev)"});
 CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain,
                              "LayerNormGrad",

@@ -85,16 +85,16 @@ void batched_gemm(cublasHandle_t h, bool tl, bool tr, int64_t M, int64_t N, int6
   }
 }
 
-// out (M, N) = L^T R for L: (K, M), R: (K, N) row-major, K long and M x N small (a weight's
-// gradient over every row of a batch of sequences or images): cuBLAS gives such a product few
-// tiles and walks K in series (a 24 x 96 gradient over 6,272 rows took 22 µs). Split K into
-// chunks of at least 256 rows, one product each (strided-batched) into the workspace, and sum
-// them in a fixed order (deterministic). Returns false, having done nothing, where the
-// product is not of that shape or the workspace lacks room.
-bool split_k_product(const CudaContext& cc, cublasHandle_t h, int64_t M, int64_t N, int64_t K, const float* L,
-                     const float* R, float* out) {
+// out (M, N) = alpha L^T R for L: (K, M), R: (K, N) row-major, K long and M x N small (a
+// weight's gradient over every row of a batch of sequences or images): cuBLAS gives such a
+// product few tiles and walks K in series (a 24 x 96 gradient over 6,272 rows took 22 µs).
+// Split K into chunks of at least 128 rows, one product each (strided-batched) into the
+// workspace, and sum them in a fixed order (deterministic). Returns false, having done
+// nothing, where the product is not of that shape or the workspace lacks room.
+bool split_k_product(const CudaContext& cc, cublasHandle_t h, int64_t M, int64_t N, int64_t K, float alpha,
+                     const float* L, const float* R, float* out) {
   const int64_t tiles = ((M + 63) / 64) * ((N + 63) / 64);
-  const int64_t chunks = std::min<int64_t>({K / 256, (2 * 132 + tiles - 1) / tiles, 64});
+  const int64_t chunks = std::min<int64_t>({K / 128, (2 * 132 + tiles - 1) / tiles, 64});
   if (chunks < 4) return false;
   const int64_t chunk = K / chunks, rest = K - chunks * chunk, parts = chunks + (rest > 0 ? 1 : 0);
   Scratch scratch(cc);
@@ -106,7 +106,7 @@ bool split_k_product(const CudaContext& cc, cublasHandle_t h, int64_t M, int64_t
   if (rest > 0)
     batched_gemm(h, true, false, M, N, rest, 1.0f, L + chunks * chunk * M, single, R + chunks * chunk * N, single, 0.0f,
                  partial + chunks * M * N, 1);
-  ew::sum_to(cc.stream, scratch, partial, Shape{parts, M * N}, out, Shape{M * N}, 1.0f);
+  ew::sum_to(cc.stream, scratch, partial, Shape{parts, M * N}, out, Shape{M * N}, alpha);
   return true;
 }
 
@@ -214,7 +214,7 @@ void matmul_bwd(KernelContext& ctx) {
       batched_gemm(h, false, true, rows, d.K, d.N, 1.0f, fptr(dY), single, fptr(B), single, 0.0f, fptr_out(ctx.out(0)),
                    1);
     // dB (K, N) = A^T (K, rows) dY (rows, N)
-    if (want_db && !split_k_product(cc, h, d.K, d.N, rows, fptr(A), fptr(dY), fptr_out(ctx.out(1))))
+    if (want_db && !split_k_product(cc, h, d.K, d.N, rows, 1.0f, fptr(A), fptr(dY), fptr_out(ctx.out(1))))
       batched_gemm(h, true, false, d.K, d.N, rows, 1.0f, fptr(A), single, fptr(dY), single, 0.0f, fptr_out(ctx.out(1)),
                    1);
     return;
@@ -400,10 +400,14 @@ void gemm_bwd(KernelContext& ctx) {
   }
   if (output_needed(ctx, 1)) {
     float* db = fptr_out(ctx.out(1));
-    if (!at.tb)  // dB (K, N) = op(A)^T (K, M) dY
-      batched_gemm(h, !at.ta, false, K, N, M, at.alpha, fptr(A), one, dy, one, 0.0f, db, 1);
-    else  // dB (N, K) = dY^T (N, M) op(A)
+    // A weight's gradient over many rows (a Linear layer over tokens) splits its sum over M
+    // where A is not transposed (split_k_product).
+    if (!at.tb) {  // dB (K, N) = op(A)^T (K, M) dY
+      if (at.ta || !split_k_product(cc, h, K, N, M, at.alpha, fptr(A), dy, db))
+        batched_gemm(h, !at.ta, false, K, N, M, at.alpha, fptr(A), one, dy, one, 0.0f, db, 1);
+    } else if (at.ta || !split_k_product(cc, h, N, K, M, at.alpha, dy, fptr(A), db)) {  // dB (N, K) = dY^T op(A)
       batched_gemm(h, true, at.ta, N, K, M, at.alpha, dy, one, fptr(A), one, 0.0f, db, 1);
+    }
   }
 }
 

@@ -61,19 +61,25 @@ void layer_norm_forward(KernelContext& ctx) {
   CBT_CUDA_CHECK_LAUNCH();
 }
 
-// stats[r] = (mean, invstd) of row r: the saved ones when given, else recomputed.
-__global__ void layer_norm_stats_kernel(const float* x, const float* saved_mean, const float* saved_invstd,
-                                        double2* stats, Rows d, double eps) {
+// stats[r] = (mean, invstd) of row r, recomputed (the forward did not save them).
+__global__ void layer_norm_stats_kernel(const float* x, double2* stats, Rows d, double eps) {
   __shared__ double shared[32];
   for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
-    double2 st =
-        saved_mean ? make_double2(saved_mean[r], saved_invstd[r]) : row_stats(x + r * d.inner, d.inner, eps, shared);
+    double2 st = row_stats(x + r * d.inner, d.inner, eps, shared);
     if (threadIdx.x == 0) stats[r] = st;
   }
 }
 
+// Row r's (mean, invstd): the forward's saved float32 ones (the training graph asks the forward
+// for them, graph/ops/norm.cpp), or those layer_norm_stats_kernel recomputed.
+struct RowStats {
+  const double2* computed;
+  const float *mean, *invstd;
+  __device__ double2 operator()(int64_t r) const { return computed ? computed[r] : make_double2(mean[r], invstd[r]); }
+};
+
 // partial[chunk * inner + j] = (sum dy * xhat, sum dy) of column j over the rows of chunk.
-__global__ void layer_norm_param_partials_kernel(const float* dy, const float* x, const double2* stats, Rows d,
+__global__ void layer_norm_param_partials_kernel(const float* dy, const float* x, RowStats stats, Rows d,
                                                  int64_t chunks, double2* partial) {
   int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= d.inner) return;
@@ -81,7 +87,8 @@ __global__ void layer_norm_param_partials_kernel(const float* dy, const float* x
   double ds = 0, db = 0;
   for (int64_t r = lo; r < hi; ++r) {
     double g = dy[r * d.inner + j];
-    ds += g * (x[r * d.inner + j] - stats[r].x) * stats[r].y;
+    const double2 st = stats(r);
+    ds += g * (x[r * d.inner + j] - st.x) * st.y;
     db += g;
   }
   partial[chunk * d.inner + j] = make_double2(ds, db);
@@ -143,11 +150,11 @@ struct ScaleByColumn {
   __device__ float operator()(int64_t j) const { return scale[j]; }
 };
 
-__global__ void layer_norm_dx_kernel(const float* dy, const float* x, const float* scale, const double2* stats,
-                                     float* dx, Rows d) {
+__global__ void layer_norm_dx_kernel(const float* dy, const float* x, const float* scale, RowStats stats, float* dx,
+                                     Rows d) {
   __shared__ double shared[32];
   for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x)
-    row_dx(x + r * d.inner, dy + r * d.inner, d.inner, stats[r], ScaleByColumn{scale}, dx + r * d.inner, shared);
+    row_dx(x + r * d.inner, dy + r * d.inner, d.inner, stats(r), ScaleByColumn{scale}, dx + r * d.inner, shared);
 }
 
 // dy, x: (rows, inner), scale: (inner), mean?, invstd?: (rows) -> dX, dScale, dBias
@@ -159,10 +166,13 @@ void layer_norm_backward(KernelContext& ctx) {
   double eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
   bool saved = ctx.has_in(3) && ctx.has_in(4);
   Scratch scratch(cc);
-  auto* stats = scratch.take<double2>(d.rows, "layer-norm statistics");
-  layer_norm_stats_kernel<<<d.blocks(), d.threads(), 0, cc.stream>>>(fptr(X), saved ? fptr(ctx.in(3)) : nullptr,
-                                                                     saved ? fptr(ctx.in(4)) : nullptr, stats, d, eps);
-  CBT_CUDA_CHECK_LAUNCH();
+  RowStats stats{nullptr, saved ? fptr(ctx.in(3)) : nullptr, saved ? fptr(ctx.in(4)) : nullptr};
+  if (!saved) {
+    auto* computed = scratch.take<double2>(d.rows, "layer-norm statistics");
+    layer_norm_stats_kernel<<<d.blocks(), d.threads(), 0, cc.stream>>>(fptr(X), computed, d, eps);
+    CBT_CUDA_CHECK_LAUNCH();
+    stats.computed = computed;
+  }
   bool want_ds = output_needed(ctx, 1), want_db = output_needed(ctx, 2);
   if (want_ds || want_db) {
     // Row chunks of at least 16 rows, so that columns x chunks fill the GPU (about 2,048

@@ -13,7 +13,9 @@
 namespace cbt::cuda {
 namespace {
 
-constexpr int kAttentionThreads = 256;
+// 16 warps: a block is alone on its SM when the batch has about as many matrices as the GPU
+// has SMs (4 heads of 32 images), so its own warps must hide the latency.
+constexpr int kAttentionThreads = 512;
 
 // p (S, T) = softmax of the rows of x (S, D) y (D, T), all in shared memory; ends synced.
 __device__ void probabilities(const float* x, const float* y, float* p, const AttentionDims& d) {

@@ -152,6 +152,11 @@ std::vector<CudaCase> product_cases() {
   v.push_back(gemm("C_scalar", {3, 4}, {4, 2}, &c0, {}, 340));
   v.push_back(gemm("no_C_batch1", {1, 9}, {5, 9}, nullptr, attrs({{"transB", int64_t{1}}}), 350));
   v.push_back(gemm("K512_bias", {8, 512}, {512, 16}, &c16, {}, 360));
+  // A Linear layer over many rows (tokens): B's gradient sums over 901 (900) rows in chunks
+  // (ops/cuda/matmul.cu, split_k_product), with transB as PyTorch exports Linear, and alpha.
+  Shape c40{40};
+  v.push_back(gemm("transB_weight_grad_split_k", {901, 24}, {40, 24}, &c40, attrs({{"transB", int64_t{1}}}), 362));
+  v.push_back(gemm("alpha_weight_grad_split_k", {900, 20}, {20, 30}, nullptr, attrs({{"alpha", 0.5f}}), 364));
   // Fused with the Relu after it (graph/fusion.h): a bias vector and the Relu in cuBLASLt's
   // epilogue (LeNet-5's first layer; with transA), the Relu alone (no C), and a C matrix with
   // beta (the cuBLAS path and a Relu pass). Backward: the masked dY (output 3) from the dC
