@@ -329,11 +329,23 @@ __global__ void sum_rows_kernel(const T* x, SumPlan p, int64_t chunks, int64_t c
   }
 }
 
-// y[o] = scale * the sum over s of part[s * ny + o]: a warp per output, lane l summing the
-// chunks s = l, l + 32, ... before the warp's butterfly (a fixed order: deterministic). A
-// thread per output would walk its chunks in series, a long chain of loads when outputs are few.
+// y[o] = scale * the sum over s (in order) of part[s * ny + o], a thread per output: for few
+// chunks.
 template <class T>
 __global__ void sum_partials_kernel(const T* part, int64_t ny, int64_t chunks, T* y, T scale) {
+  CBT_GRID_STRIDE_LOOP(o, ny) {
+    T acc = 0;
+    for (int64_t s = 0; s < chunks; ++s) acc += part[s * ny + o];
+    y[o] = acc * scale;
+  }
+}
+
+// The same a warp per output, lane l summing the chunks s = l, l + 32, ... before the warp's
+// butterfly (a fixed order: deterministic): for many chunks, which a thread would walk in
+// series, a long chain of loads when outputs are few (ConvNeXt's bias gradients: 196 chunks of
+// 24 to 96 outputs).
+template <class T>
+__global__ void sum_partials_warp_kernel(const T* part, int64_t ny, int64_t chunks, T* y, T scale) {
   constexpr int per_block = kThreads / 32;
   const int lane = threadIdx.x % 32;
   // o is the same for the whole warp, so every lane runs the same iterations.
@@ -385,7 +397,10 @@ void sum_to(cudaStream_t s, Scratch& ws, const T* x, const Shape& xs, T* y, cons
   }
   CBT_CUDA_CHECK_LAUNCH();
   if (!final) {
-    sum_partials_kernel<<<blocks_for(ny * 32), kThreads, 0, s>>>(out, ny, chunks, y, scale);
+    if (chunks >= 32)
+      sum_partials_warp_kernel<<<blocks_for(ny * 32), kThreads, 0, s>>>(out, ny, chunks, y, scale);
+    else
+      sum_partials_kernel<<<blocks_for(ny), kThreads, 0, s>>>(out, ny, chunks, y, scale);
     CBT_CUDA_CHECK_LAUNCH();
   }
 }

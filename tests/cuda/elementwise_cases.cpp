@@ -133,6 +133,9 @@ std::vector<CudaCase> arithmetic_cases() {
   v.push_back(make_case("Add/both_broadcast", add, {rnd({4, 1, 6}, 9), rnd({1, 5, 1}, 10)}, kSum));
   // Bias gradients over many rows and many pixels: chunked two-pass sums in ReduceSumTo.
   v.push_back(make_case("Add/bias_4096_rows", add, {rnd({4096, 10}, 11), rnd({10}, 12)}, kSum));
+  // The bias gradient's partial sums: 128 chunks of 10 outputs (a warp an output) above,
+  // 16 chunks of 1,000 here (a thread an output).
+  v.push_back(make_case("Add/bias_1000_wide_few_chunks", add, {rnd({512, 1000}, 17), rnd({1000}, 18)}, kSum));
   v.push_back(make_case("Add/nchw_64x3x32x32_c11", add, {rnd({64, 3, 32, 32}, 13), rnd({3, 1, 1}, 14)}, kSum));
   v.push_back(forward_case("Add/int64_broadcast", add, {ints({3, 4}, -50, 50, 15), ints({4}, -50, 50, 16)}, kElem));
   v.push_back(forward_case("Add/int32", add,
