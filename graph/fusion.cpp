@@ -258,6 +258,16 @@ int fuse_attention(Graph& g, std::map<std::string, ValueType>& types, const std:
     const Node& scores = g.nodes[i];
     if (!is(&scores, "MatMul", 2)) continue;
     const Node* softmax = sole_reader(scores.outputs[0]);
+    // A mask or bias added to the scores: B broadcast to them unchanged.
+    const Node* add = nullptr;
+    std::string bias;
+    if (is(softmax, "Add", 2)) {
+      add = softmax;
+      bias = add->inputs[0] == scores.outputs[0] ? add->inputs[1] : add->inputs[0];
+      const ValueType &s = types.at(scores.outputs[0]), &b = types.at(bias), &sum = types.at(add->outputs[0]);
+      if (bias == scores.outputs[0] || sum != s || b.dtype != s.dtype || !score_bias_layout(b.shape, s.shape)) continue;
+      softmax = sole_reader(add->outputs[0]);
+    }
     if (!is(softmax, "Softmax", 1)) continue;
     const ValueType& a = types.at(scores.outputs[0]);
     const auto rank = static_cast<int64_t>(a.shape.size());
@@ -274,10 +284,15 @@ int fuse_attention(Graph& g, std::map<std::string, ValueType>& types, const std:
     core.domain = kCbtDomain;
     core.name = out->name.empty() ? "attention" : out->name + "_attention";
     core.inputs = {scores.inputs[0], scores.inputs[1], out->inputs[1]};
+    if (add) core.inputs.push_back(bias);
     core.outputs = {out->outputs[0]};
     types.erase(scores.outputs[0]);
     types.erase(softmax->outputs[0]);
     drop[i] = drop[static_cast<size_t>(softmax - g.nodes.data())] = true;
+    if (add) {
+      types.erase(add->outputs[0]);
+      drop[static_cast<size_t>(add - g.nodes.data())] = true;
+    }
     g.nodes[last] = std::move(core);
     ++fused;
   }

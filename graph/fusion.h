@@ -30,12 +30,13 @@ int fuse_relu(Graph& g, std::map<std::string, ValueType>& types, const std::set<
 // Returns the chains fused.
 int fuse_gelu(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed);
 
-// The core of attention as exporters write it, MatMul(X, Y), Softmax over its last axis and
-// MatMul(that, V), becomes one SoftmaxAttention node (graph/softmax_attention.h; its gradient
-// one SoftmaxAttentionGrad) wherever the scores and the probabilities feed nothing but the
-// chain and are not in `exposed`, X, Y and V are float and share their leading dims (no
-// broadcasting), and one matrix's working set fits kAttentionMaxFloats. A mask or bias added
-// to the scores keeps the nodes as they are. Returns the chains fused.
+// The core of attention as exporters write it, MatMul(X, Y), optionally an Add of a mask or
+// bias B, Softmax over the last axis and MatMul(that, V), becomes one SoftmaxAttention node
+// (graph/softmax_attention.h; its gradient one SoftmaxAttentionGrad, and B's gradient, where
+// one is wanted, the scores' summed to B's shape) wherever the scores, their sum with B and the
+// probabilities feed nothing but the chain and are not in `exposed`, X, Y and V are float and
+// share their leading dims (no broadcasting), B broadcasts to the scores without changing their
+// shape, and one matrix's working set fits kAttentionMaxFloats. Returns the chains fused.
 int fuse_attention(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed);
 
 // Whether `n` is an op that fuse_relu folds a following Relu into (an Add only where its

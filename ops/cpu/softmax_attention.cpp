@@ -18,14 +18,31 @@ AttentionDims dims_of(const KernelContext& ctx, size_t first) {
   return *d;
 }
 
-// p (T) = softmax of row s of X Y (x: (S, D), y: (D, T)).
+// The optional bias of matrix b's scores (input `i`).
 template <class T>
-void probabilities(const T* x, const T* y, const AttentionDims& d, int64_t s, std::vector<double>& p) {
+struct Bias {
+  const T* b = nullptr;
+  ScoreBias layout;
+  Bias(const KernelContext& ctx, size_t i, const Shape& scores) {
+    if (!ctx.has_in(i)) return;
+    b = ctx.in(i).ptr<T>();
+    layout = score_bias_layout(ctx.in(i).shape(), scores).value();
+  }
+  double at(int64_t m, int64_t s, int64_t t) const { return b ? double(b[layout.offset(m, s, t)]) : 0.0; }
+};
+
+// p (T) = softmax of row s of matrix m's X Y + B (x: (S, D), y: (D, T)).
+template <class T>
+void probabilities(const T* x, const T* y, const Bias<T>& bias, int64_t m_index, const AttentionDims& d, int64_t s,
+                   std::vector<double>& p) {
   double m = -INFINITY;
   for (int64_t t = 0; t < d.T; ++t) {
     double a = 0;
     for (int64_t k = 0; k < d.D; ++k) a += double(x[s * d.D + k]) * double(y[k * d.T + t]);
-    p[t] = static_cast<double>(static_cast<T>(a));  // the scores in the operands' type, as a MatMul writes them
+    // the scores in the operands' type, as a MatMul (and the Add) write them
+    a = static_cast<double>(static_cast<T>(a));
+    if (bias.b) a = static_cast<double>(static_cast<T>(a + bias.at(m_index, s, t)));
+    p[t] = a;
     m = std::max(m, p[t]);
   }
   double sum = 0;
@@ -41,18 +58,20 @@ void for_each_matrix(const AttentionDims& d, F f) {
   for (int64_t b = 0; b < d.batch; ++b) f(b);
 }
 
-// X, Y, V -> O
+// X, Y, V, B? -> O
 void attention_forward(KernelContext& ctx) {
   const AttentionDims d = dims_of(ctx, 0);
+  const Shape scores = attention_scores_shape(ctx.in(0).shape(), ctx.in(1).shape());
   dispatch_float(ctx.in(0).dtype(), [&]<class T>() {
     const T *X = ctx.in(0).ptr<T>(), *Y = ctx.in(1).ptr<T>(), *V = ctx.in(2).ptr<T>();
+    const Bias<T> bias(ctx, 3, scores);
     T* O = ctx.out(0).ptr<T>();
     for_each_matrix(d, [&](int64_t b) {
       const T *x = X + b * d.S * d.D, *y = Y + b * d.D * d.T, *v = V + b * d.T * d.E;
       T* o = O + b * d.S * d.E;
       std::vector<double> p(d.T);
       for (int64_t s = 0; s < d.S; ++s) {
-        probabilities(x, y, d, s, p);
+        probabilities(x, y, bias, b, d, s, p);
         for (int64_t e = 0; e < d.E; ++e) {
           double acc = 0;
           for (int64_t t = 0; t < d.T; ++t) acc += p[t] * double(v[t * d.E + e]);
@@ -63,22 +82,24 @@ void attention_forward(KernelContext& ctx) {
   });
 }
 
-// dO, X, Y, V -> dX, dY, dV: with P = softmax(X Y), dP = dO V^T, dA = P (dP - rowsum(P dP)),
-// dX = dA Y^T, dY = X^T dA, dV = P^T dO.
+// dO, X, Y, V, B? -> dX, dY, dV, dS?: with P = softmax(X Y + B), dP = dO V^T,
+// dS = P (dP - rowsum(P dP)), dX = dS Y^T, dY = X^T dS, dV = P^T dO.
 void attention_backward(KernelContext& ctx) {
   const AttentionDims d = dims_of(ctx, 1);
+  const Shape scores = attention_scores_shape(ctx.in(1).shape(), ctx.in(2).shape());
   auto wanted = [&](size_t k) {
     auto mask = ctx.node.attrs.get_ints("outputs_needed", {1, 1, 1});
     return ctx.has_out(k) && (k >= mask.size() || mask[k] != 0);
   };
-  const bool want_dx = wanted(0), want_dy = wanted(1), want_dv = wanted(2);
+  const bool want_dx = wanted(0), want_dy = wanted(1), want_dv = wanted(2), want_ds = wanted(3);
   dispatch_float(ctx.in(1).dtype(), [&]<class T>() {
     const T *dO = ctx.in(0).ptr<T>(), *X = ctx.in(1).ptr<T>(), *Y = ctx.in(2).ptr<T>(), *V = ctx.in(3).ptr<T>();
+    const Bias<T> bias(ctx, 4, scores);
     for_each_matrix(d, [&](int64_t b) {
       const T *go = dO + b * d.S * d.E, *x = X + b * d.S * d.D, *y = Y + b * d.D * d.T, *v = V + b * d.T * d.E;
       std::vector<double> p(d.T), da(d.S * d.T), pp(d.S * d.T);
       for (int64_t s = 0; s < d.S; ++s) {
-        probabilities(x, y, d, s, p);
+        probabilities(x, y, bias, b, d, s, p);
         double r = 0;
         for (int64_t t = 0; t < d.T; ++t) {
           double dp = 0;
@@ -88,6 +109,10 @@ void attention_backward(KernelContext& ctx) {
           r += p[t] * dp;
         }
         for (int64_t t = 0; t < d.T; ++t) da[s * d.T + t] = p[t] * (da[s * d.T + t] - r);
+      }
+      if (want_ds) {
+        T* ds = ctx.out(3).ptr<T>() + b * d.S * d.T;
+        for (int64_t i = 0; i < d.S * d.T; ++i) ds[i] = static_cast<T>(da[i]);
       }
       if (want_dx) {
         T* dx = ctx.out(0).ptr<T>() + b * d.S * d.D;

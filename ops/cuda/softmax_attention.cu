@@ -17,12 +17,21 @@ namespace {
 // has SMs (4 heads of 32 images), so its own warps must hide the latency.
 constexpr int kAttentionThreads = 512;
 
-// p (S, T) = softmax of the rows of x (S, D) y (D, T), all in shared memory; ends synced.
-__device__ void probabilities(const float* x, const float* y, float* p, const AttentionDims& d) {
+// The optional bias of the scores and where matrix b's score (s, t) reads it.
+struct Bias {
+  const float* b = nullptr;
+  ScoreBias layout;
+};
+
+// p (S, T) = softmax of the rows of matrix m's x (S, D) y (D, T) + B, x, y and p in shared
+// memory; ends synced.
+__device__ void probabilities(const float* x, const float* y, const Bias& bias, int64_t m, float* p,
+                              const AttentionDims& d) {
   for (int64_t i = threadIdx.x; i < d.S * d.T; i += blockDim.x) {
     const int64_t s = i / d.T, t = i % d.T;
     float a = 0;
     for (int64_t k = 0; k < d.D; ++k) a += x[s * d.D + k] * y[k * d.T + t];
+    if (bias.b) a += bias.b[bias.layout.offset(m, s, t)];
     p[i] = a;
   }
   __syncthreads();
@@ -47,7 +56,7 @@ __device__ void load(float* dst, const float* src, int64_t n) {
 }
 
 __global__ void __launch_bounds__(kAttentionThreads)
-    attention_fwd_kernel(const float* X, const float* Y, const float* V, float* O, AttentionDims d) {
+    attention_fwd_kernel(const float* X, const float* Y, const float* V, Bias bias, float* O, AttentionDims d) {
   __shared__ float sh[kAttentionMaxFloats];
   float *x = sh, *y = x + d.S * d.D, *v = y + d.D * d.T, *p = v + d.T * d.E;
   for (int64_t b = blockIdx.x; b < d.batch; b += gridDim.x) {
@@ -55,7 +64,7 @@ __global__ void __launch_bounds__(kAttentionThreads)
     load(y, Y + b * d.D * d.T, d.D * d.T);
     load(v, V + b * d.T * d.E, d.T * d.E);
     __syncthreads();
-    probabilities(x, y, p, d);
+    probabilities(x, y, bias, b, p, d);
     float* o = O + b * d.S * d.E;
     for (int64_t i = threadIdx.x; i < d.S * d.E; i += blockDim.x) {
       const int64_t s = i / d.E, e = i % d.E;
@@ -67,10 +76,10 @@ __global__ void __launch_bounds__(kAttentionThreads)
   }
 }
 
-// dP = dO V^T, dA = P (dP - rowsum(P dP)), dX = dA Y^T, dY = X^T dA, dV = P^T dO.
+// dP = dO V^T, dA = P (dP - rowsum(P dP)), dX = dA Y^T, dY = X^T dA, dV = P^T dO; dS = dA.
 __global__ void __launch_bounds__(kAttentionThreads)
-    attention_bwd_kernel(const float* dO, const float* X, const float* Y, const float* V, float* dX, float* dY,
-                         float* dV, AttentionDims d) {
+    attention_bwd_kernel(const float* dO, const float* X, const float* Y, const float* V, Bias bias, float* dX,
+                         float* dY, float* dV, float* dS, AttentionDims d) {
   __shared__ float sh[kAttentionMaxFloats];
   float *x = sh, *y = x + d.S * d.D, *v = y + d.D * d.T, *go = v + d.T * d.E, *p = go + d.S * d.E, *da = p + d.S * d.T;
   const int lane = threadIdx.x % 32, warps = blockDim.x / 32;
@@ -80,7 +89,7 @@ __global__ void __launch_bounds__(kAttentionThreads)
     load(v, V + b * d.T * d.E, d.T * d.E);
     load(go, dO + b * d.S * d.E, d.S * d.E);
     __syncthreads();
-    probabilities(x, y, p, d);
+    probabilities(x, y, bias, b, p, d);
     for (int64_t i = threadIdx.x; i < d.S * d.T; i += blockDim.x) {
       const int64_t s = i / d.T, t = i % d.T;
       float acc = 0;
@@ -97,6 +106,8 @@ __global__ void __launch_bounds__(kAttentionThreads)
       for (int64_t t = lane; t < d.T; t += 32) row[t] = pr[t] * (row[t] - r);
     }
     __syncthreads();
+    if (dS)
+      for (int64_t i = threadIdx.x; i < d.S * d.T; i += blockDim.x) dS[b * d.S * d.T + i] = da[i];
     if (dX)
       for (int64_t i = threadIdx.x; i < d.S * d.D; i += blockDim.x) {
         const int64_t s = i / d.D, k = i % d.D;
@@ -132,11 +143,23 @@ AttentionDims dims_of(const KernelContext& ctx, size_t first) {
 
 unsigned blocks_of(const AttentionDims& d) { return static_cast<unsigned>(std::min<int64_t>(d.batch, 65535)); }
 
+// Input i, the optional bias, against the scores of X and Y (inputs x, x + 1).
+Bias bias_of(const KernelContext& ctx, size_t i, size_t x) {
+  Bias b;
+  if (!ctx.has_in(i)) return b;
+  check_float32(ctx.in(i), ctx.node, "runs attention in float32");
+  auto layout = score_bias_layout(ctx.in(i).shape(), attention_scores_shape(ctx.in(x).shape(), ctx.in(x + 1).shape()));
+  CBT_CHECK(layout.has_value(), ctx.node.describe(), ": B does not broadcast to the scores");
+  b.b = fptr(ctx.in(i));
+  b.layout = *layout;
+  return b;
+}
+
 void attention_forward(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
   const AttentionDims d = dims_of(ctx, 0);
-  attention_fwd_kernel<<<blocks_of(d), kAttentionThreads, 0, cc.stream>>>(fptr(ctx.in(0)), fptr(ctx.in(1)),
-                                                                          fptr(ctx.in(2)), fptr_out(ctx.out(0)), d);
+  attention_fwd_kernel<<<blocks_of(d), kAttentionThreads, 0, cc.stream>>>(
+      fptr(ctx.in(0)), fptr(ctx.in(1)), fptr(ctx.in(2)), bias_of(ctx, 3, 0), fptr_out(ctx.out(0)), d);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
@@ -145,7 +168,8 @@ void attention_backward(KernelContext& ctx) {
   const AttentionDims d = dims_of(ctx, 1);
   auto out = [&](size_t k) { return output_needed(ctx, k) ? fptr_out(ctx.out(k)) : nullptr; };
   attention_bwd_kernel<<<blocks_of(d), kAttentionThreads, 0, cc.stream>>>(
-      fptr(ctx.in(0)), fptr(ctx.in(1)), fptr(ctx.in(2)), fptr(ctx.in(3)), out(0), out(1), out(2), d);
+      fptr(ctx.in(0)), fptr(ctx.in(1)), fptr(ctx.in(2)), fptr(ctx.in(3)), bias_of(ctx, 4, 1), out(0), out(1), out(2),
+      out(3), d);
   CBT_CUDA_CHECK_LAUNCH();
 }
 

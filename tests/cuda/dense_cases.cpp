@@ -190,6 +190,17 @@ std::vector<CudaCase> product_cases() {
   v.push_back(make_case("SoftmaxAttention/vit_heads", make_node("SoftmaxAttention", 3, 1, {}, kCbtDomain),
                         {f32({128, 50, 12}, 496), f32({128, 12, 50}, 497), f32({128, 50, 12}, 498)}, kProdRtol,
                         kProdAtol));
+  // With a bias added to the scores (input 4): per head and key, broadcast over the batch and
+  // the queries; per query and key, broadcast over both batch dims. B's gradient is the
+  // backward's fourth output, the scores' gradient, summed to B's shape.
+  v.push_back(
+      make_case("SoftmaxAttention/bias_per_head_and_key", make_node("SoftmaxAttention", 4, 1, {}, kCbtDomain),
+                {f32({2, 3, 37, 20}, 502), f32({2, 3, 20, 45}, 503), f32({2, 3, 45, 9}, 504), f32({3, 1, 45}, 505)},
+                kProdRtol, kProdAtol));
+  v.push_back(
+      make_case("SoftmaxAttention/bias_per_query_and_key", make_node("SoftmaxAttention", 4, 1, {}, kCbtDomain),
+                {f32({2, 3, 37, 20}, 506), f32({2, 3, 20, 45}, 507), f32({2, 3, 45, 9}, 508), f32({37, 45}, 509)},
+                kProdRtol, kProdAtol));
   v.push_back(make_case("SoftmaxAttention/ragged_rank4", make_node("SoftmaxAttention", 3, 1, {}, kCbtDomain),
                         {f32({2, 3, 37, 20}, 499), f32({2, 3, 20, 45}, 500), f32({2, 3, 45, 9}, 501)}, kProdRtol,
                         kProdAtol));

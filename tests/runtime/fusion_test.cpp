@@ -296,6 +296,26 @@ TEST(Fusion, ViTsAttentionBecomesSoftmaxAttentionAndTrainsAsTheNodes) {
   expect_close_training(r, 20000);
 }
 
+// Attention with a mask added to the scores fuses too, the mask an input of SoftmaxAttention:
+// the decoder's causal mask (a constant, no gradient) in the dynamo exporter's form and in
+// opset 23's Attention op (rewritten at binding into these nodes). Both train as the nodes do
+// up to rounding. (Swin adds its bias and its masks with Reshapes between: not fused.)
+TEST(Fusion, AttentionWithAMaskFusesAndTrainsAsTheNodes) {
+  for (const char* file : {"models/architectures/rowgpt.dynamo_noopt.onnx", "models/architectures/rowgpt.op23.onnx"}) {
+    SCOPED_TRACE(file);
+    FusedAndPlain r(file);
+    const int softmaxes = count(r.plain_step, "Softmax", false);
+    EXPECT_GE(softmaxes, 2);
+    EXPECT_EQ(count(r.fused_step, "Softmax", false), 0);
+    EXPECT_EQ(count(r.fused_step, "SoftmaxAttention", false), softmaxes);
+    int with_bias = 0;
+    for (const Node& n : r.fused_step.nodes)
+      if (n.op_type == "SoftmaxAttention" && n.inputs.size() == 4) ++with_bias;
+    EXPECT_EQ(with_bias, softmaxes);
+    expect_close_training(r, 10000);
+  }
+}
+
 // Every order in which exporters write the product X * 0.5 * (1 + Erf(X / sqrt 2)) fuses; a
 // chain with a value read elsewhere or exposed, another constant, or a trained one does not.
 TEST(Fusion, EveryOrderOfTheGeluProductFusesAndOnlyWholeChainsOfConstants) {

@@ -207,6 +207,55 @@ TEST(ModelGradCheck, VitWithFusedAttentionAndGelu) {
   check_graph(file, g, 2, 2);
 }
 
+// Attention with a trained bias added to its scores (a relative-position bias, broadcast over
+// the batch), fused into SoftmaxAttention with B as its fourth input: B's gradient is the
+// scores' gradient (the backward's fourth output) summed to B's shape.
+TEST(ModelGradCheck, FusedAttentionWithATrainedBias) {
+  Graph g;
+  g.opset = 17;
+  g.inputs.push_back({"x", DType::Float64, {Dim{-1, "N"}, Dim{5, ""}, Dim{6, ""}}});
+  g.outputs.push_back({"logits", DType::Float64, {Dim{-1, "N"}, Dim{10, ""}}});
+  uint64_t seed = 40;
+  for (auto [name, shape] : std::vector<std::pair<const char*, Shape>>{
+           {"wq", {6, 4}}, {"wk", {6, 4}}, {"wv", {6, 3}}, {"bias", {5, 5}}, {"w2", {10, 15}}})
+    g.initializers.emplace(name, test::random_tensor(DType::Float64, shape, ++seed));
+  auto node = [&](const char* op, std::vector<std::string> in, const char* out, Attributes a = {}) {
+    Node n;
+    n.op_type = op;
+    n.name = out;
+    n.inputs = std::move(in);
+    n.outputs = {out};
+    n.attrs = std::move(a);
+    g.nodes.push_back(n);
+  };
+  Attributes perm, gemm;
+  perm.set("perm", std::vector<int64_t>{0, 2, 1});
+  gemm.set("transB", int64_t{1});
+  node("MatMul", {"x", "wq"}, "q");
+  node("MatMul", {"x", "wk"}, "k");
+  node("Transpose", {"k"}, "kt", perm);
+  node("MatMul", {"x", "wv"}, "v");
+  node("MatMul", {"q", "kt"}, "scores");
+  node("Add", {"scores", "bias"}, "biased");
+  node("Softmax", {"biased"}, "p");
+  node("MatMul", {"p", "v"}, "o");
+  node("Flatten", {"o"}, "flat");
+  node("Gemm", {"flat", "w2"}, "logits", gemm);
+  BindOptions bo;
+  bo.batch = 3;
+  const TrainingGraph tg = build_training_graph(bind_graph(g, bo, cpu_evaluator(g.opset)), {});
+  int fused = 0, grads_with_ds = 0, sums = 0;
+  for (const Node& n : tg.graph.nodes) {
+    fused += n.op_type == "SoftmaxAttention" && n.inputs.size() == 4;
+    grads_with_ds += n.op_type == "SoftmaxAttentionGrad" && n.outputs.size() == 4;
+    sums += n.op_type == "ReduceSumTo";
+  }
+  EXPECT_EQ(fused, 1);
+  EXPECT_EQ(grads_with_ds, 1);
+  EXPECT_GE(sums, 1);
+  check_graph("attention_bias", g, 3, 6);
+}
+
 TEST(ModelGradCheck, AttentionAndRmsNormalization) { check_model("tests/onnx_import/data/attention23.onnx", 3, 3); }
 TEST(ModelGradCheck, AttentionWindowsAndSwish) {
   check_model("tests/onnx_import/data/attention25.onnx", 3, 3);
