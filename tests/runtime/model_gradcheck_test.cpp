@@ -89,6 +89,20 @@ void check_graph(const std::string& file, Graph g, int64_t batch, int samples_pe
   EXPECT_GT(checked, 10);
 }
 
+// A function that appends a node of the default domain (op, inputs, its one output, attributes)
+// to g, for the tests that build their graph here.
+auto node_adder(Graph& g) {
+  return [&g](const char* op, std::vector<std::string> in, const char* out, Attributes a = {}) {
+    Node n;
+    n.op_type = op;
+    n.name = out;
+    n.inputs = std::move(in);
+    n.outputs = {out};
+    n.attrs = std::move(a);
+    g.nodes.push_back(std::move(n));
+  };
+}
+
 void check_model(const std::string& file, int64_t batch, int samples_per_param, const TrainingGraphOptions& opt = {}) {
   check_graph(file, to_f64(load_model(test::source_path(file)).graph), batch, samples_per_param, opt);
 }
@@ -148,14 +162,7 @@ TEST(ModelGradCheck, NormalizeOfAZeroSampleHasFiniteGradients) {
   g.initializers.emplace("w2", test::random_tensor(DType::Float64, {10, 4}, 22));
   g.initializers.emplace("eps", cast_float(Tensor::scalar_f32(1e-12f), DType::Float64));
   g.constant_initializers.insert("eps");
-  auto node = [&](const char* op, std::vector<std::string> in, const char* out, Attributes a = {}) {
-    Node n;
-    n.op_type = op;
-    n.inputs = std::move(in);
-    n.outputs = {out};
-    n.attrs = std::move(a);
-    g.nodes.push_back(n);
-  };
+  auto node = node_adder(g);
   Attributes l2, gemm;
   l2.set("axes", std::vector<int64_t>{1});
   l2.set("keepdims", int64_t{1});
@@ -219,15 +226,7 @@ TEST(ModelGradCheck, FusedAttentionWithATrainedBias) {
   for (auto [name, shape] : std::vector<std::pair<const char*, Shape>>{
            {"wq", {6, 4}}, {"wk", {6, 4}}, {"wv", {6, 3}}, {"bias", {5, 5}}, {"w2", {10, 15}}})
     g.initializers.emplace(name, test::random_tensor(DType::Float64, shape, ++seed));
-  auto node = [&](const char* op, std::vector<std::string> in, const char* out, Attributes a = {}) {
-    Node n;
-    n.op_type = op;
-    n.name = out;
-    n.inputs = std::move(in);
-    n.outputs = {out};
-    n.attrs = std::move(a);
-    g.nodes.push_back(n);
-  };
+  auto node = node_adder(g);
   Attributes perm, gemm;
   perm.set("perm", std::vector<int64_t>{0, 2, 1});
   gemm.set("transB", int64_t{1});
