@@ -83,7 +83,9 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
   // Every learner is on a GPU (one --device cuda or --gpus): cuDNN runs the recurrent layers.
   bo.fused_recurrent = !opt.gpus.empty() || opt.device.kind == DeviceKind::CUDA;
   BoundGraph bound = bind_graph(model_, bo, cpu_evaluator(model_.opset));
-  tg_ = build_training_graph(bound, opt.graph);
+  TrainingGraphOptions graph = opt.graph;
+  graph.gpu_fusions = graph.gpu_fusions || bo.fused_recurrent;  // every learner on a GPU
+  tg_ = build_training_graph(bound, graph);
   input_type_ = tg_.types.at(tg_.data_input);
   param_layout_ = FlatLayout::of(tg_.params, tg_.types);
   buffer_layout_ = FlatLayout::of(tg_.buffers, tg_.types);

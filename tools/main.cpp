@@ -28,8 +28,9 @@ static void add_kernel_flags(CLI::App& cmd, TrainArgs& t) {
   cmd.add_option("--fusion", t.fusion,
                  "fold each Relu into the BatchNorm, Gemm, Conv or residual Add before it, a sum of two\n"
                  "gradients into the ReluGrad after it, and the loss's gradient into the loss (same\n"
-                 "results, fewer passes); run GELU written out (Div, Erf, Add, Mul, Mul) as one Gelu and\n"
-                 "attention's MatMul, [Add mask,] Softmax, MatMul as one kernel (the same up to rounding)")
+                 "results, fewer passes); on GPUs also run GELU written out (Div, Erf, Add, Mul, Mul) as\n"
+                 "one Gelu and attention's MatMul, [Add mask,] Softmax, MatMul as one kernel (the same up\n"
+                 "to rounding)")
       ->capture_default_str()
       ->check(CLI::IsMember({"on", "off"}));
 }

@@ -1,5 +1,6 @@
 // CPU kernels of SoftmaxAttention and its gradient (graph/softmax_attention.h): one matrix of
-// the batch at a time (in parallel), sums in double in a fixed order.
+// the batch at a time (in parallel), in the operands' type, every product as rows scaled and
+// added to rows (contiguous inner loops the compiler vectorises) in a fixed order.
 #include "graph/softmax_attention.h"
 
 #include <algorithm>
@@ -18,7 +19,7 @@ AttentionDims dims_of(const KernelContext& ctx, size_t first) {
   return *d;
 }
 
-// The optional bias of matrix b's scores (input `i`).
+// The optional bias of matrix m's scores (input `i`).
 template <class T>
 struct Bias {
   const T* b = nullptr;
@@ -28,26 +29,36 @@ struct Bias {
     b = ctx.in(i).ptr<T>();
     layout = score_bias_layout(ctx.in(i).shape(), scores).value();
   }
-  double at(int64_t m, int64_t s, int64_t t) const { return b ? double(b[layout.offset(m, s, t)]) : 0.0; }
 };
 
-// p (T) = softmax of row s of matrix m's X Y + B (x: (S, D), y: (D, T)).
+// row[0, n) += a * src[0, n)
 template <class T>
-void probabilities(const T* x, const T* y, const Bias<T>& bias, int64_t m_index, const AttentionDims& d, int64_t s,
-                   std::vector<double>& p) {
-  double m = -INFINITY;
-  for (int64_t t = 0; t < d.T; ++t) {
-    double a = 0;
-    for (int64_t k = 0; k < d.D; ++k) a += double(x[s * d.D + k]) * double(y[k * d.T + t]);
-    // the scores in the operands' type, as a MatMul (and the Add) write them
-    a = static_cast<double>(static_cast<T>(a));
-    if (bias.b) a = static_cast<double>(static_cast<T>(a + bias.at(m_index, s, t)));
-    p[t] = a;
-    m = std::max(m, p[t]);
+void add_scaled(T* row, T a, const T* src, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) row[j] += a * src[j];
+}
+
+template <class T>
+T dot(const T* a, const T* b, int64_t n) {
+  T acc = 0;
+  for (int64_t j = 0; j < n; ++j) acc += a[j] * b[j];
+  return acc;
+}
+
+// p (S, T) = the rows of softmax(X Y + B) of matrix m (x: (S, D), y: (D, T)).
+template <class T>
+void probabilities(const T* x, const T* y, const Bias<T>& bias, int64_t m, const AttentionDims& d, T* p) {
+  for (int64_t s = 0; s < d.S; ++s) {
+    T* row = p + s * d.T;
+    std::fill(row, row + d.T, T(0));
+    for (int64_t k = 0; k < d.D; ++k) add_scaled(row, x[s * d.D + k], y + k * d.T, d.T);
+    if (bias.b)
+      for (int64_t t = 0; t < d.T; ++t) row[t] += bias.b[bias.layout.offset(m, s, t)];
+    const T top = *std::max_element(row, row + d.T);
+    T sum = 0;
+    for (int64_t t = 0; t < d.T; ++t) sum += row[t] = std::exp(row[t] - top);
+    const T inv = T(1) / sum;
+    for (int64_t t = 0; t < d.T; ++t) row[t] *= inv;
   }
-  double sum = 0;
-  for (int64_t t = 0; t < d.T; ++t) sum += p[t] = std::exp(p[t] - m);
-  for (int64_t t = 0; t < d.T; ++t) p[t] = static_cast<double>(static_cast<T>(p[t] / sum));
 }
 
 // Calls f(b) for each matrix of the batch, in parallel.
@@ -69,15 +80,11 @@ void attention_forward(KernelContext& ctx) {
     for_each_matrix(d, [&](int64_t b) {
       const T *x = X + b * d.S * d.D, *y = Y + b * d.D * d.T, *v = V + b * d.T * d.E;
       T* o = O + b * d.S * d.E;
-      std::vector<double> p(d.T);
-      for (int64_t s = 0; s < d.S; ++s) {
-        probabilities(x, y, bias, b, d, s, p);
-        for (int64_t e = 0; e < d.E; ++e) {
-          double acc = 0;
-          for (int64_t t = 0; t < d.T; ++t) acc += p[t] * double(v[t * d.E + e]);
-          o[s * d.E + e] = static_cast<T>(acc);
-        }
-      }
+      std::vector<T> p(d.S * d.T);
+      probabilities(x, y, bias, b, d, p.data());
+      std::fill(o, o + d.S * d.E, T(0));
+      for (int64_t s = 0; s < d.S; ++s)
+        for (int64_t t = 0; t < d.T; ++t) add_scaled(o + s * d.E, p[s * d.T + t], v + t * d.E, d.E);
     });
   });
 }
@@ -97,49 +104,32 @@ void attention_backward(KernelContext& ctx) {
     const Bias<T> bias(ctx, 4, scores);
     for_each_matrix(d, [&](int64_t b) {
       const T *go = dO + b * d.S * d.E, *x = X + b * d.S * d.D, *y = Y + b * d.D * d.T, *v = V + b * d.T * d.E;
-      std::vector<double> p(d.T), da(d.S * d.T), pp(d.S * d.T);
+      std::vector<T> p(d.S * d.T), ds(d.S * d.T);
+      probabilities(x, y, bias, b, d, p.data());
       for (int64_t s = 0; s < d.S; ++s) {
-        probabilities(x, y, bias, b, d, s, p);
-        double r = 0;
-        for (int64_t t = 0; t < d.T; ++t) {
-          double dp = 0;
-          for (int64_t e = 0; e < d.E; ++e) dp += double(go[s * d.E + e]) * double(v[t * d.E + e]);
-          da[s * d.T + t] = dp;
-          pp[s * d.T + t] = p[t];
-          r += p[t] * dp;
-        }
-        for (int64_t t = 0; t < d.T; ++t) da[s * d.T + t] = p[t] * (da[s * d.T + t] - r);
+        const T *pr = p.data() + s * d.T, *gr = go + s * d.E;
+        T* row = ds.data() + s * d.T;
+        T r = 0;
+        for (int64_t t = 0; t < d.T; ++t) r += pr[t] * (row[t] = dot(gr, v + t * d.E, d.E));
+        for (int64_t t = 0; t < d.T; ++t) row[t] = pr[t] * (row[t] - r);
       }
-      if (want_ds) {
-        T* ds = ctx.out(3).ptr<T>() + b * d.S * d.T;
-        for (int64_t i = 0; i < d.S * d.T; ++i) ds[i] = static_cast<T>(da[i]);
-      }
+      if (want_ds) std::copy(ds.begin(), ds.end(), ctx.out(3).ptr<T>() + b * d.S * d.T);
       if (want_dx) {
         T* dx = ctx.out(0).ptr<T>() + b * d.S * d.D;
         for (int64_t s = 0; s < d.S; ++s)
-          for (int64_t k = 0; k < d.D; ++k) {
-            double acc = 0;
-            for (int64_t t = 0; t < d.T; ++t) acc += da[s * d.T + t] * double(y[k * d.T + t]);
-            dx[s * d.D + k] = static_cast<T>(acc);
-          }
+          for (int64_t k = 0; k < d.D; ++k) dx[s * d.D + k] = dot(ds.data() + s * d.T, y + k * d.T, d.T);
       }
       if (want_dy) {
         T* dy = ctx.out(1).ptr<T>() + b * d.D * d.T;
-        for (int64_t k = 0; k < d.D; ++k)
-          for (int64_t t = 0; t < d.T; ++t) {
-            double acc = 0;
-            for (int64_t s = 0; s < d.S; ++s) acc += double(x[s * d.D + k]) * da[s * d.T + t];
-            dy[k * d.T + t] = static_cast<T>(acc);
-          }
+        std::fill(dy, dy + d.D * d.T, T(0));
+        for (int64_t s = 0; s < d.S; ++s)
+          for (int64_t k = 0; k < d.D; ++k) add_scaled(dy + k * d.T, x[s * d.D + k], ds.data() + s * d.T, d.T);
       }
       if (want_dv) {
         T* dv = ctx.out(2).ptr<T>() + b * d.T * d.E;
-        for (int64_t t = 0; t < d.T; ++t)
-          for (int64_t e = 0; e < d.E; ++e) {
-            double acc = 0;
-            for (int64_t s = 0; s < d.S; ++s) acc += pp[s * d.T + t] * double(go[s * d.E + e]);
-            dv[t * d.E + e] = static_cast<T>(acc);
-          }
+        std::fill(dv, dv + d.T * d.E, T(0));
+        for (int64_t s = 0; s < d.S; ++s)
+          for (int64_t t = 0; t < d.T; ++t) add_scaled(dv + t * d.E, p[s * d.T + t], go + s * d.E, d.E);
       }
     });
   });

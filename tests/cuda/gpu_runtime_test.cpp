@@ -203,6 +203,8 @@ std::vector<float> train_losses(const TrajectoryCase& c, Device device, int lear
   to.optimizer.weight_decay = 5e-4f;
   to.device = device;
   to.gpus = gpus;
+  // The CPU runs the GPU's fusions too (GELU, attention): their CPU kernels are the reference.
+  to.graph.gpu_fusions = true;
   to.learners = learners / std::max<int>(1, static_cast<int>(gpus.size()));  // per device
   const int active = to.learners;
   if (built > 0) to.learners = built;

@@ -32,6 +32,7 @@ std::map<std::string, Tensor> train(const Graph& model, bool fuse, Graph* step) 
   to.deterministic = true;
   to.optimizer.lr = 0.05f;
   to.graph.fuse = fuse;
+  to.graph.gpu_fusions = fuse;  // GELU and attention too, on the CPU's kernels
   Trainer trainer(model, to);
   *step = trainer.training_graph().graph;
   std::mt19937_64 rng(23);

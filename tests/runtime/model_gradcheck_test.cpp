@@ -198,20 +198,22 @@ TEST(ModelGradCheck, EinsumDiagonals) { check_model("tests/onnx_import/data/eins
 // rms_normalization.h) or loaded (composite_ops.h): the gradient reaches Q, K and V through the
 // grouped heads, the soft cap, the guard of a query row no key may attend (a bool mask from the
 // data), a trained float mask, the windows, and the norms' scales.
-// ViT in float64 with its fusions: the attention cores as SoftmaxAttention (whose gradient
-// recomputes the probabilities) and the GELUs as Gelu nodes.
+// ViT in float64 with the GPU's fusions (on the CPU's kernels): the attention cores as
+// SoftmaxAttention (whose gradient recomputes the probabilities) and the GELUs as Gelu nodes.
 TEST(ModelGradCheck, VitWithFusedAttentionAndGelu) {
   const std::string file = "models/architectures/vit.ts17.onnx";
   Graph g = to_f64(load_model(test::source_path(file)).graph);
   BindOptions bo;
   bo.batch = 2;
-  const TrainingGraph tg = build_training_graph(bind_graph(g, bo, cpu_evaluator(g.opset)), {});
+  TrainingGraphOptions gpu;
+  gpu.gpu_fusions = true;
+  const TrainingGraph tg = build_training_graph(bind_graph(g, bo, cpu_evaluator(g.opset)), gpu);
   auto count = [&](const char* op) {
     return std::count_if(tg.graph.nodes.begin(), tg.graph.nodes.end(), [&](const Node& n) { return n.op_type == op; });
   };
   EXPECT_EQ(count("SoftmaxAttentionGrad"), 2);
   EXPECT_EQ(count("GeluGrad"), 2);
-  check_graph(file, g, 2, 2);
+  check_graph(file, g, 2, 2, gpu);
 }
 
 // Attention with a trained bias added to its scores (a relative-position bias, broadcast over
@@ -242,7 +244,9 @@ TEST(ModelGradCheck, FusedAttentionWithATrainedBias) {
   node("Gemm", {"flat", "w2"}, "logits", gemm);
   BindOptions bo;
   bo.batch = 3;
-  const TrainingGraph tg = build_training_graph(bind_graph(g, bo, cpu_evaluator(g.opset)), {});
+  TrainingGraphOptions gpu;
+  gpu.gpu_fusions = true;
+  const TrainingGraph tg = build_training_graph(bind_graph(g, bo, cpu_evaluator(g.opset)), gpu);
   int fused = 0, grads_with_ds = 0, sums = 0;
   for (const Node& n : tg.graph.nodes) {
     fused += n.op_type == "SoftmaxAttention" && n.inputs.size() == 4;
@@ -252,7 +256,7 @@ TEST(ModelGradCheck, FusedAttentionWithATrainedBias) {
   EXPECT_EQ(fused, 1);
   EXPECT_EQ(grads_with_ds, 1);
   EXPECT_GE(sums, 1);
-  check_graph("attention_bias", g, 3, 6);
+  check_graph("attention_bias", g, 3, 6, gpu);
 }
 
 TEST(ModelGradCheck, AttentionAndRmsNormalization) { check_model("tests/onnx_import/data/attention23.onnx", 3, 3); }
