@@ -40,20 +40,68 @@ ValueType bind_input_type(const ValueInfo& in, const BindOptions& opt) {
   return t;
 }
 
-bool rewritten_at_binding(const Node& node) {
-  return is_recurrent(node) || is_einsum(node) || is_one_hot(node) || is_gather_elements(node) || is_attention(node) ||
-         is_rms_normalization(node) || is_rotary_embedding(node) || is_folded_split_to_sequence(node);
+namespace {
+
+// What a rewrite at binding may read: the types bound so far, the constants, the opset, and
+// fresh names for the values it adds.
+struct RewriteInputs {
+  const std::map<std::string, ValueType>& types;
+  const ConstantOf& constant_of;
+  int64_t opset;
+  const FreshName& fresh;
+};
+
+// The ops rewritten at binding into others (but the recurrent ones, which cuDNN may run as
+// they are, and whose unrolling reads every constant): which nodes, how, and the line
+// `cbtrain ops` shows for them. One table, so that the three stay in step.
+struct BindingRewrite {
+  bool (*is)(const Node&);
+  Expansion (*expand)(const Node&, const RewriteInputs&);
+  std::pair<std::string, std::string> (*summary)();
+};
+
+const std::vector<BindingRewrite>& binding_rewrites() {
+  static const std::vector<BindingRewrite> table{
+      {is_einsum, [](const Node& n, const RewriteInputs& in) { return expand_einsum(n, in.types, in.opset, in.fresh); },
+       einsum_op_summary},
+      {is_one_hot,
+       [](const Node& n, const RewriteInputs& in) { return expand_one_hot(n, in.types, in.constant_of, in.fresh); },
+       one_hot_op_summary},
+      {is_gather_elements,
+       [](const Node& n, const RewriteInputs& in) { return expand_gather_elements(n, in.types, in.opset, in.fresh); },
+       gather_elements_op_summary},
+      {is_attention,
+       [](const Node& n, const RewriteInputs& in) { return expand_attention(n, in.types, in.opset, in.fresh); },
+       attention_op_summary},
+      {is_rms_normalization,
+       [](const Node& n, const RewriteInputs& in) { return expand_rms_normalization(n, in.types, in.fresh); },
+       rms_normalization_op_summary},
+      {is_rotary_embedding,
+       [](const Node& n, const RewriteInputs& in) { return expand_rotary_embedding(n, in.types, in.fresh); },
+       rotary_embedding_op_summary},
+      {is_folded_split_to_sequence,
+       [](const Node& n, const RewriteInputs& in) {
+         return expand_split_to_sequence(n, in.types, in.constant_of, in.opset, in.fresh);
+       },
+       split_to_sequence_op_summary},
+  };
+  return table;
 }
+
+// The table's rewrite of `node`, if any.
+const BindingRewrite* rewrite_of(const Node& node) {
+  for (const auto& r : binding_rewrites())
+    if (r.is(node)) return &r;
+  return nullptr;
+}
+
+}  // namespace
+
+bool rewritten_at_binding(const Node& node) { return is_recurrent(node) || rewrite_of(node) != nullptr; }
 
 std::vector<std::pair<std::string, std::string>> binding_rewrite_summaries() {
   auto all = recurrent_op_summaries();
-  all.push_back(einsum_op_summary());
-  all.push_back(one_hot_op_summary());
-  all.push_back(gather_elements_op_summary());
-  all.push_back(attention_op_summary());
-  all.push_back(rms_normalization_op_summary());
-  all.push_back(rotary_embedding_op_summary());
-  all.push_back(split_to_sequence_op_summary());
+  for (const auto& r : binding_rewrites()) all.push_back(r.summary());
   return all;
 }
 
@@ -146,16 +194,10 @@ BoundGraph bind_graph(const Graph& g, const BindOptions& opt, const NodeEvaluato
     };
     const bool unroll =
         is_recurrent(node) && !(opt.fused_recurrent && read_recurrent_form(node, type_of, value_of).fused());
-    if (unroll || (!is_recurrent(node) && rewritten_at_binding(node))) {
-      Expansion u = unroll                       ? unroll_recurrent(node, b.types, consts, g.opset, fresh)
-                    : is_einsum(node)            ? expand_einsum(node, b.types, g.opset, fresh)
-                    : is_one_hot(node)           ? expand_one_hot(node, b.types, constant_of, fresh)
-                    : is_attention(node)         ? expand_attention(node, b.types, g.opset, fresh)
-                    : is_rms_normalization(node) ? expand_rms_normalization(node, b.types, fresh)
-                    : is_rotary_embedding(node)  ? expand_rotary_embedding(node, b.types, fresh)
-                    : is_folded_split_to_sequence(node)
-                        ? expand_split_to_sequence(node, b.types, constant_of, g.opset, fresh)
-                        : expand_gather_elements(node, b.types, g.opset, fresh);
+    const BindingRewrite* rewrite = is_recurrent(node) ? nullptr : rewrite_of(node);
+    if (unroll || rewrite) {
+      Expansion u = unroll ? unroll_recurrent(node, b.types, consts, g.opset, fresh)
+                           : rewrite->expand(node, RewriteInputs{b.types, constant_of, g.opset, fresh});
       for (auto& [name, t] : u.constants) {
         b.types[name] = ValueType{t.dtype(), t.shape()};
         consts[name] = t;
