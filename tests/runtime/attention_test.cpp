@@ -11,13 +11,11 @@
 #include <cmath>
 #include <limits>
 
+#include "common/bound_run.h"
 #include "common/op_harness.h"
-#include "graph/bind.h"
 #include "graph/errors.h"
 #include "graph/rms_normalization.h"
 #include "graph/rotary_embedding.h"
-#include "ops/eager.h"
-#include "runtime/inferencer.h"
 
 namespace cbt {
 namespace {
@@ -28,36 +26,12 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // (its dim 0 the batch), the others constant initializers, bound at `opset` and run on the CPU:
 // the values of n's named outputs, in order.
 std::vector<Tensor> run_bound(Node n, const std::vector<Tensor>& in, int64_t opset) {
-  Graph g;
-  g.opset = opset;
   n.name = "a";
-  n.inputs.clear();
-  for (size_t i = 0; i < in.size(); ++i) {
-    const std::string name = in[i].defined() ? "in" + std::to_string(i) : "";
-    n.inputs.push_back(name);
-    if (i == 0) {
-      ValueInfo v{name, in[0].dtype(), {Dim{-1, "N"}}};
-      for (size_t d = 1; d < in[0].shape().size(); ++d) v.dims.push_back(Dim{in[0].shape()[d], ""});
-      g.inputs.push_back(v);
-    } else if (in[i].defined()) {
-      g.initializers.emplace(name, in[i]);
-      g.constant_initializers.insert(name);
-    }
-  }
-  for (const auto& out : n.outputs)
-    if (!out.empty()) g.outputs.push_back({out, in[0].dtype(), {}});
-  g.nodes.push_back(n);
-  BindOptions bo;
-  bo.batch = in[0].shape()[0];
-  BoundGraph b = bind_graph(g, bo, cpu_evaluator(opset));
-  for (const Node& node : b.graph.nodes) EXPECT_NE(node.op_type, n.op_type) << "not rewritten";
-  EagerEmitter e({false, 0, opset});
-  e.values["in0"] = in[0];
-  for (const auto& [name, t] : b.graph.initializers) e.values[name] = t;
-  for (const Node& node : b.graph.nodes) e.run(node);
+  const test::BoundRun r = test::run_bound_graph(test::one_node_graph(n, in, opset), in[0]);
+  for (const Node& node : r.bound.graph.nodes) EXPECT_NE(node.op_type, n.op_type) << "not rewritten";
   std::vector<Tensor> out;
   for (const auto& o : n.outputs)
-    if (!o.empty()) out.push_back(e.values.at(o));
+    if (!o.empty()) out.push_back(r.values.at(o));
   return out;
 }
 

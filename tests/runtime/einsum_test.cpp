@@ -6,11 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include "common/bound_run.h"
 #include "common/op_harness.h"
-#include "graph/bind.h"
 #include "graph/errors.h"
-#include "ops/eager.h"
-#include "runtime/inferencer.h"
 
 namespace cbt {
 namespace {
@@ -18,36 +16,14 @@ namespace {
 // Einsum of `equation` over inputs of the given shapes (the first input's dim 0 is the batch,
 // bound to `shapes[0][0]`), run on the CPU; its output.
 Tensor einsum(const std::string& equation, const std::vector<Tensor>& in, int64_t opset = 17) {
-  Graph g;
-  g.opset = opset;
   Node n;
   n.op_type = "Einsum";
   n.name = "e";
   n.attrs.set("equation", equation);
   n.outputs = {"y"};
-  for (size_t i = 0; i < in.size(); ++i) {
-    const std::string name = "in" + std::to_string(i);
-    n.inputs.push_back(name);
-    if (i == 0) {
-      ValueInfo v{name, in[0].dtype(), {Dim{-1, "N"}}};
-      for (size_t d = 1; d < in[0].shape().size(); ++d) v.dims.push_back(Dim{in[0].shape()[d], ""});
-      g.inputs.push_back(v);
-    } else {
-      g.initializers.emplace(name, in[i]);
-      g.constant_initializers.insert(name);
-    }
-  }
-  g.nodes.push_back(n);
-  g.outputs.push_back({"y", in[0].dtype(), {}});
-  BindOptions bo;
-  bo.batch = in[0].shape()[0];
-  BoundGraph b = bind_graph(g, bo, cpu_evaluator(opset));
-  EXPECT_FALSE(std::any_of(b.graph.nodes.begin(), b.graph.nodes.end(), is_einsum));
-  EagerEmitter e({false, 0, opset});
-  e.values["in0"] = in[0];
-  for (const auto& [name, t] : b.graph.initializers) e.values[name] = t;
-  for (const Node& node : b.graph.nodes) e.run(node);
-  return e.values.at("y");
+  const test::BoundRun r = test::run_bound_graph(test::one_node_graph(n, in, opset), in[0]);
+  EXPECT_FALSE(std::any_of(r.bound.graph.nodes.begin(), r.bound.graph.nodes.end(), is_einsum));
+  return r.values.at("y");
 }
 
 TEST(EinsumTest, OneOperandSumsAndPermutes) {

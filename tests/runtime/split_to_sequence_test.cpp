@@ -5,11 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include "common/bound_run.h"
 #include "common/op_harness.h"
-#include "graph/bind.h"
 #include "graph/errors.h"
-#include "ops/eager.h"
-#include "runtime/inferencer.h"
 
 namespace cbt {
 namespace {
@@ -49,15 +47,9 @@ Graph split_graph(const Tensor& split, const std::vector<int64_t>& positions, in
 }
 
 std::vector<Tensor> run(const Graph& g, const Tensor& x) {
-  BindOptions bo;
-  bo.batch = x.shape()[0];
-  BoundGraph b = bind_graph(g, bo, cpu_evaluator(g.opset));
-  EagerEmitter e({false, 0, g.opset});
-  e.values["x"] = x;
-  for (const auto& [name, t] : b.graph.initializers) e.values[name] = t;
-  for (const Node& node : b.graph.nodes) e.run(node);
+  const test::BoundRun r = test::run_bound_graph(g, x);
   std::vector<Tensor> out;
-  for (const auto& o : g.outputs) out.push_back(e.values.at(o.name));
+  for (const auto& o : g.outputs) out.push_back(r.values.at(o.name));
   return out;
 }
 
