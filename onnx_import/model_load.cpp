@@ -223,7 +223,8 @@ ImportedModel load_model(const std::string& path, const ImportOptions& opts) {
     for (const auto& n : mp.graph().node()) check_domain(n);
     admit_tensor_bytes(mp.graph(), opts);
     const TorchSignature signature = read_torch_signature(mp.graph());
-    m.untied = untie_layer_parameters(*proto->model.mutable_graph(), signature);
+    Untied untied = untie_layer_parameters(*proto->model.mutable_graph(), signature);
+    m.untied = std::move(untied.notes);
     for (const auto& op : mp.opset_import()) m.opsets[normalise_domain(op.domain())] = op.version();
     convert_graph(*proto, m.graph, proto->constant_outputs);
     m.graph.opset = m.opsets.at("");
@@ -234,7 +235,7 @@ ImportedModel load_model(const std::string& path, const ImportOptions& opts) {
     mark_constant_inputs(m.graph);
     mark_rotary_caches_constant(m.graph);
     mark_decomposition_constants(m.graph);
-    m.exporter_made = apply_torch_signature(signature, m.graph);
+    m.exporter_made = apply_torch_signature(signature, untied.original_of, m.graph);
     m.folded_batch_norms = signature.folded_batch_norms;
     m.producer_name = mp.producer_name();
     m.producer_version = mp.producer_version();

@@ -54,16 +54,22 @@ std::vector<std::string> parameters_read_by(const onnx::NodeProto& n, const Torc
 // Conv/ConvTranspose/Gemm (bias) gets its own copy of an initializer that an earlier node already
 // uses, and so does every node that reads, in place of a parameter of `sig` that is no
 // initializer of the file, another parameter of equal value that the exporter kept (the node's
-// metadata names the parameter it read); that copy takes the missing parameter's name. Returns one note per copy
-// ("name -> copy (op 'node')"); the copies are added to `g`.
-std::vector<std::string> untie_layer_parameters(onnx::GraphProto& g, const TorchSignature& sig);
+// metadata names the parameter it read); that copy takes the missing parameter's name. The
+// copies are added to `g`.
+struct Untied {
+  std::vector<std::string> notes;                  // one per copy: "name -> copy (op 'node')"
+  std::map<std::string, std::string> original_of;  // copy -> the initializer it copies
+};
+Untied untie_layer_parameters(onnx::GraphProto& g, const TorchSignature& sig);
 
 // What `sig` says, applied to the converted graph: buffers (but BatchNormalization's running
 // statistics, which training updates) and single values that are no parameter of the signature
 // (exporter-made constants such as a folded attention scale) become constants. Returns the float
 // initializers of more than one value that the signature does not name, where it shows folded
-// parameters: made by the exporter from parameters, buffers or constants, they are trained.
-std::vector<std::string> apply_torch_signature(const TorchSignature& sig, Graph& g);
+// parameters: made by the exporter from parameters, buffers or constants, they are trained. A
+// copy that untie_layer_parameters made (`original_of`) is what it copies.
+std::vector<std::string> apply_torch_signature(const TorchSignature& sig,
+                                               const std::map<std::string, std::string>& original_of, Graph& g);
 
 // Replaces the data of `t` with `value` stored inline as raw_data.
 void set_tensor_proto_data(onnx::TensorProto& t, const Tensor& value);

@@ -79,13 +79,14 @@ std::vector<std::string> parameters_read_by(const onnx::NodeProto& n, const Torc
   return out;
 }
 
-std::vector<std::string> apply_torch_signature(const TorchSignature& sig, Graph& g) {
+std::vector<std::string> apply_torch_signature(const TorchSignature& sig,
+                                               const std::map<std::string, std::string>& original_of, Graph& g) {
   std::vector<std::string> made;
   if (!sig.present) return made;
   // A copy that untie_layer_parameters made stands for the tensor it copies.
-  auto original = [](const std::string& name) {
-    const auto at = name.rfind(".untied");
-    return at == std::string::npos ? name : name.substr(0, at);
+  auto original = [&original_of](const std::string& name) {
+    auto it = original_of.find(name);
+    return it == original_of.end() ? name : it->second;
   };
   std::set<std::string> statistics;  // BatchNormalization's running mean and variance
   for (const Node& n : g.nodes)

@@ -104,9 +104,9 @@ void materialize_identities(onnx::GraphProto& g, std::vector<std::string>& notes
 
 }  // namespace
 
-std::vector<std::string> untie_layer_parameters(onnx::GraphProto& g, const TorchSignature& sig) {
-  std::vector<std::string> notes;
-  materialize_identities(g, notes);
+Untied untie_layer_parameters(onnx::GraphProto& g, const TorchSignature& sig) {
+  Untied untied;
+  materialize_identities(g, untied.notes);
   std::map<std::string, int> initializer;  // name -> index in g.initializer
   for (int i = 0; i < g.initializer_size(); ++i) initializer.emplace(g.initializer(i).name(), i);
   std::unordered_set<std::string> taken;  // every name in the graph, for fresh ones
@@ -121,10 +121,15 @@ std::vector<std::string> untie_layer_parameters(onnx::GraphProto& g, const Torch
   for (const auto& t : g.initializer()) present.insert(t.name());
   std::set<std::string> used;  // initializers some earlier node input already reads
   std::map<std::string, int> copies;
+  // A copy under a fresh name stands for `name`; one under a name given (a lost parameter's,
+  // restored) for itself.
   auto copy_of = [&](const std::string& name, int src, const onnx::NodeProto& n, std::string fresh = "") {
+    const bool given = !fresh.empty();
     while (fresh.empty() || !taken.insert(fresh).second) fresh = name + ".untied" + std::to_string(++copies[name]);
     add_copy(g, src, fresh, listed_input);
-    notes.push_back(name + " -> " + fresh + " (" + n.op_type() + (n.name().empty() ? "" : " '" + n.name() + "'") + ")");
+    untied.notes.push_back(name + " -> " + fresh + " (" + n.op_type() +
+                           (n.name().empty() ? "" : " '" + n.name() + "'") + ")");
+    if (!given || fresh.rfind(name + ".untied", 0) == 0) untied.original_of[fresh] = name;
     return fresh;
   };
   std::map<std::string, std::string> restored;  // missing parameter -> its copy
@@ -156,7 +161,7 @@ std::vector<std::string> untie_layer_parameters(onnx::GraphProto& g, const Torch
         n.set_input(k, copy_of(name, it->second, n));
     }
   }
-  return notes;
+  return untied;
 }
 
 }  // namespace cbt
