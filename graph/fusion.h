@@ -1,6 +1,9 @@
-// Peephole fusions of the training step's forward nodes that keep its arithmetic; each turns
-// a pair of nodes into one, saving a pass over an activation and the tensor between them.
-// The gradient rules of the fused nodes emit correspondingly fused backward nodes.
+// Peephole fusions of the training step's nodes. fuse_relu, fuse_gradient_sum_relu and
+// fuse_loss_gradient keep its arithmetic: each turns a pair of nodes into one, saving a pass
+// over an activation and the tensor between them. fuse_gelu and fuse_attention turn chains of
+// nodes into one node with a kernel of its own, the same up to rounding (the training graph
+// makes them where every learner is on a GPU: TrainingGraphOptions::gpu_fusions). The gradient
+// rules of the fused nodes emit correspondingly fused backward nodes.
 #pragma once
 #include <map>
 #include <set>
