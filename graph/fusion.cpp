@@ -46,6 +46,15 @@ std::map<std::string, std::vector<size_t>> readers_of(const Graph& g) {
   return readers;
 }
 
+// The one node that reads `v`, where exactly one does and v is nothing the caller reads
+// (`exposed`): a value a fusion may fold away.
+std::optional<size_t> sole_reader(const std::map<std::string, std::vector<size_t>>& readers,
+                                  const std::set<std::string>& exposed, const std::string& v) {
+  auto it = readers.find(v);
+  if (exposed.count(v) || it == readers.end() || it->second.size() != 1) return std::nullopt;
+  return it->second[0];
+}
+
 std::map<std::string, size_t> producers_of(const Graph& g) {
   std::map<std::string, size_t> producer;  // value -> the node that writes it
   for (size_t i = 0; i < g.nodes.size(); ++i)
@@ -98,13 +107,13 @@ int fuse_relu(Graph& g, std::map<std::string, ValueType>& types, const std::set<
   for (Node& n : g.nodes) {
     if (!takes_fused_relu(n, types) || n.attrs.get_int("relu", 0)) continue;
     const std::string y = n.outputs[0];
-    auto it = readers.find(y);
-    if (exposed.count(y) || it == readers.end() || it->second.size() != 1) continue;
-    const Node& relu = g.nodes[it->second[0]];
+    const auto r = sole_reader(readers, exposed, y);
+    if (!r) continue;
+    const Node& relu = g.nodes[*r];
     if (!relu.domain.empty() || relu.op_type != "Relu") continue;
     n.outputs[0] = relu.outputs[0];
     n.attrs.set("relu", int64_t{1});
-    drop[it->second[0]] = true;
+    drop[*r] = true;
     types.erase(y);
     ++fused;
   }
@@ -128,11 +137,9 @@ struct GeluMatcher {
     return n.domain.empty() && n.op_type == op && n.inputs.size() == 2 && n.outputs.size() == 1 ? &n : nullptr;
   }
   // The one node that reads `v`, if it is an `op` and v is nothing the caller reads.
-  std::optional<size_t> sole_reader(const std::string& v, const char* op) const {
-    auto it = readers.find(v);
-    if (exposed.count(v) || it == readers.end() || it->second.size() != 1) return std::nullopt;
-    if (!node(it->second[0], op)) return std::nullopt;
-    return it->second[0];
+  std::optional<size_t> sole_reader_of(const std::string& v, const char* op) const {
+    auto r = sole_reader(readers, exposed, v);
+    return r && node(*r, op) ? r : std::nullopt;
   }
   // Whether v is a float scalar constant within 1e-6 of `value`.
   bool is_constant(const std::string& v, double value) const {
@@ -164,8 +171,7 @@ struct GeluMatcher {
     if (!erf.domain.empty() || erf.op_type != "Erf" || erf.inputs.size() != 1) return std::nullopt;
     // X / sqrt 2, or X * (1 / sqrt 2).
     auto p = producer.find(erf.inputs[0]);
-    if (p == producer.end() || exposed.count(erf.inputs[0]) || readers.at(erf.inputs[0]).size() != 1)
-      return std::nullopt;
+    if (p == producer.end() || !sole_reader(readers, exposed, erf.inputs[0])) return std::nullopt;
     std::optional<std::string> x;
     if (const Node* div = node(p->second, "Div"); div && is_constant(div->inputs[1], std::sqrt(2.0)))
       x = div->inputs[0];
@@ -177,18 +183,18 @@ struct GeluMatcher {
       return std::nullopt;
     Chain c{{p->second, e}, 0, *x};
     // 1 + Erf(...)
-    auto add = sole_reader(erf.outputs[0], "Add");
+    auto add = sole_reader_of(erf.outputs[0], "Add");
     if (!add || other_than(g.nodes[*add], 1.0) != erf.outputs[0]) return std::nullopt;
     c.nodes.push_back(*add);
     const std::string sum = g.nodes[*add].outputs[0];
     // The product of X, the sum and 0.5 by two Muls.
-    auto m1 = sole_reader(sum, "Mul");
+    auto m1 = sole_reader_of(sum, "Mul");
     if (!m1) return std::nullopt;
     const Node& first = g.nodes[*m1];
     c.nodes.push_back(*m1);
     const std::string& y1 = first.outputs[0];
     if (multiplies(first, *x, sum) || other_than(first, 0.5) == sum) {  // (X * sum) * 0.5, X * (sum * 0.5)
-      auto m2 = sole_reader(y1, "Mul");
+      auto m2 = sole_reader_of(y1, "Mul");
       if (!m2) return std::nullopt;
       const Node& second = g.nodes[*m2];
       const bool ok = multiplies(first, *x, sum) ? other_than(second, 0.5) == y1 : multiplies(second, *x, y1);
@@ -198,7 +204,7 @@ struct GeluMatcher {
       const std::string half = first.inputs[0] == sum ? first.inputs[1] : first.inputs[0];
       if (!multiplies(first, half, sum)) return std::nullopt;
       auto h = producer.find(half);
-      if (h == producer.end() || exposed.count(half) || readers.at(half).size() != 1) return std::nullopt;
+      if (h == producer.end() || !sole_reader(readers, exposed, half)) return std::nullopt;
       const Node* scale = node(h->second, "Mul");
       if (!scale || other_than(*scale, 0.5) != *x) return std::nullopt;
       c.nodes.push_back(h->second);
@@ -244,10 +250,9 @@ int fuse_attention(Graph& g, std::map<std::string, ValueType>& types, const std:
   const auto readers = readers_of(g);
   const auto producer = producers_of(g);
   // The one node reading v, if v is nothing the caller reads.
-  auto sole_reader = [&](const std::string& v) -> const Node* {
-    auto it = readers.find(v);
-    if (exposed.count(v) || it == readers.end() || it->second.size() != 1) return nullptr;
-    return &g.nodes[it->second[0]];
+  auto reader = [&](const std::string& v) -> const Node* {
+    auto r = sole_reader(readers, exposed, v);
+    return r ? &g.nodes[*r] : nullptr;
   };
   auto is = [](const Node* n, const char* op, size_t inputs) {
     return n && n->domain.empty() && n->op_type == op && n->inputs.size() == inputs && n->outputs.size() == 1;
@@ -257,7 +262,7 @@ int fuse_attention(Graph& g, std::map<std::string, ValueType>& types, const std:
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& scores = g.nodes[i];
     if (!is(&scores, "MatMul", 2)) continue;
-    const Node* softmax = sole_reader(scores.outputs[0]);
+    const Node* softmax = reader(scores.outputs[0]);
     // A mask or bias added to the scores: B broadcast to them unchanged.
     const Node* add = nullptr;
     std::string bias;
@@ -266,13 +271,13 @@ int fuse_attention(Graph& g, std::map<std::string, ValueType>& types, const std:
       bias = add->inputs[0] == scores.outputs[0] ? add->inputs[1] : add->inputs[0];
       const ValueType &s = types.at(scores.outputs[0]), &b = types.at(bias), &sum = types.at(add->outputs[0]);
       if (bias == scores.outputs[0] || sum != s || b.dtype != s.dtype || !score_bias_layout(b.shape, s.shape)) continue;
-      softmax = sole_reader(add->outputs[0]);
+      softmax = reader(add->outputs[0]);
     }
     if (!is(softmax, "Softmax", 1)) continue;
     const ValueType& a = types.at(scores.outputs[0]);
     const auto rank = static_cast<int64_t>(a.shape.size());
     if (rank < 2 || normalize_axis(softmax->attrs.get_int("axis", g.opset < 13 ? 1 : -1), rank) != rank - 1) continue;
-    const Node* out = sole_reader(softmax->outputs[0]);
+    const Node* out = reader(softmax->outputs[0]);
     if (!is(out, "MatMul", 2) || out->inputs[0] != softmax->outputs[0]) continue;
     const ValueType &x = types.at(scores.inputs[0]), &y = types.at(scores.inputs[1]), &v = types.at(out->inputs[1]);
     if ((x.dtype != DType::Float32 && x.dtype != DType::Float64) || y.dtype != x.dtype || v.dtype != x.dtype) continue;
@@ -309,7 +314,7 @@ int fuse_gradient_sum_relu(Graph& g, std::map<std::string, ValueType>& types, co
     if (rg.domain != kCbtDomain || rg.op_type != "ReluGrad" || rg.inputs.size() != 2) continue;
     const std::string sum = rg.inputs[0];
     auto p = producer.find(sum);
-    if (p == producer.end() || drop[p->second] || exposed.count(sum) || readers.at(sum).size() != 1) continue;
+    if (p == producer.end() || drop[p->second] || !sole_reader(readers, exposed, sum)) continue;
     const Node& add = g.nodes[p->second];
     auto y = types.find(rg.inputs[1]);
     if (!is_plain_float_add(add, types) || add.attrs.get_int("relu", 0) || y == types.end() ||

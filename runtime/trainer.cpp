@@ -80,11 +80,13 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
 
   BindOptions bo;
   bo.batch = opt.batch_size;
-  // Every learner is on a GPU (one --device cuda or --gpus): cuDNN runs the recurrent layers.
-  bo.fused_recurrent = !opt.gpus.empty() || opt.device.kind == DeviceKind::CUDA;
+  // Every learner is on a GPU (one --device cuda or --gpus): cuDNN runs the recurrent layers,
+  // and the fusions that pay with the GPU's kernels are made.
+  const bool on_gpus = !opt.gpus.empty() || opt.device.kind == DeviceKind::CUDA;
+  bo.fused_recurrent = on_gpus;
   BoundGraph bound = bind_graph(model_, bo, cpu_evaluator(model_.opset));
   TrainingGraphOptions graph = opt.graph;
-  graph.gpu_fusions = graph.gpu_fusions || bo.fused_recurrent;  // every learner on a GPU
+  graph.gpu_fusions = graph.gpu_fusions || on_gpus;
   tg_ = build_training_graph(bound, graph);
   input_type_ = tg_.types.at(tg_.data_input);
   param_layout_ = FlatLayout::of(tg_.params, tg_.types);
