@@ -10,42 +10,9 @@
 //            of the others is a / u for a non-zero u (within rounding of the direct product),
 //            a for the only zero, and 0 otherwise; never a division by zero.
 #pragma once
-#include <cstdint>
-#include <string>
-#include <utility>
-
-#include "graph/errors.h"
-#include "graph/ir.h"
+#include "graph/ops/scatter_reductions.h"
 
 namespace cbt {
-
-enum class ScatterReduction : uint8_t { None, Add, Mul, Max, Min };
-
-// The reduction named by ONNX's attribute value, or false (an unknown name).
-inline bool parse_scatter_reduction(const std::string& name, ScatterReduction& r) {
-  static constexpr std::pair<const char*, ScatterReduction> kNames[] = {{"none", ScatterReduction::None},
-                                                                        {"add", ScatterReduction::Add},
-                                                                        {"mul", ScatterReduction::Mul},
-                                                                        {"max", ScatterReduction::Max},
-                                                                        {"min", ScatterReduction::Min}};
-  for (const auto& [n, v] : kNames)
-    if (name == n) {
-      r = v;
-      return true;
-    }
-  return false;
-}
-
-// A scatter kernel's reduction (its schema refused any other name: another is a bug).
-inline ScatterReduction scatter_reduction_of(const Node& node) {
-  const std::string name = node.attrs.get_string("reduction", "none");
-  ScatterReduction r = ScatterReduction::None;
-  CBT_CHECK(parse_scatter_reduction(name, r), "node ", node.describe(), ": unknown reduction ", name);
-  return r;
-}
-
-// Whether the backward needs a tally (mul, max, min) or only dY at the targets (none, add).
-constexpr bool needs_tally(ScatterReduction r) { return r >= ScatterReduction::Mul; }
 
 template <class T>
 constexpr bool is_nan_value(T v) {

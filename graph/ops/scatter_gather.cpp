@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "graph/op_schema.h"
+#include "graph/ops/scatter_reductions.h"
 #include "graph/shape_utils.h"
 
 namespace cbt {
@@ -16,22 +17,20 @@ namespace {
 
 constexpr int64_t kMaxRank = 8;  // ops/scatter_elements.h's kScatterMaxRank, ops/scatter_nd.h's kNdMaxRank
 
-// A scatter's reduction (ops/scatter_reduction.h's names), from the opset that brought it: add
-// and mul 16, max and min 18.
+// A scatter's reduction (graph/ops/scatter_reductions.h), from the opset that brought it.
 void check_reduction(const InferContext& ctx) {
   const std::string r = ctx.node.attrs.get_string("reduction", "none");
-  const int64_t since = r == "none" ? 0 : r == "add" || r == "mul" ? 16 : r == "max" || r == "min" ? 18 : -1;
-  if (since < 0) ctx.fail("reduction '" + r + "' is not one of none, add, mul, max and min");
+  ScatterReduction kind = ScatterReduction::None;
+  int64_t since = 0;
+  if (!parse_scatter_reduction(r, kind, &since))
+    ctx.fail("reduction '" + r + "' is not one of none, add, mul, max and min");
   if (ctx.opset < since)
     ctx.fail("reduction '" + r + "' exists from opset " + std::to_string(since) + " on (the model's is " +
              std::to_string(ctx.opset) + ")");
 }
 
 // Whether a scatter's backward reads a tally (mul, max, min) or only dY (none, add).
-bool reduction_needs_tally(const Node& node) {
-  const std::string r = node.attrs.get_string("reduction", "none");
-  return r == "mul" || r == "max" || r == "min";
-}
+bool reduction_needs_tally(const Node& node) { return needs_tally(scatter_reduction_of(node)); }
 
 // A scatter's gradients, backward nodes for whichever is wanted of dData and dUpdates. None
 // and add: one `op` (dY, indices; `a` and the reduction): dY, 0 where "none" overwrote, and dY
