@@ -98,6 +98,7 @@ bool split_k_product(const CudaContext& cc, cublasHandle_t h, int64_t M, int64_t
   if (chunks < 4) return false;
   const int64_t chunk = K / chunks, rest = K - chunks * chunk, parts = chunks + (rest > 0 ? 1 : 0);
   Scratch scratch(cc);
+  // The partial products, and 64 KiB beyond them for sum_to's own partial sums.
   if (static_cast<size_t>(parts * M * N) * sizeof(float) + 65536 > scratch.left()) return false;
   float* partial = scratch.take<float>(parts * M * N, "split products");
   OperandMap full, single;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "graph/ops/norm_groups.h"
+#include "ops/cuda/broadcast.cuh"
 #include "ops/cuda/dense_util.cuh"
 #include "ops/norm_rows.h"
 
@@ -109,10 +110,8 @@ __global__ void norm_param_finalize_kernel(At at, int64_t params, int64_t terms,
       const double2 v = at(p, t);
       ds += v.x, db += v.y;
     }
-    for (int o = 16; o > 0; o >>= 1) {
-      ds += __shfl_xor_sync(0xffffffffu, ds, o);
-      db += __shfl_xor_sync(0xffffffffu, db, o);
-    }
+    ds = ew::group_reduce<32>(ds, ew::SumOp{}, static_cast<double*>(nullptr));
+    db = ew::group_reduce<32>(db, ew::SumOp{}, static_cast<double*>(nullptr));
     if (lane == 0 && dscale) dscale[p] = static_cast<float>(ds);
     if (lane == 0 && dbias) dbias[p] = static_cast<float>(db);
   }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ops/cuda/broadcast.cuh"
 #include "ops/cuda/dense_util.cuh"
 
 namespace cbt::cuda {
@@ -40,10 +41,10 @@ __device__ void probabilities(const float* x, const float* y, const Bias& bias, 
     float* row = p + s * d.T;
     float m = -INFINITY;
     for (int64_t t = lane; t < d.T; t += 32) m = fmaxf(m, row[t]);
-    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    m = ew::group_reduce<32>(m, ew::MaxOp{}, static_cast<float*>(nullptr));
     float sum = 0;
     for (int64_t t = lane; t < d.T; t += 32) sum += expf(row[t] - m);
-    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    sum = ew::group_reduce<32>(sum, ew::SumOp{}, static_cast<float*>(nullptr));
     const float inv = 1.0f / sum;
     __syncwarp();  // every lane has read the row before it is overwritten
     for (int64_t t = lane; t < d.T; t += 32) row[t] = expf(row[t] - m) * inv;
@@ -102,7 +103,7 @@ __global__ void __launch_bounds__(kAttentionThreads)
       float* row = da + s * d.T;
       float r = 0;
       for (int64_t t = lane; t < d.T; t += 32) r += pr[t] * row[t];
-      for (int o = 16; o > 0; o >>= 1) r += __shfl_xor_sync(0xffffffffu, r, o);
+      r = ew::group_reduce<32>(r, ew::SumOp{}, static_cast<float*>(nullptr));
       for (int64_t t = lane; t < d.T; t += 32) row[t] = pr[t] * (row[t] - r);
     }
     __syncthreads();
