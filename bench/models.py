@@ -76,10 +76,10 @@ MODELS = {
     "resnet32": (ResNet32, (3, 32, 32)),
     "seqnet": (SeqNet, (1, 28, 28)),  # LSTM, GRU and RNN over 28 steps (models/seqnet)
     # well-known architectures, small (models/architectures.py)
-    "mobilenetv2": (architecture("mobilenetv2"), (1, 28, 28)),
-    "convnext": (architecture("convnext"), (1, 28, 28)),
-    "vit": (architecture("vit"), (1, 28, 28)),
-    "rowgpt": (architecture("rowgpt"), (1, 28, 28)),
+    **{name: (architecture(name), (1, 28, 28)) for name in (
+        "mobilenetv2", "mobilenetv3", "efficientnet", "convnext", "vit", "rowgpt", "densenet",
+        "shufflenet", "squeezenet", "googlenet", "seresnext", "mlpmixer", "swin", "poolformer",
+        "vgg")},
 }
 
 
