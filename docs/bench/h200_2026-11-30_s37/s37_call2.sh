@@ -11,7 +11,7 @@ tar xJf .device/onnx.txz -C .device
 bash scripts/gpu_check.sh $OUT/check build > $OUT/build.txt 2>&1; echo "build rc $? after $((SECONDS-T0)) s"
 export PYTHON=/opt/torch/.venv/bin/python CBT_LIB_DIR=$PWD/.device/onnx/usr/lib/x86_64-linux-gnu
 export CUDA_DEVICE_MAX_CONNECTIONS=32
-bash bench/profile_gpu.sh $OUT/prof $MODELS fp32 2>&1 | tail -100
+bash bench/profile_gpu.sh $OUT/prof $MODELS fp32 2>&1 | grep -v '^ *%' | tail -60
 for m in ${MODELS//,/ }; do
   for side in cbtrain torch; do
     echo "== $m $side: longest kernels (µs per step, launches per step)"
@@ -24,7 +24,8 @@ for n, v in rows:
     print(f"{v['us']/s:8.1f} {v['launches']/s:5.1f}  {n[:150]}")
 PY
   done
-done
+done > $OUT/longest.txt 2>&1
+grep -A1 '^==' $OUT/longest.txt
 echo "done after $((SECONDS-T0)) s"
 xz -9 $OUT/build.txt
-cp $OUT/prof/profile_*.md $OUT/ && tar czf $OUT/prof.tgz -C $OUT prof --exclude='*.csv' --exclude='*.onnx' && rm -rf $OUT/prof
+tar czf $OUT/prof.tgz --exclude='*.csv' --exclude='*.onnx' -C $OUT prof && rm -rf $OUT/prof
