@@ -3,6 +3,7 @@
 // kernels exactly, and the backward ones gather per input element (no atomics) in the CPU's
 // summation order, so they are deterministic and bit-identical to the CPU.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,22 @@ __device__ void for_windows_holding(const PoolGeom& g, int64_t ih, int64_t iw, F
       f(oh, ow);
     }
   }
+}
+
+// The max-pool backward's bands (max_pool_band_bwd_kernel below).
+struct PoolBands {
+  int64_t rows = 1, bands = 1, window_rows = 1;  // input rows per band; bands per plane; shared rows
+};
+
+// Bands of about 512 inputs, when a band's windows fit in 48 KB of shared memory and a plane's
+// indices in 32 bits (a 1-D pooling over a very long row does not: the general kernel runs it).
+std::optional<PoolBands> pool_bands(const PoolGeom& g) {
+  PoolBands b;
+  b.rows = std::clamp<int64_t>(512 / std::max<int64_t>(g.W, 1), 1, g.H);
+  b.bands = (g.H + b.rows - 1) / b.rows;
+  b.window_rows = (b.rows - 1 + (g.KH - 1) * g.DH) / g.SH + 2;
+  if (!fits_32(g.H * g.W) || b.window_rows * g.OW * 4 > 48 * 1024 || !fits_32(g.NC * b.bands)) return std::nullopt;
+  return b;
 }
 
 // Whether the windows tile the input exactly (kernel = stride, no padding or dilation, no
@@ -133,6 +150,41 @@ __global__ void max_pool_bwd_kernel(const float* dy, const float* x, float* dx, 
       if (window_argmax(g, xp, oh, ow) == i) acc += dy[nc * oplane + oh * g.OW + ow];
     });
     dx[t] = acc;
+  }
+}
+
+// The backward in bands of input rows: a block takes rows [ih0, ih0 + R) of one plane, first
+// finds the first maximum of every window touching them once (into shared memory), then
+// gathers each input's dY from those windows in the order of max_pool_bwd_kernel (the same
+// sums, bit for bit). The general kernel finds a window's maximum again for each of its
+// inputs: K^2 window reads per input, 81 for GoogLeNet's 3 x 3 stride-1 pooling.
+// The windows' rows touching input rows [ih0, ih1): [lo, hi] (empty when hi < lo).
+__device__ __forceinline__ void window_rows_touching(const PoolGeom& g, int64_t ih0, int64_t ih1, int64_t* lo,
+                                                     int64_t* hi) {
+  const int64_t first = ih0 + g.PH - (g.KH - 1) * g.DH;  // oh * SH >= first
+  *lo = first <= 0 ? 0 : (first + g.SH - 1) / g.SH;
+  *hi = std::min<int64_t>(g.OH - 1, (ih1 - 1 + g.PH) / g.SH);
+}
+
+__global__ void max_pool_band_bwd_kernel(const float* dy, const float* x, float* dx, PoolGeom g, PoolBands b) {
+  extern __shared__ int32_t first_max[];  // per window of the band: its first maximum's index in the plane
+  const int64_t nc = blockIdx.x / b.bands, ih0 = (blockIdx.x % b.bands) * b.rows;
+  const int64_t ih1 = std::min<int64_t>(g.H, ih0 + b.rows), plane = g.H * g.W, oplane = g.OH * g.OW;
+  const float* xp = x + nc * plane;
+  const float* dyp = dy + nc * oplane;
+  int64_t lo, hi;
+  window_rows_touching(g, ih0, ih1, &lo, &hi);
+  const int64_t windows = std::max<int64_t>(0, hi - lo + 1) * g.OW;
+  for (int64_t w = threadIdx.x; w < windows; w += blockDim.x)
+    first_max[w] = static_cast<int32_t>(window_argmax(g, xp, lo + w / g.OW, w % g.OW));
+  __syncthreads();
+  for (int64_t e = threadIdx.x; e < (ih1 - ih0) * g.W; e += blockDim.x) {
+    const int64_t ih = ih0 + e / g.W, iw = e % g.W, i = ih * g.W + iw;
+    float acc = 0.0f;
+    for_windows_holding(g, ih, iw, [&](int64_t oh, int64_t ow) {
+      if (first_max[(oh - lo) * g.OW + ow] == i) acc += dyp[oh * g.OW + ow];
+    });
+    dx[nc * plane + i] = acc;
   }
 }
 
@@ -213,7 +265,11 @@ void max_pool_bwd(KernelContext& ctx) {
   if (tiles(g))
     max_pool_tiled_bwd_kernel<<<blocks_for(dY.numel()), kThreads, 0, cc.stream>>>(fptr(dY), fptr(X),
                                                                                   fptr_out(ctx.out(0)), g);
-  else
+  else if (std::optional<PoolBands> b = pool_bands(g)) {
+    const int threads = static_cast<int>(std::min<int64_t>(kThreads, (b->rows * g.W + 31) / 32 * 32));
+    max_pool_band_bwd_kernel<<<static_cast<unsigned>(g.NC * b->bands), threads, b->window_rows * g.OW * 4, cc.stream>>>(
+        fptr(dY), fptr(X), fptr_out(ctx.out(0)), g, *b);
+  } else
     max_pool_bwd_kernel<<<blocks_for(X.numel()), kThreads, 0, cc.stream>>>(fptr(dY), fptr(X), fptr_out(ctx.out(0)), g);
   CBT_CUDA_CHECK_LAUNCH();
 }

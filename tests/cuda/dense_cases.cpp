@@ -236,6 +236,24 @@ std::vector<CudaCase> pool_cases() {
       pool("MaxPool", "same_upper_s2", f32({1, 2, 7, 8}, 550),
            attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}})));
 
+  // Planes in several bands of rows (the backward's shared-memory kernel, ops/cuda/pool.cu):
+  // GoogLeNet's 3 x 3 stride-1 pooling with a last band shorter than the others, stride 2 with
+  // ceil_mode, dilation, rows wider than a band (one row each), and a 1-D row too long for a
+  // band's windows in shared memory (the general kernel).
+  v.push_back(pool("MaxPool", "bands_3x3_s1_pad1", f32({2, 3, 40, 37}, 580),
+                   attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{1, 1}}, {"pads", Ints{1, 1, 1, 1}}})));
+  v.push_back(pool("MaxPool", "bands_3x3_s2_pad1_ceil", f32({2, 2, 45, 30}, 582),
+                   attrs({{"kernel_shape", Ints{3, 3}},
+                          {"strides", Ints{2, 2}},
+                          {"pads", Ints{1, 1, 1, 1}},
+                          {"ceil_mode", int64_t{1}}})));
+  v.push_back(pool("MaxPool", "bands_dilation2_ties", tied({1, 2, 50, 24}, 584),
+                   attrs({{"kernel_shape", Ints{3, 2}}, {"dilations", Ints{2, 2}}, {"pads", Ints{2, 1, 1, 0}}})));
+  v.push_back(pool("MaxPool", "bands_wide_rows", f32({1, 2, 5, 700}, 586),
+                   attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{1, 2}}, {"pads", Ints{1, 1, 1, 1}}})));
+  v.push_back(pool("MaxPool", "1d_row_beyond_a_band", f32({1, 1, 20000}, 588),
+                   attrs({{"kernel_shape", Ints{3}}, {"strides", Ints{1}}, {"pads", Ints{1, 1}}})));
+
   v.push_back(pool("AveragePool", "2x2_s2", f32({2, 3, 8, 8}, 600),
                    attrs({{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}})));
   v.push_back(pool("AveragePool", "3x3_s2_include_pad_ceil", f32({2, 2, 9, 8}, 610),
