@@ -1,8 +1,8 @@
 // fuse_relu: a BatchNormTraining, Gemm, Conv or Add and the Relu after it as one node;
 // fuse_gradient_sum_relu: a sum of two gradients and the ReluGrad after it as one node;
 // fuse_loss_gradient: the softmax cross-entropy and its gradient as one node; fuse_gelu: the
-// erf form of GELU as one Gelu node; fuse_attention: MatMul, Softmax, MatMul as one
-// SoftmaxAttention node.
+// erf form of GELU as one Gelu node; fuse_rms_norm: the root-mean-square norm written out as one
+// RMSNorm node; fuse_attention: MatMul, Softmax, MatMul as one SoftmaxAttention node.
 #include "graph/fusion.h"
 
 #include <cmath>
@@ -123,9 +123,9 @@ int fuse_relu(Graph& g, std::map<std::string, ValueType>& types, const std::set<
 
 namespace {
 
-// The GELU chains of one graph (fuse_gelu): the values that may be folded read by one node,
-// and scalar constants.
-struct GeluMatcher {
+// The chains of one graph that fuse_gelu and fuse_rms_norm look for: the values that may be
+// folded read by one node, and scalar constants.
+struct ChainMatcher {
   const Graph& g;
   const std::map<std::string, ValueType>& types;
   const std::set<std::string>& exposed;
@@ -136,17 +136,34 @@ struct GeluMatcher {
     const Node& n = g.nodes[i];
     return n.domain.empty() && n.op_type == op && n.inputs.size() == 2 && n.outputs.size() == 1 ? &n : nullptr;
   }
+  // Node i if it is a one-input `op`.
+  const Node* unary(size_t i, const char* op) const {
+    const Node& n = g.nodes[i];
+    return n.domain.empty() && n.op_type == op && n.inputs.size() == 1 && n.outputs.size() == 1 ? &n : nullptr;
+  }
   // The one node that reads `v`, if it is an `op` and v is nothing the caller reads.
   std::optional<size_t> sole_reader_of(const std::string& v, const char* op) const {
     auto r = sole_reader(readers, exposed, v);
     return r && node(*r, op) ? r : std::nullopt;
   }
+  // The value of v where it is a float scalar constant.
+  std::optional<double> float_constant(const std::string& v) const {
+    auto it = g.initializers.find(v);
+    if (it == g.initializers.end() || !g.constant_initializers.count(v)) return std::nullopt;
+    const Tensor& t = it->second;
+    if (!is_floating(t.dtype()) || t.numel() != 1) return std::nullopt;
+    return t.at_f64(0);
+  }
   // Whether v is a float scalar constant within 1e-6 of `value`.
   bool is_constant(const std::string& v, double value) const {
-    auto it = g.initializers.find(v);
-    if (it == g.initializers.end() || !g.constant_initializers.count(v)) return false;
-    const Tensor& t = it->second;
-    return is_floating(t.dtype()) && t.numel() == 1 && std::abs(t.at_f64(0) - value) <= 1e-6;
+    const std::optional<double> c = float_constant(v);
+    return c && std::abs(*c - value) <= 1e-6;
+  }
+  // The node that writes v, if it is an `op` of two inputs and v is read by nothing else.
+  std::optional<size_t> sole_producer(const std::string& v, const char* op) const {
+    auto p = producer.find(v);
+    if (p == producer.end() || !node(p->second, op) || !sole_reader(readers, exposed, v)) return std::nullopt;
+    return p->second;
   }
   // The operand of binary node n other than the constant `value`, if one of them is it.
   std::optional<std::string> other_than(const Node& n, double value) const {
@@ -158,7 +175,14 @@ struct GeluMatcher {
   static bool multiplies(const Node& n, const std::string& a, const std::string& b) {
     return (n.inputs[0] == a && n.inputs[1] == b) || (n.inputs[0] == b && n.inputs[1] == a);
   }
+  bool is_float(const std::string& v) const {
+    auto t = types.find(v);
+    return t != types.end() && (t->second.dtype == DType::Float32 || t->second.dtype == DType::Float64);
+  }
+};
 
+// The GELU chains of one graph (fuse_gelu).
+struct GeluMatcher : ChainMatcher {
   // The chain that ends at Erf node `e`: the nodes to drop, the last one (which becomes the
   // Gelu) and X.
   struct Chain {
@@ -216,12 +240,149 @@ struct GeluMatcher {
   }
 };
 
+// The RMSNorm chains of one graph (fuse_rms_norm).
+struct RmsMatcher : ChainMatcher {
+  struct Chain {
+    std::vector<size_t> nodes;  // the chain's nodes; `last` becomes the RMSNorm
+    size_t last = 0;
+    std::string x, scale;  // scale: "" where the chain has none
+    int64_t axis = 0;
+    double epsilon = 0;
+  };
+
+  // The first of the dims a ReduceMean from shape x to m (kept dims) averages over, where those
+  // are the trailing ones: m is x before it and 1 from it on (a dim of size 1 is the same
+  // averaged or not).
+  static std::optional<int64_t> trailing_axis(const Shape& x, const Shape& m) {
+    const auto rank = static_cast<int64_t>(x.size());
+    if (m.size() != x.size() || rank == 0) return std::nullopt;
+    int64_t a = rank;
+    while (a > 0 && m[a - 1] == 1) --a;
+    if (a == rank) return std::nullopt;
+    for (int64_t i = 0; i < a; ++i)
+      if (m[i] != x[i]) return std::nullopt;
+    return a;
+  }
+  // Whether w, multiplied into rows over x's dims from `axis`, is one value a column: its dims
+  // are those dims (leading ones aside) and it has X's type.
+  bool is_scale(const std::string& w, const ValueType& x, int64_t axis) const {
+    auto t = types.find(w);
+    if (t == types.end() || t->second.dtype != x.dtype) return false;
+    const Shape& s = t->second.shape;
+    const auto rank = static_cast<int64_t>(x.shape.size());
+    if (static_cast<int64_t>(s.size()) > rank || shape_numel(s) != dims_product(x.shape, axis, x.shape.size()))
+      return false;
+    for (size_t k = 0; k < s.size(); ++k) {
+      const int64_t i = rank - 1 - static_cast<int64_t>(k);
+      if (s[s.size() - 1 - k] != (i >= axis ? x.shape[i] : 1)) return false;
+    }
+    return true;
+  }
+
+  // The chain whose ReduceMean is node i.
+  std::optional<Chain> match(size_t i) const {
+    const Node& mean = g.nodes[i];
+    if (!mean.domain.empty() || mean.op_type != "ReduceMean" || mean.inputs.empty() || mean.outputs.size() != 1 ||
+        mean.attrs.get_int("keepdims", 1) != 1)
+      return std::nullopt;
+    // X * X, or X ^ 2.
+    auto sq = producer.find(mean.inputs[0]);
+    if (sq == producer.end() || !sole_reader(readers, exposed, mean.inputs[0])) return std::nullopt;
+    const Node& square = g.nodes[sq->second];
+    const bool squares = (node(sq->second, "Mul") && square.inputs[0] == square.inputs[1]) ||
+                         (node(sq->second, "Pow") && is_constant(square.inputs[1], 2.0));
+    if (!squares || !is_float(square.inputs[0]) || !types.count(mean.outputs[0])) return std::nullopt;
+    Chain c{{sq->second, i}, 0, square.inputs[0], "", 0, 0};
+    const ValueType& xt = types.at(c.x);
+    const std::optional<int64_t> axis = trailing_axis(xt.shape, types.at(mean.outputs[0]).shape);
+    if (!axis) return std::nullopt;
+    c.axis = *axis;
+    // + epsilon, Sqrt.
+    auto add = sole_reader_of(mean.outputs[0], "Add");
+    if (!add) return std::nullopt;
+    const Node& plus = g.nodes[*add];
+    const std::optional<double> eps = float_constant(plus.inputs[plus.inputs[0] == mean.outputs[0] ? 1 : 0]);
+    if (!eps || *eps < 0) return std::nullopt;
+    c.epsilon = *eps;
+    auto root = sole_reader(readers, exposed, plus.outputs[0]);
+    if (!root || !unary(*root, "Sqrt")) return std::nullopt;
+    c.nodes.insert(c.nodes.end(), {*add, *root});
+    // X / rms, or X * Reciprocal(rms).
+    const std::string& rms = g.nodes[*root].outputs[0];
+    auto r = sole_reader(readers, exposed, rms);
+    if (!r) return std::nullopt;
+    if (const Node* div = node(*r, "Div"); div && div->inputs[0] == c.x && div->inputs[1] == rms) {
+      c.last = *r;
+    } else if (unary(*r, "Reciprocal")) {
+      c.nodes.push_back(*r);
+      auto m = sole_reader_of(g.nodes[*r].outputs[0], "Mul");
+      if (!m || !multiplies(g.nodes[*m], c.x, g.nodes[*r].outputs[0])) return std::nullopt;
+      c.last = *m;
+    } else {
+      return std::nullopt;
+    }
+    c.nodes.push_back(c.last);
+    const std::string& normed = g.nodes[c.last].outputs[0];
+    auto nt = types.find(normed);
+    if (nt == types.end() || nt->second != xt) return std::nullopt;
+    // Times a scale, where one follows.
+    if (auto m = sole_reader_of(normed, "Mul")) {
+      const Node& times = g.nodes[*m];
+      const std::string& w = times.inputs[times.inputs[0] == normed ? 1 : 0];
+      auto yt = types.find(times.outputs[0]);
+      if (w != normed && is_scale(w, xt, c.axis) && yt != types.end() && yt->second == xt) {
+        c.scale = w;
+        c.nodes.push_back(*m);
+        c.last = *m;
+      }
+    }
+    return c;
+  }
+};
+
 }  // namespace
+
+int fuse_rms_norm(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {
+  std::vector<RmsMatcher::Chain> chains;
+  {
+    const RmsMatcher m{{g, types, exposed}};
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (auto c = m.match(i)) chains.push_back(std::move(*c));
+  }
+  if (chains.empty()) return 0;
+  std::vector<bool> drop(g.nodes.size(), false);
+  for (const auto& c : chains) {
+    Node& last = g.nodes[c.last];
+    for (size_t i : c.nodes)
+      if (i != c.last) {
+        for (const auto& out : g.nodes[i].outputs) types.erase(out);
+        drop[i] = true;
+      }
+    const ValueType& xt = types.at(c.x);
+    ValueType stat = xt;
+    for (size_t d = static_cast<size_t>(c.axis); d < stat.shape.size(); ++d) stat.shape[d] = 1;
+    std::string invrms = last.outputs[0] + "_invrms";
+    while (types.count(invrms)) invrms += "_";
+    types[invrms] = stat;
+    Node norm;
+    norm.op_type = "RMSNorm";
+    norm.domain = kCbtDomain;
+    norm.name = last.name.empty() ? "rms_norm" : last.name + "_rms_norm";
+    norm.inputs = {c.x};
+    if (!c.scale.empty()) norm.inputs.push_back(c.scale);
+    norm.outputs = {last.outputs[0], invrms};
+    norm.attrs.set("axis", c.axis);
+    norm.attrs.set("epsilon", static_cast<float>(c.epsilon));
+    last = std::move(norm);
+  }
+  drop_nodes(g, drop);
+  return static_cast<int>(chains.size());
+}
 
 int fuse_gelu(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {
   std::vector<GeluMatcher::Chain> chains;
   {
-    const GeluMatcher m{g, types, exposed};
+    const GeluMatcher m{{g, types, exposed}};
     for (size_t i = 0; i < g.nodes.size(); ++i)
       if (auto c = m.match(i)) chains.push_back(std::move(*c));
   }

@@ -1,8 +1,9 @@
 // Peephole fusions of the training step's nodes. fuse_relu, fuse_gradient_sum_relu and
 // fuse_loss_gradient keep its arithmetic: each turns a pair of nodes into one, saving a pass
-// over an activation and the tensor between them. fuse_gelu and fuse_attention turn chains of
-// nodes into one node with a kernel of its own, the same up to rounding (the training graph
-// makes them where every learner is on a GPU: TrainingGraphOptions::gpu_fusions). The gradient
+// over an activation and the tensor between them. fuse_gelu, fuse_rms_norm and fuse_attention
+// turn chains of nodes into one node with a kernel of its own, the same up to rounding (the
+// training graph makes the first and the last where every learner is on a GPU:
+// TrainingGraphOptions::gpu_fusions; fuse_rms_norm is faster on the CPU too). The gradient
 // rules of the fused nodes emit correspondingly fused backward nodes.
 #pragma once
 #include <map>
@@ -32,6 +33,17 @@ int fuse_relu(Graph& g, std::map<std::string, ValueType>& types, const std::set<
 // nodes and their gradients become two kernels; the arithmetic differs by rounding only.
 // Returns the chains fused.
 int fuse_gelu(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed);
+
+// The root-mean-square norm written out as exporters write it (PyTorch's RMSNorm, and cbtrain's
+// own rewrite of RMSNormalization at binding), X * Reciprocal(Sqrt(ReduceMean(X^2) + eps)) or
+// X / Sqrt(...), X^2 a Pow by 2.0 or X * X, the mean over the trailing dims with kept dims, eps
+// a float scalar constant, and then, where it follows, a Mul by a scale of one value a
+// normalised column, becomes one RMSNorm node (cbtrain's domain: X, scale? -> Y, InvRms; its
+// gradient one RMSNormGrad) wherever the chain's values feed nothing but the chain and are not
+// in `exposed`. Six forward nodes and about ten backward ones become two kernels, the
+// LayerNormalization ones without the mean (ops/norm_rows.h's RowNormForm); the arithmetic
+// differs by rounding (the rows' sums in double). Returns the chains fused.
+int fuse_rms_norm(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed);
 
 // The core of attention as exporters write it, MatMul(X, Y), optionally an Add of a mask or
 // bias B, Softmax over the last axis and MatMul(that, V), becomes one SoftmaxAttention node

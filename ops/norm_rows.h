@@ -1,9 +1,10 @@
 // The views of a normalisation's input shared by the CPU and CUDA kernels, so that both read
-// it the same way: LayerNormalization's (rows, inner) around its axis, and Instance/Group-
-// Normalization's groups of channels.
+// it the same way: LayerNormalization's and RMSNorm's (rows, inner) around their axis, and
+// Instance/GroupNormalization's groups of channels.
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "graph/shape_utils.h"
 #include "graph/tensor.h"
@@ -16,6 +17,19 @@ struct NormRows {
     if (axis < 0) axis += static_cast<int64_t>(x.rank());
     inner = dims_product(x.shape(), axis, x.rank());
     rows = x.numel() / std::max<int64_t>(inner, 1);
+  }
+};
+
+// Where LayerNormalization and RMSNorm (LayerNormalization without the mean and the bias, made
+// by fuse_rms_norm, graph/fusion.h) keep their optional inputs and outputs, and whether rows
+// are centred: both ops, and their gradients, run the same kernels. -1: the op has none.
+struct RowNormForm {
+  bool centered = true;
+  int bias_in = 2, mean_out = 1, invstd_out = 2;  // the forward's
+  int mean_in = 3, invstd_in = 4;                 // the backward's (after dY, X and the scale)
+  static RowNormForm of(const std::string& op_type) {
+    if (op_type == "RMSNorm" || op_type == "RMSNormGrad") return RowNormForm{false, -1, -1, 1, -1, 3};
+    return RowNormForm{};
   }
 };
 

@@ -1,4 +1,4 @@
-// BatchNormalization (inference and training forms), LayerNormalization,
+// BatchNormalization (inference and training forms), LayerNormalization, RMSNorm,
 // InstanceNormalization and GroupNormalization schemas, their backward ops and gradient rules.
 #include <string>
 #include <vector>
@@ -157,6 +157,50 @@ std::vector<std::string> layer_norm_grad(GradContext& c) {
   return grads;
 }
 
+// RMSNorm (X, scale?) -> Y, InvRms? (X.shape[:axis] + ones): Y = X / sqrt(mean(X^2) + epsilon)
+// * scale over the dims from axis, made by fuse_rms_norm (graph/fusion.h) from the chain that
+// exporters write.
+std::vector<ValueType> infer_rms_norm(const InferContext& ctx) {
+  const ValueType& x = ctx.input(0);
+  LayerNormDims d = layer_norm_dims(ctx, x);
+  if (ctx.has(1)) {
+    const ValueType& p = ctx.input(1);
+    if (p.dtype != x.dtype || shape_numel(p.shape) != dims_product(x.shape, d.axis, x.shape.size()))
+      ctx.fail("scale " + shape_str(p.shape) + " does not match the normalized shape of " + shape_str(x.shape));
+  }
+  std::vector<ValueType> out{x};
+  if (ctx.node.outputs.size() > 1) out.push_back({x.dtype, d.stat});
+  return out;
+}
+
+// RMSNormGrad (dY, X, scale?, invrms?) -> (dX, dScale where there is a scale).
+std::vector<ValueType> infer_rms_norm_grad(const InferContext& ctx) {
+  const ValueType& x = ctx.input(1);
+  if (ctx.input(0).shape != x.shape) ctx.fail("dY and X differ in shape");
+  layer_norm_dims(ctx, x);
+  std::vector<ValueType> out{x};
+  if (ctx.has(2)) out.push_back(ctx.input(2));
+  return out;
+}
+
+// Reads the forward's InvRms output where the node has one (fuse_rms_norm gives it one).
+std::vector<std::string> rms_norm_grad(GradContext& c) {
+  const Node& n = c.node;
+  std::vector<std::string> grads(n.inputs.size(), "");
+  if (c.dY.empty() || c.dY[0].empty()) return grads;
+  const bool scaled = n.has_input(1), want_scale = scaled && c.wants.size() > 1 && c.wants[1];
+  Attributes a;
+  a.set("axis", n.attrs.get_int("axis", -1));
+  a.set("epsilon", n.attrs.get_float("epsilon", 1e-5f));
+  a.set("outputs_needed", std::vector<int64_t>{c.wants[0], want_scale});
+  std::vector<std::string> in{c.dY[0], n.inputs[0], scaled ? n.inputs[1] : ""};
+  if (n.outputs.size() > 1 && !n.outputs[1].empty()) in.push_back(n.outputs[1]);
+  auto d = c.g.emit("RMSNormGrad", kCbtDomain, in, scaled ? 2 : 1, a, "d_" + n.name);
+  grads[0] = c.wants[0] ? d[0] : "";
+  if (want_scale) grads[1] = d[1];
+  return grads;
+}
+
 // InstanceNormalization and GroupNormalization normalise each sample's groups of channels
 // (one channel a group for InstanceNormalization) over the group's values, then scale and
 // shift per channel; GroupNormalization before opset 21 scales and shifts per group.
@@ -245,6 +289,15 @@ CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain,
                              {},
                              {},
                              "backward of LayerNormalization: -> (dX, dScale, dBias)"});
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain,
+                             "RMSNorm",
+                             infer_rms_norm,
+                             rms_norm_grad,
+                             {0, 1},
+                             {},
+                             "root-mean-square norm over axis.. (epsilon, optional scale; InvRms): made by fusion"});
+CBT_REGISTER_SCHEMA(OpSchema{
+    kCbtDomain, "RMSNormGrad", infer_rms_norm_grad, {}, {}, {}, "backward of RMSNorm: -> (dX, dScale)"});
 CBT_REGISTER_SCHEMA(OpSchema{"",
                              "InstanceNormalization",
                              infer_group_norm,

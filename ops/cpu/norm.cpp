@@ -1,4 +1,4 @@
-// BatchNormalization (inference, training, backward), LayerNormalization and
+// BatchNormalization (inference, training, backward), LayerNormalization, RMSNorm and
 // Instance/GroupNormalization CPU kernels.
 #include <algorithm>
 #include <cmath>
@@ -137,11 +137,13 @@ void batch_norm_backward(KernelContext& ctx) {
 
 using Rows = NormRows;  // X viewed as (rows, inner) around the normalisation axis
 
-// Mean and 1/sqrt(var + eps) of one row of length n.
+// Mean and 1/sqrt(var + eps) of one row of length n; uncentred (RMSNorm), 0 and
+// 1/sqrt(mean(x^2) + eps).
 template <class T>
-std::pair<double, double> row_stats(const T* x, int64_t n, double eps) {
+std::pair<double, double> row_stats(const T* x, int64_t n, double eps, bool centered = true) {
   double sum = 0, sq = 0;
-  for (int64_t j = 0; j < n; ++j) sum += x[j];
+  if (centered)
+    for (int64_t j = 0; j < n; ++j) sum += x[j];
   double mean = sum / double(n);
   for (int64_t j = 0; j < n; ++j) sq += (x[j] - mean) * (x[j] - mean);
   return {mean, 1.0 / std::sqrt(sq / double(n) + eps)};
@@ -168,59 +170,74 @@ void row_param_grads(KernelContext& ctx, const T* x, const T* dy, int64_t rows, 
 }
 
 // dX of one normalised row of n values: invstd * (g - mean(g) - xhat * mean(g * xhat)), where
-// g = dy * scale_at(j) (a product in T) and xhat = (x - mean) * invstd.
+// g = dy * scale_at(j) (a product in T) and xhat = (x - mean) * invstd; uncentred rows
+// (RMSNorm, mean 0) have no mean(g) term.
 template <class T, class ScaleAt>
-void row_dx(const T* xr, const T* dyr, int64_t n, double mean, double invstd, ScaleAt scale_at, T* dxr) {
+void row_dx(const T* xr, const T* dyr, int64_t n, double mean, double invstd, ScaleAt scale_at, T* dxr,
+            bool centered = true) {
   double mean_g = 0, mean_gx = 0;
   for (int64_t j = 0; j < n; ++j) {
     const double g = dyr[j] * scale_at(j);
     mean_g += g;
     mean_gx += g * (xr[j] - mean) * invstd;
   }
-  mean_g /= double(n), mean_gx /= double(n);
+  mean_g = centered ? mean_g / double(n) : 0.0, mean_gx /= double(n);
   for (int64_t j = 0; j < n; ++j) {
     const double xhat = (xr[j] - mean) * invstd;
     dxr[j] = static_cast<T>(invstd * (dyr[j] * scale_at(j) - mean_g - xhat * mean_gx));
   }
 }
 
-// x: (rows, inner), scale, b: (inner) -> y, mean?, invstd?: (rows)
+template <class T>
+const T* optional_in(const KernelContext& ctx, int i) {
+  return i >= 0 && ctx.has_in(static_cast<size_t>(i)) ? ctx.in(static_cast<size_t>(i)).ptr<T>() : nullptr;
+}
+template <class T>
+T* optional_out(KernelContext& ctx, int i) {
+  return i >= 0 && ctx.has_out(static_cast<size_t>(i)) ? ctx.out(static_cast<size_t>(i)).ptr<T>() : nullptr;
+}
+
+// x: (rows, inner), scale, b: (inner) -> y, mean?, invstd?: (rows); RMSNorm: x, scale? -> y,
+// invrms? (RowNormForm).
 template <class T>
 void layer_norm_forward(KernelContext& ctx) {
+  const RowNormForm f = RowNormForm::of(ctx.node.op_type);
   const Tensor& X = ctx.in(0);
   Rows d(X, ctx.node.attrs.get_int("axis", -1));
   double eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
-  const T *x = X.ptr<T>(), *scale = ctx.in(1).ptr<T>();
-  const T* bias = ctx.has_in(2) ? ctx.in(2).ptr<T>() : nullptr;
+  const T *x = X.ptr<T>(), *scale = optional_in<T>(ctx, 1), *bias = optional_in<T>(ctx, f.bias_in);
   T* y = ctx.out(0).ptr<T>();
-  T* mean_out = ctx.has_out(1) ? ctx.out(1).ptr<T>() : nullptr;
-  T* invstd_out = ctx.has_out(2) ? ctx.out(2).ptr<T>() : nullptr;
+  T* mean_out = optional_out<T>(ctx, f.mean_out);
+  T* invstd_out = optional_out<T>(ctx, f.invstd_out);
 #pragma omp parallel for if (X.numel() > (int64_t{1} << 16))
   for (int64_t r = 0; r < d.rows; ++r) {
     const T* xr = x + r * d.inner;
     T* yr = y + r * d.inner;
-    auto [mean, invstd] = row_stats(xr, d.inner, eps);
+    auto [mean, invstd] = row_stats(xr, d.inner, eps, f.centered);
     for (int64_t j = 0; j < d.inner; ++j)
-      yr[j] = static_cast<T>((xr[j] - mean) * invstd * scale[j] + (bias ? bias[j] : T(0)));
+      yr[j] = static_cast<T>((xr[j] - mean) * invstd * (scale ? scale[j] : T(1)) + (bias ? bias[j] : T(0)));
     if (mean_out) mean_out[r] = static_cast<T>(mean);
     if (invstd_out) invstd_out[r] = static_cast<T>(invstd);
   }
 }
 
-// dy, x: (rows, inner), scale: (inner), mean?, invstd?: (rows) -> dX, dScale, dBias
+// dy, x: (rows, inner), scale: (inner), mean?, invstd?: (rows) -> dX, dScale, dBias; RMSNorm's:
+// dy, x, scale?, invrms? -> dX, dScale? (RowNormForm).
 template <class T>
 void layer_norm_backward(KernelContext& ctx) {
+  const RowNormForm f = RowNormForm::of(ctx.node.op_type);
   const Tensor& X = ctx.in(1);
   Rows d(X, ctx.node.attrs.get_int("axis", -1));
   double eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
-  const T *dy = ctx.in(0).ptr<T>(), *x = X.ptr<T>(), *scale = ctx.in(2).ptr<T>();
+  const T *dy = ctx.in(0).ptr<T>(), *x = X.ptr<T>(), *scale = optional_in<T>(ctx, 2);
+  const T *saved_mean = optional_in<T>(ctx, f.mean_in), *saved_invstd = optional_in<T>(ctx, f.invstd_in);
   std::vector<double> mean(d.rows), invstd(d.rows);
-  bool saved = ctx.has_in(3) && ctx.has_in(4);
+  const bool saved = saved_invstd && (saved_mean || !f.centered);
   for (int64_t r = 0; r < d.rows; ++r) {
     if (saved) {
-      mean[r] = ctx.in(3).ptr<T>()[r], invstd[r] = ctx.in(4).ptr<T>()[r];
+      mean[r] = saved_mean ? saved_mean[r] : T(0), invstd[r] = saved_invstd[r];
     } else {
-      std::tie(mean[r], invstd[r]) = row_stats(x + r * d.inner, d.inner, eps);
+      std::tie(mean[r], invstd[r]) = row_stats(x + r * d.inner, d.inner, eps, f.centered);
     }
   }
   row_param_grads(
@@ -234,8 +251,8 @@ void layer_norm_backward(KernelContext& ctx) {
 #pragma omp parallel for if (X.numel() > (int64_t{1} << 16))
   for (int64_t r = 0; r < d.rows; ++r)
     row_dx(
-        x + r * d.inner, dy + r * d.inner, d.inner, mean[r], invstd[r], [&](int64_t j) { return scale[j]; },
-        dx + r * d.inner);
+        x + r * d.inner, dy + r * d.inner, d.inner, mean[r], invstd[r],
+        [&](int64_t j) { return scale ? scale[j] : T(1); }, dx + r * d.inner, f.centered);
 }
 
 // Instance/GroupNormalization (ops/norm_rows.h's GroupRows): X, scale, bias -> Y
@@ -295,6 +312,12 @@ CBT_REGISTER_KERNEL("", "LayerNormalization", DeviceKind::CPU, [](KernelContext&
   dispatch_float(ctx.in(0).dtype(), [&]<class T>() { layer_norm_forward<T>(ctx); });
 });
 CBT_REGISTER_KERNEL(kCbtDomain, "LayerNormGrad", DeviceKind::CPU, [](KernelContext& ctx) {
+  dispatch_float(ctx.in(0).dtype(), [&]<class T>() { layer_norm_backward<T>(ctx); });
+});
+CBT_REGISTER_KERNEL(kCbtDomain, "RMSNorm", DeviceKind::CPU, [](KernelContext& ctx) {
+  dispatch_float(ctx.in(0).dtype(), [&]<class T>() { layer_norm_forward<T>(ctx); });
+});
+CBT_REGISTER_KERNEL(kCbtDomain, "RMSNormGrad", DeviceKind::CPU, [](KernelContext& ctx) {
   dispatch_float(ctx.in(0).dtype(), [&]<class T>() { layer_norm_backward<T>(ctx); });
 });
 CBT_REGISTER_KERNEL("", "InstanceNormalization", DeviceKind::CPU, [](KernelContext& ctx) {

@@ -1,4 +1,5 @@
-// The normalisations over rows, CUDA kernels (forward and backward): LayerNormalization, and
+// The normalisations over rows, CUDA kernels (forward and backward): LayerNormalization, RMSNorm
+// (LayerNormalization without the mean and the bias, ops/norm_rows.h's RowNormForm), and
 // Instance/GroupNormalization (a row is one sample's group of channels, ops/norm_rows.h).
 // Statistics are reduced in double, in a fixed order (deterministic), with the CPU's formulas.
 #include <algorithm>
@@ -22,27 +23,31 @@ struct Rows : NormRows {
   unsigned blocks() const { return static_cast<unsigned>(std::clamp<int64_t>(rows, 1, 65535)); }
 };
 
-// Mean and 1/sqrt(var + eps) of row xr (length n), known to every thread of the block.
-__device__ double2 row_stats(const float* xr, int64_t n, double eps, double* shared) {
-  double sum = 0;
-  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sum += xr[j];
-  double mean = block_sum_all(sum, shared) / double(n);
+// Mean and 1/sqrt(var + eps) of row xr (length n), known to every thread of the block;
+// uncentred (RMSNorm), 0 and 1/sqrt(mean(x^2) + eps).
+__device__ double2 row_stats(const float* xr, int64_t n, double eps, double* shared, bool centered = true) {
+  double mean = 0;
+  if (centered) {
+    double sum = 0;
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sum += xr[j];
+    mean = block_sum_all(sum, shared) / double(n);
+  }
   double sq = 0;
   for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sq += (xr[j] - mean) * (xr[j] - mean);
   double var = block_sum_all(sq, shared) / double(n);
   return make_double2(mean, 1.0 / sqrt(var + eps));
 }
 
-// x: (rows, inner), scale, b: (inner) -> y, mean?, invstd?: (rows)
+// x: (rows, inner), scale?, b?: (inner) -> y, mean?, invstd?: (rows)
 __global__ void layer_norm_fwd_kernel(const float* x, const float* scale, const float* bias, float* y, float* mean_out,
-                                      float* invstd_out, Rows d, double eps) {
+                                      float* invstd_out, Rows d, double eps, bool centered) {
   __shared__ double shared[32];
   for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
     const float* xr = x + r * d.inner;
     float* yr = y + r * d.inner;
-    double2 st = row_stats(xr, d.inner, eps, shared);
+    double2 st = row_stats(xr, d.inner, eps, shared, centered);
     for (int64_t j = threadIdx.x; j < d.inner; j += blockDim.x)
-      yr[j] = static_cast<float>((xr[j] - st.x) * st.y * scale[j] + (bias ? bias[j] : 0.0f));
+      yr[j] = static_cast<float>((xr[j] - st.x) * st.y * (scale ? scale[j] : 1.0f) + (bias ? bias[j] : 0.0f));
     if (threadIdx.x == 0) {
       if (mean_out) mean_out[r] = static_cast<float>(st.x);
       if (invstd_out) invstd_out[r] = static_cast<float>(st.y);
@@ -50,33 +55,45 @@ __global__ void layer_norm_fwd_kernel(const float* x, const float* scale, const 
   }
 }
 
+const float* optional_in(const KernelContext& ctx, int i) {
+  return i >= 0 && ctx.has_in(static_cast<size_t>(i)) ? fptr(ctx.in(static_cast<size_t>(i))) : nullptr;
+}
+float* optional_out(KernelContext& ctx, int i) {
+  return i >= 0 && ctx.has_out(static_cast<size_t>(i)) ? fptr_out(ctx.out(static_cast<size_t>(i))) : nullptr;
+}
+
+// LayerNormalization: X, scale, B? -> Y, Mean?, InvStdDev?; RMSNorm: X, scale? -> Y, InvRms?
 void layer_norm_forward(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
+  const RowNormForm f = RowNormForm::of(ctx.node.op_type);
   const Tensor& X = ctx.in(0);
   check_float(X, ctx.node);
   Rows d(X, ctx.node.attrs.get_int("axis", -1));
   double eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
   layer_norm_fwd_kernel<<<d.blocks(), d.threads(), 0, cc.stream>>>(
-      fptr(X), fptr(ctx.in(1)), ctx.has_in(2) ? fptr(ctx.in(2)) : nullptr, fptr_out(ctx.out(0)),
-      ctx.has_out(1) ? fptr_out(ctx.out(1)) : nullptr, ctx.has_out(2) ? fptr_out(ctx.out(2)) : nullptr, d, eps);
+      fptr(X), optional_in(ctx, 1), optional_in(ctx, f.bias_in), fptr_out(ctx.out(0)), optional_out(ctx, f.mean_out),
+      optional_out(ctx, f.invstd_out), d, eps, f.centered);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
 // stats[r] = (mean, invstd) of row r, recomputed (the forward did not save them).
-__global__ void layer_norm_stats_kernel(const float* x, double2* stats, Rows d, double eps) {
+__global__ void layer_norm_stats_kernel(const float* x, double2* stats, Rows d, double eps, bool centered) {
   __shared__ double shared[32];
   for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x) {
-    double2 st = row_stats(x + r * d.inner, d.inner, eps, shared);
+    double2 st = row_stats(x + r * d.inner, d.inner, eps, shared, centered);
     if (threadIdx.x == 0) stats[r] = st;
   }
 }
 
 // Row r's (mean, invstd): the forward's saved float32 ones (the training graph asks the forward
-// for them, graph/ops/norm.cpp), or those layer_norm_stats_kernel recomputed.
+// for them, graph/ops/norm.cpp; RMSNorm saves no mean, 0), or those layer_norm_stats_kernel
+// recomputed.
 struct RowStats {
   const double2* computed;
   const float *mean, *invstd;
-  __device__ double2 operator()(int64_t r) const { return computed ? computed[r] : make_double2(mean[r], invstd[r]); }
+  __device__ double2 operator()(int64_t r) const {
+    return computed ? computed[r] : make_double2(mean ? mean[r] : 0.0f, invstd[r]);
+  }
 };
 
 // partial[chunk * inner + j] = (sum dy * xhat, sum dy) of column j over the rows of chunk.
@@ -125,10 +142,11 @@ struct ChunkOfColumn {
 };
 
 // dX of one row of n values, by the block: invstd * (g - mean(g) - xhat * mean(g * xhat)),
-// g = dy * scale_at(j) (a float product, as on the CPU).
+// g = dy * scale_at(j) (a float product, as on the CPU); uncentred rows (RMSNorm) have no
+// mean(g) term.
 template <class ScaleAt>
 __device__ void row_dx(const float* xr, const float* dyr, int64_t n, double2 st, ScaleAt scale_at, float* dxr,
-                       double* shared) {
+                       double* shared, bool centered = true) {
   double sg = 0, sgx = 0;
   for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
     double g = dyr[j] * scale_at(j);
@@ -136,6 +154,7 @@ __device__ void row_dx(const float* xr, const float* dyr, int64_t n, double2 st,
     sgx += g * (xr[j] - st.x) * st.y;
   }
   double mean_g = block_sum_all(sg, shared) / double(n);
+  if (!centered) mean_g = 0;
   double mean_gx = block_sum_all(sgx, shared) / double(n);
   for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
     double xhat = (xr[j] - st.x) * st.y;
@@ -143,32 +162,36 @@ __device__ void row_dx(const float* xr, const float* dyr, int64_t n, double2 st,
   }
 }
 
-// LayerNormalization's scale, one a column.
+// LayerNormalization's scale, one a column (RMSNorm's may be absent: 1).
 struct ScaleByColumn {
   const float* scale;
-  __device__ float operator()(int64_t j) const { return scale[j]; }
+  __device__ float operator()(int64_t j) const { return scale ? scale[j] : 1.0f; }
 };
 
 __global__ void layer_norm_dx_kernel(const float* dy, const float* x, const float* scale, RowStats stats, float* dx,
-                                     Rows d) {
+                                     Rows d, bool centered) {
   __shared__ double shared[32];
   for (int64_t r = blockIdx.x; r < d.rows; r += gridDim.x)
-    row_dx(x + r * d.inner, dy + r * d.inner, d.inner, stats(r), ScaleByColumn{scale}, dx + r * d.inner, shared);
+    row_dx(x + r * d.inner, dy + r * d.inner, d.inner, stats(r), ScaleByColumn{scale}, dx + r * d.inner, shared,
+           centered);
 }
 
-// dy, x: (rows, inner), scale: (inner), mean?, invstd?: (rows) -> dX, dScale, dBias
+// dy, x: (rows, inner), scale: (inner), mean?, invstd?: (rows) -> dX, dScale, dBias; RMSNorm's:
+// dy, x, scale?, invrms? -> dX, dScale?
 void layer_norm_backward(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
+  const RowNormForm f = RowNormForm::of(ctx.node.op_type);
   const Tensor &dY = ctx.in(0), &X = ctx.in(1);
   check_float(X, ctx.node);
   Rows d(X, ctx.node.attrs.get_int("axis", -1));
   double eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
-  bool saved = ctx.has_in(3) && ctx.has_in(4);
+  const float *saved_mean = optional_in(ctx, f.mean_in), *saved_invstd = optional_in(ctx, f.invstd_in);
+  const bool saved = saved_invstd && (saved_mean || !f.centered);
   Scratch scratch(cc);
-  RowStats stats{nullptr, saved ? fptr(ctx.in(3)) : nullptr, saved ? fptr(ctx.in(4)) : nullptr};
+  RowStats stats{nullptr, saved ? saved_mean : nullptr, saved ? saved_invstd : nullptr};
   if (!saved) {
     auto* computed = scratch.take<double2>(d.rows, "layer-norm statistics");
-    layer_norm_stats_kernel<<<d.blocks(), d.threads(), 0, cc.stream>>>(fptr(X), computed, d, eps);
+    layer_norm_stats_kernel<<<d.blocks(), d.threads(), 0, cc.stream>>>(fptr(X), computed, d, eps, f.centered);
     CBT_CUDA_CHECK_LAUNCH();
     stats.computed = computed;
   }
@@ -190,8 +213,8 @@ void layer_norm_backward(KernelContext& ctx) {
     CBT_CUDA_CHECK_LAUNCH();
   }
   if (!output_needed(ctx, 0)) return;
-  layer_norm_dx_kernel<<<d.blocks(), d.threads(), 0, cc.stream>>>(fptr(dY), fptr(X), fptr(ctx.in(2)), stats,
-                                                                  fptr_out(ctx.out(0)), d);
+  layer_norm_dx_kernel<<<d.blocks(), d.threads(), 0, cc.stream>>>(fptr(dY), fptr(X), optional_in(ctx, 2), stats,
+                                                                  fptr_out(ctx.out(0)), d, f.centered);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
@@ -319,6 +342,8 @@ void group_norm_backward(KernelContext& ctx) {
 
 CBT_REGISTER_KERNEL("", "LayerNormalization", DeviceKind::CUDA, layer_norm_forward);
 CBT_REGISTER_KERNEL(kCbtDomain, "LayerNormGrad", DeviceKind::CUDA, layer_norm_backward);
+CBT_REGISTER_KERNEL(kCbtDomain, "RMSNorm", DeviceKind::CUDA, layer_norm_forward);
+CBT_REGISTER_KERNEL(kCbtDomain, "RMSNormGrad", DeviceKind::CUDA, layer_norm_backward);
 CBT_REGISTER_KERNEL("", "InstanceNormalization", DeviceKind::CUDA, group_norm_forward);
 CBT_REGISTER_KERNEL("", "GroupNormalization", DeviceKind::CUDA, group_norm_forward);
 CBT_REGISTER_KERNEL(kCbtDomain, "GroupNormGrad", DeviceKind::CUDA, group_norm_backward);

@@ -320,6 +320,16 @@ CudaCase layer_norm(std::string name, const Shape& x, int64_t axis, bool bias, s
   return make_case("LayerNormalization/" + name, std::move(node), std::move(in), 1e-4, 1e-5);
 }
 
+// RMSNorm (cbtrain's domain, graph/fusion.h's fuse_rms_norm), with or without a scale, saving
+// InvRms (two outputs, as the fusion makes it) or not; through its gradient rule RMSNormGrad.
+CudaCase rms_norm(std::string name, const Shape& x, int64_t axis, bool scaled, size_t outputs, uint64_t seed) {
+  int64_t a = axis < 0 ? axis + static_cast<int64_t>(x.size()) : axis;
+  std::vector<Tensor> in{f32(x, seed)};
+  if (scaled) in.push_back(f32(Shape(x.begin() + a, x.end()), seed + 1));
+  Node node = make_node("RMSNorm", in.size(), outputs, attrs({{"axis", axis}, {"epsilon", 1e-6f}}), kCbtDomain);
+  return make_case("RMSNorm/" + name, std::move(node), std::move(in), 1e-4, 1e-5);
+}
+
 // InstanceNormalization (groups = 0) or GroupNormalization with `params` scale/bias values
 // (per channel, or per group before opset 21); through its gradient rule GroupNormGrad.
 CudaCase group_norm(std::string name, const Shape& x, int64_t groups, int64_t params, int64_t opset, uint64_t seed) {
@@ -358,6 +368,10 @@ std::vector<CudaCase> norm_cases() {
   // Over the channels of a channels-last image (ConvNeXt): thousands of rows of 24 values, the
   // parameter gradients' partials of 16 rows and their sums a warp per parameter.
   v.push_back(layer_norm("channels_last_many_rows", {6, 14, 14, 24}, -1, true, 1, 950));
+  // The decoder's rows (32 images of 28 tokens, 48 wide), a row wider than a block, two axes.
+  v.push_back(rms_norm("decoder_rows_saved", {32, 28, 48}, -1, true, 2, 960));
+  v.push_back(rms_norm("wide_recomputed", {5, 300}, -1, true, 1, 965));
+  v.push_back(rms_norm("two_axes_no_scale", {3, 4, 5}, 1, false, 2, 970));
 
   v.push_back(group_norm("2x3x5x5", {2, 3, 5, 5}, 0, 3, 17, 950));
   v.push_back(group_norm("wide_rows_4x8x40x40", {4, 8, 40, 40}, 0, 8, 17, 955));

@@ -1,4 +1,4 @@
-// BatchNormalization (inference, training, running statistics), LayerNormalization and
+// BatchNormalization (inference, training, running statistics), LayerNormalization, RMSNorm and
 // Instance/GroupNormalization tests.
 #include <gtest/gtest.h>
 
@@ -158,6 +158,50 @@ TEST(LayerNormTest, GradCheck) {
     std::vector<Tensor> in{random_tensor(DType::Float64, c.x, 8), random_tensor(DType::Float64, inner, 9)};
     if (c.bias) in.push_back(random_tensor(DType::Float64, inner, 10));
     auto res = grad_check(make_node("LayerNormalization", in.size(), c.outputs, a), in);
+    EXPECT_TRUE(res.ok) << shape_str(c.x) << " axis " << c.axis << "\n" << res.report;
+  }
+}
+
+// RMSNorm (cbtrain's domain, made by fusion): X / sqrt(mean(X^2) + eps) * scale over the dims
+// from axis, and 1 / sqrt(mean(X^2) + eps) a row.
+TEST(RMSNormTest, ForwardMatchesFormula) {
+  Tensor x = random_tensor(DType::Float64, {2, 3, 4}, 15), scale = random_tensor(DType::Float64, {3, 4}, 16);
+  Attributes a;
+  a.set("axis", int64_t{1});
+  a.set("epsilon", 1e-4f);
+  for (bool scaled : {true, false}) {
+    std::vector<Tensor> in{x};
+    if (scaled) in.push_back(scale);
+    auto y = run_node(make_node("RMSNorm", in.size(), 2, a, kCbtDomain), in);
+    ASSERT_EQ(y[1].shape(), (Shape{2, 1, 1}));
+    for (int64_t r = 0; r < 2; ++r) {
+      double sq = 0;
+      for (int64_t j = 0; j < 12; ++j) sq += std::pow(x.at_f64(r * 12 + j), 2) / 12;
+      const double inv = 1 / std::sqrt(sq + double(1e-4f));
+      EXPECT_NEAR(y[1].at_f64(r), inv, 1e-9);
+      for (int64_t j = 0; j < 12; ++j)
+        EXPECT_NEAR(y[0].at_f64(r * 12 + j), x.at_f64(r * 12 + j) * inv * (scaled ? scale.at_f64(j) : 1.0), 1e-9);
+    }
+  }
+}
+
+// The gradients of X and the scale, from the forward's saved InvRms (two outputs) and
+// recomputed (one), with and without a scale.
+TEST(RMSNormTest, GradCheck) {
+  struct Case {
+    Shape x;
+    int64_t axis;
+    bool scaled;
+    size_t outputs;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{3, 5}, -1, true, 2}, {{2, 3, 4}, 1, true, 1}, {{1, 2, 6}, -1, false, 2}, {{4, 2, 3}, 2, false, 1}}) {
+    Attributes a;
+    a.set("axis", c.axis);
+    Shape inner(c.x.begin() + (c.axis < 0 ? c.axis + c.x.size() : c.axis), c.x.end());
+    std::vector<Tensor> in{random_tensor(DType::Float64, c.x, 18)};
+    if (c.scaled) in.push_back(random_tensor(DType::Float64, inner, 19));
+    auto res = grad_check(make_node("RMSNorm", in.size(), c.outputs, a, kCbtDomain), in);
     EXPECT_TRUE(res.ok) << shape_str(c.x) << " axis " << c.axis << "\n" << res.report;
   }
 }

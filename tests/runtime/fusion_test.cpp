@@ -1,7 +1,8 @@
 // Fusion (graph/fusion.h): BatchNorm, Gemm, Conv or a residual Add with the Relu after it as one
 // node, a sum of two gradients with the ReluGrad after it, and the softmax cross-entropy with
 // its gradient. The fused training step computes exactly what the
-// unfused one does, with fewer nodes. The erf form of GELU as one Gelu node: the same up to
+// unfused one does, with fewer nodes. The erf form of GELU as one Gelu node, the written-out
+// RMSNorm as one RMSNorm node and attention's core as one SoftmaxAttention node: the same up to
 // rounding.
 #include "graph/fusion.h"
 
@@ -394,6 +395,112 @@ TEST(Fusion, EveryOrderOfTheGeluProductFusesAndOnlyWholeChainsOfConstants) {
     EXPECT_EQ(fused, 0);
     EXPECT_EQ(count(g, "Gelu", false), 0);
     EXPECT_EQ(count(g, "Erf", false), 1);
+  }
+}
+
+// The decoder's five RMSNorms become RMSNorm nodes, each with its weight as the scale: PyTorch's
+// nn.RMSNorm as the dynamo exporter writes it (Pow, ReduceMean, Add, Sqrt, Reciprocal, Mul, Mul
+// by the weight) and opset 23's RMSNormalization (rewritten at binding into Mul, ReduceMean,
+// Add, Sqrt, Div, Mul). The step trains as the chains do up to rounding.
+TEST(Fusion, TheDecodersRMSNormsBecomeRMSNormNodesAndTrainAsTheChains) {
+  for (const char* file : {"models/architectures/rowgpt.dynamo_noopt.onnx", "models/architectures/rowgpt.op23.onnx"}) {
+    SCOPED_TRACE(file);
+    FusedAndPlain r(file);
+    EXPECT_EQ(count(r.plain_step, "RMSNorm", false), 0);
+    EXPECT_EQ(count(r.plain_step, "ReduceMean", false) - count(r.fused_step, "ReduceMean", false), 5);
+    EXPECT_EQ(count(r.plain_step, "Sqrt", false) - count(r.fused_step, "Sqrt", false), 5);
+    EXPECT_EQ(count(r.fused_step, "RMSNormGrad", false), 5);
+    int scaled = 0;
+    for (const Node& n : r.fused_step.nodes)
+      if (n.op_type == "RMSNorm" && n.inputs.size() == 2 && n.outputs.size() == 2) ++scaled;
+    EXPECT_EQ(scaled, 5);
+    expect_close_training(r, 10000);
+  }
+}
+
+// Each form of the chain fuses (Pow or Mul for the square, Reciprocal and Mul or Div, with or
+// without a scale); a chain with a value read elsewhere or exposed, a mean over a leading dim,
+// a trained epsilon, or a square by 3 does not; a scale over more than the normalised dims
+// stays a Mul after an RMSNorm without one.
+TEST(Fusion, EveryFormOfTheRMSNormChainFusesAndOnlyThose) {
+  enum Case {
+    kPowReciprocalScale,
+    kMulDivScaleFirst,
+    kNoScale,
+    kMeanReadElsewhere,
+    kRmsExposed,
+    kLeadingAxis,
+    kTrainedEpsilon,
+    kCube,
+    kScaleOverRows
+  };
+  auto make = [](Case c) {
+    Graph g;
+    g.initializers["two"] = Tensor::scalar_f32(c == kCube ? 3.0f : 2.0f);
+    g.initializers["eps"] = Tensor::scalar_f32(1e-6f);
+    g.initializers["axes"] = Tensor::from_i64({c == kLeadingAxis ? 0 : -1}, {1});
+    for (const char* k : {"two", "eps", "axes"}) g.constant_initializers.insert(k);
+    if (c == kTrainedEpsilon) g.constant_initializers.erase("eps");
+    g.nodes.push_back(node_of("Relu", {"in"}, "x"));
+    if (c == kMulDivScaleFirst)
+      g.nodes.push_back(node_of("Mul", {"x", "x"}, "sq"));
+    else
+      g.nodes.push_back(node_of("Pow", {"x", "two"}, "sq"));
+    g.nodes.push_back(node_of("ReduceMean", {"sq", "axes"}, "mean"));
+    g.nodes.push_back(node_of("Add", {"eps", "mean"}, "meps"));
+    g.nodes.push_back(node_of("Sqrt", {"meps"}, "rms"));
+    if (c == kMulDivScaleFirst) {
+      g.nodes.push_back(node_of("Div", {"x", "rms"}, "normed"));
+    } else {
+      g.nodes.push_back(node_of("Reciprocal", {"rms"}, "inv"));
+      g.nodes.push_back(node_of("Mul", {"inv", "x"}, "normed"));
+    }
+    const char* scale = c == kScaleOverRows ? "rowscale" : "w";
+    if (c == kNoScale)
+      g.nodes.push_back(node_of("Neg", {"normed"}, "y"));
+    else if (c == kMulDivScaleFirst)
+      g.nodes.push_back(node_of("Mul", {scale, "normed"}, "y"));
+    else
+      g.nodes.push_back(node_of("Mul", {"normed", scale}, "y"));
+    g.nodes.push_back(node_of("Neg", {"y"}, "out"));
+    if (c == kMeanReadElsewhere) g.nodes.push_back(node_of("Neg", {"mean"}, "other"));
+    const ValueType f{DType::Float32, {4, 3, 6}}, stat{DType::Float32, {4, 3, 1}};
+    std::map<std::string, ValueType> types;
+    for (const char* v : {"in", "x", "sq", "normed", "y", "out"}) types[v] = f;
+    for (const char* v : {"mean", "meps", "rms", "other"}) types[v] = stat;
+    if (c != kMulDivScaleFirst) types["inv"] = stat;
+    if (c == kLeadingAxis)
+      for (const char* v : {"mean", "meps", "rms", "inv"}) types[v] = ValueType{DType::Float32, {1, 3, 6}};
+    types["w"] = ValueType{DType::Float32, {6}};
+    types["rowscale"] = ValueType{DType::Float32, {3, 6}};
+    const int fused =
+        fuse_rms_norm(g, types, c == kRmsExposed ? std::set<std::string>{"rms"} : std::set<std::string>{});
+    return std::tuple{fused, g, types};
+  };
+  for (Case c : {kPowReciprocalScale, kMulDivScaleFirst, kNoScale, kScaleOverRows}) {
+    SCOPED_TRACE(c);
+    auto [fused, g, types] = make(c);
+    EXPECT_EQ(fused, 1);
+    const bool scaled = c == kPowReciprocalScale || c == kMulDivScaleFirst;
+    ASSERT_EQ(g.nodes.size(), scaled ? 3u : 4u);
+    const Node& n = g.nodes[1];
+    EXPECT_EQ(n.op_type, "RMSNorm");
+    EXPECT_EQ(n.domain, kCbtDomain);
+    EXPECT_EQ(n.inputs, (scaled ? std::vector<std::string>{"x", "w"} : std::vector<std::string>{"x"}));
+    ASSERT_EQ(n.outputs.size(), 2u);
+    EXPECT_EQ(n.outputs[0], scaled ? "y" : "normed");
+    EXPECT_EQ(types.at(n.outputs[1]).shape, (Shape{4, 3, 1}));
+    EXPECT_EQ(n.attrs.get_int("axis", 0), 2);
+    EXPECT_FLOAT_EQ(n.attrs.get_float("epsilon", 0), 1e-6f);
+    if (c == kScaleOverRows) EXPECT_EQ(g.nodes[2].inputs, (std::vector<std::string>{"normed", "rowscale"}));
+    for (const char* v : {"sq", "mean", "meps", "rms", "inv"}) EXPECT_EQ(types.count(v), 0u) << v;
+  }
+  for (Case c : {kMeanReadElsewhere, kRmsExposed, kLeadingAxis, kTrainedEpsilon, kCube}) {
+    SCOPED_TRACE(c);
+    auto [fused, g, types] = make(c);
+    EXPECT_EQ(fused, 0);
+    EXPECT_EQ(count(g, "RMSNorm", false), 0);
+    EXPECT_EQ(count(g, "Sqrt", false), 1);
   }
 }
 
