@@ -68,13 +68,16 @@ struct PoolBands {
 };
 
 // Bands of about 512 inputs, when a band's windows fit in 48 KB of shared memory and a plane's
-// indices in 32 bits (a 1-D pooling over a very long row does not: the general kernel runs it).
+// coordinates in 32 bits (a 1-D pooling over a very long row does not: the general kernel runs it).
 std::optional<PoolBands> pool_bands(const PoolGeom& g) {
   PoolBands b;
   b.rows = std::clamp<int64_t>(512 / std::max<int64_t>(g.W, 1), 1, g.H);
   b.bands = (g.H + b.rows - 1) / b.rows;
   b.window_rows = (b.rows - 1 + (g.KH - 1) * g.DH) / g.SH + 2;
-  if (!fits_32(g.H * g.W) || b.window_rows * g.OW * 4 > 48 * 1024 || !fits_32(g.NC * b.bands)) return std::nullopt;
+  const int64_t reach = std::max({g.H + g.PH + g.PEH, g.W + g.PW + g.PEW, g.KH * g.DH, g.KW * g.DW, g.OH * g.SH,
+                                  g.OW * g.SW});  // the coordinates the kernel forms, padded
+  if (!fits_32(g.H * g.W) || !fits_32(4 * reach) || b.window_rows * g.OW * 4 > 48 * 1024 || !fits_32(g.NC * b.bands))
+    return std::nullopt;
   return b;
 }
 
@@ -157,33 +160,78 @@ __global__ void max_pool_bwd_kernel(const float* dy, const float* x, float* dx, 
 // finds the first maximum of every window touching them once (into shared memory), then
 // gathers each input's dY from those windows in the order of max_pool_bwd_kernel (the same
 // sums, bit for bit). The general kernel finds a window's maximum again for each of its
-// inputs: K^2 window reads per input, 81 for GoogLeNet's 3 x 3 stride-1 pooling.
-// The windows' rows touching input rows [ih0, ih1): [lo, hi] (empty when hi < lo).
-__device__ __forceinline__ void window_rows_touching(const PoolGeom& g, int64_t ih0, int64_t ih1, int64_t* lo,
-                                                     int64_t* hi) {
-  const int64_t first = ih0 + g.PH - (g.KH - 1) * g.DH;  // oh * SH >= first
-  *lo = first <= 0 ? 0 : (first + g.SH - 1) / g.SH;
-  *hi = std::min<int64_t>(g.OH - 1, (ih1 - 1 + g.PH) / g.SH);
+// inputs (K^2 window reads per input, 81 for GoogLeNet's 3 x 3 stride-1 pooling) and steps
+// through the K^2 taps with 64-bit divisions. This one is in 32-bit arithmetic (pool_bands
+// checks that a plane fits) and walks each axis's range of windows directly.
+struct PoolGeom32 {
+  int H, W, KH, KW, SH, SW, DH, DW, PH, PW, OH, OW;
+  explicit PoolGeom32(const PoolGeom& g)
+      : H(int(g.H)),
+        W(int(g.W)),
+        KH(int(g.KH)),
+        KW(int(g.KW)),
+        SH(int(g.SH)),
+        SW(int(g.SW)),
+        DH(int(g.DH)),
+        DW(int(g.DW)),
+        PH(int(g.PH)),
+        PW(int(g.PW)),
+        OH(int(g.OH)),
+        OW(int(g.OW)) {}
+};
+
+// The first window along an axis (kernel k, stride s, dilation d) that holds padded position
+// p: the least o >= 0 with p - o s <= (k - 1) d.
+__device__ __forceinline__ int first_window(int p, int k, int s, int d) {
+  const int f = p - (k - 1) * d;
+  return f <= 0 ? 0 : (f + s - 1) / s;
 }
 
-__global__ void max_pool_band_bwd_kernel(const float* dy, const float* x, float* dx, PoolGeom g, PoolBands b) {
+// window_argmax in 32 bits: the flat index of window (oh, ow)'s first maximum, -1 if empty.
+__device__ int window_argmax32(const PoolGeom32& g, const float* x, int oh, int ow) {
+  int best = -1;
+  float top = 0.0f;
+  for (int kh = 0; kh < g.KH; ++kh) {
+    const int ih = oh * g.SH - g.PH + kh * g.DH;
+    if (ih < 0 || ih >= g.H) continue;
+    for (int kw = 0; kw < g.KW; ++kw) {
+      const int iw = ow * g.SW - g.PW + kw * g.DW;
+      if (iw < 0 || iw >= g.W) continue;
+      const int i = ih * g.W + iw;
+      const float v = x[i];
+      if (best < 0 || v > top) best = i, top = v;
+    }
+  }
+  return best;
+}
+
+__global__ void max_pool_band_bwd_kernel(const float* dy, const float* x, float* dx, PoolGeom32 g, int rows,
+                                         int bands) {
   extern __shared__ int32_t first_max[];  // per window of the band: its first maximum's index in the plane
-  const int64_t nc = blockIdx.x / b.bands, ih0 = (blockIdx.x % b.bands) * b.rows;
-  const int64_t ih1 = std::min<int64_t>(g.H, ih0 + b.rows), plane = g.H * g.W, oplane = g.OH * g.OW;
+  const int64_t nc = blockIdx.x / bands;
+  const int ih0 = static_cast<int>(blockIdx.x % bands) * rows, ih1 = min(g.H, ih0 + rows);
+  const int64_t plane = int64_t{g.H} * g.W, oplane = int64_t{g.OH} * g.OW;
   const float* xp = x + nc * plane;
   const float* dyp = dy + nc * oplane;
-  int64_t lo, hi;
-  window_rows_touching(g, ih0, ih1, &lo, &hi);
-  const int64_t windows = std::max<int64_t>(0, hi - lo + 1) * g.OW;
-  for (int64_t w = threadIdx.x; w < windows; w += blockDim.x)
-    first_max[w] = static_cast<int32_t>(window_argmax(g, xp, lo + w / g.OW, w % g.OW));
+  // The windows' rows touching the band: [lo, hi].
+  const int lo = first_window(ih0 + g.PH, g.KH, g.SH, g.DH), hi = min(g.OH - 1, (ih1 - 1 + g.PH) / g.SH);
+  const int windows = max(0, hi - lo + 1) * g.OW;
+  for (int w = threadIdx.x; w < windows; w += blockDim.x)
+    first_max[w] = window_argmax32(g, xp, lo + w / g.OW, w % g.OW);
   __syncthreads();
-  for (int64_t e = threadIdx.x; e < (ih1 - ih0) * g.W; e += blockDim.x) {
-    const int64_t ih = ih0 + e / g.W, iw = e % g.W, i = ih * g.W + iw;
+  for (int e = threadIdx.x; e < (ih1 - ih0) * g.W; e += blockDim.x) {
+    const int ih = ih0 + e / g.W, iw = e % g.W, i = ih * g.W + iw;
+    const int hp = ih + g.PH, wp = iw + g.PW;
+    const int oh_end = min(g.OH - 1, hp / g.SH), ow_first = first_window(wp, g.KW, g.SW, g.DW),
+              ow_end = min(g.OW - 1, wp / g.SW);
     float acc = 0.0f;
-    for_windows_holding(g, ih, iw, [&](int64_t oh, int64_t ow) {
-      if (first_max[(oh - lo) * g.OW + ow] == i) acc += dyp[oh * g.OW + ow];
-    });
+    for (int oh = first_window(hp, g.KH, g.SH, g.DH); oh <= oh_end; ++oh) {
+      if (g.DH != 1 && (hp - oh * g.SH) % g.DH != 0) continue;
+      for (int ow = ow_first; ow <= ow_end; ++ow) {
+        if (g.DW != 1 && (wp - ow * g.SW) % g.DW != 0) continue;
+        if (first_max[(oh - lo) * g.OW + ow] == i) acc += dyp[oh * g.OW + ow];
+      }
+    }
     dx[nc * plane + i] = acc;
   }
 }
@@ -268,7 +316,7 @@ void max_pool_bwd(KernelContext& ctx) {
   else if (std::optional<PoolBands> b = pool_bands(g)) {
     const int threads = static_cast<int>(std::min<int64_t>(kThreads, (b->rows * g.W + 31) / 32 * 32));
     max_pool_band_bwd_kernel<<<static_cast<unsigned>(g.NC * b->bands), threads, b->window_rows * g.OW * 4, cc.stream>>>(
-        fptr(dY), fptr(X), fptr_out(ctx.out(0)), g, *b);
+        fptr(dY), fptr(X), fptr_out(ctx.out(0)), PoolGeom32(g), static_cast<int>(b->rows), static_cast<int>(b->bands));
   } else
     max_pool_bwd_kernel<<<blocks_for(X.numel()), kThreads, 0, cc.stream>>>(fptr(dY), fptr(X), fptr_out(ctx.out(0)), g);
   CBT_CUDA_CHECK_LAUNCH();
