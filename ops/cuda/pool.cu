@@ -69,15 +69,19 @@ struct PoolBands {
 
 // Bands of about 512 inputs, when a band's windows fit in 48 KB of shared memory and a plane's
 // coordinates in 32 bits (a 1-D pooling over a very long row does not: the general kernel runs it).
+// Whether a plane's coordinates, padded, and its flat indices fit the 32-bit kernels (PoolGeom32).
+bool plane_fits_32(const PoolGeom& g) {
+  const int64_t reach = std::max(
+      {g.H + g.PH + g.PEH, g.W + g.PW + g.PEW, g.KH * g.DH, g.KW * g.DW, g.OH * g.SH, g.OW * g.SW, g.OH * g.OW});
+  return fits_32(g.H * g.W) && fits_32(4 * reach);
+}
+
 std::optional<PoolBands> pool_bands(const PoolGeom& g) {
   PoolBands b;
   b.rows = std::clamp<int64_t>(512 / std::max<int64_t>(g.W, 1), 1, g.H);
   b.bands = (g.H + b.rows - 1) / b.rows;
   b.window_rows = (b.rows - 1 + (g.KH - 1) * g.DH) / g.SH + 2;
-  const int64_t reach = std::max({g.H + g.PH + g.PEH, g.W + g.PW + g.PEW, g.KH * g.DH, g.KW * g.DW, g.OH * g.SH,
-                                  g.OW * g.SW});  // the coordinates the kernel forms, padded
-  if (!fits_32(g.H * g.W) || !fits_32(4 * reach) || b.window_rows * g.OW * 4 > 48 * 1024 || !fits_32(g.NC * b.bands))
-    return std::nullopt;
+  if (!plane_fits_32(g) || b.window_rows * g.OW * 4 > 48 * 1024 || !fits_32(g.NC * b.bands)) return std::nullopt;
   return b;
 }
 
@@ -236,6 +240,19 @@ __global__ void max_pool_band_bwd_kernel(const float* dy, const float* x, float*
   }
 }
 
+// max_pool_fwd_kernel in 32-bit arithmetic within a plane (plane_fits_32).
+__global__ void max_pool_fwd32_kernel(const float* x, float* y, int64_t* ind, PoolGeom32 g, int64_t total) {
+  const int oplane = g.OH * g.OW;
+  const int64_t plane = int64_t{g.H} * g.W;
+  CBT_GRID_STRIDE_LOOP(o, total) {
+    const int64_t nc = o / oplane;
+    const int r = static_cast<int>(o - nc * oplane);
+    const int i = window_argmax32(g, x + nc * plane, r / g.OW, r % g.OW);
+    y[o] = i < 0 ? -INFINITY : x[nc * plane + i];
+    if (ind) ind[o] = i < 0 ? -1 : nc * plane + i;
+  }
+}
+
 // x: (NC, H, W) -> y: (NC, OH, OW)
 __global__ void avg_pool_fwd_kernel(const float* x, float* y, PoolGeom g, bool include_pad) {
   int64_t oplane = g.OH * g.OW, plane = g.H * g.W;
@@ -299,6 +316,9 @@ void max_pool_fwd(KernelContext& ctx) {
   if (tiles(g))
     max_pool_tiled_fwd_kernel<<<blocks_for(ctx.out(0).numel()), kThreads, 0, cc.stream>>>(fptr(X), fptr_out(ctx.out(0)),
                                                                                           ind, g);
+  else if (plane_fits_32(g))
+    max_pool_fwd32_kernel<<<blocks_for(ctx.out(0).numel()), kThreads, 0, cc.stream>>>(
+        fptr(X), fptr_out(ctx.out(0)), ind, PoolGeom32(g), ctx.out(0).numel());
   else
     max_pool_fwd_kernel<<<blocks_for(ctx.out(0).numel()), kThreads, 0, cc.stream>>>(fptr(X), fptr_out(ctx.out(0)), ind,
                                                                                     g);
