@@ -1,8 +1,8 @@
 // fuse_relu: a BatchNormTraining, Gemm, Conv or Add and the Relu after it as one node;
 // fuse_gradient_sum_relu: a sum of two gradients and the ReluGrad after it as one node;
 // fuse_loss_gradient: the softmax cross-entropy and its gradient as one node; fuse_gelu: the
-// erf form of GELU as one Gelu node; fuse_rms_norm: the root-mean-square norm written out as one
-// RMSNorm node; fuse_attention: MatMul, Softmax, MatMul as one SoftmaxAttention node.
+// erf form of GELU as one Gelu node; fuse_silu: X * Sigmoid(X) as one Silu node; fuse_rms_norm: the root-mean-square
+// norm written out as one RMSNorm node; fuse_attention: MatMul, Softmax, MatMul as one SoftmaxAttention node.
 #include "graph/fusion.h"
 
 #include <cmath>
@@ -377,6 +377,36 @@ int fuse_rms_norm(Graph& g, std::map<std::string, ValueType>& types, const std::
   }
   drop_nodes(g, drop);
   return static_cast<int>(chains.size());
+}
+
+int fuse_silu(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {
+  std::vector<std::pair<size_t, size_t>> pairs;  // (Sigmoid, Mul)
+  {
+    const ChainMatcher m{g, types, exposed};
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const Node* sig = m.unary(i, "Sigmoid");
+      if (!sig || !m.is_float(sig->inputs[0])) continue;
+      auto mul = m.sole_reader_of(sig->outputs[0], "Mul");
+      if (!mul || !ChainMatcher::multiplies(g.nodes[*mul], sig->inputs[0], sig->outputs[0])) continue;
+      auto xt = types.find(sig->inputs[0]), yt = types.find(g.nodes[*mul].outputs[0]);
+      if (yt != types.end() && yt->second == xt->second) pairs.emplace_back(i, *mul);
+    }
+  }
+  std::vector<bool> drop(g.nodes.size(), false);
+  for (auto [s, m] : pairs) {
+    Node& mul = g.nodes[m];
+    types.erase(g.nodes[s].outputs[0]);
+    drop[s] = true;
+    Node silu;
+    silu.op_type = "Silu";
+    silu.domain = kCbtDomain;
+    silu.name = mul.name.empty() ? "silu" : mul.name + "_silu";
+    silu.inputs = {g.nodes[s].inputs[0]};
+    silu.outputs = {mul.outputs[0]};
+    mul = std::move(silu);
+  }
+  drop_nodes(g, drop);
+  return static_cast<int>(pairs.size());
 }
 
 int fuse_gelu(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {

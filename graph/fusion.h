@@ -1,9 +1,9 @@
 // Peephole fusions of the training step's nodes. fuse_relu, fuse_gradient_sum_relu and
 // fuse_loss_gradient keep its arithmetic: each turns a pair of nodes into one, saving a pass
-// over an activation and the tensor between them. fuse_gelu, fuse_rms_norm and fuse_attention
-// turn chains of nodes into one node with a kernel of its own, the same up to rounding (the
-// training graph makes the first and the last where every learner is on a GPU:
-// TrainingGraphOptions::gpu_fusions; fuse_rms_norm is faster on the CPU too). The gradient
+// over an activation and the tensor between them. fuse_silu, fuse_gelu, fuse_rms_norm and
+// fuse_attention turn chains of nodes into one node with a kernel of its own, the same up to
+// rounding (the training graph makes GELU's and attention's where every learner is on a GPU:
+// TrainingGraphOptions::gpu_fusions; SiLU's and RMSNorm's are faster on the CPU too). The gradient
 // rules of the fused nodes emit correspondingly fused backward nodes.
 #pragma once
 #include <map>
@@ -33,6 +33,13 @@ int fuse_relu(Graph& g, std::map<std::string, ValueType>& types, const std::set<
 // nodes and their gradients become two kernels; the arithmetic differs by rounding only.
 // Returns the chains fused.
 int fuse_gelu(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed);
+
+// SiLU (swish) as exporters write it, Mul(X, Sigmoid(X)) with the operands either way round,
+// becomes one Silu node (cbtrain's domain; its gradient one SiluGrad) wherever the Sigmoid's
+// output feeds nothing but that Mul and is not in `exposed`, and the product has X's type. The
+// forward computes what the two nodes do bit for bit; the gradient, one node instead of four,
+// differs by rounding. Returns the pairs fused.
+int fuse_silu(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed);
 
 // The root-mean-square norm written out as exporters write it (PyTorch's RMSNorm, and cbtrain's
 // own rewrite of RMSNormalization at binding), X * Reciprocal(Sqrt(ReduceMean(X^2) + eps)) or

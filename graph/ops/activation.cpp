@@ -1,4 +1,4 @@
-// Schemas of activations (Relu, LeakyRelu, Sigmoid, Tanh, Gelu, Elu, Selu, Softplus, Softsign,
+// Schemas of activations (Relu, LeakyRelu, Sigmoid, Tanh, Silu, Gelu, Elu, Selu, Softplus, Softsign,
 // HardSigmoid, HardSwish, Mish, Celu, ThresholdedRelu), Dropout and their backward ops.
 #include "graph/op_schema.h"
 
@@ -99,6 +99,14 @@ CBT_REGISTER_SCHEMA(
 CBT_REGISTER_SCHEMA(
     {"", "Sigmoid", infer_activation, activation_grad("SigmoidGrad", true), {0}, {}, "1 / (1 + exp(-X))"});
 CBT_REGISTER_SCHEMA({"", "Tanh", infer_activation, activation_grad("TanhGrad", true), {0}, {}, "tanh(X)"});
+// SiLU (swish): X * Sigmoid(X) as exporters write it becomes one Silu (graph/fusion.h).
+CBT_REGISTER_SCHEMA({kCbtDomain,
+                     "Silu",
+                     infer_activation,
+                     activation_grad("SiluGrad", false),
+                     {0},
+                     {},
+                     "X sigmoid(X): X * Sigmoid(X) fused"});
 CBT_REGISTER_SCHEMA({"",
                      "Gelu",
                      infer_activation,
@@ -161,6 +169,8 @@ CBT_REGISTER_SCHEMA({kCbtDomain, "LeakyReluGrad", infer_activation_grad, {}, {},
 CBT_REGISTER_SCHEMA({kCbtDomain, "SigmoidGrad", infer_activation_grad, {}, {}, {}, "(dY, Y) -> dY Y (1 - Y)"});
 CBT_REGISTER_SCHEMA({kCbtDomain, "TanhGrad", infer_activation_grad, {}, {}, {}, "(dY, Y) -> dY (1 - Y^2)"});
 CBT_REGISTER_SCHEMA({kCbtDomain, "GeluGrad", infer_activation_grad, {}, {}, {}, "(dY, X) -> dY Gelu'(X)"});
+CBT_REGISTER_SCHEMA(
+    {kCbtDomain, "SiluGrad", infer_activation_grad, {}, {}, {}, "(dY, X) -> dY s (1 + X (1 - s)), s = sigmoid(X)"});
 
 CBT_REGISTER_SCHEMA({kCbtDomain, "EluGrad", infer_activation_grad, {}, {}, {}, "(dY, X) -> dY or dY alpha exp(X)"});
 CBT_REGISTER_SCHEMA(

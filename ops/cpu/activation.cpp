@@ -86,6 +86,18 @@ void tanh_grad(KernelContext& ctx) {
   activation_grad(ctx, [](auto dy, auto y) { return dy * (1 - y * y); });
 }
 
+// X sigmoid(X), as Mul(X, Sigmoid(X)) rounds it; the gradient s (1 + X (1 - s)).
+void silu(KernelContext& ctx) {
+  activation(ctx, [](auto x) { return x * sigmoid(x); });
+}
+void silu_grad(KernelContext& ctx) {
+  activation_grad(ctx, [](auto dy, auto x) {
+    using T = decltype(x);
+    const T s = sigmoid(x);
+    return dy * (s * (T(1) + x * (T(1) - s)));
+  });
+}
+
 void gelu(KernelContext& ctx) {
   if (gelu_tanh(ctx)) {
     activation(ctx, [](auto x) {
@@ -277,6 +289,8 @@ CBT_REGISTER_KERNEL(kCbtDomain, "LeakyReluGrad", DeviceKind::CPU, leaky_relu_gra
 CBT_REGISTER_KERNEL(kCbtDomain, "SigmoidGrad", DeviceKind::CPU, sigmoid_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "TanhGrad", DeviceKind::CPU, tanh_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "GeluGrad", DeviceKind::CPU, gelu_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "Silu", DeviceKind::CPU, silu);
+CBT_REGISTER_KERNEL(kCbtDomain, "SiluGrad", DeviceKind::CPU, silu_grad);
 CBT_REGISTER_KERNEL("", "Elu", DeviceKind::CPU, elu);
 CBT_REGISTER_KERNEL("", "Selu", DeviceKind::CPU, selu);
 CBT_REGISTER_KERNEL("", "Softplus", DeviceKind::CPU, softplus);

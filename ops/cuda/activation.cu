@@ -47,6 +47,15 @@ struct TanhOp {
 struct TanhGradOp {
   __device__ float operator()(float dy, float y) const { return dy * (1 - y * y); }
 };
+struct SiluOp {
+  __device__ float operator()(float x) const { return x * sigmoid(x); }
+};
+struct SiluGradOp {
+  __device__ float operator()(float dy, float x) const {
+    const float s = sigmoid(x);
+    return dy * (s * (1.0f + x * (1.0f - s)));
+  }
+};
 struct GeluOp {
   bool tanh_approx;
   __device__ float operator()(float x) const {
@@ -180,6 +189,8 @@ void sigmoid_kernel(KernelContext& ctx) { activation(ctx, SigmoidOp{}); }
 void sigmoid_grad(KernelContext& ctx) { activation_grad(ctx, SigmoidGradOp{}); }
 void tanh_kernel(KernelContext& ctx) { activation(ctx, TanhOp{}); }
 void tanh_grad(KernelContext& ctx) { activation_grad(ctx, TanhGradOp{}); }
+void silu(KernelContext& ctx) { activation(ctx, SiluOp{}); }
+void silu_grad(KernelContext& ctx) { activation_grad(ctx, SiluGradOp{}); }
 void gelu(KernelContext& ctx) { activation(ctx, GeluOp{gelu_tanh(ctx)}); }
 void gelu_grad(KernelContext& ctx) { activation_grad(ctx, GeluGradOp{gelu_tanh(ctx)}); }
 void elu(KernelContext& ctx) { activation(ctx, EluOp{attr(ctx, "alpha", 1.0f)}); }
@@ -330,6 +341,8 @@ CBT_REGISTER_KERNEL(kCbtDomain, "LeakyReluGrad", DeviceKind::CUDA, leaky_relu_gr
 CBT_REGISTER_KERNEL(kCbtDomain, "SigmoidGrad", DeviceKind::CUDA, sigmoid_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "TanhGrad", DeviceKind::CUDA, tanh_grad);
 CBT_REGISTER_KERNEL(kCbtDomain, "GeluGrad", DeviceKind::CUDA, gelu_grad);
+CBT_REGISTER_KERNEL(kCbtDomain, "Silu", DeviceKind::CUDA, silu);
+CBT_REGISTER_KERNEL(kCbtDomain, "SiluGrad", DeviceKind::CUDA, silu_grad);
 CBT_REGISTER_KERNEL("", "Elu", DeviceKind::CUDA, elu);
 CBT_REGISTER_KERNEL("", "Selu", DeviceKind::CUDA, selu);
 CBT_REGISTER_KERNEL("", "Softplus", DeviceKind::CUDA, softplus);

@@ -293,6 +293,8 @@ std::vector<CudaCase> activation_cases() {
   v.push_back(make_case("Tanh/wide_range", make_node("Tanh", 1, 1), {rnd({4, 17}, 106, 3.0)}, kSum));
   v.push_back(make_case("Tanh/batch1", make_node("Tanh", 1, 1), {rnd({1, 3, 3}, 107)}, kSum));
   v.push_back(make_case("Gelu/erf", make_node("Gelu", 1, 1), {rnd({6, 19}, 108, 2.0)}, kSum, 20));
+  // Fused X * Sigmoid(X) (graph/fusion.h): both branches of the sigmoid.
+  v.push_back(make_case("Silu/wide_range", make_node("Silu", 1, 1, {}, kCbtDomain), {rnd({7, 33}, 111, 8.0)}, kSum));
   v.push_back(make_case("Gelu/tanh", make_node("Gelu", 1, 1, attr_s("approximate", "tanh")), {rnd({1, 23}, 109, 2.0)},
                         kSum, 20));
   // Scale 4 reaches both sides of every kink and clamp (HardSwish's at +-3, HardSigmoid's at

@@ -33,6 +33,7 @@ struct Act {
   const char* op;
   Attributes attrs;
   double (*ref)(double);
+  const char* domain = "";
 };
 
 std::vector<Act> activations() {
@@ -42,6 +43,7 @@ std::vector<Act> activations() {
       {"LeakyRelu", attr_f("alpha", 0.2f), [](double x) { return x >= 0 ? x : double(0.2f) * x; }},
       {"Sigmoid", {}, [](double x) { return 1 / (1 + std::exp(-x)); }},
       {"Tanh", {}, [](double x) { return std::tanh(x); }},
+      {"Silu", {}, [](double x) { return x / (1 + std::exp(-x)); }, kCbtDomain},  // fused X * Sigmoid(X)
       {"Gelu", {}, [](double x) { return x * 0.5 * std::erfc(-x / std::sqrt(2.0)); }},
       {"Gelu", attr_s("approximate", "tanh"),
        [](double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }},
@@ -78,7 +80,7 @@ TEST(ActivationTest, ForwardMatchesFormulas) {
   x.ptr<double>()[3] = -3;
   x.ptr<double>()[4] = 0;
   for (const Act& a : activations()) {
-    auto y = run_node(make_node(a.op, 1, 1, a.attrs), {x})[0];
+    auto y = run_node(make_node(a.op, 1, 1, a.attrs, a.domain), {x})[0];
     for (int64_t i = 0; i < x.numel(); ++i)
       EXPECT_NEAR(y.at_f64(i), a.ref(x.at_f64(i)), 1e-12) << a.op << " at " << x.at_f64(i);
   }
@@ -90,7 +92,7 @@ TEST(ActivationTest, ForwardMatchesFormulas) {
 TEST(ActivationTest, Gradients) {
   for (const Act& a : activations())
     for (const Shape& s : kShapes) {
-      auto r = grad_check(make_node(a.op, 1, 1, a.attrs), {random_tensor(DType::Float64, s, 5, 2.0)});
+      auto r = grad_check(make_node(a.op, 1, 1, a.attrs, a.domain), {random_tensor(DType::Float64, s, 5, 2.0)});
       EXPECT_TRUE(r.ok) << a.op << " " << shape_str(s) << "\n" << r.report;
     }
   // Negative alpha: the backward op must use X, not the sign of Y.

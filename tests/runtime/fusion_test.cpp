@@ -418,6 +418,52 @@ TEST(Fusion, TheDecodersRMSNormsBecomeRMSNormNodesAndTrainAsTheChains) {
   }
 }
 
+// EfficientNet's thirteen SiLUs (TorchScript's export writes nn.SiLU as Sigmoid, Mul) become Silu
+// nodes; its squeeze-excite gates (a Sigmoid times another tensor) stay. The step trains as the
+// pairs do up to rounding.
+TEST(Fusion, EfficientNetsSilusBecomeSiluNodesAndTrainAsThePairs) {
+  FusedAndPlain r("models/architectures/efficientnet.ts17.onnx");
+  EXPECT_EQ(count(r.plain_step, "Sigmoid", false), 17);
+  EXPECT_EQ(count(r.fused_step, "Sigmoid", false), 4);
+  EXPECT_EQ(count(r.fused_step, "Silu", false), 13);
+  EXPECT_EQ(count(r.fused_step, "SiluGrad", false), 13);
+  // Each pair's Mul and the two Muls of its gradient.
+  EXPECT_EQ(count(r.plain_step, "Mul", false) - count(r.fused_step, "Mul", false), 3 * 13);
+  expect_close_training(r, 20000);
+}
+
+// X * Sigmoid(X) fuses with the operands either way round; a Sigmoid read elsewhere or exposed,
+// or times another tensor, does not.
+TEST(Fusion, SiluFusesOnlyASigmoidTimesItsOwnInput) {
+  enum Case { kXTimesS, kSTimesX, kReadElsewhere, kExposed, kOtherOperand };
+  for (Case c : {kXTimesS, kSTimesX, kReadElsewhere, kExposed, kOtherOperand}) {
+    SCOPED_TRACE(c);
+    Graph g;
+    g.nodes.push_back(node_of("Relu", {"in"}, "x"));
+    g.nodes.push_back(node_of("Sigmoid", {"x"}, "s"));
+    g.nodes.push_back(node_of("Mul",
+                              c == kSTimesX ? std::vector<std::string>{"s", "x"}
+                                            : std::vector<std::string>{c == kOtherOperand ? "in" : "x", "s"},
+                              "y"));
+    g.nodes.push_back(node_of("Neg", {"y"}, "out"));
+    if (c == kReadElsewhere) g.nodes.push_back(node_of("Neg", {"s"}, "other"));
+    std::map<std::string, ValueType> types;
+    for (const char* v : {"in", "x", "s", "y", "out", "other"}) types[v] = ValueType{DType::Float32, {3, 5}};
+    const int fused = fuse_silu(g, types, c == kExposed ? std::set<std::string>{"s"} : std::set<std::string>{});
+    const bool fuses = c == kXTimesS || c == kSTimesX;
+    EXPECT_EQ(fused, fuses ? 1 : 0);
+    EXPECT_EQ(count(g, "Sigmoid", false), fuses ? 0 : 1);
+    if (fuses) {
+      ASSERT_EQ(g.nodes.size(), 3u);
+      EXPECT_EQ(g.nodes[1].op_type, "Silu");
+      EXPECT_EQ(g.nodes[1].domain, kCbtDomain);
+      EXPECT_EQ(g.nodes[1].inputs, std::vector<std::string>{"x"});
+      EXPECT_EQ(g.nodes[1].outputs, std::vector<std::string>{"y"});
+      EXPECT_EQ(types.count("s"), 0u);
+    }
+  }
+}
+
 // Each form of the chain fuses (Pow or Mul for the square, Reciprocal and Mul or Div, with or
 // without a scale); a chain with a value read elsewhere or exposed, a mean over a leading dim,
 // a trained epsilon, or a square by 3 does not; a scale over more than the normalised dims
