@@ -427,7 +427,10 @@ std::vector<DepthwiseConfig> depthwise_configs(const DepthwiseConv& d, ConvOp op
           if ((group > 1 && bands > 1) || bands > lines || (group > 1 && group / 2 >= d.N * d.C)) continue;
           DepthwiseConfig c{pt, bands, group, kMaxThreads};
           const Tiling t = tiling_of(d, op, c);
-          if (t.bands != bands || t.items < 16 || t.items > 2048) continue;  // as fewer bands; too little or much work
+          if (t.bands != bands || t.items > 2048) continue;  // as fewer bands; too much work for a block
+          // Too little work, where fewer bands or more planes would give more (tiny planes keep one).
+          const bool more = bands > 1 || (group < 8 && group * 2 <= d.N * d.C);
+          if (t.items < 16 && more) continue;
           c.threads = threads_for(t.items);
           if (launchable(d, op, c)) out.push_back(c);
         }

@@ -98,7 +98,10 @@ TEST(DepthwiseConv, RefusesWhatItCannotRun) {
   far.OH += 2;  // the last output rows' windows start below the image
   EXPECT_FALSE(depthwise_supported(far));
   for (ConvOp op : kOps) EXPECT_TRUE(depthwise_configs(far, op, kBudget).empty());
-  EXPECT_TRUE(depthwise_supported(form(1, 1, 1, 1, 7, 1, 3)));  // one pixel, the rest padding
+  // One pixel, the rest padding: tiny planes still have a configuration of each op.
+  const DepthwiseConv pixel = form(1, 2, 1, 1, 7, 1, 3);
+  EXPECT_TRUE(depthwise_supported(pixel));
+  for (ConvOp op : kOps) EXPECT_FALSE(depthwise_configs(pixel, op, kBudget).empty()) << op_str(op);
   // Asymmetric pads: one leading, none trailing, and the reverse.
   EXPECT_TRUE(depthwise_supported(form(2, 4, 8, 8, 3, 2, 1, 1, 0, 0)));
   EXPECT_TRUE(depthwise_supported(form(2, 4, 8, 8, 3, 2, 0, 0, 1, 1)));
@@ -239,13 +242,15 @@ void check_every_configuration(const std::vector<DepthwiseConv>& convs, uint64_t
 }
 
 // K = 3 with stride 1, and stride 2 on even and odd sizes (the last window half padding);
-// K = 5 and 7 with stride 1; sizes that no pt, band or plane group divides.
+// K = 5 and 7 with stride 1; sizes that no pt, band or plane group divides; planes of one and
+// of two by three pixels.
 TEST(DepthwiseConv, EveryConfigurationMatchesAPlainLoop) {
   CBT_SKIP_WITHOUT_GPU();
   int checked = 0;
-  check_every_configuration({form(2, 5, 9, 7, 3, 1, 1), form(2, 6, 8, 8, 3, 2, 1), form(3, 3, 7, 9, 3, 2, 1),
-                             form(3, 4, 10, 10, 5, 1, 2), form(2, 3, 14, 14, 7, 1, 3), form(2, 7, 7, 7, 7, 1, 3)},
-                            90, checked);
+  check_every_configuration(
+      {form(2, 5, 9, 7, 3, 1, 1), form(2, 6, 8, 8, 3, 2, 1), form(3, 3, 7, 9, 3, 2, 1), form(3, 4, 10, 10, 5, 1, 2),
+       form(2, 3, 14, 14, 7, 1, 3), form(2, 7, 7, 7, 7, 1, 3), form(1, 2, 1, 1, 7, 1, 3), form(2, 3, 2, 3, 3, 2, 1)},
+      90, checked);
   EXPECT_GE(checked, 150);
 }
 
