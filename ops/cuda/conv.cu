@@ -1,7 +1,8 @@
 // Conv and ConvTranspose CUDA kernels, forward and backward, over cuDNN and, where they are
-// faster, cbtrain's direct and depthwise kernels (direct_conv.h, depthwise_conv.h). Descriptors are cached per node,
-// the chosen algorithms per geometry (measured once per process, or read with --conv-choices: conv_choices.h);
-// asymmetric padding that cuDNN cannot express is applied by padding the image explicitly into the workspace.
+// faster, cbtrain's direct and depthwise kernels (direct_conv.h, depthwise_conv.h). Descriptors
+// are cached per node, the chosen algorithms per geometry (measured once per process, or read
+// with --conv-choices: conv_choices.h); asymmetric padding that cuDNN cannot express is applied
+// by padding the image explicitly into the workspace.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
