@@ -1,8 +1,8 @@
 // Conv and ConvTranspose CUDA kernels, forward and backward, over cuDNN and, where they are
-// faster, cbtrain's direct kernels (direct_conv.h). Descriptors are cached per node, the
-// chosen algorithms per geometry (measured once per process, or read with --conv-choices:
-// conv_choices.h); asymmetric padding that cuDNN cannot express is applied by padding the
-// image explicitly into the workspace.
+// faster, cbtrain's direct and depthwise kernels (direct_conv.h, depthwise_conv.h). Descriptors
+// are cached per node, the chosen algorithms per geometry (measured once per process, or read
+// with --conv-choices: conv_choices.h); asymmetric padding that cuDNN cannot express is applied
+// by padding the image explicitly into the workspace.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +18,7 @@
 #include "ops/cuda/cudnn_engine.h"
 #include "ops/cuda/cudnn_util.h"
 #include "ops/cuda/dense_util.cuh"
+#include "ops/cuda/depthwise_conv.h"
 #include "ops/cuda/direct_conv.h"
 #include "ops/cuda/fused_relu.cuh"
 
@@ -266,6 +267,37 @@ std::optional<DirectConv> direct_form(const ConvGeom& g, ConvOp op) {
   return d;
 }
 
+// The convolution op as the depthwise kernels run it, when they can: 2-D, as many groups as
+// image and grid channels (two or more: one group is direct_form's), dilation 1, square filters
+// and strides. The kernels take any leading pads, but the image they are given is the padded
+// one where cuDNN's is (explicit_pad), so that form is the padded image's without pads.
+std::optional<DepthwiseConv> depthwise_form(const ConvGeom& g) {
+  if (g.G < 2 || g.Ci != g.G || g.Cg != g.G || g.DH != 1 || g.DW != 1 || g.KH != g.KW || g.SH != g.SW)
+    return std::nullopt;
+  DepthwiseConv d;
+  d.N = g.N, d.C = g.G, d.OH = g.OH, d.OW = g.OW, d.K = g.KH, d.S = g.SH;
+  d.H = g.explicit_pad ? g.HP : g.H, d.W = g.explicit_pad ? g.WP : g.W;
+  d.PH = g.explicit_pad ? 0 : g.PH, d.PW = g.explicit_pad ? 0 : g.PW;
+  if (!depthwise_supported(d)) return std::nullopt;
+  return d;
+}
+
+// The forms as the search's log names them.
+std::string form_str(const DirectConv& d) {
+  return "in=(" + std::to_string(d.N) + "," + std::to_string(d.C) + "," + std::to_string(d.H) + "," +
+         std::to_string(d.W) + ") M=" + std::to_string(d.M) + " k=" + std::to_string(d.K) +
+         (d.phases ? " (stride-2 phases)" : "");
+}
+std::string form_str(const DepthwiseConv& d) {
+  return "depthwise in=(" + std::to_string(d.N) + "," + std::to_string(d.C) + "," + std::to_string(d.H) + "," +
+         std::to_string(d.W) + ") k=" + std::to_string(d.K) + " s=" + std::to_string(d.S) +
+         " pads=" + std::to_string(d.PH) + "," + std::to_string(d.PW);
+}
+
+const char* op_name(ConvOp op) {
+  return op == ConvOp::Forward ? "forward" : op == ConvOp::BackwardData ? "backward-data" : "backward-filter";
+}
+
 // The bar of the direct kernels' search: the chosen cuDNN engine's time per copy, which ends the
 // search after a first look when no configuration of it comes near (none with CBT_CONV_DIRECT=always).
 float direct_bar(float engine_ms) { return direct_mode() == DirectMode::Always ? -1.0f : engine_ms; }
@@ -280,17 +312,14 @@ std::string looked(const std::optional<Choice>& best) {
          " configurations, none within " + std::to_string(static_cast<int>(FirstLook{}.give_up)) + "x the engine";
 }
 
-template <class Choice>
-bool take_direct(const std::optional<Choice>& best, float engine_ms, const DirectConv& d, const char* what, int copies,
+template <class Choice, class Form>
+bool take_direct(const std::optional<Choice>& best, float engine_ms, const Form& d, const char* what, int copies,
                  const SearchPhases* phases) {
   const bool take = best && (direct_mode() == DirectMode::Always || (engine_ms >= 0 && best->ms < engine_ms));
   if (phases)
     std::fprintf(stderr,
-                 "cbtrain conv direct: %s x%d in=(%lld,%lld,%lld,%lld) M=%lld k=%lld%s: best %s %.4fms, engine %.4fms: "
-                 "%s%s (searched in %.1f ms: %s)\n",
-                 what, copies, static_cast<long long>(d.N), static_cast<long long>(d.C), static_cast<long long>(d.H),
-                 static_cast<long long>(d.W), static_cast<long long>(d.M), static_cast<long long>(d.K),
-                 d.phases ? " (stride-2 phases)" : "", best ? best->cfg.str().c_str() : "none", best ? best->ms : -1.0f,
+                 "cbtrain conv direct: %s x%d %s: best %s %.4fms, engine %.4fms: %s%s (searched in %.1f ms: %s)\n",
+                 what, copies, form_str(d).c_str(), best ? best->cfg.str().c_str() : "none", best ? best->ms : -1.0f,
                  engine_ms, take ? "direct" : "cuDNN", looked(best).c_str(), phases->total_ms(), phases->str().c_str());
   return take;
 }
@@ -304,8 +333,7 @@ std::optional<DirectPlan> choose_direct_plan(const CudaContext& cc, const ConvGe
   SearchPhases* phases = log ? &laps : nullptr;
   const std::optional<DirectChoice> best = choose_direct(cc.stream, *d, copies, phases, direct_bar(engine_ms));
   lap(phases, "free");
-  if (!take_direct(best, engine_ms, *d, op == ConvOp::Forward ? "forward" : "backward-data", copies, phases))
-    return std::nullopt;
+  if (!take_direct(best, engine_ms, *d, op_name(op), copies, phases)) return std::nullopt;
   return DirectPlan{*d, best->cfg};
 }
 
@@ -322,6 +350,21 @@ std::optional<DirectWgradPlan> choose_direct_wgrad_plan(const CudaContext& cc, c
   lap(phases, "free");
   if (!take_direct(best, engine_ms, *d, "backward-filter", copies, phases)) return std::nullopt;
   return DirectWgradPlan{*d, best->cfg, direct_wgrad_partial_bytes(*d, best->cfg)};
+}
+
+// The depthwise kernel for any op, when one applies and take_direct says so; the backward
+// filter's partial sums must fit `budget` bytes of workspace.
+std::optional<DepthwisePlan> choose_depthwise_plan(const CudaContext& cc, const ConvGeom& g, ConvOp op, float engine_ms,
+                                                   int copies, size_t budget, bool log) {
+  const std::optional<DepthwiseConv> d = direct_mode() == DirectMode::Off ? std::nullopt : depthwise_form(g);
+  if (!d) return std::nullopt;
+  SearchPhases laps;
+  SearchPhases* phases = log ? &laps : nullptr;
+  const std::optional<DepthwiseChoice> best =
+      choose_depthwise(cc.stream, *d, op, copies, budget, phases, direct_bar(engine_ms));
+  lap(phases, "free");
+  if (!take_direct(best, engine_ms, *d, op_name(op), copies, phases)) return std::nullopt;
+  return DepthwisePlan{*d, best->cfg, depthwise_partial_bytes(*d, op, best->cfg)};
 }
 
 // By default the engines of cuDNN's backend API are timed on buffers of their own (the first
@@ -345,6 +388,9 @@ AlgoChoice choose_algo(const CudaContext& cc, const ConvPlan& p, size_t budget) 
       } else {
         c.direct = choose_direct_plan(cc, p.g, op, id->ms, search.concurrency, search.log);
       }
+      // Exclusive with the direct kernels: depthwise_form takes two groups or more, direct_form one.
+      c.depthwise = choose_depthwise_plan(cc, p.g, op, id->ms, search.concurrency, budget, search.log);
+      if (c.depthwise) c.ws = std::max(c.ws, c.depthwise->partial_bytes);
       c.engine = std::move(id);
       return c;
     }
@@ -575,10 +621,21 @@ struct ConvRunner {
     CBT_CHECK(ok, "direct convolution ", d->cfg.str(), " could not be launched");
     return true;
   }
-  // grid = conv(image, w); with a direct kernel also + bias and the fused Relu (returns
-  // whether it applied them).
+  // Whether a launch of the op's depthwise kernel (`ok`) went.
+  static void launched(bool ok, ConvOp op, const DepthwisePlan& d) {
+    CBT_CUDA_CHECK_LAUNCH();
+    CBT_CHECK(ok, "depthwise ", op_name(op), " convolution ", d.cfg.str(), " could not be launched");
+  }
+  // grid = conv(image, w); with a direct or depthwise kernel also + bias and the fused Relu
+  // (returns whether it applied them).
   bool forward(const float* image, const void* w, void* grid, const float* bias = nullptr, bool relu = false) {
     if (direct(ConvOp::Forward, image, w, grid, bias, relu)) return true;
+    if (const std::optional<DepthwisePlan>& d = p.of(ConvOp::Forward).depthwise) {
+      launched(depthwise_forward(cc.stream, d->conv, d->cfg, image, static_cast<const float*>(w), bias, relu,
+                                 static_cast<float*>(grid)),
+               ConvOp::Forward, *d);
+      return true;
+    }
     if (EnginePlan* e = engine(ConvOp::Forward, image, w, grid)) {
       e->run(h, image, w, grid, ws);
       return false;
@@ -592,6 +649,11 @@ struct ConvRunner {
   // image = conv^T(grid, w)
   void backward_data(const void* w, const void* grid, float* image) {
     if (direct(ConvOp::BackwardData, grid, w, image)) return;
+    if (const std::optional<DepthwisePlan>& d = p.of(ConvOp::BackwardData).depthwise) {
+      return launched(depthwise_backward_data(cc.stream, d->conv, d->cfg, static_cast<const float*>(grid),
+                                              static_cast<const float*>(w), image),
+                      ConvOp::BackwardData, *d);
+    }
     if (EnginePlan* e = engine(ConvOp::BackwardData, image, w, grid)) return e->run(h, image, w, grid, ws);
     const AlgoChoice& c = use(ConvOp::BackwardData);
     CBT_CUDNN_CHECK(cudnnConvolutionBackwardData(h, &one, p.filter, w, p.grid, grid, p.conv,
@@ -606,6 +668,11 @@ struct ConvRunner {
       CBT_CUDA_CHECK_LAUNCH();
       CBT_CHECK(ok, "direct backward-filter convolution ", d->cfg.str(), " could not be launched");
       return;
+    }
+    if (const std::optional<DepthwisePlan>& d = p.of(ConvOp::BackwardFilter).depthwise) {
+      return launched(depthwise_backward_filter(cc.stream, d->conv, d->cfg, image, static_cast<const float*>(grid),
+                                                static_cast<float*>(ws), static_cast<float*>(dw)),
+                      ConvOp::BackwardFilter, *d);
     }
     if (EnginePlan* e = engine(ConvOp::BackwardFilter, image, dw, grid)) return e->run(h, image, dw, grid, ws);
     const AlgoChoice& c = use(ConvOp::BackwardFilter);
@@ -732,6 +799,16 @@ bool choice_still_offered(const AlgoKey& key, const AlgoChoice& c) {
   if (c.algo >= algos || c.ws > budget || (c.engine && c.engine->workspace > c.ws)) return false;
   if (c.direct && op == ConvOp::BackwardFilter) return false;
   if (c.direct_wgrad && op != ConvOp::BackwardFilter) return false;
+  if (c.depthwise) {
+    // As a direct kernel's: the key's own shapes, a configuration offered for them, this build's
+    // partial-sum bytes within the choice's workspace, and no other kernel of cbtrain's own.
+    const std::optional<DepthwiseConv> d = depthwise_form(geom_of_key(key));
+    const DepthwisePlan& w = *c.depthwise;
+    if (c.direct || c.direct_wgrad || !d || !(*d == w.conv)) return false;
+    if (w.partial_bytes != depthwise_partial_bytes(*d, op, w.cfg) || w.partial_bytes > c.ws) return false;
+    const std::vector<DepthwiseConfig> offered = depthwise_configs(*d, op, budget);
+    return std::find(offered.begin(), offered.end(), w.cfg) != offered.end();
+  }
   if (!c.direct && !c.direct_wgrad) return true;
   // A direct kernel runs with the shapes it was given: they must be the key's own, and the
   // configuration one this build offers for them.

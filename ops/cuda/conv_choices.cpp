@@ -3,6 +3,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <istream>
 #include <limits>
@@ -13,7 +14,7 @@
 namespace cbt::cuda {
 namespace {
 
-constexpr int kFormat = 2;  // 2: a direct convolution's phases, XH and XW
+constexpr int kFormat = 3;  // 2: a direct convolution's phases, XH and XW; 3: depthwise kernels
 constexpr int64_t kMaxKnobs = 64;
 
 void put_direct_conv(std::ostream& o, const DirectConv& d) {
@@ -52,6 +53,13 @@ class Fields {
     d.M = num<int64_t>(1), d.OH = num<int64_t>(1), d.OW = num<int64_t>(1), d.K = num<int64_t>(1);
     d.PH = num<int64_t>(), d.PW = num<int64_t>(), d.turned = flag();
     d.phases = flag(), d.XH = num<int64_t>(), d.XW = num<int64_t>();
+    return d;
+  }
+  DepthwiseConv depthwise_conv() {
+    DepthwiseConv d;
+    d.N = num<int64_t>(1), d.C = num<int64_t>(1), d.H = num<int64_t>(1), d.W = num<int64_t>(1);
+    d.OH = num<int64_t>(1), d.OW = num<int64_t>(1), d.K = num<int64_t>(1), d.S = num<int64_t>(1);
+    d.PH = num<int64_t>(), d.PW = num<int64_t>();
     return d;
   }
   // Everything read and nothing after it.
@@ -108,6 +116,14 @@ std::string format_choice(const AlgoKey& key, const AlgoChoice& c) {
     o << ' ' << f.threads << ' ' << f.z << ' ' << f.ipb << ' ' << f.mt << ' ' << f.ct << ' ' << f.rb << ' '
       << c.direct_wgrad->partial_bytes;
   }
+  o << " | dw " << (c.depthwise ? 1 : 0);
+  if (c.depthwise) {
+    const DepthwiseConv& d = c.depthwise->conv;
+    const DepthwiseConfig& f = c.depthwise->cfg;
+    o << ' ' << d.N << ' ' << d.C << ' ' << d.H << ' ' << d.W << ' ' << d.OH << ' ' << d.OW << ' ' << d.K << ' ' << d.S
+      << ' ' << d.PH << ' ' << d.PW << ' ' << f.pt << ' ' << f.bands << ' ' << f.group << ' ' << f.threads << ' '
+      << c.depthwise->partial_bytes;
+  }
   return o.str();
 }
 
@@ -153,7 +169,18 @@ std::optional<std::pair<AlgoKey, AlgoChoice>> parse_choice(const std::string& li
     w.cfg.mt = f.num<int>(0, 1024), w.cfg.ct = f.num<int>(0, 1024), w.cfg.rb = f.num<int>(0, 1 << 20);
     w.partial_bytes = f.num<size_t>();
   }
-  if (!f.done() || (c.direct && c.direct_wgrad)) return std::nullopt;
+  f.word("|");
+  f.word("dw");
+  if (f.flag()) {
+    DepthwisePlan& d = c.depthwise.emplace();
+    d.conv = f.depthwise_conv();
+    d.cfg.pt = f.num<int>(1, 1024), d.cfg.bands = f.num<int>(1, 1 << 20), d.cfg.group = f.num<int>(1, INT32_MAX);
+    d.cfg.threads = f.num<int>(1, 1024);
+    d.partial_bytes = f.num<size_t>();
+  }
+  // At most one kernel of cbtrain's own per op.
+  if (!f.done() || int{c.direct.has_value()} + int{c.direct_wgrad.has_value()} + int{c.depthwise.has_value()} > 1)
+    return std::nullopt;
   return std::make_pair(std::move(key), std::move(c));
 }
 

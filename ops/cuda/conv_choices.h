@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "ops/cuda/cudnn_engine.h"
+#include "ops/cuda/depthwise_conv.h"
 #include "ops/cuda/direct_conv.h"
 
 namespace cbt::cuda {
@@ -35,7 +36,8 @@ namespace cbt::cuda {
 // The algorithm chosen for one convolution op: an engine of cuDNN's backend API, or a legacy
 // algorithm (a cuDNN algorithm enum of that op) with the math type it runs in. An engine
 // choice keeps the legacy fallback algorithm for a call whose pointers the engine's plan
-// cannot take; `ws` covers both. With `direct` the op runs on a direct kernel instead.
+// cannot take; `ws` covers both. With `direct`, `direct_wgrad` or `depthwise` the op runs on a
+// kernel of cbtrain's own instead.
 struct DirectPlan {
   DirectConv conv;
   DirectConfig cfg;
@@ -45,6 +47,13 @@ struct DirectWgradPlan {
   WgradConfig cfg;
   size_t partial_bytes = 0;  // taken from the op's workspace
 };
+// A depthwise convolution's kernel for the op of its key (depthwise_conv.h); the backward filter
+// takes partial_bytes of the op's workspace (0 for the others).
+struct DepthwisePlan {
+  DepthwiseConv conv;
+  DepthwiseConfig cfg;
+  size_t partial_bytes = 0;
+};
 struct AlgoChoice {
   int algo = 0;
   cudnnMathType_t math = CUDNN_FMA_MATH;
@@ -52,7 +61,8 @@ struct AlgoChoice {
   std::optional<EngineId> engine;
   std::optional<DirectPlan> direct;             // forward or backward data
   std::optional<DirectWgradPlan> direct_wgrad;  // backward filter
-  bool runs_direct() const { return direct || direct_wgrad; }
+  std::optional<DepthwisePlan> depthwise;       // any op
+  bool runs_direct() const { return direct || direct_wgrad || depthwise; }
 };
 
 // What a choice is kept under (conv.cu's algo_key): the first GPU alike (first_device_alike),
@@ -73,8 +83,8 @@ std::map<AlgoKey, AlgoChoice>& conv_choices();
 std::string format_choice(const AlgoKey& key, const AlgoChoice& c);
 std::optional<std::pair<AlgoKey, AlgoChoice>> parse_choice(const std::string& line);
 
-// Whether the direct-kernel configuration a choice names (if any) is one this build offers
-// for its convolution, with the partial-sum bytes this build computes for it.
+// Whether the direct or depthwise kernel's configuration a choice names (if any) is one this
+// build offers for its convolution, with the partial-sum bytes this build computes for it.
 bool choice_still_offered(const AlgoKey& key, const AlgoChoice& c);
 
 // The first line of a file for this process: the format, cuDNN's and the CUDA runtime's

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <utility>
 
+#include "ops/cuda/config_search.h"
 #include "ops/cuda/copy_timing.h"
 #include "ops/cuda/cuda_context.h"
 #include "ops/cuda/fused_relu.cuh"
@@ -662,34 +663,6 @@ bool launch_wgrad(cudaStream_t st, const DirectConv& d, const WgradConfig& c, co
                     : false;
 }
 
-// `n` device buffers of `bytes` each; empty when one cannot be allocated.
-std::vector<std::unique_ptr<DeviceBuffer>> buffers(size_t n, size_t bytes) {
-  std::vector<std::unique_ptr<DeviceBuffer>> out;
-  for (size_t i = 0; i < n; ++i) {
-    out.push_back(std::make_unique<DeviceBuffer>(bytes));
-    if (!out.back()->p) return {};
-  }
-  return out;
-}
-
-// The fastest of `configs` per copy, launch(cfg, copy, stream) enqueuing one run of copy `copy`,
-// timed side.s.size() copies at once in two rounds (time_shortlisted: the configurations within
-// 1.5 times the first round's best, at most 16, timed again with 3 runs a copy, which decide),
-// after a first look at every fifth against `bar_ms` (time_after_first_look); nullopt when none ran.
-template <class Config, class Launch>
-std::optional<TimedConfig<Config>> fastest(cudaStream_t stream, const Streams& side, const std::vector<Config>& configs,
-                                           SearchPhases* phases, float bar_ms, Launch&& launch) {
-  const LookedTimes t = time_after_first_look(
-      stream, side, 3, configs.size(),
-      [&](size_t i, size_t copy, cudaStream_t s) { return launch(configs[i], copy, s); }, Shortlist{},
-      FirstLook{bar_ms}, phases);
-  std::optional<TimedConfig<Config>> best;
-  for (size_t i = 0; i < configs.size(); ++i)
-    if (t.ms[i] >= 0 && (!best || t.ms[i] < best->ms))
-      best = TimedConfig<Config>{configs[i], t.ms[i], configs.size(), t.gave_up ? t.looked : 0};
-  return best;
-}
-
 }  // namespace
 
 std::string DirectConfig::str() const {
@@ -771,15 +744,17 @@ std::optional<DirectChoice> choose_direct(cudaStream_t stream, const DirectConv&
   in.fill_random(in_count, 1);
   w.fill_random(w_count, 2);
   bias.fill_random(static_cast<size_t>(d.M), 3);
-  const auto outs = buffers(n, out_count * sizeof(float));
+  const auto outs = timing_buffers(n, out_count * sizeof(float));
   if (outs.empty()) return std::nullopt;
   lap(phases, "buffers");
   Streams side(n);
   lap(phases, "streams");
-  return fastest(stream, side, configs, phases, bar_ms, [&](const DirectConfig& cfg, size_t copy, cudaStream_t s) {
-    return launch(s, d, cfg, static_cast<const float*>(in.p), static_cast<const float*>(w.p),
-                  d.phases ? nullptr : static_cast<const float*>(bias.p), false, static_cast<float*>(outs[copy]->p));
-  });
+  return fastest_config(stream, side, configs, phases, bar_ms,
+                        [&](const DirectConfig& cfg, size_t copy, cudaStream_t s) {
+                          return launch(s, d, cfg, static_cast<const float*>(in.p), static_cast<const float*>(w.p),
+                                        d.phases ? nullptr : static_cast<const float*>(bias.p), false,
+                                        static_cast<float*>(outs[copy]->p));
+                        });
 }
 
 std::string WgradConfig::str() const {
@@ -856,15 +831,16 @@ std::optional<WgradChoice> choose_direct_wgrad(cudaStream_t stream, const Direct
   if (!x.p || !dy.p) return std::nullopt;
   x.fill_random(x_count, 1);
   dy.fill_random(dy_count, 3);
-  const auto outs = buffers(n, dw_count * sizeof(float)), partials = buffers(n, partial_bytes);
+  const auto outs = timing_buffers(n, dw_count * sizeof(float)), partials = timing_buffers(n, partial_bytes);
   if (outs.empty() || partials.empty()) return std::nullopt;
   lap(phases, "buffers");
   Streams side(n);
   lap(phases, "streams");
-  return fastest(stream, side, configs, phases, bar_ms, [&](const WgradConfig& cfg, size_t copy, cudaStream_t s) {
-    return launch_wgrad(s, d, cfg, static_cast<const float*>(x.p), static_cast<const float*>(dy.p),
-                        static_cast<float*>(partials[copy]->p), static_cast<float*>(outs[copy]->p));
-  });
+  return fastest_config(
+      stream, side, configs, phases, bar_ms, [&](const WgradConfig& cfg, size_t copy, cudaStream_t s) {
+        return launch_wgrad(s, d, cfg, static_cast<const float*>(x.p), static_cast<const float*>(dy.p),
+                            static_cast<float*>(partials[copy]->p), static_cast<float*>(outs[copy]->p));
+      });
 }
 
 DirectMode direct_mode() {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/cuda/config_search.h"
 #include "ops/cuda/search_phases.h"
 
 namespace cbt::cuda {
@@ -68,14 +69,6 @@ int64_t direct_out_floats(const DirectConv& d);
 bool direct_conv(cudaStream_t stream, const DirectConv& d, const DirectConfig& cfg, const float* in, const float* w,
                  const float* bias, bool relu, float* out);
 
-// A configuration with its milliseconds per copy, as a search timed it.
-template <class Config>
-struct TimedConfig {
-  Config cfg;
-  float ms = -1;
-  size_t configs = 0;      // the configurations the search had
-  size_t looked_only = 0;  // when the search ended after a first look at this many (ms is a first-round time)
-};
 using DirectChoice = TimedConfig<DirectConfig>;
 
 // The fastest configuration for `d` timed `copies` at a time (time_side_by_side) on buffers

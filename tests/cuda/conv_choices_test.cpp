@@ -44,6 +44,23 @@ AlgoKey key_of(int64_t device, ConvOp op, int64_t n, int64_t ci, int64_t cg, int
            0}};
 }
 
+// key_of's convolution made depthwise: `c` channels in and out, as many groups, stride `s`.
+AlgoKey depthwise_key(ConvOp op, int64_t n, int64_t c, int64_t hw, int64_t k, int64_t s) {
+  AlgoKey key = key_of(0, op, n, c, c, hw, k);
+  key.dims[kKeyGeometry + 3] = c;                                                              // G
+  key.dims[kKeyGeometry + 8] = key.dims[kKeyGeometry + 9] = s;                                 // SH, SW
+  key.dims[kKeyGeometry + 14] = key.dims[kKeyGeometry + 15] = (hw + 2 * (k / 2) - k) / s + 1;  // OH, OW
+  return key;
+}
+
+// The depthwise form of depthwise_key's convolution (conv.cu's depthwise_form).
+DepthwiseConv depthwise_of(int64_t n, int64_t c, int64_t hw, int64_t k, int64_t s) {
+  DepthwiseConv d;
+  d.N = n, d.C = c, d.H = d.W = hw, d.K = k, d.S = s, d.PH = d.PW = k / 2;
+  d.OH = d.OW = (hw + 2 * (k / 2) - k) / s + 1;
+  return d;
+}
+
 // The direct form of key_of's forward convolution (conv.cu's direct_form).
 DirectConv forward_form(int64_t n, int64_t ci, int64_t cg, int64_t hw, int64_t k) {
   DirectConv d;
@@ -92,6 +109,12 @@ void expect_same(const AlgoChoice& a, const AlgoChoice& b) {
         << a.direct_wgrad->cfg.str() << " / " << b.direct_wgrad->cfg.str();
     EXPECT_EQ(a.direct_wgrad->partial_bytes, b.direct_wgrad->partial_bytes);
   }
+  ASSERT_EQ(a.depthwise.has_value(), b.depthwise.has_value());
+  if (a.depthwise) {
+    EXPECT_TRUE(a.depthwise->conv == b.depthwise->conv);
+    EXPECT_TRUE(a.depthwise->cfg == b.depthwise->cfg) << a.depthwise->cfg.str() << " / " << b.depthwise->cfg.str();
+    EXPECT_EQ(a.depthwise->partial_bytes, b.depthwise->partial_bytes);
+  }
 }
 
 // Random choices of every kind come back from their lines field for field, and the line of
@@ -110,6 +133,11 @@ TEST(ConvChoices, EveryFieldSurvivesItsLine) {
     if (i % 3 == 2)
       c.direct_wgrad =
           DirectWgradPlan{forward_form(n, ci, cg, hw, k), WgradConfig{128, 2, 4, 4, 2, 1 + i % 7}, rng() % 100000};
+    if (i % 6 == 3) {
+      DepthwiseConv d = depthwise_of(n, ci, hw, k, 1 + i % 2);
+      d.PW = 0, d.OW += 1;  // asymmetric pads
+      c.depthwise = DepthwisePlan{d, DepthwiseConfig{1 + i % 3, 1 + i % 4, 1 + i % 9, 64 << (i % 3)}, rng() % 100000};
+    }
     const std::string line = format_choice(key, c);
     const auto back = parse_choice(line);
     ASSERT_TRUE(back.has_value()) << line;
@@ -152,6 +180,12 @@ TEST(ConvChoices, BrokenLinesAreNotChoices) {
   AlgoChoice both = c;
   both.direct = DirectPlan{forward_form(32, 16, 16, 32, 3), DirectConfig{}};
   EXPECT_FALSE(parse_choice(format_choice(key, both)));
+  AlgoChoice also_depthwise = c;
+  also_depthwise.depthwise = DepthwisePlan{depthwise_of(32, 16, 32, 3, 1), DepthwiseConfig{}, 0};
+  EXPECT_FALSE(parse_choice(format_choice(key, also_depthwise)));
+  AlgoChoice depthwise_only = random_engine_choice(rng);
+  depthwise_only.depthwise = also_depthwise.depthwise;
+  EXPECT_TRUE(parse_choice(format_choice(key, depthwise_only)));
 }
 
 // A direct-kernel choice is taken only with its key's own shapes and a configuration this
@@ -191,6 +225,41 @@ TEST(ConvChoices, OnlyChoicesThisBuildOffersAreTaken) {
   e = random_engine_choice(rng);
   e.algo = 99;
   EXPECT_FALSE(choice_still_offered(key, e));
+}
+
+// A depthwise kernel's choice is taken only for a depthwise convolution of its own shapes, with a
+// configuration this build offers for the key's op, and the partial-sum bytes this build
+// computes for it within the choice's workspace.
+TEST(ConvChoices, ADepthwiseChoiceIsTakenOnlyForItsOwnConvolution) {
+  for (ConvOp op : {ConvOp::Forward, ConvOp::BackwardData, ConvOp::BackwardFilter})
+    for (int64_t s : {1, 2}) {
+      const AlgoKey key = depthwise_key(op, 32, 96, 28, 3, s);
+      const DepthwiseConv d = depthwise_of(32, 96, 28, 3, s);
+      const std::vector<DepthwiseConfig> offered = depthwise_configs(d, op, size_t{32} << 20);
+      ASSERT_FALSE(offered.empty());
+      for (const DepthwiseConfig& cfg : {offered.front(), offered.back()}) {
+        AlgoChoice c;
+        c.depthwise = DepthwisePlan{d, cfg, depthwise_partial_bytes(d, op, cfg)};
+        c.ws = c.depthwise->partial_bytes;
+        EXPECT_TRUE(choice_still_offered(key, c)) << cfg.str();
+        AlgoChoice odd = c;
+        odd.depthwise->cfg.pt = 3;  // never among the configurations
+        EXPECT_FALSE(choice_still_offered(key, odd));
+        AlgoChoice other_shape = c;
+        other_shape.depthwise->conv.H = 27;
+        EXPECT_FALSE(choice_still_offered(key, other_shape));
+        AlgoChoice more_bytes = c;
+        more_bytes.depthwise->partial_bytes += 4;
+        more_bytes.ws += 4;
+        EXPECT_FALSE(choice_still_offered(key, more_bytes));
+        if (c.depthwise->partial_bytes > 0) {
+          AlgoChoice small_ws = c;
+          small_ws.ws -= 4;
+          EXPECT_FALSE(choice_still_offered(key, small_ws)) << "partial sums beyond the workspace";
+        }
+        EXPECT_FALSE(choice_still_offered(key_of(0, op, 32, 96, 96, 28, 3), c)) << "one group: not depthwise";
+      }
+    }
 }
 
 // Written and read back through a file's text: every choice returns, for the GPU this process

@@ -14,6 +14,7 @@
 #include "common/op_harness.h"
 #include "cuda/cuda_cases.h"
 #include "ops/cuda/cudnn_engine.h"
+#include "ops/cuda/depthwise_conv.h"
 #include "ops/cuda/direct_conv.h"
 #include "runtime/cuda/cuda_backend.h"
 
@@ -317,8 +318,9 @@ TEST(CudaConvAlgos, LegacyFindAndHeuristicChoicesMatchTheCpu) {
   }
 }
 
-// With CBT_CONV_DIRECT=always cbtrain's direct kernels run every convolution they can
-// (direct_conv.h), wherever they would lose to cuDNN: those cases must match the CPU too.
+// With CBT_CONV_DIRECT=always cbtrain's direct and depthwise kernels run every convolution they
+// can (direct_conv.h, depthwise_conv.h), wherever they would lose to cuDNN: those cases must
+// match the CPU too.
 TEST(CudaConvAlgos, DirectKernelsMatchTheCpuWhereverTheyApply) {
   CBT_SKIP_WITHOUT_GPU();
   struct Env {
@@ -326,7 +328,7 @@ TEST(CudaConvAlgos, DirectKernelsMatchTheCpuWhereverTheyApply) {
     ~Env() { unsetenv("CBT_CONV_DIRECT"); }
   } env;
   std::unique_ptr<Backend> b = make_cuda_backend(0);
-  const uint64_t before = cuda::direct_runs();
+  const uint64_t before = cuda::direct_runs(), depthwise_before = cuda::depthwise_runs();
   for (const CudaCase& c : cuda_cases()) {
     if (!is_convolution_case(c)) continue;
     Outcome r = run_case(c, b.get());
@@ -337,6 +339,10 @@ TEST(CudaConvAlgos, DirectKernelsMatchTheCpuWhereverTheyApply) {
   // the three convolutions of ConvTranspose stride1_pad1_bias, and the stride-2 backward data
   // (as phases) of Conv relu_nobias_stride2 and of ConvTranspose stride2_outpad_bias's forward.
   EXPECT_GE(cuda::direct_runs() - before, 13u);
+  // The three convolutions of each depthwise case: Conv depthwise_stride2, depthwise_3x3_bias,
+  // depthwise_5x5_relu, depthwise_7x7_bias, depthwise_stride2_pads_after and ConvTranspose
+  // depthwise_stride1.
+  EXPECT_GE(cuda::depthwise_runs() - depthwise_before, 18u);
 }
 
 // The two checks below read only the registries and run the CPU side, so they also guard

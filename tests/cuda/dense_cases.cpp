@@ -109,6 +109,17 @@ std::vector<CudaCase> conv_cases() {
   v.back().atol = 1e-3;
   v.push_back(conv("relu_nobias_stride2", {2, 3, 9, 8}, {5, 3, 3, 3},
                    attrs({{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}, {"relu", int64_t{1}}}), false, 140));
+  // Depthwise convolutions, which cbtrain's depthwise kernels may run (depthwise_conv.h): 3x3
+  // with bias on odd sizes, 5x5 fused with its Relu, ConvNeXt's 7x7, and a stride-2 one with
+  // pads only after (explicit padding); depthwise_stride2 above is one too.
+  v.push_back(conv("depthwise_3x3_bias", {2, 8, 9, 7}, {8, 1, 3, 3},
+                   attrs({{"group", int64_t{8}}, {"pads", Ints{1, 1, 1, 1}}}), true, 150));
+  v.push_back(conv("depthwise_5x5_relu", {2, 6, 10, 10}, {6, 1, 5, 5},
+                   attrs({{"group", int64_t{6}}, {"pads", Ints{2, 2, 2, 2}}, {"relu", int64_t{1}}}), true, 155));
+  v.push_back(conv("depthwise_7x7_bias", {2, 4, 14, 14}, {4, 1, 7, 7},
+                   attrs({{"group", int64_t{4}}, {"pads", Ints{3, 3, 3, 3}}}), true, 160));
+  v.push_back(conv("depthwise_stride2_pads_after", {2, 4, 8, 8}, {4, 1, 3, 3},
+                   attrs({{"group", int64_t{4}}, {"strides", Ints{2, 2}}, {"pads", Ints{0, 0, 1, 1}}}), false, 165));
 
   v.push_back(conv_t("stride2_outpad_bias", {2, 4, 5, 5}, {4, 3, 3, 3},
                      attrs({{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}, {"output_padding", Ints{1, 1}}}), 1,
@@ -119,6 +130,9 @@ std::vector<CudaCase> conv_cases() {
       conv_t("same_upper_output_shape", {2, 3, 4, 4}, {3, 2, 3, 3},
              attrs({{"strides", Ints{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}, {"output_shape", Ints{8, 8}}}), 1,
              true, 220));
+  // Depthwise: its forward is a depthwise backward data.
+  v.push_back(conv_t("depthwise_stride1", {2, 4, 6, 5}, {4, 1, 3, 3},
+                     attrs({{"group", int64_t{4}}, {"pads", Ints{1, 1, 1, 1}}}), 4, true, 227));
   // Stride 1: its forward is a backward-data convolution a direct kernel may run.
   v.push_back(
       conv_t("stride1_pad1_bias", {2, 4, 6, 5}, {4, 3, 3, 3}, attrs({{"pads", Ints{1, 1, 1, 1}}}), 1, true, 225));
