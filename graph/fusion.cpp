@@ -340,101 +340,94 @@ struct RmsMatcher : ChainMatcher {
   }
 };
 
-}  // namespace
+// The SiLU pairs of one graph (fuse_silu): a Sigmoid of X read only by a Mul of X and it.
+struct SiluMatcher : ChainMatcher {
+  struct Chain {
+    std::vector<size_t> nodes;  // the Sigmoid and the Mul, which becomes the Silu
+    size_t last = 0;
+    std::string x;
+  };
+  std::optional<Chain> match(size_t i) const {
+    const Node* sig = unary(i, "Sigmoid");
+    if (!sig || !is_float(sig->inputs[0])) return std::nullopt;
+    auto mul = sole_reader_of(sig->outputs[0], "Mul");
+    if (!mul || !multiplies(g.nodes[*mul], sig->inputs[0], sig->outputs[0])) return std::nullopt;
+    auto xt = types.find(sig->inputs[0]), yt = types.find(g.nodes[*mul].outputs[0]);
+    if (yt == types.end() || yt->second != xt->second) return std::nullopt;
+    return Chain{{i, *mul}, *mul, sig->inputs[0]};
+  }
+};
 
-int fuse_rms_norm(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {
-  std::vector<RmsMatcher::Chain> chains;
+// The chains `Matcher` finds, each replaced by one node: the chain's nodes but its last are
+// dropped (their values leave `types`) and the last becomes fused(chain, last). Returns the
+// chains replaced.
+template <class Matcher, class Fused>
+int replace_chains(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed,
+                   Fused fused) {
+  std::vector<typename Matcher::Chain> chains;
   {
-    const RmsMatcher m{{g, types, exposed}};
+    const Matcher m{{g, types, exposed}};
     for (size_t i = 0; i < g.nodes.size(); ++i)
       if (auto c = m.match(i)) chains.push_back(std::move(*c));
   }
-  if (chains.empty()) return 0;
   std::vector<bool> drop(g.nodes.size(), false);
   for (const auto& c : chains) {
-    Node& last = g.nodes[c.last];
     for (size_t i : c.nodes)
       if (i != c.last) {
         for (const auto& out : g.nodes[i].outputs) types.erase(out);
         drop[i] = true;
       }
-    const ValueType& xt = types.at(c.x);
-    ValueType stat = xt;
+    g.nodes[c.last] = fused(c, g.nodes[c.last]);
+  }
+  drop_nodes(g, drop);
+  return static_cast<int>(chains.size());
+}
+
+// A node of cbtrain's domain in place of `last`, named after it.
+Node fused_node(const char* op, const char* domain, const Node& last, const char* suffix) {
+  Node n;
+  n.op_type = op;
+  n.domain = domain;
+  n.name = last.name.empty() ? suffix : last.name + "_" + suffix;
+  return n;
+}
+
+}  // namespace
+
+int fuse_rms_norm(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {
+  return replace_chains<RmsMatcher>(g, types, exposed, [&types](const RmsMatcher::Chain& c, const Node& last) {
+    ValueType stat = types.at(c.x);
     for (size_t d = static_cast<size_t>(c.axis); d < stat.shape.size(); ++d) stat.shape[d] = 1;
     std::string invrms = last.outputs[0] + "_invrms";
     while (types.count(invrms)) invrms += "_";
     types[invrms] = stat;
-    Node norm;
-    norm.op_type = "RMSNorm";
-    norm.domain = kCbtDomain;
-    norm.name = last.name.empty() ? "rms_norm" : last.name + "_rms_norm";
+    Node norm = fused_node("RMSNorm", kCbtDomain, last, "rms_norm");
     norm.inputs = {c.x};
     if (!c.scale.empty()) norm.inputs.push_back(c.scale);
     norm.outputs = {last.outputs[0], invrms};
     norm.attrs.set("axis", c.axis);
     norm.attrs.set("epsilon", static_cast<float>(c.epsilon));
-    last = std::move(norm);
-  }
-  drop_nodes(g, drop);
-  return static_cast<int>(chains.size());
+    return norm;
+  });
 }
 
 int fuse_silu(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {
-  std::vector<std::pair<size_t, size_t>> pairs;  // (Sigmoid, Mul)
-  {
-    const ChainMatcher m{g, types, exposed};
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      const Node* sig = m.unary(i, "Sigmoid");
-      if (!sig || !m.is_float(sig->inputs[0])) continue;
-      auto mul = m.sole_reader_of(sig->outputs[0], "Mul");
-      if (!mul || !ChainMatcher::multiplies(g.nodes[*mul], sig->inputs[0], sig->outputs[0])) continue;
-      auto xt = types.find(sig->inputs[0]), yt = types.find(g.nodes[*mul].outputs[0]);
-      if (yt != types.end() && yt->second == xt->second) pairs.emplace_back(i, *mul);
-    }
-  }
-  std::vector<bool> drop(g.nodes.size(), false);
-  for (auto [s, m] : pairs) {
-    Node& mul = g.nodes[m];
-    types.erase(g.nodes[s].outputs[0]);
-    drop[s] = true;
-    Node silu;
-    silu.op_type = "Silu";
-    silu.domain = kCbtDomain;
-    silu.name = mul.name.empty() ? "silu" : mul.name + "_silu";
-    silu.inputs = {g.nodes[s].inputs[0]};
-    silu.outputs = {mul.outputs[0]};
-    mul = std::move(silu);
-  }
-  drop_nodes(g, drop);
-  return static_cast<int>(pairs.size());
+  return replace_chains<SiluMatcher>(g, types, exposed, [](const SiluMatcher::Chain& c, const Node& last) {
+    Node silu = fused_node("Silu", kCbtDomain, last, "silu");
+    silu.inputs = {c.x};
+    silu.outputs = {last.outputs[0]};
+    return silu;
+  });
 }
 
 int fuse_gelu(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {
-  std::vector<GeluMatcher::Chain> chains;
-  {
-    const GeluMatcher m{{g, types, exposed}};
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      if (auto c = m.match(i)) chains.push_back(std::move(*c));
-  }
-  if (chains.empty()) return 0;
-  std::vector<bool> drop(g.nodes.size(), false);
-  for (const auto& c : chains) {
-    Node& last = g.nodes[c.last];
-    for (size_t i : c.nodes)
-      if (i != c.last) {
-        for (const auto& out : g.nodes[i].outputs) types.erase(out);
-        drop[i] = true;
-      }
-    Node gelu;
-    gelu.op_type = "Gelu";
-    gelu.name = last.name.empty() ? "gelu" : last.name + "_gelu";
+  return replace_chains<GeluMatcher>(g, types, exposed, [](const GeluMatcher::Chain& c, const Node& last) {
+    Node gelu = fused_node("Gelu", "", last, "gelu");
     gelu.inputs = {c.x};
     gelu.outputs = {last.outputs[0]};
     gelu.attrs.set("approximate", std::string("none"));
-    last = std::move(gelu);
-  }
-  drop_nodes(g, drop);
-  return static_cast<int>(chains.size());
+    return gelu;
+  });
 }
 
 int fuse_attention(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {

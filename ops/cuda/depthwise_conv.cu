@@ -91,6 +91,27 @@ bool launchable(const DepthwiseConv& d, ConvOp op, const DepthwiseConfig& c) {
   return shared_floats(d, op, c, t) * sizeof(float) <= kMaxSharedBytes;
 }
 
+// The shared memory of a forward or backward-data block: the K x K taps of planes
+// [p0, p0 + group) (zeros past the last plane), then each plane's tile of `src` (planes of
+// rows x cols): t.tile_rows rows from row0 by t.tile_cols columns from col0, zeros outside.
+template <int KK>
+__device__ __forceinline__ void load_taps_and_tiles(const float* __restrict__ w, int C, const float* __restrict__ src,
+                                                    int rows, int cols, int row0, int col0, int64_t p0, int64_t planes,
+                                                    int group, const Tiling& t, float* taps, float* tiles) {
+  for (int e = threadIdx.x; e < group * KK; e += blockDim.x) {
+    const int64_t p = p0 + e / KK;
+    taps[e] = p < planes ? w[(p % C) * KK + e % KK] : 0.0f;
+  }
+  const int area = t.tile_rows * t.tile_cols;
+  for (int e = threadIdx.x; e < group * area; e += blockDim.x) {
+    const int i = e / area, rc = e - i * area, r = rc / t.tile_cols, col = rc - r * t.tile_cols;
+    const int64_t p = p0 + i;
+    const int h = row0 + r, v = col0 + col;
+    const bool in = p < planes && h >= 0 && h < rows && v >= 0 && v < cols;
+    tiles[e] = in ? src[p * rows * cols + h * cols + v] : 0.0f;
+  }
+}
+
 // x: (N, C, H, W), w: (C, 1, K, K), bias: (C) or null -> y: (N, C, OH, OW) (see DepthwiseConfig).
 // Block (x, band) computes output rows [band * rows, +rows) of planes [x * group, +group).
 // Shared memory: the planes' taps [plane][KK], then their input rows [plane][row][col] from
@@ -109,17 +130,7 @@ __global__ void __launch_bounds__(kMaxThreads)
   const int area = t.tile_rows * t.tile_cols, h0 = oh0 * S - static_cast<int>(d.PH), PW = static_cast<int>(d.PW);
   float* taps = smem;
   float* tiles = smem + group * KK;
-  for (int e = threadIdx.x; e < group * KK; e += blockDim.x) {
-    const int64_t p = p0 + e / KK;
-    taps[e] = p < planes ? w[(p % C) * KK + e % KK] : 0.0f;
-  }
-  for (int e = threadIdx.x; e < group * area; e += blockDim.x) {
-    const int i = e / area, rc = e - i * area, r = rc / t.tile_cols, col = rc - r * t.tile_cols;
-    const int64_t p = p0 + i;
-    const int h = h0 + r, v = col - PW;
-    const bool in = p < planes && h >= 0 && h < H && v >= 0 && v < W;
-    tiles[e] = in ? x[p * H * W + h * W + v] : 0.0f;
-  }
+  load_taps_and_tiles<KK>(w, C, x, H, W, h0, -PW, p0, planes, group, t, taps, tiles);
   __syncthreads();
   const int per_plane = t.rows * t.cols;
   for (int item = threadIdx.x; item < group * per_plane; item += blockDim.x) {
@@ -172,17 +183,7 @@ __global__ void __launch_bounds__(kMaxThreads)
   const int area = t.tile_rows * t.tile_cols;
   float* taps = smem;
   float* tiles = smem + group * KK;
-  for (int e = threadIdx.x; e < group * KK; e += blockDim.x) {
-    const int64_t p = p0 + e / KK;
-    taps[e] = p < planes ? w[(p % C) * KK + e % KK] : 0.0f;
-  }
-  for (int e = threadIdx.x; e < group * area; e += blockDim.x) {
-    const int i = e / area, rc = e - i * area, r = rc / t.tile_cols, col = rc - r * t.tile_cols;
-    const int64_t p = p0 + i;
-    const int oh = r_lo + r, ow = c_lo + col;
-    const bool in = p < planes && oh >= 0 && oh < OH && ow >= 0 && ow < OW;
-    tiles[e] = in ? dy[p * OH * OW + oh * OW + ow] : 0.0f;
-  }
+  load_taps_and_tiles<KK>(w, C, dy, OH, OW, r_lo, c_lo, p0, planes, group, t, taps, tiles);
   __syncthreads();
   const int per_row = S * t.cols, per_plane = t.rows * per_row;
   for (int item = threadIdx.x; item < group * per_plane; item += blockDim.x) {
