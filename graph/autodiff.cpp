@@ -102,9 +102,9 @@ TrainingGraph build_training_graph(const BoundGraph& bound, const TrainingGraphO
   if (opt.fuse) {
     std::set<std::string> exposed{opt.output};
     for (const auto& o : g.outputs) exposed.insert(o.name);
-    fuse_silu(g, tg.types, exposed);
     fuse_rms_norm(g, tg.types, exposed);
     if (opt.gpu_fusions) {
+      fuse_silu(g, tg.types, exposed);
       fuse_gelu(g, tg.types, exposed);
       fuse_attention(g, tg.types, exposed);
     }
