@@ -1,10 +1,12 @@
-// Expands ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, Swish and Max/Min of
-// other than two inputs into the ops they are made of (composite_ops.h).
+// Expands ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, Swish, LRN and
+// Max/Min of other than two inputs into the ops they are made of (composite_ops.h).
 #include "graph/composite_ops.h"
 
 #include <set>
 #include <string>
 #include <vector>
+
+#include "graph/errors.h"
 
 namespace cbt {
 namespace {
@@ -70,13 +72,34 @@ class Expander {
     if (op == "Swish") {  // X sigmoid(alpha X)
       const float alpha = n.attrs.get_float("alpha", 1.0f);
       std::string scaled = x;
-      if (alpha != 1.0f) {
-        const std::string name = fresh_name(taken_, base_ + "_alpha");
-        g_.initializers.emplace(name, Tensor::scalar_f32(alpha));
-        g_.constant_initializers.insert(name);
-        scaled = add("Mul", {x, name}, "_scaled");
-      }
+      if (alpha != 1.0f) scaled = add("Mul", {x, scalar(alpha, "_alpha")}, "_scaled");
       add("Mul", {x, add("Sigmoid", {scaled}, "_sigmoid")}, "_swish", n.outputs[0]);
+      return true;
+    }
+    if (op == "LRN") {
+      // X / (bias + alpha / size * the sum of X^2 over `size` channels around each)^beta: the
+      // window's sum as an average over a (channels, 1) window of X^2 viewed as (N, 1, C, rest),
+      // pads counted (its divisor is size), with ONNX's floor/ceil split of the window.
+      const int64_t size = n.attrs.get_int("size", 0);
+      if (size < 1) throw ModelError("node " + n.describe() + ": LRN needs a positive size");
+      const std::string sq = add("Mul", {x, x}, "_square");
+      Node& lift = emit("Unsqueeze", {sq}, "_lift", "");
+      if (g_.opset >= 13)
+        lift.inputs.push_back(ints({1}, "_axis"));
+      else
+        lift.attrs.set("axes", std::vector<int64_t>{1});
+      const std::string rows = add("Reshape", {lift.outputs[0], ints({0, 0, 0, -1}, "_rows_shape")}, "_rows");
+      Node& pool = emit("AveragePool", {rows}, "_window", "");
+      pool.attrs.set("kernel_shape", std::vector<int64_t>{size, 1});
+      pool.attrs.set("pads", std::vector<int64_t>{(size - 1) / 2, 0, size / 2, 0});
+      pool.attrs.set("count_include_pad", int64_t{1});
+      const std::string mean = add("Reshape", {pool.outputs[0], add("Shape", {x}, "_shape")}, "_mean");
+      const std::string base = add("Add",
+                                   {add("Mul", {mean, scalar(n.attrs.get_float("alpha", 1e-4f), "_alpha")}, "_scaled"),
+                                    scalar(n.attrs.get_float("bias", 1.0f), "_bias")},
+                                   "_base");
+      add("Div", {x, add("Pow", {base, scalar(n.attrs.get_float("beta", 0.75f), "_beta")}, "_pow")}, "_lrn",
+          n.outputs[0]);
       return true;
     }
     if ((op == "Max" || op == "Min") && n.inputs.size() != 2) {
@@ -104,6 +127,18 @@ class Expander {
     return emit(op, std::move(in), suffix, out).outputs[0];
   }
 
+  // A constant initializer: a float32 scalar, or a 1-D int64 tensor.
+  std::string constant(Tensor t, const std::string& suffix) {
+    const std::string name = fresh_name(taken_, base_ + suffix);
+    g_.initializers.emplace(name, std::move(t));
+    g_.constant_initializers.insert(name);
+    return name;
+  }
+  std::string scalar(float v, const std::string& suffix) { return constant(Tensor::scalar_f32(v), suffix); }
+  std::string ints(const std::vector<int64_t>& v, const std::string& suffix) {
+    return constant(Tensor::from_i64(v, {static_cast<int64_t>(v.size())}), suffix);
+  }
+
   // `op` (ReduceSum or ReduceMax) of `x` over the axes of the reduction `n`, written as this
   // opset's `op` takes them: an attribute before its axes became an input (13 for ReduceSum, 18
   // for the others), else an input (a constant made from n's attribute, or n's own input);
@@ -116,13 +151,7 @@ class Expander {
     const int64_t input_from = op == "ReduceSum" ? 13 : 18;
     if (g_.opset >= input_from && g_.opset < 18) {  // n has an attribute, op an input
       r.attrs.erase("axes");
-      if (n.attrs.has("axes")) {
-        const std::vector<int64_t> axes = n.attrs.get_ints("axes");
-        const std::string name = fresh_name(taken_, base_ + "_axes");
-        g_.initializers.emplace(name, Tensor::from_i64(axes, {static_cast<int64_t>(axes.size())}));
-        g_.constant_initializers.insert(name);
-        r.inputs.push_back(name);
-      }
+      if (n.attrs.has("axes")) r.inputs.push_back(ints(n.attrs.get_ints("axes"), "_axes"));
     } else if (g_.opset >= 18 && n.has_input(1)) {
       r.inputs.push_back(n.inputs[1]);
     }

@@ -12,7 +12,10 @@ namespace cbt {
 // axes, keepdims and noop_with_empty_axes carry over; the axes go where the model's opset puts
 // each op's (ReduceSum takes an input from opset 13, ReduceMax from 18; between, a constant
 // initializer is made from the attribute). Swish -> Mul(X, Sigmoid(alpha X)) (alpha a float32
-// constant: Swish of float64 needs alpha 1). Uses g.opset.
+// constant: Swish of float64 needs alpha 1). LRN -> X / Pow(bias + alpha * the mean of X^2 over
+// `size` channels, beta): the mean an AveragePool of a (size, 1) window, pads counted, over X^2
+// viewed as (N, 1, C, the other dims), reshaped back to X's shape (float32 constants: LRN of
+// float64 models is refused at binding). Uses g.opset.
 void expand_composite_ops(Graph& g);
 
 // Attribute of the Sqrt that ReduceL2 becomes (and so of its SqrtGrad): dX is 0 where Y is 0.

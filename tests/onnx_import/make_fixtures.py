@@ -4,6 +4,7 @@
 The files are committed; rerun this script only when a fixture must change.
 """
 import os
+import sys
 
 import numpy as np
 import onnx
@@ -934,34 +935,6 @@ def einsum_diagonal_model():
     save_classifier(nodes, init, "einsum_diag", 13, x, classes)
 
 
-if __name__ == "__main__":
-    os.makedirs(HERE, exist_ok=True)
-    attrs_model()
-    constants_model()
-    legacy_mlp_model()
-    activations_model()
-    norms_model()
-    resize_model()
-    unary_model()
-    legacy_upsample_models()
-    reductions_models()
-    recurrent_models()
-    composites_models()
-    einsum_models()
-    onehot_models()
-    gather_elements_models()
-    top_k_models()
-    scatter_elements_models()
-    gather_scatter_nd_models()
-    scatter_reduction_models()
-    recurrent_lengths_model()
-    recurrent_activations_model()
-    einsum_diagonal_model()
-    transformer_ops_models()
-    sequence_split_model()
-    rotary_embedding_model()
-
-
 def transformer_ops_models():
     """Attention (opsets 23 and 25), RMSNormalization (23) and Swish (24) in classifiers: x (N, 24)
     viewed as 4 tokens of 6 features. `attention23`: a 3-D grouped-query Attention (2 query heads,
@@ -1107,3 +1080,48 @@ def rotary_embedding_model():
         n("Reshape", ["r3", "flat"], ["r3f"]), n("Reshape", ["r4", "flat"], ["r4f"]),
         n("Concat", ["r3f", "r4f"], ["h"], axis=1), n("Gemm", ["h", "w2", "b2"], ["logits"], transB=1)]
     save_classifier(nodes, init, "rotary23", 23, x, classes, ir_version=11)
+
+def lrn_models():
+    """LRN (which cbtrain expands at load into Mul, Unsqueeze, Reshape, AveragePool, Shape, Add,
+    Pow and Div) in a small convolutional classifier, at opset 11 (Unsqueeze's axes an
+    attribute) and 13 (an input): x (N, 36) viewed as 1x6x6, Conv to 4 channels, LRN (size 3,
+    the defaults), Relu, Conv to 6, LRN (size 5, alpha 0.01, beta 0.5, bias 2), Flatten, Gemm: `lrn11`, `lrn13` (`.onnx`, `.input.npy`, `.output.npy`, onnxruntime's output;
+    onnxruntime takes odd sizes only, the C++ tests check an even one against the formula)."""
+    rng = np.random.default_rng(2311)
+    classes, batch = 10, 5
+    w1 = rng.normal(0, 0.6, (4, 1, 3, 3)).astype(np.float32)
+    w2 = rng.normal(0, 0.4, (6, 4, 3, 3)).astype(np.float32)
+    w3 = rng.normal(0, 0.1, (classes, 6 * 36)).astype(np.float32)
+    x = rng.normal(0, 1.5, (batch, 36)).astype(np.float32)
+    for opset in (11, 13):
+        init = [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(w2, "w2"),
+                numpy_helper.from_array(w3, "w3"), numpy_helper.from_array(np.zeros(classes, np.float32), "b3"),
+                numpy_helper.from_array(np.array([-1, 1, 6, 6], np.int64), "image")]
+        n = helper.make_node
+        nodes = [
+            n("Reshape", ["x", "image"], ["img"]),
+            n("Conv", ["img", "w1"], ["c1"], pads=[1, 1, 1, 1]),
+            n("LRN", ["c1"], ["n1"], size=3),
+            n("Relu", ["n1"], ["r1"]),
+            n("Conv", ["r1", "w2"], ["c2"], pads=[1, 1, 1, 1]),
+            n("LRN", ["c2"], ["n2"], size=5, alpha=0.01, beta=0.5, bias=2.0),
+            n("Flatten", ["n2"], ["flat"]),
+            n("Gemm", ["flat", "w3", "b3"], ["logits"], transB=1),
+        ]
+        save_classifier(nodes, init, f"lrn{opset}", opset, x, classes)
+
+
+if __name__ == "__main__":
+    # Every fixture, or those named (python3 make_fixtures.py lrn_models ...).
+    os.makedirs(HERE, exist_ok=True)
+    makers = [
+        attrs_model, constants_model, legacy_mlp_model, activations_model, norms_model, resize_model, unary_model,
+        legacy_upsample_models, reductions_models, recurrent_models, composites_models, einsum_models, onehot_models,
+        gather_elements_models, top_k_models, scatter_elements_models, gather_scatter_nd_models,
+        scatter_reduction_models, recurrent_lengths_model, recurrent_activations_model, einsum_diagonal_model,
+        transformer_ops_models, sequence_split_model, rotary_embedding_model, lrn_models
+    ]
+    wanted = set(sys.argv[1:])
+    for make in makers:
+        if not wanted or make.__name__ in wanted:
+            make()

@@ -423,6 +423,10 @@ TEST(Cli, CompositeReductionsMatchOnnxruntimeAndTrain) {
   expect_fixtures_match_and_train({"reductions13", "reductions18", "composites13", "composites18"}, {12}, 50.0);
 }
 
+// LRN (odd windows, the defaults and others), expanded at load into Mul, Unsqueeze, Reshape,
+// AveragePool, Shape, Add, Pow and Div, agrees with onnxruntime at opsets 11 and 13 and trains.
+TEST(Cli, LrnModelsMatchOnnxruntimeAndTrain) { expect_fixtures_match_and_train({"lrn11", "lrn13"}, {36}, 40.0); }
+
 // LSTM, GRU and RNN in every form cbtrain takes (tests/onnx_import/make_fixtures.py: directions,
 // batch-first layout, initial states, peepholes, clip, linear_before_reset, Relu and Softsign
 // gates, full constant sequence_lens; opsets 14 and 9), unrolled when the graph is bound:
