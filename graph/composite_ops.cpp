@@ -1,5 +1,5 @@
-// Expands ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, Swish, LRN and
-// Max/Min of other than two inputs into the ops they are made of (composite_ops.h).
+// Expands ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp, Swish, LRN, Shrink
+// and Max/Min of other than two inputs into the ops they are made of (composite_ops.h).
 #include "graph/composite_ops.h"
 
 #include <set>
@@ -74,6 +74,19 @@ class Expander {
       std::string scaled = x;
       if (alpha != 1.0f) scaled = add("Mul", {x, scalar(alpha, "_alpha")}, "_scaled");
       add("Mul", {x, add("Sigmoid", {scaled}, "_sigmoid")}, "_swish", n.outputs[0]);
+      return true;
+    }
+    if (op == "Shrink") {
+      // X < -lambd ? X + bias : X > lambd ? X - bias : 0 (PyTorch's Hardshrink and Softshrink).
+      const float lambd = n.attrs.get_float("lambd", 0.5f), bias = n.attrs.get_float("bias", 0.0f);
+      const std::string above = add("Where",
+                                    {add("Greater", {x, scalar(lambd, "_lambd")}, "_above_mask"),
+                                     add("Sub", {x, scalar(bias, "_bias")}, "_down"), scalar(0.0f, "_zero")},
+                                    "_above");
+      add("Where",
+          {add("Less", {x, scalar(-lambd, "_neg_lambd")}, "_below_mask"), add("Add", {x, scalar(bias, "_bias")}, "_up"),
+           above},
+          "_shrink", n.outputs[0]);
       return true;
     }
     if (op == "LRN") {

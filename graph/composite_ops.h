@@ -15,7 +15,8 @@ namespace cbt {
 // constant: Swish of float64 needs alpha 1). LRN -> X / Pow(bias + alpha * the mean of X^2 over
 // `size` channels, beta): the mean an AveragePool of a (size, 1) window, pads counted, over X^2
 // viewed as (N, 1, C, the other dims), reshaped back to X's shape (float32 constants: LRN of
-// float64 models is refused at binding). Uses g.opset.
+// float64 models is refused at binding). Shrink -> Where(X < -lambd, X + bias, Where(X > lambd,
+// X - bias, 0)) (float32 constants too). Uses g.opset.
 void expand_composite_ops(Graph& g);
 
 // Attribute of the Sqrt that ReduceL2 becomes (and so of its SqrtGrad): dX is 0 where Y is 0.

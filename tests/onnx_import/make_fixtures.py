@@ -1111,6 +1111,31 @@ def lrn_models():
         save_classifier(nodes, init, f"lrn{opset}", opset, x, classes)
 
 
+def shrink_model():
+    """Shrink (which cbtrain expands at load into Less, Greater, Add, Sub and Where) in a
+    classifier, at opset 9 where it came: g = Gemm(x) (N, 16), Shrink with the defaults (lambd
+    0.5, bias 0: PyTorch's Hardshrink) and with lambd 0.3, bias 0.3 (Softshrink), concatenated
+    into a classifier's Gemm: `shrink9` (`.onnx`, `.input.npy`, `.output.npy`, onnxruntime's
+    output)."""
+    rng = np.random.default_rng(2333)
+    n_in, width, classes, batch = 12, 16, 10, 5
+    w1 = rng.normal(0, 0.8, (width, n_in)).astype(np.float32)
+    b1 = rng.normal(0, 0.3, (width,)).astype(np.float32)
+    w2 = rng.normal(0, 0.2, (classes, 2 * width)).astype(np.float32)
+    x = rng.normal(0, 1.0, (batch, n_in)).astype(np.float32)
+    init = [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(b1, "b1"),
+            numpy_helper.from_array(w2, "w2"), numpy_helper.from_array(np.zeros(classes, np.float32), "b2")]
+    n = helper.make_node
+    nodes = [
+        n("Gemm", ["x", "w1", "b1"], ["g"], transB=1),
+        n("Shrink", ["g"], ["hard"]),
+        n("Shrink", ["g"], ["soft"], lambd=0.3, bias=0.3),
+        n("Concat", ["hard", "soft"], ["h"], axis=1),
+        n("Gemm", ["h", "w2", "b2"], ["logits"], transB=1),
+    ]
+    save_classifier(nodes, init, "shrink9", 9, x, classes)
+
+
 if __name__ == "__main__":
     # Every fixture, or those named (python3 make_fixtures.py lrn_models ...).
     os.makedirs(HERE, exist_ok=True)
@@ -1119,7 +1144,7 @@ if __name__ == "__main__":
         legacy_upsample_models, reductions_models, recurrent_models, composites_models, einsum_models, onehot_models,
         gather_elements_models, top_k_models, scatter_elements_models, gather_scatter_nd_models,
         scatter_reduction_models, recurrent_lengths_model, recurrent_activations_model, einsum_diagonal_model,
-        transformer_ops_models, sequence_split_model, rotary_embedding_model, lrn_models
+        transformer_ops_models, sequence_split_model, rotary_embedding_model, lrn_models, shrink_model
     ]
     wanted = set(sys.argv[1:])
     for make in makers:

@@ -1,6 +1,6 @@
 // LRN expanded at load (graph/composite_ops.h) against ONNX's formula, odd and even windows
 // (onnxruntime takes odd ones only), images and sequences, both forms of Unsqueeze's axes. Its
-// agreement with onnxruntime and its gradients: Cli.LrnModelsMatchOnnxruntimeAndTrain,
+// agreement with onnxruntime and its gradients: Cli.LrnAndShrinkModelsMatchOnnxruntimeAndTrain,
 // ModelGradCheck.CompositeOpsExpanded.
 #include <gtest/gtest.h>
 

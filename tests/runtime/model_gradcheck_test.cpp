@@ -178,12 +178,14 @@ TEST(ModelGradCheck, NormalizeOfAZeroSampleHasFiniteGradients) {
   });
 }
 
-// ReduceLogSumExp, ReduceLogSum, Max/Min chains and LRN as expanded at load (composite_ops.h).
+// ReduceLogSumExp, ReduceLogSum, Max/Min chains, LRN and Shrink as expanded at load
+// (composite_ops.h).
 TEST(ModelGradCheck, CompositeOpsExpanded) {
   check_model("tests/onnx_import/data/composites13.onnx", 3, 3);
   check_model("tests/onnx_import/data/composites18.onnx", 3, 3);
   check_model("tests/onnx_import/data/lrn11.onnx", 3, 3);
   check_model("tests/onnx_import/data/lrn13.onnx", 3, 3);
+  check_model("tests/onnx_import/data/shrink9.onnx", 3, 3);
 }
 
 // Einsum as rewritten when the graph is bound (einsum.h): nine equations, a trained weight.

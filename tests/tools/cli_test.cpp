@@ -424,8 +424,13 @@ TEST(Cli, CompositeReductionsMatchOnnxruntimeAndTrain) {
 }
 
 // LRN (odd windows, the defaults and others), expanded at load into Mul, Unsqueeze, Reshape,
-// AveragePool, Shape, Add, Pow and Div, agrees with onnxruntime at opsets 11 and 13 and trains.
-TEST(Cli, LrnModelsMatchOnnxruntimeAndTrain) { expect_fixtures_match_and_train({"lrn11", "lrn13"}, {36}, 40.0); }
+// AveragePool, Shape, Add, Pow and Div, agrees with onnxruntime at opsets 11 and 13 and trains;
+// so does Shrink (Hardshrink's and Softshrink's forms), expanded into Less, Greater, Add, Sub
+// and Where.
+TEST(Cli, LrnAndShrinkModelsMatchOnnxruntimeAndTrain) {
+  expect_fixtures_match_and_train({"lrn11", "lrn13"}, {36}, 40.0);
+  expect_fixtures_match_and_train({"shrink9"}, {12}, 40.0);
+}
 
 // LSTM, GRU and RNN in every form cbtrain takes (tests/onnx_import/make_fixtures.py: directions,
 // batch-first layout, initial states, peepholes, clip, linear_before_reset, Relu and Softsign
