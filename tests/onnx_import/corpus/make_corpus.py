@@ -239,10 +239,10 @@ def build_cases():
 
     # Operators the runtime does not have: all of them must be listed.
     m = base_model()
-    m.graph.node[1].op_type = "Shrink"
+    m.graph.node[1].op_type = "LpNormalization"
     m.graph.node.append(helper.make_node("Hardmax", ["y"], ["h"], name="hm"))
     m.graph.node.append(helper.make_node("Det", ["h"], ["d"], name="det"))
-    case("unsupported_ops", m, "unsupported on cpu: Det Hardmax Shrink")
+    case("unsupported_ops", m, "unsupported on cpu: Det Hardmax LpNormalization")
 
     # Shape inference (inspect --plan binds the graph).
     m = base_model()

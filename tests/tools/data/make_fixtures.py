@@ -1,6 +1,6 @@
 """Makes the small ONNX fixtures of the CLI tests (run once; outputs are committed).
 
-unsupported_ops.onnx: a valid model that uses two ops cbtrain does not support (Shrink and
+unsupported_ops.onnx: a valid model that uses two ops cbtrain does not support (LpNormalization and
 Hardmax), so the CLI must list both in one message.
 """
 import os
@@ -18,7 +18,7 @@ nodes = [
     helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
     helper.make_node("Hardmax", ["h"], ["hm"], name="hardmax"),
     helper.make_node("Mul", ["hm", "h"], ["y"], name="mul"),
-    helper.make_node("Shrink", ["h"], ["vals"], name="shrink", lambd=0.5),
+    helper.make_node("LpNormalization", ["h"], ["vals"], name="lpnorm", axis=1, p=2),
 ]
 vals = helper.make_tensor_value_info("vals", TensorProto.FLOAT, ["N", 10])
 g = helper.make_graph(nodes, "unsupported", [x], [y, vals], [w])
