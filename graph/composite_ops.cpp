@@ -78,14 +78,13 @@ class Expander {
     }
     if (op == "Shrink") {
       // X < -lambd ? X + bias : X > lambd ? X - bias : 0 (PyTorch's Hardshrink and Softshrink).
-      const float lambd = n.attrs.get_float("lambd", 0.5f), bias = n.attrs.get_float("bias", 0.0f);
+      const float lambd = n.attrs.get_float("lambd", 0.5f);
+      const std::string bias = scalar(n.attrs.get_float("bias", 0.0f), "_bias");
       const std::string above = add("Where",
                                     {add("Greater", {x, scalar(lambd, "_lambd")}, "_above_mask"),
-                                     add("Sub", {x, scalar(bias, "_bias")}, "_down"), scalar(0.0f, "_zero")},
+                                     add("Sub", {x, bias}, "_down"), scalar(0.0f, "_zero")},
                                     "_above");
-      add("Where",
-          {add("Less", {x, scalar(-lambd, "_neg_lambd")}, "_below_mask"), add("Add", {x, scalar(bias, "_bias")}, "_up"),
-           above},
+      add("Where", {add("Less", {x, scalar(-lambd, "_neg_lambd")}, "_below_mask"), add("Add", {x, bias}, "_up"), above},
           "_shrink", n.outputs[0]);
       return true;
     }
