@@ -159,12 +159,6 @@ struct ChainMatcher {
     const std::optional<double> c = float_constant(v);
     return c && std::abs(*c - value) <= 1e-6;
   }
-  // The node that writes v, if it is an `op` of two inputs and v is read by nothing else.
-  std::optional<size_t> sole_producer(const std::string& v, const char* op) const {
-    auto p = producer.find(v);
-    if (p == producer.end() || !node(p->second, op) || !sole_reader(readers, exposed, v)) return std::nullopt;
-    return p->second;
-  }
   // The operand of binary node n other than the constant `value`, if one of them is it.
   std::optional<std::string> other_than(const Node& n, double value) const {
     if (is_constant(n.inputs[1], value)) return n.inputs[0];

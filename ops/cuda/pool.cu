@@ -67,8 +67,6 @@ struct PoolBands {
   int64_t rows = 1, bands = 1, window_rows = 1;  // input rows per band; bands per plane; shared rows
 };
 
-// Bands of about 512 inputs, when a band's windows fit in 48 KB of shared memory and a plane's
-// coordinates in 32 bits (a 1-D pooling over a very long row does not: the general kernel runs it).
 // Whether a plane's coordinates, padded, and its flat indices fit the 32-bit kernels (PoolGeom32).
 bool plane_fits_32(const PoolGeom& g) {
   const int64_t reach = std::max(
@@ -76,6 +74,8 @@ bool plane_fits_32(const PoolGeom& g) {
   return fits_32(g.H * g.W) && fits_32(4 * reach);
 }
 
+// Bands of about 512 inputs, when a band's windows fit in 48 KB of shared memory and a plane's
+// coordinates in 32 bits (a 1-D pooling over a very long row does not: the general kernel runs it).
 std::optional<PoolBands> pool_bands(const PoolGeom& g) {
   PoolBands b;
   b.rows = std::clamp<int64_t>(512 / std::max<int64_t>(g.W, 1), 1, g.H);
