@@ -87,18 +87,6 @@ inline Layout make_layout(const Shape& out, std::initializer_list<const Shape*> 
   return l;
 }
 
-// Element offsets of output element i in the first K operands of `l`.
-template <int K>
-__device__ inline void layout_offsets(const Layout& l, int64_t i, int64_t (&off)[K]) {
-  for (int q = 0; q < K; ++q) off[q] = 0;
-  for (int d = l.rank - 1; d >= 0; --d) {
-    int64_t n = l.dims[d];
-    int64_t idx = i % n;
-    i /= n;
-    for (int q = 0; q < K; ++q) off[q] += idx * l.strides[q][d];
-  }
-}
-
 // ---- maps ----------------------------------------------------------------------------------
 
 // y[i] = op(x[i]).
@@ -153,12 +141,48 @@ void ternary_flat_map(cudaStream_t s, const float* a, const float* b, const floa
 
 // y[i] = op(a, b) at the broadcast offsets of output element i.
 template <class TA, class TB, class TY, class Op>
-__global__ void map2_strided_kernel(const TA* a, const TB* b, TY* y, int64_t n, Layout l, Op op) {
-  CBT_GRID_STRIDE_LOOP(i, n) {
+__global__ void map2_strided_kernel(const TA* a, const TB* b, TY* y, int64_t n, const __grid_constant__ Layout l,
+                                    Op op) {
+  grid_stride(n, [&](auto i) {
     int64_t off[2];
-    layout_offsets<2>(l, i, off);
+    plan_offsets<2>(l, i, off);
     y[i] = op(a[off[0]], b[off[1]]);
-  }
+  });
+}
+
+// Four consecutive floats of one operand whose innermost stride is 1 (a float4 load) or 0 (one
+// value, broadcast along the row).
+__device__ __forceinline__ float4 row_quad(const float* p, int64_t off, bool along) {
+  if (along) return *reinterpret_cast<const float4*>(p + off);
+  const float v = p[off];
+  return make_float4(v, v, v, v);
+}
+
+// map2_strided_kernel four outputs at a time where the innermost dim divides by 4 and each
+// operand runs along it (stride 1, its other strides multiples of 4, 16-byte aligned) or is
+// broadcast along it (stride 0): a bias added to rows, a mask to scores, a channel scale to
+// planes. One offset computation and one store per four elements.
+template <class Op>
+__global__ void map2_rows_vec4_kernel(const float* a, const float* b, float4* y, int64_t n4,
+                                      const __grid_constant__ Layout l, Op op) {
+  const int last = l.rank - 1;
+  const bool a_along = l.strides[0][last] != 0, b_along = l.strides[1][last] != 0;
+  grid_stride(n4, [&](auto j) {
+    int64_t off[2];
+    plan_offsets<2>(l, j * 4, off);
+    const float4 u = row_quad(a, off[0], a_along), v = row_quad(b, off[1], b_along);
+    y[j] = make_float4(op(u.x, v.x), op(u.y, v.y), op(u.z, v.z), op(u.w, v.w));
+  });
+}
+
+// Whether operand q of `l` suits map2_rows_vec4_kernel (see there).
+inline bool runs_in_quads(const Layout& l, int q, const void* p) {
+  const int last = l.rank - 1;
+  if (l.strides[q][last] == 0) return true;
+  if (l.strides[q][last] != 1 || !aligned16(p)) return false;
+  for (int d = 0; d < last; ++d)
+    if (l.strides[q][d] % 4 != 0) return false;
+  return true;
 }
 
 // y = op(x) over n contiguous elements.
@@ -189,9 +213,19 @@ void binary_map(cudaStream_t s, const TA* a, const Shape& as, const TB* b, const
   }
   if ((na == n || na == 1) && (nb == n || nb == 1)) {
     map2_flat_kernel<<<blocks_for(n), kThreads, 0, s>>>(a, na == n ? 1 : 0, b, nb == n ? 1 : 0, y, n, op);
-  } else {
-    map2_strided_kernel<<<blocks_for(n), kThreads, 0, s>>>(a, b, y, n, make_layout(ys, {&as, &bs}), op);
+    CBT_CUDA_CHECK_LAUNCH();
+    return;
   }
+  const Layout l = make_layout(ys, {&as, &bs});
+  if constexpr (std::is_same_v<TA, float> && std::is_same_v<TB, float> && std::is_same_v<TY, float>) {
+    if (n <= INT32_MAX && l.dims[l.rank - 1] % 4 == 0 && aligned16(y) && runs_in_quads(l, 0, a) &&
+        runs_in_quads(l, 1, b)) {
+      map2_rows_vec4_kernel<<<blocks_for(n / 4), kThreads, 0, s>>>(a, b, reinterpret_cast<float4*>(y), n / 4, l, op);
+      CBT_CUDA_CHECK_LAUNCH();
+      return;
+    }
+  }
+  map2_strided_kernel<<<blocks_for(n), kThreads, 0, s>>>(a, b, y, n, l, op);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
@@ -293,15 +327,27 @@ __device__ inline void for_each_run(const T* x, const SumPlan& p, int64_t j0, in
 }
 
 // One thread per (output o, chunk s of the reduced range); adjacent threads take adjacent
-// outputs, coalesced when the innermost dim is kept. out[s * ny + o], scaled when final.
+// outputs, coalesced when the innermost dim is kept. out[s * ny + o], scaled when final. A
+// thread issues its loads eight at a time and adds them in order: the sum is the serial one,
+// without a load's latency per element.
 template <class T>
-__global__ void sum_lines_kernel(const T* x, SumPlan p, int64_t chunks, int64_t chunk, T* out, T scale, bool final) {
+__global__ void sum_lines_kernel(const T* x, const __grid_constant__ SumPlan p, int64_t chunks, int64_t chunk, T* out,
+                                 T scale, bool final) {
   CBT_GRID_STRIDE_LOOP(w, p.ny * chunks) {
     int64_t s = w / p.ny, o = w % p.ny;
     T acc = 0;
     for_each_run(x + dims_offset(p.kn, p.ks, p.kr, o), p, s * chunk, min(p.nr, (s + 1) * chunk),
                  [&](const T* xr, int64_t len, int64_t step) {
-                   for (int64_t t = 0; t < len; ++t) acc += xr[t * step];
+                   constexpr int kBatch = 8;
+                   int64_t t = 0;
+                   for (; t + kBatch <= len; t += kBatch) {
+                     T v[kBatch];
+#pragma unroll
+                     for (int u = 0; u < kBatch; ++u) v[u] = xr[(t + u) * step];
+#pragma unroll
+                     for (int u = 0; u < kBatch; ++u) acc += v[u];
+                   }
+                   for (; t < len; ++t) acc += xr[t * step];
                  });
     out[s * p.ny + o] = final ? acc * scale : acc;
   }

@@ -52,7 +52,7 @@ __global__ void compare_values(uint8_t* __restrict__ y, const T* __restrict__ a,
                                const __grid_constant__ NdPlan p, int64_t n, Cmp cmp) {
   grid_stride(n, [&](auto i) {
     int64_t off[2];
-    nd_offsets<2>(p, i, off);
+    plan_offsets<2>(p, i, off);
     y[i] = cmp(a[off[0]], b[off[1]]) ? 1 : 0;
   });
 }

@@ -387,15 +387,15 @@ struct PReluGradOp {
 // dy: (broadcast shape), contiguous; a, b read at their broadcast offsets; da, db (either may
 // be null): the gradients over the broadcast shape.
 template <class E, class F>
-__global__ void pair_grad_kernel(const float* dy, const float* a, const E* b, float* da, float* db, int64_t n, Layout l,
-                                 F f) {
-  CBT_GRID_STRIDE_LOOP(i, n) {
+__global__ void pair_grad_kernel(const float* dy, const float* a, const E* b, float* da, float* db, int64_t n,
+                                 const __grid_constant__ Layout l, F f) {
+  grid_stride(n, [&](auto i) {
     int64_t off[2];
-    layout_offsets<2>(l, i, off);
+    plan_offsets<2>(l, i, off);
     float av = a[off[0]], bv = as_f32(b[off[1]]);
     if (da) da[i] = f.da(dy[i], av, bv);
     if (db) db[i] = f.db(dy[i], av, bv);
-  }
+  });
 }
 
 // (dY, A, B) -> (dA, optional dB). Each gradient is formed over dY's shape, straight into its

@@ -16,6 +16,11 @@ namespace cbt::cuda::shape {
 inline constexpr int kMaxDims = 8;
 inline constexpr int kMaxOperands = 3;
 
+// The shape ops' kernels loop with these (ops/cuda/common.cuh); named here for the files that
+// take this namespace in.
+using cuda::grid_stride;
+using cuda::plan_offsets;
+
 // Index space of an N-d loop (row-major over dims) with the strides, in elements, of up to
 // three operands. Built on the host with size-1 dims dropped and neighbours that are
 // contiguous in every operand merged, so real tensors rarely come near kMaxDims.
@@ -28,38 +33,6 @@ struct NdPlan {
 // `strides` holds one stride vector (same length as `shape`) per operand, at most three.
 NdPlan make_plan(const Shape& shape, const std::vector<std::vector<int64_t>>& strides);
 int64_t plan_numel(const NdPlan& p);
-
-// Offsets of the linear index i in each of the first K operands. I is uint32_t when the loop
-// fits (32-bit division is several times cheaper than 64-bit), int64_t otherwise; the loop
-// is unrolled over kMaxDims so the plan stays in the parameter bank.
-template <int K, class I>
-__device__ __forceinline__ void nd_offsets(const NdPlan& p, I i, int64_t (&off)[K]) {
-#pragma unroll
-  for (int k = 0; k < K; ++k) off[k] = 0;
-#pragma unroll
-  for (int d = kMaxDims - 1; d >= 0; --d) {
-    if (d < p.rank) {
-      const I dim = static_cast<I>(p.dims[d]);
-      const I q = i / dim;
-      const int64_t idx = static_cast<int64_t>(i - q * dim);
-      i = q;
-#pragma unroll
-      for (int k = 0; k < K; ++k) off[k] += idx * p.strides[k][d];
-    }
-  }
-}
-
-// Grid-stride loop calling f(i) with a 32-bit index when n allows it (the stride is far below
-// 2^31, so i + stride cannot wrap), else a 64-bit one.
-template <class F>
-__device__ __forceinline__ void grid_stride(int64_t n, F&& f) {
-  if (n <= INT32_MAX) {
-    const uint32_t stride = blockDim.x * gridDim.x;
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < static_cast<uint32_t>(n); i += stride) f(i);
-  } else {
-    CBT_GRID_STRIDE_LOOP(i, n) f(i);
-  }
-}
 
 // Calls f.template operator()<W>() with W the unsigned word of `elem` bytes.
 template <class F>

@@ -132,7 +132,7 @@ __global__ void equal_values(uint8_t* __restrict__ y, const T* __restrict__ a, c
                              const __grid_constant__ NdPlan p, int64_t n) {
   grid_stride(n, [&](auto i) {
     int64_t off[2];
-    nd_offsets<2>(p, i, off);
+    plan_offsets<2>(p, i, off);
     y[i] = a[off[0]] == b[off[1]] ? 1 : 0;
   });
 }
@@ -158,7 +158,7 @@ __global__ void where_values(W* __restrict__ y, const uint8_t* __restrict__ cond
                              const W* __restrict__ z, const __grid_constant__ NdPlan p, int64_t n) {
   grid_stride(n, [&](auto i) {
     int64_t off[3];
-    nd_offsets<3>(p, i, off);
+    plan_offsets<3>(p, i, off);
     y[i] = cond[off[0]] ? x[off[1]] : z[off[2]];
   });
 }

@@ -73,7 +73,7 @@ __global__ void strided_copy_kernel(W* __restrict__ dst, const W* __restrict__ s
                                     int64_t n) {
   grid_stride(n, [&](auto i) {
     int64_t off[2];
-    nd_offsets<2>(p, i, off);
+    plan_offsets<2>(p, i, off);
     dst[off[0]] = src[off[1]];
   });
 }
@@ -137,11 +137,11 @@ __global__ void broadcast_sum_thread_kernel(T* __restrict__ out, const T* __rest
                                             int64_t n_out, int64_t n_red) {
   grid_stride(n_out, [&](auto j) {
     int64_t base[2];
-    nd_offsets<2>(kept, j, base);
+    plan_offsets<2>(kept, j, base);
     T acc = 0;
     for (int64_t r = 0; r < n_red; ++r) {
       int64_t off[2];
-      nd_offsets<2>(red, r, off);
+      plan_offsets<2>(red, r, off);
       if (routed(cond, base[1] + off[1], route)) acc += dy[base[0] + off[0]];
     }
     out[j] = acc;
@@ -158,11 +158,11 @@ __global__ void broadcast_sum_block_kernel(T* __restrict__ out, const T* __restr
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
   for (int64_t j = blockIdx.x; j < n_out; j += gridDim.x) {
     int64_t base[2];
-    nd_offsets<2>(kept, j, base);
+    plan_offsets<2>(kept, j, base);
     T acc = 0;
     for (int64_t r = threadIdx.x; r < n_red; r += blockDim.x) {
       int64_t off[2];
-      nd_offsets<2>(red, r, off);
+      plan_offsets<2>(red, r, off);
       if (routed(cond, base[1] + off[1], route)) acc += dy[base[0] + off[0]];
     }
     for (int s = 16; s > 0; s /= 2) acc += __shfl_down_sync(0xffffffffu, acc, s);

@@ -142,6 +142,13 @@ std::vector<CudaCase> arithmetic_cases() {
                            {ints({5, 3}, -50, 50, 17, DType::Int32), ints({5, 3}, -50, 50, 18, DType::Int32)}, kElem));
   // Operands of one shape whose size is a multiple of 4: the float4 kernel.
   v.push_back(make_case("Add/same_shape_vec4", add, {rnd({2, 16, 8, 8}, 21), rnd({2, 16, 8, 8}, 22)}, kElem));
+  // Broadcasts whose innermost dim divides by 4, each operand running along it or broadcast
+  // along it: map2_rows_vec4_kernel (a bias first, a mask over scores, a scale over planes).
+  v.push_back(make_case("Add/rows_vec4_bias_first", add, {rnd({96}, 27), rnd({6, 96}, 28)}, kSum));
+  v.push_back(make_case("Sub/rows_vec4_mask", sub, {rnd({3, 1, 4, 8}, 29), rnd({1, 5, 1, 8}, 30)}, kSum));
+  v.push_back(make_case("Mul/rows_vec4_plane_scale", mul, {rnd({2, 8, 4, 4}, 31), rnd({2, 8, 1, 1}, 32)}, kSum));
+  // A bias gradient over 37 rows: one chunk, summed eight loads at a time and five after.
+  v.push_back(make_case("Add/bias_37_rows", add, {rnd({37, 12}, 33), rnd({12}, 34)}, kSum));
   // relu=1 (graph/fusion.h): max(a + b, 0); its gradient counts dY where the output > 0.
   Node add_relu = make_node("Add", 2, 1, attr_i("relu", 1));
   v.push_back(make_case("Add/relu_vec4", add_relu, {rnd({2, 16, 8, 8}, 23), rnd({2, 16, 8, 8}, 24)}, kElem));
