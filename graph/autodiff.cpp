@@ -105,6 +105,7 @@ TrainingGraph build_training_graph(const BoundGraph& bound, const TrainingGraphO
     fuse_rms_norm(g, tg.types, exposed);
     if (opt.gpu_fusions) {
       fuse_silu(g, tg.types, exposed);
+      fuse_linear(g, tg.types, exposed);
       fuse_gelu(g, tg.types, exposed);
       fuse_attention(g, tg.types, exposed);
     }

@@ -23,8 +23,9 @@ struct TrainingGraphOptions {
   // Fuse a BatchNorm, Gemm or Conv and the Relu after it into one node, forward and backward,
   // and the softmax cross-entropy with its gradient (graph/fusion.h).
   bool fuse = true;
-  // With `fuse`, also the fusions that pay with the GPU's kernels: the erf form of GELU as one
-  // Gelu and attention's core as one SoftmaxAttention (graph/fusion.h). On the CPU the nodes
+  // With `fuse`, also the fusions that pay with the GPU's kernels: SiLU as one Silu, a Linear
+  // layer's MatMul and bias Add as one Gemm, the erf form of GELU as one Gelu and attention's
+  // core as one SoftmaxAttention (graph/fusion.h). On the CPU the nodes
   // run faster apart (OpenBLAS's products; 0.55x ViT's CPU step fused): the Trainer sets it
   // where every learner is on a GPU.
   bool gpu_fusions = false;

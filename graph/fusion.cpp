@@ -2,7 +2,8 @@
 // fuse_gradient_sum_relu: a sum of two gradients and the ReluGrad after it as one node;
 // fuse_loss_gradient: the softmax cross-entropy and its gradient as one node; fuse_gelu: the
 // erf form of GELU as one Gelu node; fuse_silu: X * Sigmoid(X) as one Silu node; fuse_rms_norm: the root-mean-square
-// norm written out as one RMSNorm node; fuse_attention: MatMul, Softmax, MatMul as one SoftmaxAttention node.
+// norm written out as one RMSNorm node; fuse_attention: MatMul, Softmax, MatMul as one SoftmaxAttention node;
+// fuse_linear: a MatMul by a matrix and the bias Add after it as one Gemm.
 #include "graph/fusion.h"
 
 #include <cmath>
@@ -481,6 +482,83 @@ int fuse_attention(Graph& g, std::map<std::string, ValueType>& types, const std:
   }
   if (fused) drop_nodes(g, drop);
   return fused;
+}
+
+int fuse_linear(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {
+  const auto readers = readers_of(g);
+  const auto producer = producers_of(g);
+  // What replaces each Add that ends a fused pair (by the Add's index); the MatMuls go.
+  std::map<size_t, std::vector<Node>> at_add;
+  std::vector<bool> drop(g.nodes.size(), false);
+  auto is_float = [&types](const std::string& v) {
+    auto t = types.find(v);
+    return t != types.end() && t->second.dtype == DType::Float32;
+  };
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& mm = g.nodes[i];
+    if (!mm.domain.empty() || mm.op_type != "MatMul" || mm.inputs.size() != 2 || mm.outputs.size() != 1) continue;
+    const auto r = sole_reader(readers, exposed, mm.outputs[0]);
+    if (!r || at_add.count(*r)) continue;
+    const Node& add = g.nodes[*r];
+    if (!add.domain.empty() || add.op_type != "Add" || add.inputs.size() != 2 || add.outputs.size() != 1) continue;
+    const std::string& bias = add.inputs[0] == mm.outputs[0] ? add.inputs[1] : add.inputs[0];
+    const std::string &x = mm.inputs[0], &w = mm.inputs[1];
+    if (bias == mm.outputs[0] || !is_float(x) || !is_float(w) || !is_float(bias)) continue;
+    const Shape &xs = types.at(x).shape, &ws = types.at(w).shape, &ys = types.at(mm.outputs[0]).shape;
+    if (xs.size() < 2 || ws.size() != 2 || types.at(add.outputs[0]) != types.at(mm.outputs[0])) continue;
+    const int64_t K = ws[0], N = ws[1];
+    if (types.at(bias).shape != Shape{N} || N < 2 || xs.back() != K) continue;
+    // The rows: X as (M, K), the product as (M, N), back to the Add's shape after.
+    std::vector<Node> nodes;
+    auto shape_constant = [&](std::vector<int64_t> dims, const std::string& hint) {
+      const std::string name = unique_name(hint, types);
+      Shape s{static_cast<int64_t>(dims.size())};
+      types[name] = ValueType{DType::Int64, s};
+      g.initializers[name] = Tensor::from_i64(dims, s);
+      g.constant_initializers.insert(name);
+      return name;
+    };
+    std::string rows = x, product = add.outputs[0];
+    if (xs.size() > 2) {
+      rows = unique_name(x + "_rows", types);
+      types[rows] = ValueType{DType::Float32, {shape_numel(xs) / K, K}};
+      Node flat = fused_node("Reshape", "", add, "linear_rows");
+      flat.inputs = {x, shape_constant({-1, K}, rows + "_shape")};
+      flat.outputs = {rows};
+      nodes.push_back(std::move(flat));
+      product = unique_name(add.outputs[0] + "_rows", types);
+      types[product] = ValueType{DType::Float32, {shape_numel(ys) / N, N}};
+    }
+    Node gemm = fused_node("Gemm", "", add, "linear");
+    gemm.inputs = {rows, w, bias};
+    gemm.outputs = {product};
+    nodes.push_back(std::move(gemm));
+    if (xs.size() > 2) {
+      std::vector<int64_t> back(ys.begin(), ys.end());
+      back[0] = -1;
+      Node unflat = fused_node("Reshape", "", add, "linear_back");
+      unflat.inputs = {product, shape_constant(back, add.outputs[0] + "_shape")};
+      unflat.outputs = {add.outputs[0]};
+      nodes.push_back(std::move(unflat));
+    }
+    types.erase(mm.outputs[0]);
+    drop[i] = true;
+    at_add[*r] = std::move(nodes);
+  }
+  if (at_add.empty()) return 0;
+  std::vector<Node> out;
+  out.reserve(g.nodes.size() + 2 * at_add.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (drop[i]) continue;
+    auto it = at_add.find(i);
+    if (it == at_add.end()) {
+      out.push_back(std::move(g.nodes[i]));
+      continue;
+    }
+    for (Node& n : it->second) out.push_back(std::move(n));
+  }
+  g.nodes = std::move(out);
+  return static_cast<int>(at_add.size());
 }
 
 int fuse_gradient_sum_relu(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {

@@ -1,12 +1,14 @@
 // Peephole fusions of the training step's nodes. fuse_relu, fuse_gradient_sum_relu and
 // fuse_loss_gradient keep its arithmetic: each turns a pair of nodes into one, saving a pass
 // over an activation and the tensor between them. fuse_silu, fuse_gelu, fuse_rms_norm and
-// fuse_attention turn chains of nodes into one node with a kernel of its own, the same up to
-// rounding. The training graph makes SiLU's, GELU's and attention's where every learner is on a
-// GPU (TrainingGraphOptions::gpu_fusions): on the CPU their kernels lose to the nodes' (SiLU's
+// fuse_attention turn chains of nodes into one node with a kernel of its own, and fuse_linear a
+// MatMul and its bias Add into one Gemm, the same up to rounding. The training graph makes
+// SiLU's, the Linear layers', GELU's and attention's where every learner is on a GPU
+// (TrainingGraphOptions::gpu_fusions): on the CPU their kernels lose to the nodes' (SiLU's
 // gradient recomputes the sigmoid, a scalar exp an element: EfficientNet's CPU step fused ran
-// at 0.77×). RMSNorm's is faster on the CPU too. The gradient
-// rules of the fused nodes emit correspondingly fused backward nodes.
+// at 0.77×) or gain nothing (the Linear layers': ViT's and Swin's CPU steps within 2%).
+// RMSNorm's is faster on the CPU too. The gradient rules of the fused nodes emit
+// correspondingly fused backward nodes.
 #pragma once
 #include <map>
 #include <set>
@@ -62,6 +64,15 @@ int fuse_rms_norm(Graph& g, std::map<std::string, ValueType>& types, const std::
 // share their leading dims (no broadcasting), B broadcasts to the scores without changing their
 // shape, and one matrix's working set fits kAttentionMaxFloats. Returns the chains fused.
 int fuse_attention(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed);
+
+// A Linear layer as exporters write it for inputs of more than two dims, MatMul(X (..., K),
+// W (K, N)) then an Add of a bias (N) (either order), becomes Reshape(X, (-1, K)), Gemm(that, W,
+// bias) and Reshape back to the Add's output, wherever the product feeds nothing but the Add and
+// is not in `exposed` and all three are float32 (a 2-D X needs no Reshapes). The Reshapes are
+// views; the GPU's Gemm adds the bias in cuBLASLt's epilogue and sums its gradient in one
+// kernel, where the pair took a broadcast Add and a two-pass sum. The same up to rounding.
+// Returns the pairs fused.
+int fuse_linear(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed);
 
 // Whether `n` is an op that fuse_relu folds a following Relu into (an Add only where its
 // operands have its output's type, which `types` tells).

@@ -294,8 +294,83 @@ TEST(Fusion, ViTsAttentionBecomesSoftmaxAttentionAndTrainsAsTheNodes) {
   EXPECT_EQ(count(r.fused_step, "SoftmaxGrad", false), 0);
   EXPECT_EQ(count(r.fused_step, "SoftmaxAttention", false), 2);
   EXPECT_EQ(count(r.fused_step, "SoftmaxAttentionGrad", false), 2);
-  EXPECT_EQ(count(r.plain_step, "MatMul", false) - count(r.fused_step, "MatMul", false), 4);
+  // Four MatMuls into the attention nodes; the Linear layers' went into Gemms (fuse_linear).
+  const int to_gemms = count(r.fused_step, "Gemm", false) - count(r.plain_step, "Gemm", false);
+  EXPECT_GT(to_gemms, 0);
+  EXPECT_EQ(count(r.plain_step, "MatMul", false) - count(r.fused_step, "MatMul", false) - to_gemms, 4);
   expect_close_training(r, 20000);
+}
+
+// Swin's Linear layers over its tokens (TorchScript writes each as MatMul by the transposed
+// weight, then Add of the bias first) become Reshape, Gemm, Reshape: four a block, two blocks;
+// the head's Linear is a Gemm already. The step trains as the pairs do up to rounding.
+TEST(Fusion, SwinsLinearLayersBecomeGemmsAndTrainAsThePairs) {
+  FusedAndPlain r("models/architectures/swin.ts17.onnx");
+  EXPECT_EQ(count(r.plain_step, "Gemm", false), 1);
+  EXPECT_EQ(count(r.fused_step, "Gemm", false), 9);
+  EXPECT_EQ(count(r.plain_step, "MatMul", false) - count(r.fused_step, "MatMul", false), 8);
+  EXPECT_EQ(count(r.fused_step, "GemmGrad", false), 9);
+  EXPECT_EQ(count(r.plain_step, "Reshape", false) + 2 * 8, count(r.fused_step, "Reshape", false));
+  expect_close_training(r, 15000);
+}
+
+// A MatMul by a matrix plus a bias over its columns fuses, the bias on either side, with
+// Reshapes around the Gemm for an X of three dims and none for two; a product read elsewhere or
+// exposed, a batch of weights, a bias of a whole row per row, or an integer product does not.
+TEST(Fusion, LinearFusesOnlyAMatMulByAMatrixPlusAColumnBias) {
+  enum Case { kTokens, kBiasFirst, kRows, kReadElsewhere, kExposed, kBatchedWeight, kFullBias, kIntegers };
+  for (Case c : {kTokens, kBiasFirst, kRows, kReadElsewhere, kExposed, kBatchedWeight, kFullBias, kIntegers}) {
+    SCOPED_TRACE(c);
+    Graph g;
+    g.nodes.push_back(node_of("Relu", {"in"}, "x"));
+    g.nodes.push_back(node_of("MatMul", {"x", "w"}, "p"));
+    g.nodes.push_back(
+        node_of("Add", c == kBiasFirst ? std::vector<std::string>{"b", "p"} : std::vector<std::string>{"p", "b"}, "y"));
+    g.nodes.push_back(node_of("Neg", {"y"}, "out"));
+    if (c == kReadElsewhere) g.nodes.push_back(node_of("Neg", {"p"}, "other"));
+    const DType dt = c == kIntegers ? DType::Int64 : DType::Float32;
+    const Shape rows = c == kRows ? Shape{6} : Shape{2, 3};
+    auto with = [](Shape lead, int64_t last) {
+      lead.push_back(last);
+      return lead;
+    };
+    std::map<std::string, ValueType> types;
+    for (const char* v : {"in", "x"}) types[v] = ValueType{dt, with(rows, 4)};
+    for (const char* v : {"p", "y", "out", "other"}) types[v] = ValueType{dt, with(rows, 5)};
+    types["w"] = ValueType{dt, c == kBatchedWeight ? Shape{2, 4, 5} : Shape{4, 5}};
+    types["b"] = ValueType{dt, c == kFullBias ? with(rows, 5) : Shape{5}};
+    const int fused = fuse_linear(g, types, c == kExposed ? std::set<std::string>{"p"} : std::set<std::string>{});
+    const bool fuses = c == kTokens || c == kBiasFirst || c == kRows;
+    EXPECT_EQ(fused, fuses ? 1 : 0);
+    EXPECT_EQ(count(g, "MatMul", false), fuses ? 0 : 1);
+    if (!fuses) continue;
+    const size_t reshapes = c == kRows ? 0 : 2;
+    ASSERT_EQ(g.nodes.size(), 3u + reshapes);
+    const Node& gemm = g.nodes[1 + reshapes / 2];
+    EXPECT_EQ(gemm.op_type, "Gemm");
+    EXPECT_EQ(gemm.inputs.size(), 3u);
+    EXPECT_EQ(gemm.inputs[1], "w");
+    EXPECT_EQ(gemm.inputs[2], "b");
+    EXPECT_EQ(types.at(gemm.outputs[0]).shape, (Shape{6, 5}));
+    EXPECT_EQ(types.at(gemm.inputs[0]).shape, (Shape{6, 4}));
+    EXPECT_EQ(types.count("p"), 0u);
+    if (c == kRows) {
+      EXPECT_EQ(gemm.inputs[0], "x");
+      EXPECT_EQ(gemm.outputs[0], "y");
+      continue;
+    }
+    const Node &flat = g.nodes[1], &back = g.nodes[3];
+    EXPECT_EQ(flat.op_type, "Reshape");
+    EXPECT_EQ(flat.inputs[0], "x");
+    EXPECT_EQ(back.op_type, "Reshape");
+    EXPECT_EQ(back.outputs, std::vector<std::string>{"y"});
+    const Tensor &to_rows = g.initializers.at(flat.inputs[1]), &to_y = g.initializers.at(back.inputs[1]);
+    EXPECT_EQ(std::vector<int64_t>(to_rows.ptr<int64_t>(), to_rows.ptr<int64_t>() + to_rows.numel()),
+              (std::vector<int64_t>{-1, 4}));
+    EXPECT_EQ(std::vector<int64_t>(to_y.ptr<int64_t>(), to_y.ptr<int64_t>() + to_y.numel()),
+              (std::vector<int64_t>{-1, 3, 5}));
+    EXPECT_TRUE(g.constant_initializers.count(flat.inputs[1]));
+  }
 }
 
 // Attention with a mask added to the scores fuses too, the mask an input of SoftmaxAttention:
