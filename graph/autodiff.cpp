@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "graph/fusion.h"
+#include "graph/layout_fusion.h"
 #include "graph/op_schema.h"
 
 namespace cbt {
@@ -106,6 +107,7 @@ TrainingGraph build_training_graph(const BoundGraph& bound, const TrainingGraphO
     if (opt.gpu_fusions) {
       fuse_silu(g, tg.types, exposed);
       fuse_linear(g, tg.types, exposed);
+      fold_reshaped_constant_adds(g, tg.types, exposed);
       fuse_gelu(g, tg.types, exposed);
       fuse_attention(g, tg.types, exposed);
     }

@@ -2,8 +2,7 @@
 // fuse_gradient_sum_relu: a sum of two gradients and the ReluGrad after it as one node;
 // fuse_loss_gradient: the softmax cross-entropy and its gradient as one node; fuse_gelu: the
 // erf form of GELU as one Gelu node; fuse_silu: X * Sigmoid(X) as one Silu node; fuse_rms_norm: the root-mean-square
-// norm written out as one RMSNorm node; fuse_attention: MatMul, Softmax, MatMul as one SoftmaxAttention node;
-// fuse_linear: a MatMul by a matrix and the bias Add after it as one Gemm.
+// norm written out as one RMSNorm node; fuse_attention: MatMul, Softmax, MatMul as one SoftmaxAttention node.
 #include "graph/fusion.h"
 
 #include <cmath>
@@ -11,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "graph/node_links.h"
 #include "graph/shape_utils.h"
 #include "graph/softmax_attention.h"
 
@@ -38,39 +38,6 @@ bool takes_fused_relu(const Node& n, const std::map<std::string, ValueType>& typ
 }
 
 namespace {
-
-std::map<std::string, std::vector<size_t>> readers_of(const Graph& g) {
-  std::map<std::string, std::vector<size_t>> readers;  // value -> nodes that read it
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (const auto& in : g.nodes[i].inputs)
-      if (!in.empty()) readers[in].push_back(i);
-  return readers;
-}
-
-// The one node that reads `v`, where exactly one does and v is nothing the caller reads
-// (`exposed`): a value a fusion may fold away.
-std::optional<size_t> sole_reader(const std::map<std::string, std::vector<size_t>>& readers,
-                                  const std::set<std::string>& exposed, const std::string& v) {
-  auto it = readers.find(v);
-  if (exposed.count(v) || it == readers.end() || it->second.size() != 1) return std::nullopt;
-  return it->second[0];
-}
-
-std::map<std::string, size_t> producers_of(const Graph& g) {
-  std::map<std::string, size_t> producer;  // value -> the node that writes it
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    for (const auto& out : g.nodes[i].outputs)
-      if (!out.empty()) producer[out] = i;
-  return producer;
-}
-
-void drop_nodes(Graph& g, const std::vector<bool>& drop) {
-  std::vector<Node> kept;
-  kept.reserve(g.nodes.size());
-  for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
-  g.nodes = std::move(kept);
-}
 
 // The fused loss `loss` also sums dLogits into the bias gradient of the Gemm that produced the
 // logits, when that Gemm's gradient reads dLogits itself (fuse_loss_gradient).
@@ -378,15 +345,6 @@ int replace_chains(Graph& g, std::map<std::string, ValueType>& types, const std:
   return static_cast<int>(chains.size());
 }
 
-// A node of cbtrain's domain in place of `last`, named after it.
-Node fused_node(const char* op, const char* domain, const Node& last, const char* suffix) {
-  Node n;
-  n.op_type = op;
-  n.domain = domain;
-  n.name = last.name.empty() ? suffix : last.name + "_" + suffix;
-  return n;
-}
-
 }  // namespace
 
 int fuse_rms_norm(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {
@@ -437,20 +395,32 @@ int fuse_attention(Graph& g, std::map<std::string, ValueType>& types, const std:
     return n && n->domain.empty() && n->op_type == op && n->inputs.size() == inputs && n->outputs.size() == 1;
   };
   std::vector<bool> drop(g.nodes.size(), false);
+  // The other operand of `add`, an Add to `onto` (the scores' type) of a tensor that broadcasts
+  // to them unchanged; empty when it is not such an Add.
+  auto bias_of = [&](const Node* add, const std::string& onto) -> std::string {
+    if (!is(add, "Add", 2)) return "";
+    const std::string& b = add->inputs[0] == onto ? add->inputs[1] : add->inputs[0];
+    const ValueType &s = types.at(onto), &bt = types.at(b);
+    if (b == onto || types.at(add->outputs[0]) != s || bt.dtype != s.dtype || !score_bias_layout(bt.shape, s.shape))
+      return "";
+    return b;
+  };
   int fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& scores = g.nodes[i];
     if (!is(&scores, "MatMul", 2)) continue;
     const Node* softmax = reader(scores.outputs[0]);
-    // A mask or bias added to the scores: B broadcast to them unchanged.
-    const Node* add = nullptr;
-    std::string bias;
-    if (is(softmax, "Add", 2)) {
-      add = softmax;
-      bias = add->inputs[0] == scores.outputs[0] ? add->inputs[1] : add->inputs[0];
-      const ValueType &s = types.at(scores.outputs[0]), &b = types.at(bias), &sum = types.at(add->outputs[0]);
-      if (bias == scores.outputs[0] || sum != s || b.dtype != s.dtype || !score_bias_layout(b.shape, s.shape)) continue;
-      softmax = reader(add->outputs[0]);
+    // Up to two masks or biases added to the scores (Swin's position bias, then its window
+    // masks): B1 + B2 is summed first, one tensor for the kernel.
+    const Node* adds[2] = {nullptr, nullptr};
+    std::string biases[2];
+    std::string onto = scores.outputs[0];
+    for (int k = 0; k < 2; ++k) {
+      biases[k] = bias_of(softmax, onto);
+      if (biases[k].empty()) break;
+      adds[k] = softmax;
+      onto = softmax->outputs[0];
+      softmax = reader(onto);
     }
     if (!is(softmax, "Softmax", 1)) continue;
     const ValueType& a = types.at(scores.outputs[0]);
@@ -468,97 +438,33 @@ int fuse_attention(Graph& g, std::map<std::string, ValueType>& types, const std:
     core.domain = kCbtDomain;
     core.name = out->name.empty() ? "attention" : out->name + "_attention";
     core.inputs = {scores.inputs[0], scores.inputs[1], out->inputs[1]};
-    if (add) core.inputs.push_back(bias);
+    if (adds[1]) {  // B1 + B2 in the second Add's place: both exist by then
+      const size_t at = static_cast<size_t>(adds[1] - g.nodes.data());
+      const std::string sum = unique_name(biases[0] + "_plus_" + biases[1], types);
+      types[sum] =
+          ValueType{types.at(biases[0]).dtype, broadcast_shapes(types.at(biases[0]).shape, types.at(biases[1]).shape)};
+      Node both = fused_node("Add", "", *adds[1], "biases");
+      both.inputs = {biases[0], biases[1]};
+      both.outputs = {sum};
+      types.erase(adds[0]->outputs[0]);
+      types.erase(adds[1]->outputs[0]);
+      drop[static_cast<size_t>(adds[0] - g.nodes.data())] = true;
+      g.nodes[at] = std::move(both);
+      core.inputs.push_back(sum);
+    } else if (adds[0]) {
+      types.erase(adds[0]->outputs[0]);
+      drop[static_cast<size_t>(adds[0] - g.nodes.data())] = true;
+      core.inputs.push_back(biases[0]);
+    }
     core.outputs = {out->outputs[0]};
     types.erase(scores.outputs[0]);
     types.erase(softmax->outputs[0]);
     drop[i] = drop[static_cast<size_t>(softmax - g.nodes.data())] = true;
-    if (add) {
-      types.erase(add->outputs[0]);
-      drop[static_cast<size_t>(add - g.nodes.data())] = true;
-    }
     g.nodes[last] = std::move(core);
     ++fused;
   }
   if (fused) drop_nodes(g, drop);
   return fused;
-}
-
-int fuse_linear(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {
-  const auto readers = readers_of(g);
-  const auto producer = producers_of(g);
-  // What replaces each Add that ends a fused pair (by the Add's index); the MatMuls go.
-  std::map<size_t, std::vector<Node>> at_add;
-  std::vector<bool> drop(g.nodes.size(), false);
-  auto is_float = [&types](const std::string& v) {
-    auto t = types.find(v);
-    return t != types.end() && t->second.dtype == DType::Float32;
-  };
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const Node& mm = g.nodes[i];
-    if (!mm.domain.empty() || mm.op_type != "MatMul" || mm.inputs.size() != 2 || mm.outputs.size() != 1) continue;
-    const auto r = sole_reader(readers, exposed, mm.outputs[0]);
-    if (!r || at_add.count(*r)) continue;
-    const Node& add = g.nodes[*r];
-    if (!add.domain.empty() || add.op_type != "Add" || add.inputs.size() != 2 || add.outputs.size() != 1) continue;
-    const std::string& bias = add.inputs[0] == mm.outputs[0] ? add.inputs[1] : add.inputs[0];
-    const std::string &x = mm.inputs[0], &w = mm.inputs[1];
-    if (bias == mm.outputs[0] || !is_float(x) || !is_float(w) || !is_float(bias)) continue;
-    const Shape &xs = types.at(x).shape, &ws = types.at(w).shape, &ys = types.at(mm.outputs[0]).shape;
-    if (xs.size() < 2 || ws.size() != 2 || types.at(add.outputs[0]) != types.at(mm.outputs[0])) continue;
-    const int64_t K = ws[0], N = ws[1];
-    if (types.at(bias).shape != Shape{N} || N < 2 || xs.back() != K) continue;
-    // The rows: X as (M, K), the product as (M, N), back to the Add's shape after.
-    std::vector<Node> nodes;
-    auto shape_constant = [&](std::vector<int64_t> dims, const std::string& hint) {
-      const std::string name = unique_name(hint, types);
-      Shape s{static_cast<int64_t>(dims.size())};
-      types[name] = ValueType{DType::Int64, s};
-      g.initializers[name] = Tensor::from_i64(dims, s);
-      g.constant_initializers.insert(name);
-      return name;
-    };
-    std::string rows = x, product = add.outputs[0];
-    if (xs.size() > 2) {
-      rows = unique_name(x + "_rows", types);
-      types[rows] = ValueType{DType::Float32, {shape_numel(xs) / K, K}};
-      Node flat = fused_node("Reshape", "", add, "linear_rows");
-      flat.inputs = {x, shape_constant({-1, K}, rows + "_shape")};
-      flat.outputs = {rows};
-      nodes.push_back(std::move(flat));
-      product = unique_name(add.outputs[0] + "_rows", types);
-      types[product] = ValueType{DType::Float32, {shape_numel(ys) / N, N}};
-    }
-    Node gemm = fused_node("Gemm", "", add, "linear");
-    gemm.inputs = {rows, w, bias};
-    gemm.outputs = {product};
-    nodes.push_back(std::move(gemm));
-    if (xs.size() > 2) {
-      std::vector<int64_t> back(ys.begin(), ys.end());
-      back[0] = -1;
-      Node unflat = fused_node("Reshape", "", add, "linear_back");
-      unflat.inputs = {product, shape_constant(back, add.outputs[0] + "_shape")};
-      unflat.outputs = {add.outputs[0]};
-      nodes.push_back(std::move(unflat));
-    }
-    types.erase(mm.outputs[0]);
-    drop[i] = true;
-    at_add[*r] = std::move(nodes);
-  }
-  if (at_add.empty()) return 0;
-  std::vector<Node> out;
-  out.reserve(g.nodes.size() + 2 * at_add.size());
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (drop[i]) continue;
-    auto it = at_add.find(i);
-    if (it == at_add.end()) {
-      out.push_back(std::move(g.nodes[i]));
-      continue;
-    }
-    for (Node& n : it->second) out.push_back(std::move(n));
-  }
-  g.nodes = std::move(out);
-  return static_cast<int>(at_add.size());
 }
 
 int fuse_gradient_sum_relu(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {

@@ -1,8 +1,8 @@
 // Peephole fusions of the training step's nodes. fuse_relu, fuse_gradient_sum_relu and
 // fuse_loss_gradient keep its arithmetic: each turns a pair of nodes into one, saving a pass
 // over an activation and the tensor between them. fuse_silu, fuse_gelu, fuse_rms_norm and
-// fuse_attention turn chains of nodes into one node with a kernel of its own, and fuse_linear a
-// MatMul and its bias Add into one Gemm, the same up to rounding. The training graph makes
+// fuse_attention turn chains of nodes into one node with a kernel of its own, and fuse_linear
+// (graph/layout_fusion.h) a MatMul and its bias Add into one Gemm, the same up to rounding. The training graph makes
 // SiLU's, the Linear layers', GELU's and attention's where every learner is on a GPU
 // (TrainingGraphOptions::gpu_fusions): on the CPU their kernels lose to the nodes' (SiLU's
 // gradient recomputes the sigmoid, a scalar exp an element: EfficientNet's CPU step fused ran
@@ -57,22 +57,14 @@ int fuse_silu(Graph& g, std::map<std::string, ValueType>& types, const std::set<
 int fuse_rms_norm(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed);
 
 // The core of attention as exporters write it, MatMul(X, Y), optionally an Add of a mask or
-// bias B, Softmax over the last axis and MatMul(that, V), becomes one SoftmaxAttention node
+// bias B (or two such Adds, B1 then B2: B is then an Add of B1 and B2 made in the second's
+// place), Softmax over the last axis and MatMul(that, V), becomes one SoftmaxAttention node
 // (graph/softmax_attention.h; its gradient one SoftmaxAttentionGrad, and B's gradient, where
-// one is wanted, the scores' summed to B's shape) wherever the scores, their sum with B and the
+// one is wanted, the scores' summed to B's shape) wherever the scores, their sums with B and the
 // probabilities feed nothing but the chain and are not in `exposed`, X, Y and V are float and
 // share their leading dims (no broadcasting), B broadcasts to the scores without changing their
 // shape, and one matrix's working set fits kAttentionMaxFloats. Returns the chains fused.
 int fuse_attention(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed);
-
-// A Linear layer as exporters write it for inputs of more than two dims, MatMul(X (..., K),
-// W (K, N)) then an Add of a bias (N) (either order), becomes Reshape(X, (-1, K)), Gemm(that, W,
-// bias) and Reshape back to the Add's output, wherever the product feeds nothing but the Add and
-// is not in `exposed` and all three are float32 (a 2-D X needs no Reshapes). The Reshapes are
-// views; the GPU's Gemm adds the bias in cuBLASLt's epilogue and sums its gradient in one
-// kernel, where the pair took a broadcast Add and a two-pass sum. The same up to rounding.
-// Returns the pairs fused.
-int fuse_linear(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed);
 
 // Whether `n` is an op that fuse_relu folds a following Relu into (an Add only where its
 // operands have its output's type, which `types` tells).

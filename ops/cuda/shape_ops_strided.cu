@@ -44,15 +44,15 @@ int64_t plan_numel(const NdPlan& p) {
 
 namespace {
 
-// Moves elements as wider words (up to 8 bytes) when the innermost dim is contiguous in both
+// Moves elements as wider words (up to 16 bytes) when the innermost dim is contiguous in both
 // operands and the sizes, strides and addresses allow it: a float slice of whole rows moves
-// as 8-byte words.
+// as 16-byte words.
 void widen(NdPlan& p, size_t& elem, const void* a, const void* b) {
   if (p.rank == 0) return;
   const int last = p.rank - 1;
   if (p.strides[0][last] != 1 || p.strides[1][last] != 1) return;
   const auto ua = reinterpret_cast<uintptr_t>(a), ub = reinterpret_cast<uintptr_t>(b);
-  for (int64_t w = static_cast<int64_t>(8 / elem); w > 1; w /= 2) {
+  for (int64_t w = static_cast<int64_t>(16 / elem); w > 1; w /= 2) {
     const auto bytes = static_cast<uintptr_t>(elem) * static_cast<uintptr_t>(w);
     bool ok = p.dims[last] % w == 0 && ua % bytes == 0 && ub % bytes == 0;
     for (int d = 0; d < last && ok; ++d) ok = p.strides[0][d] % w == 0 && p.strides[1][d] % w == 0;
@@ -202,10 +202,14 @@ void strided_copy(void* dst, const std::vector<int64_t>& dst_strides, const void
   }
   widen(p, elem, dst, src);
   const int64_t n = plan_numel(p);
-  with_word(elem, [&]<class W>() {
+  auto copy = [&]<class W>() {
     strided_copy_kernel<W>
         <<<blocks_for(n), kThreads, 0, stream>>>(static_cast<W*>(dst), static_cast<const W*>(src), p, n);
-  });
+  };
+  if (elem == sizeof(uint4))
+    copy.template operator()<uint4>();
+  else
+    with_word(elem, copy);
   CBT_CUDA_CHECK_LAUNCH();
 }
 

@@ -119,6 +119,13 @@ std::vector<CudaCase> transpose_cases() {
   // Attention-style (B, S, H, D) -> (B, H, S, D): contiguous rows of D move as wider words.
   v.push_back(exact("Transpose/heads", make_node("Transpose", 1, 1, attrs({{"perm", Ints{0, 2, 1, 3}}})),
                     {f32({2, 7, 4, 8}, 13)}));
+  // Swin's window partition (rows of 12 floats: three 16-byte words each) and heads of 6 floats
+  // (8-byte words: 16 do not divide a row).
+  v.push_back(exact("Transpose/windows_16_byte_words",
+                    make_node("Transpose", 1, 1, attrs({{"perm", Ints{0, 1, 3, 2, 4, 5}}})),
+                    {f32({2, 3, 4, 3, 4, 12}, 19)}));
+  v.push_back(exact("Transpose/heads_8_byte_words", make_node("Transpose", 1, 1, attrs({{"perm", Ints{0, 2, 1, 3}}})),
+                    {f32({2, 5, 3, 6}, 20)}));
   v.push_back(exact("Transpose/rank5_odd", make_node("Transpose", 1, 1, attrs({{"perm", Ints{4, 1, 3, 0, 2}}})),
                     {f32({3, 2, 5, 1, 7}, 14)}));
   v.push_back(exact_fwd("Transpose/int64", make_node("Transpose", 1, 1, attrs({{"perm", Ints{1, 2, 0}}})),

@@ -14,6 +14,7 @@
 
 #include "common/op_harness.h"
 #include "common/paths.h"
+#include "graph/layout_fusion.h"
 #include "onnx_import/model_io.h"
 #include "runtime/trainer.h"
 
@@ -308,10 +309,101 @@ TEST(Fusion, SwinsLinearLayersBecomeGemmsAndTrainAsThePairs) {
   FusedAndPlain r("models/architectures/swin.ts17.onnx");
   EXPECT_EQ(count(r.plain_step, "Gemm", false), 1);
   EXPECT_EQ(count(r.fused_step, "Gemm", false), 9);
-  EXPECT_EQ(count(r.plain_step, "MatMul", false) - count(r.fused_step, "MatMul", false), 8);
+  // Eight MatMuls into Gemms and the attentions' four into SoftmaxAttention nodes.
+  EXPECT_EQ(count(r.plain_step, "MatMul", false) - count(r.fused_step, "MatMul", false), 8 + 4);
   EXPECT_EQ(count(r.fused_step, "GemmGrad", false), 9);
-  EXPECT_EQ(count(r.plain_step, "Reshape", false) + 2 * 8, count(r.fused_step, "Reshape", false));
+  // Two Reshapes around each Gemm; the masks' two Reshapes an attention fold away.
+  EXPECT_EQ(count(r.plain_step, "Reshape", false) + 2 * 8 - 2 * 2, count(r.fused_step, "Reshape", false));
   expect_close_training(r, 15000);
+}
+
+// Swin's attention adds its relative-position bias, then its window masks through a Reshape to
+// (windows of an image, windows, heads, 16, 16) and back. The masks fold into one constant laid
+// out over (32 x 9 windows, 1, 16, 16) for the shifted block; the unshifted block's are zeros
+// and go. Both attentions become SoftmaxAttention nodes, the shifted one's bias the sum of the
+// position bias and the masks; the step trains as the nodes do up to rounding.
+TEST(Fusion, SwinsAttentionTakesItsBiasAndWindowMasksAndTrainsAsTheNodes) {
+  FusedAndPlain r("models/architectures/swin.ts17.onnx");
+  EXPECT_EQ(count(r.plain_step, "Softmax", false), 2);
+  EXPECT_EQ(count(r.fused_step, "Softmax", false), 0);
+  EXPECT_EQ(count(r.fused_step, "SoftmaxAttention", false), 2);
+  EXPECT_EQ(count(r.fused_step, "SoftmaxAttentionGrad", false), 2);
+  // Each attention's bias: the shifted block's an Add of the position bias and the laid-out
+  // masks, the other's the position bias itself (an Unsqueeze of the gathered table).
+  std::vector<std::string> bias_makers;
+  for (const Node& n : r.fused_step.nodes) {
+    if (n.op_type != "SoftmaxAttention" || n.inputs.size() != 4) continue;
+    for (const Node& p : r.fused_step.nodes)
+      if (p.outputs[0] == n.inputs[3])
+        bias_makers.push_back(p.op_type + (p.op_type == "Add" && p.inputs[1].find("_laid_out") != std::string::npos
+                                               ? " of the masks"
+                                               : ""));
+  }
+  EXPECT_EQ(bias_makers, (std::vector<std::string>{"Unsqueeze", "Add of the masks"}));
+  int laid_out = 0;
+  for (const auto& [name, t] : r.fused_step.initializers)
+    if (name.find("_laid_out") != std::string::npos) {
+      ++laid_out;
+      EXPECT_EQ(t.shape(), (Shape{4 * 9, 1, 16, 16}));  // batch 4 of train()
+      EXPECT_TRUE(r.fused_step.constant_initializers.count(name));
+    }
+  EXPECT_EQ(laid_out, 1);
+  expect_close_training(r, 15000);
+}
+
+// Reshape, Add of a constant, Reshape back folds into one Add of the constant laid out in the
+// first shape, kept at size 1 where it does not vary; a mask of zeros goes altogether. A trained
+// M, a Reshape back to another shape, an exposed sum or an M that widens the sum do not fold.
+TEST(Fusion, AConstantAddedThroughAReshapePairFoldsIntoOneAdd) {
+  enum Case { kWindowMask, kZeros, kTrained, kOtherShape, kSumExposed, kWidens };
+  for (Case c : {kWindowMask, kZeros, kTrained, kOtherShape, kSumExposed, kWidens}) {
+    SCOPED_TRACE(c);
+    Graph g;
+    // a (6, 2, 4) seen as (3, 2, 2, 4): the mask (2, 1, 4) varies along the second and last dims,
+    // so laid out over a it varies along the first (6 = 3 x 2) and last, not along the middle.
+    std::vector<float> mask(c == kWidens ? 16 : 8);
+    for (size_t i = 0; i < mask.size(); ++i) mask[i] = c == kZeros ? 0.0f : -100.0f * float(i % 3) + float(i);
+    g.initializers["m"] = Tensor::from_f32(mask, c == kWidens ? Shape{2, 2, 4} : Shape{2, 1, 4});
+    if (c != kTrained) g.constant_initializers.insert("m");
+    g.nodes.push_back(node_of("Relu", {"in"}, "a"));
+    g.nodes.push_back(node_of("Reshape", {"a", "s1"}, "r1"));
+    g.nodes.push_back(node_of("Add", {"r1", "m"}, "sum"));
+    g.nodes.push_back(node_of("Reshape", {"sum", "s0"}, "r2"));
+    g.nodes.push_back(node_of("Neg", {"r2"}, "out"));
+    std::map<std::string, ValueType> types;
+    const Shape s0{6, 2, 4}, s1{3, 2, 2, 4};
+    types["in"] = types["a"] = ValueType{DType::Float32, s0};
+    types["r1"] = ValueType{DType::Float32, s1};
+    types["sum"] = ValueType{DType::Float32, c == kWidens ? Shape{3, 2, 2, 4} : s1};
+    if (c == kWidens) types["r1"] = ValueType{DType::Float32, {3, 1, 2, 4}};
+    types["r2"] = types["out"] = ValueType{DType::Float32, c == kOtherShape ? Shape{12, 4} : s0};
+    if (c == kOtherShape) types["out"] = types["r2"];
+    types["m"] = ValueType{DType::Float32, g.initializers.at("m").shape()};
+    const int folded = fold_reshaped_constant_adds(
+        g, types, c == kSumExposed ? std::set<std::string>{"sum"} : std::set<std::string>{});
+    const bool folds = c == kWindowMask || c == kZeros;
+    EXPECT_EQ(folded, folds ? 1 : 0);
+    EXPECT_EQ(count(g, "Reshape", false), folds ? 0 : 2);
+    if (c == kZeros) {
+      ASSERT_EQ(g.nodes.size(), 2u);
+      EXPECT_EQ(g.nodes[1].inputs, std::vector<std::string>{"a"});
+      EXPECT_EQ(types.count("r2"), 0u);
+    }
+    if (c != kWindowMask) continue;
+    ASSERT_EQ(g.nodes.size(), 3u);
+    const Node& add = g.nodes[1];
+    EXPECT_EQ(add.op_type, "Add");
+    EXPECT_EQ(add.outputs, std::vector<std::string>{"r2"});
+    ASSERT_EQ(add.inputs.size(), 2u);
+    EXPECT_EQ(add.inputs[0], "a");
+    const Tensor& laid = g.initializers.at(add.inputs[1]);
+    ASSERT_EQ(laid.shape(), (Shape{6, 1, 4}));
+    EXPECT_TRUE(g.constant_initializers.count(add.inputs[1]));
+    // Row i of a is (i / 2, i % 2) of s1's first two dims: the mask's row i % 2.
+    for (int64_t i = 0; i < 6; ++i)
+      for (int64_t k = 0; k < 4; ++k) EXPECT_EQ(laid.ptr<float>()[i * 4 + k], mask[size_t((i % 2) * 4 + k)]);
+    for (const char* v : {"r1", "sum"}) EXPECT_EQ(types.count(v), 0u) << v;
+  }
 }
 
 // A MatMul by a matrix plus a bias over its columns fuses, the bias on either side, with
@@ -376,7 +468,7 @@ TEST(Fusion, LinearFusesOnlyAMatMulByAMatrixPlusAColumnBias) {
 // Attention with a mask added to the scores fuses too, the mask an input of SoftmaxAttention:
 // the decoder's causal mask (a constant, no gradient) in the dynamo exporter's form and in
 // opset 23's Attention op (rewritten at binding into these nodes). Both train as the nodes do
-// up to rounding. (Swin adds its bias and its masks with Reshapes between: not fused.)
+// up to rounding.
 TEST(Fusion, AttentionWithAMaskFusesAndTrainsAsTheNodes) {
   for (const char* file : {"models/architectures/rowgpt.dynamo_noopt.onnx", "models/architectures/rowgpt.op23.onnx"}) {
     SCOPED_TRACE(file);

@@ -1,0 +1,206 @@
+// The training step's rewrites around Reshapes (graph/layout_fusion.h).
+#include "graph/layout_fusion.h"
+
+#include <cstring>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "graph/node_links.h"
+#include "graph/shape_utils.h"
+
+namespace cbt {
+
+int fuse_linear(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {
+  const auto readers = readers_of(g);
+  const auto producer = producers_of(g);
+  // What replaces each Add that ends a fused pair (by the Add's index); the MatMuls go.
+  std::map<size_t, std::vector<Node>> at_add;
+  std::vector<bool> drop(g.nodes.size(), false);
+  auto is_float = [&types](const std::string& v) {
+    auto t = types.find(v);
+    return t != types.end() && t->second.dtype == DType::Float32;
+  };
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& mm = g.nodes[i];
+    if (!mm.domain.empty() || mm.op_type != "MatMul" || mm.inputs.size() != 2 || mm.outputs.size() != 1) continue;
+    const auto r = sole_reader(readers, exposed, mm.outputs[0]);
+    if (!r || at_add.count(*r)) continue;
+    const Node& add = g.nodes[*r];
+    if (!add.domain.empty() || add.op_type != "Add" || add.inputs.size() != 2 || add.outputs.size() != 1) continue;
+    const std::string& bias = add.inputs[0] == mm.outputs[0] ? add.inputs[1] : add.inputs[0];
+    const std::string &x = mm.inputs[0], &w = mm.inputs[1];
+    if (bias == mm.outputs[0] || !is_float(x) || !is_float(w) || !is_float(bias)) continue;
+    const Shape &xs = types.at(x).shape, &ws = types.at(w).shape, &ys = types.at(mm.outputs[0]).shape;
+    if (xs.size() < 2 || ws.size() != 2 || types.at(add.outputs[0]) != types.at(mm.outputs[0])) continue;
+    const int64_t K = ws[0], N = ws[1];
+    if (types.at(bias).shape != Shape{N} || N < 2 || xs.back() != K) continue;
+    // The rows: X as (M, K), the product as (M, N), back to the Add's shape after.
+    std::vector<Node> nodes;
+    auto shape_constant = [&](std::vector<int64_t> dims, const std::string& hint) {
+      const std::string name = unique_name(hint, types);
+      Shape s{static_cast<int64_t>(dims.size())};
+      types[name] = ValueType{DType::Int64, s};
+      g.initializers[name] = Tensor::from_i64(dims, s);
+      g.constant_initializers.insert(name);
+      return name;
+    };
+    std::string rows = x, product = add.outputs[0];
+    if (xs.size() > 2) {
+      rows = unique_name(x + "_rows", types);
+      types[rows] = ValueType{DType::Float32, {shape_numel(xs) / K, K}};
+      Node flat = fused_node("Reshape", "", add, "linear_rows");
+      flat.inputs = {x, shape_constant({-1, K}, rows + "_shape")};
+      flat.outputs = {rows};
+      nodes.push_back(std::move(flat));
+      product = unique_name(add.outputs[0] + "_rows", types);
+      types[product] = ValueType{DType::Float32, {shape_numel(ys) / N, N}};
+    }
+    Node gemm = fused_node("Gemm", "", add, "linear");
+    gemm.inputs = {rows, w, bias};
+    gemm.outputs = {product};
+    nodes.push_back(std::move(gemm));
+    if (xs.size() > 2) {
+      std::vector<int64_t> back(ys.begin(), ys.end());
+      back[0] = -1;
+      Node unflat = fused_node("Reshape", "", add, "linear_back");
+      unflat.inputs = {product, shape_constant(back, add.outputs[0] + "_shape")};
+      unflat.outputs = {add.outputs[0]};
+      nodes.push_back(std::move(unflat));
+    }
+    types.erase(mm.outputs[0]);
+    drop[i] = true;
+    at_add[*r] = std::move(nodes);
+  }
+  if (at_add.empty()) return 0;
+  std::vector<Node> out;
+  out.reserve(g.nodes.size() + 2 * at_add.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (drop[i]) continue;
+    auto it = at_add.find(i);
+    if (it == at_add.end()) {
+      out.push_back(std::move(g.nodes[i]));
+      continue;
+    }
+    for (Node& n : it->second) out.push_back(std::move(n));
+  }
+  g.nodes = std::move(out);
+  return static_cast<int>(at_add.size());
+}
+
+namespace {
+
+// M (shape ms, float32) broadcast to shape `to`, row-major.
+std::vector<float> broadcast_values(const Tensor& m, const Shape& to) {
+  const std::vector<int64_t> st = broadcast_strides(m.shape(), to);
+  const int64_t n = shape_numel(to);
+  std::vector<float> out(static_cast<size_t>(n));
+  const float* src = m.ptr<float>();
+  std::vector<int64_t> idx(to.size(), 0);
+  int64_t off = 0;
+  for (int64_t f = 0; f < n; ++f) {
+    out[static_cast<size_t>(f)] = src[off];
+    for (size_t d = to.size(); d-- > 0;) {  // next index, row-major
+      off += st[d];
+      if (++idx[d] < to[d]) break;
+      off -= st[d] * to[d];
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+// `values` (row-major over `shape`) kept at index 0 along every dim they do not vary along (bit
+// for bit): the smallest tensor that broadcasts back to them.
+Tensor collapse_constant_dims(const std::vector<float>& values, const Shape& shape) {
+  const size_t rank = shape.size();
+  std::vector<int64_t> stride(rank, 1);
+  for (size_t d = rank; d-- > 1;) stride[d - 1] = stride[d] * shape[d];
+  Shape kept = shape;
+  for (size_t d = 0; d < rank; ++d) {
+    bool same = true;
+    for (size_t f = 0; f < values.size() && same; ++f) {
+      const int64_t k = (static_cast<int64_t>(f) / stride[d]) % shape[d];  // f's index along d
+      const size_t first = f - static_cast<size_t>(k * stride[d]);         // the same at index 0
+      same = std::memcmp(&values[f], &values[first], sizeof(float)) == 0;
+    }
+    if (same) kept[d] = 1;
+  }
+  std::vector<float> out(static_cast<size_t>(shape_numel(kept)));
+  std::vector<int64_t> idx(rank, 0);
+  for (float& o : out) {
+    int64_t f = 0;
+    for (size_t d = 0; d < rank; ++d) f += idx[d] * stride[d];
+    o = values[static_cast<size_t>(f)];
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < kept[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return Tensor::from_f32(out, kept);
+}
+
+bool all_zero(const Tensor& t) {
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (t.ptr<float>()[i] != 0.0f) return false;
+  return true;
+}
+
+}  // namespace
+
+int fold_reshaped_constant_adds(Graph& g, std::map<std::string, ValueType>& types,
+                                const std::set<std::string>& exposed) {
+  const auto readers = readers_of(g);
+  std::vector<bool> drop(g.nodes.size(), false);
+  std::map<std::string, std::string> renamed;  // a Reshape back's output -> A, where M is zeros
+  std::vector<std::string> gone;               // values the folds removed
+  auto is = [](const Node& n, const char* op) {
+    return n.domain.empty() && n.op_type == op && n.inputs.size() == 2 && n.outputs.size() == 1;
+  };
+  int folded = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& there = g.nodes[i];
+    if (!is(there, "Reshape")) continue;
+    const auto a_idx = sole_reader(readers, exposed, there.outputs[0]);
+    if (!a_idx || !is(g.nodes[*a_idx], "Add")) continue;
+    const Node& add = g.nodes[*a_idx];
+    const std::string& m = add.inputs[0] == there.outputs[0] ? add.inputs[1] : add.inputs[0];
+    const auto b_idx = sole_reader(readers, exposed, add.outputs[0]);
+    if (m == there.outputs[0] || !b_idx || !is(g.nodes[*b_idx], "Reshape")) continue;
+    const Node& back = g.nodes[*b_idx];
+    auto init = g.initializers.find(m);
+    if (init == g.initializers.end() || !g.constant_initializers.count(m) || init->second.dtype() != DType::Float32)
+      continue;
+    auto r = renamed.find(there.inputs[0]);
+    const std::string a = r == renamed.end() ? there.inputs[0] : r->second;
+    const ValueType &at = types.at(there.inputs[0]), &mid = types.at(there.outputs[0]);
+    if (at.dtype != DType::Float32 || types.at(add.outputs[0]) != mid || types.at(back.outputs[0]) != at) continue;
+    Tensor laid = collapse_constant_dims(broadcast_values(init->second, mid.shape), at.shape);
+    drop[i] = drop[*a_idx] = true;
+    gone.insert(gone.end(), {there.outputs[0], add.outputs[0]});
+    ++folded;
+    if (all_zero(laid) && !exposed.count(back.outputs[0])) {  // x + 0 is x but for a zero's sign
+      renamed[back.outputs[0]] = a;
+      gone.push_back(back.outputs[0]);
+      drop[*b_idx] = true;
+      continue;
+    }
+    const std::string name = unique_name(m + "_laid_out", types);
+    types[name] = ValueType{DType::Float32, laid.shape()};
+    g.initializers[name] = std::move(laid);
+    g.constant_initializers.insert(name);
+    Node sum = fused_node("Add", "", add, "unreshaped");
+    sum.inputs = add.inputs[0] == m ? std::vector<std::string>{name, a} : std::vector<std::string>{a, name};
+    sum.outputs = {back.outputs[0]};
+    g.nodes[*b_idx] = std::move(sum);
+  }
+  if (!folded) return 0;
+  drop_nodes(g, drop);
+  for (Node& n : g.nodes)
+    for (auto& in : n.inputs)
+      if (auto r = renamed.find(in); r != renamed.end()) in = r->second;
+  for (const auto& v : gone) types.erase(v);
+  return folded;
+}
+
+}  // namespace cbt
