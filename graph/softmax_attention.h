@@ -24,7 +24,7 @@ struct AttentionDims {
   int64_t batch = 1, S = 0, D = 0, T = 0, E = 0;
   // The floats one matrix's kernels keep at hand: X, Y, V, dO, the probabilities and their
   // gradient (the backward pass, the larger).
-  int64_t working_floats() const { return S * D + D * T + T * E + S * E + 2 * S * T; }
+  CBT_ATTENTION_HD int64_t working_floats() const { return S * D + D * T + T * E + S * E + 2 * S * T; }
 };
 
 // At most 46 KiB of a block's 48 KiB of static shared memory.

@@ -1,8 +1,8 @@
 // CUDA kernels of SoftmaxAttention and its gradient (graph/softmax_attention.h); the CPU's
-// (ops/cpu/softmax_attention.cpp) are the specification. One block per matrix of the batch
-// with its operands in shared memory (fuse_attention made the op only where they fit): the
-// scores, the softmax and both products without a trip to global memory between them. Every
-// sum runs in a fixed order (deterministic).
+// (ops/cpu/softmax_attention.cpp) are the specification. One block per matrix of the batch, or
+// one warp where a row of scores fits a warp, with its operands in shared memory (fuse_attention
+// made the op only where they fit): the scores, the softmax and both products without a trip to
+// global memory between them. Every sum runs in a fixed order (deterministic).
 #include "graph/softmax_attention.h"
 
 #include <algorithm>
@@ -134,6 +134,148 @@ __global__ void __launch_bounds__(kAttentionThreads)
   }
 }
 
+// ---- small matrices: a warp each ----------------------------------------------------------
+//
+// Where every row of scores fits a warp (T <= 32, a key per lane), a block of the kernels above
+// would leave most of its 16 warps idle and pay its syncs per matrix: Swin's 1,152 windows of
+// 16 x 16 took 28 us forward. Here each warp takes a matrix of its own, its operands in its own
+// slice of (dynamic) shared memory, the softmax's sums as butterflies within the warp (every
+// lane gets the same bits), the products in a fixed order.
+
+constexpr int kMatricesPerBlock = 4;      // at most; fewer where a matrix's floats are many
+constexpr int kWarpSharedFloats = 12288;  // 48 KiB, the dynamic shared memory a block takes unasked
+
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+  for (int o = 16; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+__device__ void load_warp(float* dst, const float* src, int64_t n, int lane) {
+  for (int64_t i = lane; i < n; i += 32) dst[i] = src[i];
+}
+
+// Lane t's probability p(s, t) of matrix m (0 for t >= T), and its score before the softmax.
+__device__ float warp_probability(const float* x, const float* y, const Bias& bias, int64_t m, int64_t s, int lane,
+                                  const AttentionDims& d) {
+  float a = -INFINITY;
+  if (lane < d.T) {
+    a = 0;
+    for (int64_t k = 0; k < d.D; ++k) a += x[s * d.D + k] * y[k * d.T + lane];
+    if (bias.b) a += bias.b[bias.layout.offset(m, s, lane)];
+  }
+  const float mx = warp_max(a);
+  const float e = lane < d.T ? expf(a - mx) : 0.0f;
+  return e * (1.0f / warp_sum(e));
+}
+
+__host__ __device__ int64_t warp_fwd_floats(const AttentionDims& d) {
+  return d.S * d.D + d.D * d.T + d.T * d.E + d.S * d.T;
+}
+
+__global__ void __launch_bounds__(kMatricesPerBlock * 32)
+    attention_fwd_warp_kernel(const float* X, const float* Y, const float* V, Bias bias, float* O, AttentionDims d) {
+  extern __shared__ float smem[];
+  const int lane = threadIdx.x % 32, w = threadIdx.x / 32, warps = blockDim.x / 32;
+  float* x = smem + w * warp_fwd_floats(d);
+  float *y = x + d.S * d.D, *v = y + d.D * d.T, *p = v + d.T * d.E;
+  for (int64_t b = static_cast<int64_t>(blockIdx.x) * warps + w; b < d.batch;
+       b += static_cast<int64_t>(gridDim.x) * warps) {
+    load_warp(x, X + b * d.S * d.D, d.S * d.D, lane);
+    load_warp(y, Y + b * d.D * d.T, d.D * d.T, lane);
+    load_warp(v, V + b * d.T * d.E, d.T * d.E, lane);
+    __syncwarp();
+    for (int64_t s = 0; s < d.S; ++s) {
+      const float pt = warp_probability(x, y, bias, b, s, lane, d);
+      if (lane < d.T) p[s * d.T + lane] = pt;
+    }
+    __syncwarp();
+    for (int64_t i = lane; i < d.S * d.E; i += 32) {
+      const int64_t s = i / d.E, e = i % d.E;
+      float acc = 0;
+      for (int64_t t = 0; t < d.T; ++t) acc += p[s * d.T + t] * v[t * d.E + e];
+      O[b * d.S * d.E + i] = acc;
+    }
+    __syncwarp();  // the slice is reloaded for the warp's next matrix
+  }
+}
+
+// The backward of attention_bwd_kernel, a warp a matrix; its slice holds x, y, v, dO, P and dA
+// (AttentionDims::working_floats).
+__global__ void __launch_bounds__(kMatricesPerBlock * 32)
+    attention_bwd_warp_kernel(const float* dO, const float* X, const float* Y, const float* V, Bias bias, float* dX,
+                              float* dY, float* dV, float* dS, AttentionDims d) {
+  extern __shared__ float smem[];
+  const int lane = threadIdx.x % 32, w = threadIdx.x / 32, warps = blockDim.x / 32;
+  float* x = smem + w * d.working_floats();
+  float *y = x + d.S * d.D, *v = y + d.D * d.T, *go = v + d.T * d.E, *p = go + d.S * d.E, *da = p + d.S * d.T;
+  for (int64_t b = static_cast<int64_t>(blockIdx.x) * warps + w; b < d.batch;
+       b += static_cast<int64_t>(gridDim.x) * warps) {
+    load_warp(x, X + b * d.S * d.D, d.S * d.D, lane);
+    load_warp(y, Y + b * d.D * d.T, d.D * d.T, lane);
+    load_warp(v, V + b * d.T * d.E, d.T * d.E, lane);
+    load_warp(go, dO + b * d.S * d.E, d.S * d.E, lane);
+    __syncwarp();
+    for (int64_t s = 0; s < d.S; ++s) {
+      const float pt = warp_probability(x, y, bias, b, s, lane, d);
+      float dp = 0;
+      if (lane < d.T)
+        for (int64_t e = 0; e < d.E; ++e) dp += go[s * d.E + e] * v[lane * d.E + e];
+      const float r = warp_sum(pt * dp);
+      if (lane < d.T) {
+        p[s * d.T + lane] = pt;
+        da[s * d.T + lane] = pt * (dp - r);
+      }
+    }
+    __syncwarp();
+    if (dS)
+      for (int64_t i = lane; i < d.S * d.T; i += 32) dS[b * d.S * d.T + i] = da[i];
+    if (dX)
+      for (int64_t i = lane; i < d.S * d.D; i += 32) {
+        const int64_t s = i / d.D, k = i % d.D;
+        float acc = 0;
+        for (int64_t t = 0; t < d.T; ++t) acc += da[s * d.T + t] * y[k * d.T + t];
+        dX[b * d.S * d.D + i] = acc;
+      }
+    if (dY)
+      for (int64_t i = lane; i < d.D * d.T; i += 32) {
+        const int64_t k = i / d.T, t = i % d.T;
+        float acc = 0;
+        for (int64_t s = 0; s < d.S; ++s) acc += x[s * d.D + k] * da[s * d.T + t];
+        dY[b * d.D * d.T + i] = acc;
+      }
+    if (dV)
+      for (int64_t i = lane; i < d.T * d.E; i += 32) {
+        const int64_t t = i / d.E, e = i % d.E;
+        float acc = 0;
+        for (int64_t s = 0; s < d.S; ++s) acc += p[s * d.T + t] * go[s * d.E + e];
+        dV[b * d.T * d.E + i] = acc;
+      }
+    __syncwarp();
+  }
+}
+
+// How a batch runs: a warp a matrix (warps > 0, the matrices a block takes) or a block a matrix.
+struct AttentionLaunch {
+  int warps = 0;
+  unsigned blocks = 0;
+  size_t shared_bytes = 0;
+};
+
+AttentionLaunch launch_of(const AttentionDims& d, int64_t warp_floats) {
+  AttentionLaunch l;
+  if (d.T <= 32) {
+    l.warps = static_cast<int>(std::clamp<int64_t>(kWarpSharedFloats / warp_floats, 1, kMatricesPerBlock));
+    l.blocks = static_cast<unsigned>(std::min<int64_t>((d.batch + l.warps - 1) / l.warps, 65535));
+    l.shared_bytes = static_cast<size_t>(l.warps * warp_floats) * sizeof(float);
+  } else {
+    l.blocks = static_cast<unsigned>(std::min<int64_t>(d.batch, 65535));
+  }
+  return l;
+}
+
 AttentionDims dims_of(const KernelContext& ctx, size_t first) {
   for (size_t k = first; k < first + 3; ++k) check_float32(ctx.in(k), ctx.node, "runs attention in float32");
   auto d = attention_dims(ctx.in(first).shape(), ctx.in(first + 1).shape(), ctx.in(first + 2).shape());
@@ -141,8 +283,6 @@ AttentionDims dims_of(const KernelContext& ctx, size_t first) {
             ": operands of SoftmaxAttention do not fit a block's shared memory");
   return *d;
 }
-
-unsigned blocks_of(const AttentionDims& d) { return static_cast<unsigned>(std::min<int64_t>(d.batch, 65535)); }
 
 // Input i, the optional bias, against the scores of X and Y (inputs x, x + 1).
 Bias bias_of(const KernelContext& ctx, size_t i, size_t x) {
@@ -159,18 +299,29 @@ Bias bias_of(const KernelContext& ctx, size_t i, size_t x) {
 void attention_forward(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
   const AttentionDims d = dims_of(ctx, 0);
-  attention_fwd_kernel<<<blocks_of(d), kAttentionThreads, 0, cc.stream>>>(
-      fptr(ctx.in(0)), fptr(ctx.in(1)), fptr(ctx.in(2)), bias_of(ctx, 3, 0), fptr_out(ctx.out(0)), d);
+  const AttentionLaunch l = launch_of(d, warp_fwd_floats(d));
+  const float *x = fptr(ctx.in(0)), *y = fptr(ctx.in(1)), *v = fptr(ctx.in(2));
+  if (l.warps)
+    attention_fwd_warp_kernel<<<l.blocks, l.warps * 32, l.shared_bytes, cc.stream>>>(x, y, v, bias_of(ctx, 3, 0),
+                                                                                     fptr_out(ctx.out(0)), d);
+  else
+    attention_fwd_kernel<<<l.blocks, kAttentionThreads, 0, cc.stream>>>(x, y, v, bias_of(ctx, 3, 0),
+                                                                        fptr_out(ctx.out(0)), d);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
 void attention_backward(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
   const AttentionDims d = dims_of(ctx, 1);
+  const AttentionLaunch l = launch_of(d, d.working_floats());
   auto out = [&](size_t k) { return output_needed(ctx, k) ? fptr_out(ctx.out(k)) : nullptr; };
-  attention_bwd_kernel<<<blocks_of(d), kAttentionThreads, 0, cc.stream>>>(
-      fptr(ctx.in(0)), fptr(ctx.in(1)), fptr(ctx.in(2)), fptr(ctx.in(3)), bias_of(ctx, 4, 1), out(0), out(1), out(2),
-      out(3), d);
+  const float *go = fptr(ctx.in(0)), *x = fptr(ctx.in(1)), *y = fptr(ctx.in(2)), *v = fptr(ctx.in(3));
+  if (l.warps)
+    attention_bwd_warp_kernel<<<l.blocks, l.warps * 32, l.shared_bytes, cc.stream>>>(go, x, y, v, bias_of(ctx, 4, 1),
+                                                                                     out(0), out(1), out(2), out(3), d);
+  else
+    attention_bwd_kernel<<<l.blocks, kAttentionThreads, 0, cc.stream>>>(go, x, y, v, bias_of(ctx, 4, 1), out(0), out(1),
+                                                                        out(2), out(3), d);
   CBT_CUDA_CHECK_LAUNCH();
 }
 

@@ -182,6 +182,11 @@ std::vector<CudaCase> product_cases() {
                    attrs({{"transA", int64_t{1}}, {"alpha", 0.5f}, {"relu", int64_t{1}}}), 375));
   v.push_back(gemm("relu_no_C", {6, 5}, {5, 7}, nullptr, attrs({{"relu", int64_t{1}}}), 380));
   v.push_back(gemm("relu_C_matrix_beta", {5, 7}, {7, 3}, &c53, attrs({{"beta", 0.5f}, {"relu", int64_t{1}}}), 385));
+  // A bias over more rows than a block reads in one batch of loads (2,048), with a rest: the
+  // Linear layers over tokens of fuse_linear; with the Relu, the masked dY from the batched loads.
+  Shape c6{6};
+  v.push_back(gemm("bias_over_2500_rows", {2500, 8}, {8, 6}, &c6, {}, 390));
+  v.push_back(gemm("relu_bias_over_2100_rows", {2100, 8}, {8, 6}, &c6, attrs({{"relu", int64_t{1}}}), 395));
 
   v.push_back(matmul("2d", {5, 7}, {7, 3}, 400));
   v.push_back(matmul("batched_same", {3, 4, 5}, {3, 5, 6}, 410));
@@ -215,6 +220,21 @@ std::vector<CudaCase> product_cases() {
       make_case("SoftmaxAttention/bias_per_query_and_key", make_node("SoftmaxAttention", 4, 1, {}, kCbtDomain),
                 {f32({2, 3, 37, 20}, 506), f32({2, 3, 20, 45}, 507), f32({2, 3, 45, 9}, 508), f32({37, 45}, 509)},
                 kProdRtol, kProdAtol));
+  // Rows of scores that fit a warp (T <= 32) run a warp a matrix: Swin's windows (many 16 x 16
+  // matrices, a bias per matrix, head and key pair), a causal-style bias over 28 keys, S != T
+  // with D != E, and matrices so large that a block takes one (warps for fewer floats each).
+  v.push_back(make_case(
+      "SoftmaxAttention/warp_swin_windows", make_node("SoftmaxAttention", 4, 1, {}, kCbtDomain),
+      {f32({36, 4, 16, 8}, 510), f32({36, 4, 8, 16}, 511), f32({36, 4, 16, 8}, 512), f32({36, 4, 16, 16}, 513)},
+      kProdRtol, kProdAtol));
+  v.push_back(
+      make_case("SoftmaxAttention/warp_bias_per_query_and_key", make_node("SoftmaxAttention", 4, 1, {}, kCbtDomain),
+                {f32({3, 2, 28, 16}, 514), f32({3, 2, 16, 28}, 515), f32({3, 2, 28, 16}, 516), f32({28, 28}, 517)},
+                kProdRtol, kProdAtol));
+  v.push_back(make_case("SoftmaxAttention/warp_ragged", make_node("SoftmaxAttention", 3, 1, {}, kCbtDomain),
+                        {f32({5, 37, 9}, 518), f32({5, 9, 20}, 519), f32({5, 20, 11}, 520)}, kProdRtol, kProdAtol));
+  v.push_back(make_case("SoftmaxAttention/warp_one_a_block", make_node("SoftmaxAttention", 3, 1, {}, kCbtDomain),
+                        {f32({3, 32, 64}, 521), f32({3, 64, 32}, 522), f32({3, 32, 64}, 523)}, kProdRtol, kProdAtol));
   v.push_back(make_case("SoftmaxAttention/ragged_rank4", make_node("SoftmaxAttention", 3, 1, {}, kCbtDomain),
                         {f32({2, 3, 37, 20}, 499), f32({2, 3, 20, 45}, 500), f32({2, 3, 45, 9}, 501)}, kProdRtol,
                         kProdAtol));
