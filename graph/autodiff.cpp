@@ -104,6 +104,7 @@ TrainingGraph build_training_graph(const BoundGraph& bound, const TrainingGraphO
     std::set<std::string> exposed{opt.output};
     for (const auto& o : g.outputs) exposed.insert(o.name);
     fuse_rms_norm(g, tg.types, exposed);
+    fuse_roll(g, tg.types, exposed);
     if (opt.gpu_fusions) {
       fuse_silu(g, tg.types, exposed);
       fuse_linear(g, tg.types, exposed);

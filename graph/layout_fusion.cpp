@@ -1,12 +1,14 @@
 // The training step's rewrites around Reshapes (graph/layout_fusion.h).
 #include "graph/layout_fusion.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "graph/node_links.h"
+#include "graph/ops/shape_ops_params.h"
 #include "graph/shape_utils.h"
 
 namespace cbt {
@@ -201,6 +203,100 @@ int fold_reshaped_constant_adds(Graph& g, std::map<std::string, ValueType>& type
       if (auto r = renamed.find(in); r != renamed.end()) in = r->second;
   for (const auto& v : gone) types.erase(v);
   return folded;
+}
+
+namespace {
+
+// Node n's Slice range over the input's shape `in`, where every parameter it has is a constant
+// of the graph; nullopt otherwise.
+std::optional<SliceRange> constant_slice(const Graph& g, const Node& n, const Shape& in) {
+  InputValues values(n.inputs.size(), nullptr);
+  for (size_t i = 1; i < n.inputs.size(); ++i) {
+    if (n.inputs[i].empty()) continue;
+    auto t = g.initializers.find(n.inputs[i]);
+    if (t == g.initializers.end() || !g.constant_initializers.count(n.inputs[i])) return std::nullopt;
+    values[i] = &t->second;
+  }
+  return node_slice_range(n, in, values);
+}
+
+// Whether r takes all of `in` but along `axis`, where it starts at `start` and takes `count`.
+bool takes_only(const SliceRange& r, const Shape& in, size_t axis, int64_t start, int64_t count) {
+  for (size_t d = 0; d < in.size(); ++d) {
+    const bool along = d == axis;
+    if (r.step[d] != 1 || r.start[d] != (along ? start : 0) || r.out[d] != (along ? count : in[d])) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int fuse_roll(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {
+  int fused = 0;
+  {
+    const auto readers = readers_of(g);
+    const auto producer = producers_of(g);
+    std::vector<bool> drop(g.nodes.size(), false);
+    for (Node& cat : g.nodes) {
+      if (!cat.domain.empty() || cat.op_type != "Concat" || cat.inputs.size() != 2 || cat.outputs.size() != 1) continue;
+      const Node* slices[2];
+      bool ok = true;
+      for (int k = 0; k < 2 && ok; ++k) {
+        auto p = producer.find(cat.inputs[k]);
+        ok = p != producer.end() && sole_reader(readers, exposed, cat.inputs[k]) && !drop[p->second];
+        if (ok) slices[k] = &g.nodes[p->second];
+        ok = ok && slices[k]->domain.empty() && slices[k]->op_type == "Slice" && slices[k]->outputs.size() == 1;
+      }
+      if (!ok || slices[0]->inputs[0] != slices[1]->inputs[0] || cat.inputs[0] == cat.inputs[1]) continue;
+      const std::string& x = slices[0]->inputs[0];
+      const Shape& in = types.at(x).shape;
+      const auto axis = static_cast<size_t>(normalize_axis(cat.attrs.get_int("axis", 0), in.size()));
+      const auto first = constant_slice(g, *slices[0], in), second = constant_slice(g, *slices[1], in);
+      if (!first || !second) continue;
+      // [k, n) then [0, k): Y[i] = X[(i + k) mod n].
+      const int64_t n = in[axis], k = first->start[axis];
+      if (k <= 0 || k >= n || !takes_only(*first, in, axis, k, n - k) || !takes_only(*second, in, axis, 0, k)) continue;
+      for (const Node* sl : slices) {
+        drop[static_cast<size_t>(sl - g.nodes.data())] = true;
+        types.erase(sl->outputs[0]);
+      }
+      Node roll = fused_node("Roll", kCbtDomain, cat, "roll");
+      roll.inputs = {x};
+      roll.outputs = cat.outputs;
+      roll.attrs.set("axes", std::vector<int64_t>{static_cast<int64_t>(axis)});
+      roll.attrs.set("shifts", std::vector<int64_t>{k});
+      cat = std::move(roll);
+      ++fused;
+    }
+    if (fused) drop_nodes(g, drop);
+  }
+  // A Roll of a Roll along other axes (torch.roll over two dims) is one Roll: they commute.
+  const auto readers = readers_of(g);
+  const auto producer = producers_of(g);
+  std::vector<bool> drop(g.nodes.size(), false);
+  auto is_roll = [](const Node& n) { return n.domain == kCbtDomain && n.op_type == "Roll"; };
+  for (Node& outer : g.nodes) {
+    if (!is_roll(outer)) continue;
+    auto p = producer.find(outer.inputs[0]);
+    if (p == producer.end() || drop[p->second] || !is_roll(g.nodes[p->second]) ||
+        !sole_reader(readers, exposed, outer.inputs[0]))
+      continue;
+    const Node& inner = g.nodes[p->second];
+    std::vector<int64_t> axes = inner.attrs.get_ints("axes"), shifts = inner.attrs.get_ints("shifts");
+    const std::vector<int64_t> more = outer.attrs.get_ints("axes"), by = outer.attrs.get_ints("shifts");
+    bool apart = true;
+    for (int64_t a : more) apart = apart && std::find(axes.begin(), axes.end(), a) == axes.end();
+    if (!apart) continue;
+    axes.insert(axes.end(), more.begin(), more.end());
+    shifts.insert(shifts.end(), by.begin(), by.end());
+    drop[p->second] = true;
+    types.erase(outer.inputs[0]);
+    outer.inputs[0] = inner.inputs[0];
+    outer.attrs.set("axes", axes);
+    outer.attrs.set("shifts", shifts);
+  }
+  drop_nodes(g, drop);
+  return fused;
 }
 
 }  // namespace cbt

@@ -1,8 +1,9 @@
 // Rewrites of the training step around Reshapes, which are views: a Linear layer over tokens as
 // one Gemm between two Reshapes, and an Add of a constant between a Reshape and its inverse as one
-// Add of the constant laid out anew. Both run where every learner is on a GPU
-// (TrainingGraphOptions::gpu_fusions), before fuse_attention, which the second lets take Swin's
-// attention (its bias and window masks are added through such a Reshape pair).
+// Add of the constant laid out anew, both where every learner is on a GPU
+// (TrainingGraphOptions::gpu_fusions) and before fuse_attention, which the second lets take Swin's
+// attention (its bias and window masks are added through such a Reshape pair); and torch.roll's
+// Slices and Concat as one Roll, on every device.
 #pragma once
 #include <map>
 #include <set>
@@ -30,5 +31,14 @@ int fuse_linear(Graph& g, std::map<std::string, ValueType>& types, const std::se
 // for the sign of a zero that an Add of zeros makes positive). Returns the triples folded.
 int fold_reshaped_constant_adds(Graph& g, std::map<std::string, ValueType>& types,
                                 const std::set<std::string>& exposed);
+
+// torch.roll as exporters write it, Concat along an axis of Slice(X, [k, n)) then Slice(X, [0, k))
+// over that axis alone, becomes one Roll (cbtrain's domain, Y[i] = X[(i + k) mod n]; its gradient
+// a Roll back), and a Roll of a Roll over other axes one Roll over both (torch.roll over two
+// dims), wherever the values between are read by nothing else and are not in `exposed`. A
+// copy or two in place of two Slices, a Concat and, backward, their gradients and sum: Swin's
+// shifted windows. The same values bit for bit. Runs on every device. Returns the Concats
+// replaced.
+int fuse_roll(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed);
 
 }  // namespace cbt

@@ -28,10 +28,11 @@ static void add_kernel_flags(CLI::App& cmd, TrainArgs& t) {
   cmd.add_option("--fusion", t.fusion,
                  "fold each Relu into the BatchNorm, Gemm, Conv or residual Add before it, a sum of two\n"
                  "gradients into the ReluGrad after it, and the loss's gradient into the loss (same\n"
-                 "results, fewer passes); run RMSNorm written out as one kernel; on GPUs also run\n"
-                 "X * Sigmoid(X) as one SiLU, a MatMul and its bias Add as one Gemm, GELU written out\n"
-                 "(Div, Erf, Add, Mul, Mul) as one Gelu and attention's MatMul, [Add mask,] Softmax,\n"
-                 "MatMul as one kernel (the same up to rounding)")
+                 "results, fewer passes); run RMSNorm written out as one kernel and torch.roll's\n"
+                 "Slices and Concats as one Roll; on GPUs also run X * Sigmoid(X) as one SiLU, a MatMul\n"
+                 "and its bias Add as one Gemm, GELU written out (Div, Erf, Add, Mul, Mul) as one Gelu\n"
+                 "and attention's MatMul, [Add bias or masks,] Softmax, MatMul as one kernel (the same\n"
+                 "up to rounding)")
       ->capture_default_str()
       ->check(CLI::IsMember({"on", "off"}));
 }

@@ -1,6 +1,6 @@
 // Schemas of the ops that rearrange whole tensors (Transpose, Concat, Split, Expand, Tile,
-// DepthToSpace, SpaceToDepth) and of their cbtrain backward ops (ConcatGrad, SplitGrad,
-// ExpandGrad, TileGrad).
+// DepthToSpace, SpaceToDepth, and cbtrain's Roll) and of their cbtrain backward ops (ConcatGrad,
+// SplitGrad, ExpandGrad, TileGrad).
 #include <numeric>
 
 #include "graph/op_schema.h"
@@ -45,6 +45,23 @@ std::vector<std::string> grad_transpose(GradContext& ctx) {
   Attributes a;
   a.set("perm", inverse);
   return {ctx.g.emit("Transpose", "", {ctx.dY[0]}, 1, std::move(a), "dX")[0]};
+}
+
+std::vector<ValueType> infer_roll(const InferContext& ctx) {
+  const ValueType& x = ctx.input(0);
+  roll_dims(x.shape, ctx.node.attrs.get_ints("axes"), ctx.node.attrs.get_ints("shifts"));  // checks them
+  return {x};
+}
+
+// Rolled back: the same axes, the shifts negated.
+std::vector<std::string> grad_roll(GradContext& ctx) {
+  if (!ctx.wants[0] || ctx.dY[0].empty()) return {""};
+  std::vector<int64_t> back = ctx.node.attrs.get_ints("shifts");
+  for (int64_t& s : back) s = -s;
+  Attributes a;
+  a.set("axes", ctx.node.attrs.get_ints("axes"));
+  a.set("shifts", back);
+  return {ctx.g.emit("Roll", kCbtDomain, {ctx.dY[0]}, 1, std::move(a), "dX")[0]};
 }
 
 std::vector<ValueType> infer_concat(const InferContext& ctx) {
@@ -289,6 +306,13 @@ CBT_REGISTER_SCHEMA(OpSchema{
     "", "Transpose", naming_node(infer_transpose), grad_transpose, {0}, {}, "Permute axes (default: reverse)"});
 CBT_REGISTER_SCHEMA(OpSchema{
     "", "Concat", naming_node(infer_concat), grad_concat, variadic_inputs(), {}, "Join tensors along an axis"});
+CBT_REGISTER_SCHEMA(OpSchema{kCbtDomain,
+                             "Roll",
+                             naming_node(infer_roll),
+                             grad_roll,
+                             {0},
+                             {},
+                             "Y[i] = X[(i + shift) mod n] along each of `axes` (torch.roll's Slices and Concat)"});
 CBT_REGISTER_SCHEMA(OpSchema{"",
                              "Split",
                              naming_node(infer_split),

@@ -76,6 +76,29 @@ PadMode parse_pad_mode(const std::string& mode) {
   throw ModelError("unknown Pad mode '" + mode + "' (constant, reflect, edge, wrap)");
 }
 
+RollDims roll_dims(const Shape& in, const std::vector<int64_t>& axes, const std::vector<int64_t>& shifts) {
+  CBT_MODEL_CHECK(axes.size() == shifts.size(), "Roll has ", axes.size(), " axes and ", shifts.size(), " shifts");
+  std::vector<int64_t> shift(in.size(), 0);
+  std::vector<bool> rolled(in.size(), false);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const int64_t a = normalize_axis(axes[k], static_cast<int64_t>(in.size()));
+    CBT_MODEL_CHECK(!rolled[a], "Roll names axis ", a, " twice");
+    rolled[a] = true;
+    if (in[a] > 0) shift[a] = ((shifts[k] % in[a]) + in[a]) % in[a];
+  }
+  RollDims r;
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (in[d] == 1) continue;
+    if (!r.dims.empty() && shift[d] == 0 && r.shifts.back() == 0) {
+      r.dims.back() *= in[d];
+      continue;
+    }
+    r.dims.push_back(in[d]);
+    r.shifts.push_back(shift[d]);
+  }
+  return r;
+}
+
 std::vector<int64_t> full_pads(int64_t rank, const std::vector<int64_t>& pads, const std::vector<int64_t>& axes) {
   if (axes.empty()) {
     CBT_MODEL_CHECK(static_cast<int64_t>(pads.size()) == 2 * rank, "Pad has ", pads.size(), " pads for rank ", rank,

@@ -28,6 +28,16 @@ struct SliceRange {
 SliceRange slice_range(const Shape& in, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
                        const std::vector<int64_t>& axes, const std::vector<int64_t>& steps);
 
+// Roll (cbtrain's op: Y[i] = X[(i + shift) mod n] along each rolled axis; what fuse_roll makes
+// of torch.roll's Slice, Slice, Concat) as its kernels walk it: the output's dims, row-major and
+// contiguous like the input's, each with its shift in [0, dim); dims of size 1 dropped and
+// neighbours that are not rolled merged. Throws ModelError for an axis out of range or twice.
+struct RollDims {
+  Shape dims;
+  std::vector<int64_t> shifts;
+};
+RollDims roll_dims(const Shape& in, const std::vector<int64_t>& axes, const std::vector<int64_t>& shifts);
+
 enum class PadMode { Constant, Reflect, Edge, Wrap };
 PadMode parse_pad_mode(const std::string& mode);
 // Full-rank pads [b_0, ..., b_{r-1}, e_0, ..., e_{r-1}] from pads given for `axes` (all axes

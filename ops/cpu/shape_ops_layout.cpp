@@ -1,4 +1,4 @@
-// CPU kernels of the view ops (copies), Transpose, Concat, Split, Expand, Tile and their backward
+// CPU kernels of the view ops (copies), Transpose, Concat, Split, Expand, Tile, Roll and their backward
 // ops. Pure data movement is dtype-agnostic (int64 shape tensors are folded through them).
 #include <numeric>
 
@@ -40,6 +40,35 @@ void depth_space_kernel(KernelContext& ctx) {
       depth_space_view(x.shape(), ctx.node.attrs.get_int("blocksize", 1), ctx.node.op_type == "DepthToSpace",
                        ctx.node.attrs.get_string("mode", "DCR") == "CRD");
   strided_copy(y.data(), strides_of(v.shape), x.data(), v.src_strides, v.shape, dtype_size(x.dtype()));
+}
+
+// Roll: each row of the innermost dim that is not rolled is one copy; a rolled innermost dim
+// moves element by element.
+void roll_kernel(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  const RollDims r = roll_dims(x.shape(), ctx.node.attrs.get_ints("axes"), ctx.node.attrs.get_ints("shifts"));
+  const size_t elem = dtype_size(x.dtype());
+  if (y.numel() == 0) return;
+  const bool rows = !r.dims.empty() && r.shifts.back() == 0;
+  const size_t walked = r.dims.size() - (rows ? 1 : 0);  // dims walked one index at a time
+  const size_t run = (rows ? static_cast<size_t>(r.dims.back()) : 1) * elem;
+  const auto* src = static_cast<const std::byte*>(x.data());
+  auto* dst = static_cast<std::byte*>(y.data());
+  std::vector<int64_t> idx(walked, 0);
+  for (int64_t o = 0, n = y.numel() / static_cast<int64_t>(run / elem); o < n; ++o) {
+    int64_t from = 0;
+    for (size_t d = 0; d < walked; ++d) {
+      int64_t c = idx[d] + r.shifts[d];
+      if (c >= r.dims[d]) c -= r.dims[d];
+      from = from * r.dims[d] + c;
+    }
+    std::memcpy(dst + static_cast<size_t>(o) * run, src + static_cast<size_t>(from) * run, run);
+    for (size_t d = walked; d-- > 0;) {
+      if (++idx[d] < r.dims[d]) break;
+      idx[d] = 0;
+    }
+  }
 }
 
 // Copies between one tensor of shape (outer, sum(sizes), inner) and pieces of shape
@@ -147,6 +176,7 @@ CBT_REGISTER_KERNEL("", "Transpose", DeviceKind::CPU, transpose_kernel);
 CBT_REGISTER_KERNEL("", "DepthToSpace", DeviceKind::CPU, depth_space_kernel);
 CBT_REGISTER_KERNEL("", "SpaceToDepth", DeviceKind::CPU, depth_space_kernel);
 CBT_REGISTER_KERNEL("", "Concat", DeviceKind::CPU, concat_kernel);
+CBT_REGISTER_KERNEL(kCbtDomain, "Roll", DeviceKind::CPU, roll_kernel);
 CBT_REGISTER_KERNEL("", "Split", DeviceKind::CPU, split_kernel);
 CBT_REGISTER_KERNEL("", "Expand", DeviceKind::CPU, expand_kernel);
 CBT_REGISTER_KERNEL(kCbtDomain, "ConcatGrad", DeviceKind::CPU, concat_grad_kernel);

@@ -238,10 +238,10 @@ __global__ void fill_broadcast_c_kernel(float* y, const float* c, float beta, in
 }
 
 // dC (rows, cols) = beta * G (M, N) summed over the broadcast dims; one block per element of
-// dC. G is dY, or with a fused Relu (y set) dY where y > 0, which the kernel also writes to
-// `masked` (each element of dY belongs to exactly one block). A thread issues its loads eight
-// at a time and adds them in order: a bias over thousands of rows (a Linear layer over tokens)
-// would otherwise wait a load's latency per row.
+// dC. G is dY where the fused Relu's output y > 0, which the kernel also writes to `masked`
+// (each element of dY belongs to exactly one block); without a Relu (y null) ew::sum_to's two
+// passes are faster over many rows. A thread issues its loads eight at a time and adds them in
+// order.
 __global__ void sum_to_c_kernel(const float* dy, const float* y, float* masked, float* dc, float beta, int64_t M,
                                 int64_t N, BroadcastC bc) {
   __shared__ double shared[32];
@@ -398,13 +398,15 @@ void gemm_bwd(KernelContext& ctx) {
   one.single = true;
   const bool want_dc = output_needed(ctx, 2);
   const float* dy = fused_relu_grad(ctx, 4, 3, !want_dc);
-  if (want_dc) {
+  if (want_dc && !fused_relu(ctx)) {  // dY summed to C's shape in two deterministic passes
+    Scratch ws(cc);
+    Tensor& dC = ctx.out(2);
+    ew::sum_to(cc.stream, ws, fptr(dY), dY.shape(), fptr_out(dC), dC.shape(), at.beta);
+  } else if (want_dc) {  // the same sum, one block an element, writing the masked dY besides
     Tensor& dC = ctx.out(2);
     BroadcastC bc(dC.shape());
-    const bool relu = fused_relu(ctx);
     sum_to_c_kernel<<<static_cast<unsigned>(bc.rows * bc.cols), kThreads, 0, cc.stream>>>(
-        fptr(dY), relu ? fptr(ctx.in(4)) : nullptr, relu ? fptr_out(ctx.out(3)) : nullptr, fptr_out(dC), at.beta, M, N,
-        bc);
+        fptr(dY), fptr(ctx.in(4)), fptr_out(ctx.out(3)), fptr_out(dC), at.beta, M, N, bc);
     CBT_CUDA_CHECK_LAUNCH();
   }
   if (output_needed(ctx, 0)) {

@@ -1,4 +1,4 @@
-// CUDA kernels of the view ops (copies), Transpose, Concat, Split, Expand, Tile and their backward
+// CUDA kernels of the view ops (copies), Transpose, Concat, Split, Expand, Tile, Roll and their backward
 // ops. Data movement is dtype-agnostic (by element size), like the CPU kernels.
 #include <numeric>
 #include <span>
@@ -17,6 +17,71 @@ void copy_kernel(KernelContext& ctx) {
   Tensor& y = ctx.out(0);
   if (x.nbytes() && y.data() != x.data())
     CBT_CUDA_CHECK(cudaMemcpyAsync(y.data(), x.data(), x.nbytes(), cudaMemcpyDeviceToDevice, cc.stream));
+}
+
+// Roll over its merged dims (graph/ops/shape_ops_params.h, roll_dims): output element i reads
+// the input at each rolled coordinate plus its shift, wrapped. W is the word moved: several
+// elements where the innermost dim is not rolled.
+struct RollPlan {
+  int rank = 0;
+  int64_t dims[kMaxDims] = {}, shifts[kMaxDims] = {};
+};
+
+template <class W>
+__global__ void roll_values(W* __restrict__ y, const W* __restrict__ x, const __grid_constant__ RollPlan p, int64_t n) {
+  grid_stride(n, [&](auto i) {
+    auto rest = i;
+    int64_t from = 0, scale = 1;
+#pragma unroll
+    for (int d = kMaxDims - 1; d >= 0; --d) {
+      if (d < p.rank) {
+        const auto dim = static_cast<decltype(i)>(p.dims[d]);
+        const auto q = rest / dim;
+        int64_t c = static_cast<int64_t>(rest - q * dim) + p.shifts[d];
+        if (c >= p.dims[d]) c -= p.dims[d];
+        from += c * scale;
+        scale *= p.dims[d];
+        rest = q;
+      }
+    }
+    y[i] = x[from];
+  });
+}
+
+void roll_kernel(KernelContext& ctx) {
+  auto& cc = cuda::context_of(ctx.device_ctx);
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.out(0);
+  if (y.numel() == 0) return;
+  const RollDims r = roll_dims(x.shape(), ctx.node.attrs.get_ints("axes"), ctx.node.attrs.get_ints("shifts"));
+  CBT_MODEL_CHECK(r.dims.size() <= static_cast<size_t>(kMaxDims), ctx.node.describe(), " rolls over ", r.dims.size(),
+                  " separate dims on the GPU (at most ", kMaxDims, ")");
+  RollPlan p;
+  p.rank = static_cast<int>(r.dims.size());
+  for (int d = 0; d < p.rank; ++d) p.dims[d] = r.dims[d], p.shifts[d] = r.shifts[d];
+  // An innermost dim that is not rolled moves as words of up to 16 bytes.
+  size_t elem = dtype_size(x.dtype());
+  if (p.rank > 0 && p.shifts[p.rank - 1] == 0) {
+    const auto ux = reinterpret_cast<uintptr_t>(x.data()), uy = reinterpret_cast<uintptr_t>(y.data());
+    for (size_t w = 16 / elem; w > 1; w /= 2) {
+      const size_t bytes = elem * w;
+      if (p.dims[p.rank - 1] % static_cast<int64_t>(w) == 0 && ux % bytes == 0 && uy % bytes == 0) {
+        p.dims[p.rank - 1] /= static_cast<int64_t>(w);
+        elem = bytes;
+        break;
+      }
+    }
+  }
+  const int64_t n = static_cast<int64_t>(x.nbytes() / elem);
+  auto launch = [&]<class W>() {
+    roll_values<W><<<cuda::blocks_for(n), cuda::kThreads, 0, cc.stream>>>(static_cast<W*>(y.data()),
+                                                                          static_cast<const W*>(x.data()), p, n);
+  };
+  if (elem == sizeof(uint4))
+    launch.template operator()<uint4>();
+  else
+    with_word(elem, launch);
+  CBT_CUDA_CHECK_LAUNCH();
 }
 
 // y: x with axes permuted, y.shape[k] = x.shape[perm[k]]
@@ -165,6 +230,7 @@ CBT_REGISTER_KERNEL("", "Transpose", DeviceKind::CUDA, transpose_kernel);
 CBT_REGISTER_KERNEL("", "DepthToSpace", DeviceKind::CUDA, depth_space_kernel);
 CBT_REGISTER_KERNEL("", "SpaceToDepth", DeviceKind::CUDA, depth_space_kernel);
 CBT_REGISTER_KERNEL("", "Concat", DeviceKind::CUDA, concat_kernel);
+CBT_REGISTER_KERNEL(kCbtDomain, "Roll", DeviceKind::CUDA, roll_kernel);
 CBT_REGISTER_KERNEL("", "Split", DeviceKind::CUDA, split_kernel);
 CBT_REGISTER_KERNEL("", "Expand", DeviceKind::CUDA, expand_kernel);
 CBT_REGISTER_KERNEL(kCbtDomain, "ConcatGrad", DeviceKind::CUDA, concat_grad_kernel);

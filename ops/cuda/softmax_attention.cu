@@ -136,39 +136,58 @@ __global__ void __launch_bounds__(kAttentionThreads)
 
 // ---- small matrices: a warp each ----------------------------------------------------------
 //
-// Where every row of scores fits a warp (T <= 32, a key per lane), a block of the kernels above
-// would leave most of its 16 warps idle and pay its syncs per matrix: Swin's 1,152 windows of
-// 16 x 16 took 28 us forward. Here each warp takes a matrix of its own, its operands in its own
-// slice of (dynamic) shared memory, the softmax's sums as butterflies within the warp (every
-// lane gets the same bits), the products in a fixed order.
+// Where every row of scores fits a warp (T <= 32), a block of the kernels above would leave most
+// of its 16 warps idle and pay its syncs per matrix: Swin's 1,152 windows of 16 x 16 took 28 us
+// forward. Here each warp takes a matrix of its own, its operands in its own slice of (dynamic)
+// shared memory. A row of scores takes a group of G lanes (G the power of two from T up), so a
+// warp works on 32 / G rows at once; the softmax's sums are butterflies within the group (every
+// lane of it gets the same bits), the products run in a fixed order. The bias is read into the
+// probabilities' slice first, all of it at once, not a row's latency at a time.
 
 constexpr int kMatricesPerBlock = 4;      // at most; fewer where a matrix's floats are many
 constexpr int kWarpSharedFloats = 12288;  // 48 KiB, the dynamic shared memory a block takes unasked
 
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+// Lane `lane`'s row within a pass and key: G lanes a row.
+struct RowLanes {
+  int group = 32, row = 0, t = 0;
+  __device__ RowLanes(int lane, int64_t T) {
+    while (group / 2 >= T) group /= 2;
+    row = lane / group;
+    t = lane % group;
+  }
+  __device__ int rows() const { return 32 / group; }
+};
+
+__device__ __forceinline__ float group_sum(float v, int group) {
+  for (int o = group / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
 }
-__device__ __forceinline__ float warp_max(float v) {
-  for (int o = 16; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+__device__ __forceinline__ float group_max(float v, int group) {
+  for (int o = group / 2; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
 __device__ void load_warp(float* dst, const float* src, int64_t n, int lane) {
   for (int64_t i = lane; i < n; i += 32) dst[i] = src[i];
 }
+// p (S, T) = matrix m's bias, or zeros.
+__device__ void load_bias(float* p, const Bias& bias, int64_t m, const AttentionDims& d, int lane) {
+  for (int64_t i = lane; i < d.S * d.T; i += 32) p[i] = bias.b ? bias.b[bias.layout.offset(m, i / d.T, i % d.T)] : 0.0f;
+}
 
-// Lane t's probability p(s, t) of matrix m (0 for t >= T), and its score before the softmax.
-__device__ float warp_probability(const float* x, const float* y, const Bias& bias, int64_t m, int64_t s, int lane,
-                                  const AttentionDims& d) {
+// The probability p(s, t) of lane's row s and key t (0 off the matrix), from x, y and p holding
+// the bias: every lane of the warp calls it (the butterflies), valid or not.
+__device__ float group_probability(const float* x, const float* y, const float* p, int64_t s, const RowLanes& r,
+                                   const AttentionDims& d) {
+  const bool valid = s < d.S && r.t < d.T;
   float a = -INFINITY;
-  if (lane < d.T) {
+  if (valid) {
     a = 0;
-    for (int64_t k = 0; k < d.D; ++k) a += x[s * d.D + k] * y[k * d.T + lane];
-    if (bias.b) a += bias.b[bias.layout.offset(m, s, lane)];
+    for (int64_t k = 0; k < d.D; ++k) a += x[s * d.D + k] * y[k * d.T + r.t];
+    a += p[s * d.T + r.t];
   }
-  const float mx = warp_max(a);
-  const float e = lane < d.T ? expf(a - mx) : 0.0f;
-  return e * (1.0f / warp_sum(e));
+  const float mx = group_max(a, r.group);
+  const float e = valid ? expf(a - mx) : 0.0f;
+  return e * (1.0f / group_sum(e, r.group));
 }
 
 __host__ __device__ int64_t warp_fwd_floats(const AttentionDims& d) {
@@ -179,6 +198,7 @@ __global__ void __launch_bounds__(kMatricesPerBlock * 32)
     attention_fwd_warp_kernel(const float* X, const float* Y, const float* V, Bias bias, float* O, AttentionDims d) {
   extern __shared__ float smem[];
   const int lane = threadIdx.x % 32, w = threadIdx.x / 32, warps = blockDim.x / 32;
+  const RowLanes r(lane, d.T);
   float* x = smem + w * warp_fwd_floats(d);
   float *y = x + d.S * d.D, *v = y + d.D * d.T, *p = v + d.T * d.E;
   for (int64_t b = static_cast<int64_t>(blockIdx.x) * warps + w; b < d.batch;
@@ -186,10 +206,12 @@ __global__ void __launch_bounds__(kMatricesPerBlock * 32)
     load_warp(x, X + b * d.S * d.D, d.S * d.D, lane);
     load_warp(y, Y + b * d.D * d.T, d.D * d.T, lane);
     load_warp(v, V + b * d.T * d.E, d.T * d.E, lane);
+    load_bias(p, bias, b, d, lane);
     __syncwarp();
-    for (int64_t s = 0; s < d.S; ++s) {
-      const float pt = warp_probability(x, y, bias, b, s, lane, d);
-      if (lane < d.T) p[s * d.T + lane] = pt;
+    for (int64_t s0 = 0; s0 < d.S; s0 += r.rows()) {
+      const int64_t s = s0 + r.row;
+      const float pt = group_probability(x, y, p, s, r, d);
+      if (s < d.S && r.t < d.T) p[s * d.T + r.t] = pt;  // the lane read this bias itself
     }
     __syncwarp();
     for (int64_t i = lane; i < d.S * d.E; i += 32) {
@@ -209,6 +231,7 @@ __global__ void __launch_bounds__(kMatricesPerBlock * 32)
                               float* dY, float* dV, float* dS, AttentionDims d) {
   extern __shared__ float smem[];
   const int lane = threadIdx.x % 32, w = threadIdx.x / 32, warps = blockDim.x / 32;
+  const RowLanes r(lane, d.T);
   float* x = smem + w * d.working_floats();
   float *y = x + d.S * d.D, *v = y + d.D * d.T, *go = v + d.T * d.E, *p = go + d.S * d.E, *da = p + d.S * d.T;
   for (int64_t b = static_cast<int64_t>(blockIdx.x) * warps + w; b < d.batch;
@@ -217,16 +240,19 @@ __global__ void __launch_bounds__(kMatricesPerBlock * 32)
     load_warp(y, Y + b * d.D * d.T, d.D * d.T, lane);
     load_warp(v, V + b * d.T * d.E, d.T * d.E, lane);
     load_warp(go, dO + b * d.S * d.E, d.S * d.E, lane);
+    load_bias(p, bias, b, d, lane);
     __syncwarp();
-    for (int64_t s = 0; s < d.S; ++s) {
-      const float pt = warp_probability(x, y, bias, b, s, lane, d);
+    for (int64_t s0 = 0; s0 < d.S; s0 += r.rows()) {
+      const int64_t s = s0 + r.row;
+      const bool valid = s < d.S && r.t < d.T;
+      const float pt = group_probability(x, y, p, s, r, d);
       float dp = 0;
-      if (lane < d.T)
-        for (int64_t e = 0; e < d.E; ++e) dp += go[s * d.E + e] * v[lane * d.E + e];
-      const float r = warp_sum(pt * dp);
-      if (lane < d.T) {
-        p[s * d.T + lane] = pt;
-        da[s * d.T + lane] = pt * (dp - r);
+      if (valid)
+        for (int64_t e = 0; e < d.E; ++e) dp += go[s * d.E + e] * v[r.t * d.E + e];
+      const float rs = group_sum(pt * dp, r.group);
+      if (valid) {
+        p[s * d.T + r.t] = pt;
+        da[s * d.T + r.t] = pt * (dp - rs);
       }
     }
     __syncwarp();

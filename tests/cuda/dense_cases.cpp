@@ -233,6 +233,9 @@ std::vector<CudaCase> product_cases() {
                 kProdRtol, kProdAtol));
   v.push_back(make_case("SoftmaxAttention/warp_ragged", make_node("SoftmaxAttention", 3, 1, {}, kCbtDomain),
                         {f32({5, 37, 9}, 518), f32({5, 9, 20}, 519), f32({5, 20, 11}, 520)}, kProdRtol, kProdAtol));
+  v.push_back(make_case("SoftmaxAttention/warp_four_rows_a_pass", make_node("SoftmaxAttention", 4, 1, {}, kCbtDomain),
+                        {f32({6, 13, 5}, 524), f32({6, 5, 8}, 525), f32({6, 8, 7}, 526), f32({6, 1, 8}, 527)},
+                        kProdRtol, kProdAtol));
   v.push_back(make_case("SoftmaxAttention/warp_one_a_block", make_node("SoftmaxAttention", 3, 1, {}, kCbtDomain),
                         {f32({3, 32, 64}, 521), f32({3, 64, 32}, 522), f32({3, 32, 64}, 523)}, kProdRtol, kProdAtol));
   v.push_back(make_case("SoftmaxAttention/ragged_rank4", make_node("SoftmaxAttention", 3, 1, {}, kCbtDomain),

@@ -136,6 +136,17 @@ std::vector<CudaCase> transpose_cases() {
                     {f32({3, 24, 13, 11}, 16)}));
   v.push_back(exact("Transpose/to_channels_first", make_node("Transpose", 1, 1, attrs({{"perm", Ints{0, 3, 1, 2}}})),
                     {f32({3, 9, 14, 40}, 17)}));
+  // Roll (torch.roll as fuse_roll makes it): Swin's two axes of tokens with channels moved as
+  // 16-byte words, the innermost dim rolled element by element, and int64 data.
+  v.push_back(exact("Roll/swin_two_axes",
+                    make_node("Roll", 1, 1, attrs({{"axes", Ints{1, 2}}, {"shifts", Ints{2, -2}}}), kCbtDomain),
+                    {f32({4, 12, 12, 12}, 21)}));
+  v.push_back(exact("Roll/innermost_rolled",
+                    make_node("Roll", 1, 1, attrs({{"axes", Ints{2}}, {"shifts", Ints{3}}}), kCbtDomain),
+                    {f32({3, 7, 5}, 22)}));
+  v.push_back(exact_fwd("Roll/int64",
+                        make_node("Roll", 1, 1, attrs({{"axes", Ints{0}}, {"shifts", Ints{-1}}}), kCbtDomain),
+                        {i64_data({5, 6}, 23)}));
   v.push_back(exact_fwd("Transpose/matrix_int64", make_node("Transpose", 1, 1, attrs({{"perm", Ints{1, 0}}})),
                         {i64_data({70, 33}, 18)}));
   return v;

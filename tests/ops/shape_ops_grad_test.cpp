@@ -48,6 +48,14 @@ TEST(ShapeOpsGrad, Split) {
   expect_grad(make_node("Split", 1, 2, attr("split", std::vector<int64_t>{4, 1})), {rnd({5})}, 11);
 }
 
+// Roll's gradient is dY rolled back.
+TEST(ShapeOpsGrad, RollRollsBack) {
+  Attributes a;
+  a.set("axes", std::vector<int64_t>{2, 0});
+  a.set("shifts", std::vector<int64_t>{-3, 1});
+  expect_grad(make_node("Roll", 1, 1, a, kCbtDomain), {rnd({2, 3, 5})});
+}
+
 TEST(ShapeOpsGrad, Slice) {
   const int64_t kMax = std::numeric_limits<int64_t>::max();
   const int64_t kMin = std::numeric_limits<int64_t>::min();

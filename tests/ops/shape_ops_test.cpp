@@ -1,6 +1,7 @@
 // Forward values of the shape ops against hand-computed results, int64 data included.
 #include <limits>
 
+#include "graph/shape_utils.h"
 #include "ops/shape_ops_test_util.h"
 
 namespace cbt::test {
@@ -210,6 +211,52 @@ Attributes depth_space_attrs(int64_t b, const char* mode) {
   a.set("blocksize", b);
   a.set("mode", std::string(mode));
   return a;
+}
+
+// Roll (cbtrain's op for torch.roll): y[i] = x[(i + shift) mod n] along each axis, against a
+// loop over random float data and int64 data, shifts negative and beyond the dim, the innermost
+// dim rolled or not, one axis or two.
+TEST(ShapeOpsForward, RollReadsEachRolledAxisShiftedAndWrapped) {
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> axes, shifts;
+  };
+  for (const Case& c : std::vector<Case>{{{2, 5, 3}, {1}, {2}},
+                                         {{2, 5, 3}, {-1}, {-4}},
+                                         {{4, 6, 6, 3}, {1, 2}, {2, -2}},
+                                         {{3, 1, 7}, {2, 0}, {9, 1}},
+                                         {{6}, {0}, {0}}}) {
+    SCOPED_TRACE(shape_str(c.shape));
+    Attributes a;
+    a.set("axes", c.axes);
+    a.set("shifts", c.shifts);
+    for (DType t : {DType::Float32, DType::Int64}) {
+      Tensor x = t == DType::Float32 ? random_tensor(t, c.shape, 40) : Tensor(t, c.shape);
+      if (t == DType::Int64)
+        for (int64_t i = 0; i < x.numel(); ++i) x.ptr<int64_t>()[i] = 1000 + 7 * i;
+      Tensor y = run(make_node("Roll", 1, 1, a, kCbtDomain), {x})[0];
+      ASSERT_EQ(y.shape(), c.shape);
+      const auto st = strides_of(c.shape);
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        int64_t from = 0;
+        for (size_t d = 0; d < c.shape.size(); ++d) {
+          int64_t k = (i / st[d]) % c.shape[d];
+          for (size_t j = 0; j < c.axes.size(); ++j)
+            if (normalize_axis(c.axes[j], c.shape.size()) == static_cast<int64_t>(d))
+              k = (((k + c.shifts[j]) % c.shape[d]) + c.shape[d]) % c.shape[d];
+          from += k * st[d];
+        }
+        if (t == DType::Float32)
+          EXPECT_EQ(y.ptr<float>()[i], x.ptr<float>()[from]) << i;
+        else
+          EXPECT_EQ(y.ptr<int64_t>()[i], x.ptr<int64_t>()[from]) << i;
+      }
+    }
+  }
+  Attributes twice;
+  twice.set("axes", std::vector<int64_t>{1, -2});
+  twice.set("shifts", std::vector<int64_t>{1, 1});
+  EXPECT_THROW(run(make_node("Roll", 1, 1, twice, kCbtDomain), {iota64({2, 3, 4})}), ModelError);
 }
 
 TEST(ShapeOpsForward, DepthToSpaceAndSpaceToDepthMoveBlocksAsOnnxSays) {

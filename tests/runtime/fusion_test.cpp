@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "common/op_harness.h"
@@ -28,13 +29,13 @@ int count(const Graph& g, const std::string& op, bool relu_attr) {
   return n;
 }
 
-std::map<std::string, Tensor> train(const Graph& model, bool fuse, Graph* step) {
+std::map<std::string, Tensor> train(const Graph& model, bool fuse, Graph* step, bool gpu_fusions = true) {
   TrainerOptions to;
   to.batch_size = 4;
   to.deterministic = true;
   to.optimizer.lr = 0.05f;
   to.graph.fuse = fuse;
-  to.graph.gpu_fusions = fuse;  // GELU and attention too, on the CPU's kernels
+  to.graph.gpu_fusions = fuse && gpu_fusions;  // GELU and attention too, on the CPU's kernels
   Trainer trainer(model, to);
   *step = trainer.training_graph().graph;
   std::mt19937_64 rng(23);
@@ -403,6 +404,82 @@ TEST(Fusion, AConstantAddedThroughAReshapePairFoldsIntoOneAdd) {
     for (int64_t i = 0; i < 6; ++i)
       for (int64_t k = 0; k < 4; ++k) EXPECT_EQ(laid.ptr<float>()[i * 4 + k], mask[size_t((i % 2) * 4 + k)]);
     for (const char* v : {"r1", "sum"}) EXPECT_EQ(types.count(v), 0u) << v;
+  }
+}
+
+// Swin's shifted block rolls its tokens by two rows and two columns before its windows and back
+// after (torch.roll over two dims: TorchScript writes two Slices and a Concat an axis). Each
+// roll becomes one Roll over both axes, and the step trains bit for bit as the Slices and
+// Concats do (the fusions of every device alone: a Roll moves the same values).
+TEST(Fusion, SwinsRollsBecomeRollNodesAndTrainBitForBitAsTheSlices) {
+  const ImportedModel model = load_model(test::source_path("models/architectures/swin.ts17.onnx"));
+  Graph fused_step, plain_step;
+  const auto fused = train(model.graph, true, &fused_step, false);
+  const auto plain = train(model.graph, false, &plain_step);
+  EXPECT_EQ(count(plain_step, "Concat", false), 4);
+  EXPECT_EQ(count(fused_step, "Concat", false) + count(fused_step, "ConcatGrad", false), 0);
+  EXPECT_EQ(count(plain_step, "Slice", false) - count(fused_step, "Slice", false), 8);
+  EXPECT_EQ(count(fused_step, "Roll", false), 4);  // two forward, two rolling the gradient back
+  int both_axes = 0;
+  for (const Node& n : fused_step.nodes)
+    if (n.op_type == "Roll" && n.attrs.get_ints("axes").size() == 2) ++both_axes;
+  EXPECT_EQ(both_axes, 4);
+  expect_same_training(model.graph, fused, plain, 15000);
+}
+
+// Slice [k, n) then [0, k) of one X along the Concat's axis becomes a Roll by k, negative starts
+// and ends included; Slices the other way round, with a step, over another axis too, of two
+// tensors, or read elsewhere stay.
+TEST(Fusion, RollFusesOnlyTheTwoSlicesOfARoll) {
+  enum Case { kLeft, kRightNegative, kSwapped, kStep, kOtherAxisToo, kTwoTensors, kReadElsewhere };
+  for (Case c : {kLeft, kRightNegative, kSwapped, kStep, kOtherAxisToo, kTwoTensors, kReadElsewhere}) {
+    SCOPED_TRACE(c);
+    Graph g;
+    auto ints = [&g](const std::string& name, std::vector<int64_t> v) {
+      g.initializers[name] = Tensor::from_i64(v, {static_cast<int64_t>(v.size())});
+      g.constant_initializers.insert(name);
+    };
+    const int64_t big = std::numeric_limits<int64_t>::max();
+    // X (3, 8, 5), the Concat along axis 1: torch.roll(x, -3, 1) is [3, 8) then [0, 3);
+    // torch.roll(x, 2, 1) is [-2, end) then [0, -2).
+    ints("s1", {c == kRightNegative ? -2 : 3});
+    ints("e1", {big});
+    ints("s2", {0});
+    ints("e2", {c == kRightNegative ? -2 : 3});
+    ints("axis", {1});
+    ints("step", {c == kStep ? 2 : 1});
+    ints("s1b", {3, 1});
+    ints("e1b", {big, big});
+    ints("axesb", {1, 2});
+    g.nodes.push_back(node_of("Relu", {"in"}, "x"));
+    g.nodes.push_back(node_of("Relu", {"in"}, "x2"));
+    Node first = node_of("Slice", {"x", "s1", "e1", "axis", "step"}, "a");
+    if (c == kOtherAxisToo) first.inputs = {"x", "s1b", "e1b", "axesb"};
+    Node second = node_of("Slice", {c == kTwoTensors ? "x2" : "x", "s2", "e2", "axis"}, "b");
+    g.nodes.push_back(first);
+    g.nodes.push_back(second);
+    Node cat =
+        node_of("Concat", c == kSwapped ? std::vector<std::string>{"b", "a"} : std::vector<std::string>{"a", "b"}, "y");
+    cat.attrs.set("axis", int64_t{1});
+    g.nodes.push_back(cat);
+    g.nodes.push_back(node_of("Neg", {"y"}, "out"));
+    if (c == kReadElsewhere) g.nodes.push_back(node_of("Neg", {"a"}, "other"));
+    std::map<std::string, ValueType> types;
+    for (const char* v : {"in", "x", "x2", "y", "out"}) types[v] = ValueType{DType::Float32, {3, 8, 5}};
+    types["a"] = ValueType{DType::Float32, {3, c == kRightNegative ? 2 : 5, 5}};
+    types["b"] = ValueType{DType::Float32, {3, c == kRightNegative ? 6 : 3, 5}};
+    const int fused = fuse_roll(g, types, {});
+    const bool fuses = c == kLeft || c == kRightNegative;
+    EXPECT_EQ(fused, fuses ? 1 : 0);
+    EXPECT_EQ(count(g, "Slice", false), fuses ? 0 : 2);
+    if (!fuses) continue;
+    const Node& roll = g.nodes[2];
+    EXPECT_EQ(roll.op_type, "Roll");
+    EXPECT_EQ(roll.domain, kCbtDomain);
+    EXPECT_EQ(roll.inputs, std::vector<std::string>{"x"});
+    EXPECT_EQ(roll.outputs, std::vector<std::string>{"y"});
+    EXPECT_EQ(roll.attrs.get_ints("axes"), std::vector<int64_t>{1});
+    EXPECT_EQ(roll.attrs.get_ints("shifts"), std::vector<int64_t>{c == kRightNegative ? 6 : 3});
   }
 }
 

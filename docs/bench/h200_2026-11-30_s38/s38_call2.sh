@@ -4,7 +4,7 @@
 # strided copies; then the kernel profiles of Swin and ConvNeXt (one learner, against PyTorch
 # eager) and throughput side by side with PyTorch at batch 32 (8 and 16 graphs on as many streams
 # against 8 and 16 learners) for the models these change.
-#   OUT=... bash s38_call1.sh [MODELS]
+#   OUT=... bash s38_call2.sh [MODELS]
 set -uo pipefail
 OUT=${OUT:?}
 MODELS=${1:-swin vit convnext mlpmixer rowgpt}
