@@ -45,7 +45,11 @@ struct ScoreBias {
   int64_t dims[kMaxBatchDims] = {}, strides[kMaxBatchDims] = {};
   int64_t s_stride = 0, t_stride = 0;
   CBT_ATTENTION_HD int64_t offset(int64_t b, int64_t s, int64_t t) const {
-    int64_t off = s * s_stride + t * t_stride;
+    return batch_offset(b) + s * s_stride + t * t_stride;
+  }
+  // Where matrix b's scores start in B: a kernel computes it once a matrix.
+  CBT_ATTENTION_HD int64_t batch_offset(int64_t b) const {
+    int64_t off = 0;
     for (int d = batch_dims - 1; d >= 0; --d) {
       off += (b % dims[d]) * strides[d];
       b /= dims[d];

@@ -146,16 +146,28 @@ __global__ void __launch_bounds__(kAttentionThreads)
 
 constexpr int kMatricesPerBlock = 4;      // at most; fewer where a matrix's floats are many
 constexpr int kWarpSharedFloats = 12288;  // 48 KiB, the dynamic shared memory a block takes unasked
+// With fewer matrices a warp each leaves the GPU idle where a block kernel's 16 warps a matrix
+// do not: the decoder's attention (28 keys, one learner) took 43 us a launch forward a warp a
+// matrix against 9 us a block a matrix.
+constexpr int64_t kWarpPathMinMatrices = 512;
 
 // Lane `lane`'s row within a pass and key: G lanes a row.
 struct RowLanes {
   int group = 32, row = 0, t = 0;
-  __device__ RowLanes(int lane, int64_t T) {
+  __device__ RowLanes(int lane, int T) {
     while (group / 2 >= T) group /= 2;
     row = lane / group;
     t = lane % group;
   }
   __device__ int rows() const { return 32 / group; }
+};
+
+// A matrix's dims in 32 bits (they fit: fuse_attention takes at most kAttentionMaxFloats a
+// matrix), so that the kernels' index arithmetic is 32-bit.
+struct SmallDims {
+  int S, D, T, E;
+  __device__ explicit SmallDims(const AttentionDims& d)
+      : S(static_cast<int>(d.S)), D(static_cast<int>(d.D)), T(static_cast<int>(d.T)), E(static_cast<int>(d.E)) {}
 };
 
 __device__ __forceinline__ float group_sum(float v, int group) {
@@ -166,23 +178,26 @@ __device__ __forceinline__ float group_max(float v, int group) {
   for (int o = group / 2; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
-__device__ void load_warp(float* dst, const float* src, int64_t n, int lane) {
-  for (int64_t i = lane; i < n; i += 32) dst[i] = src[i];
+__device__ void load_warp(float* dst, const float* src, int n, int lane) {
+  for (int i = lane; i < n; i += 32) dst[i] = src[i];
 }
-// p (S, T) = matrix m's bias, or zeros.
-__device__ void load_bias(float* p, const Bias& bias, int64_t m, const AttentionDims& d, int lane) {
-  for (int64_t i = lane; i < d.S * d.T; i += 32) p[i] = bias.b ? bias.b[bias.layout.offset(m, i / d.T, i % d.T)] : 0.0f;
+// p (S, T) = matrix m's bias, or zeros; each lane the elements of its rows and key.
+__device__ void load_bias(float* p, const Bias& bias, int64_t m, const SmallDims& d, const RowLanes& r) {
+  if (r.t >= d.T) return;
+  const float* b = bias.b ? bias.b + bias.layout.batch_offset(m) : nullptr;
+  for (int s = r.row; s < d.S; s += r.rows())
+    p[s * d.T + r.t] = b ? b[s * bias.layout.s_stride + r.t * bias.layout.t_stride] : 0.0f;
 }
 
 // The probability p(s, t) of lane's row s and key t (0 off the matrix), from x, y and p holding
 // the bias: every lane of the warp calls it (the butterflies), valid or not.
-__device__ float group_probability(const float* x, const float* y, const float* p, int64_t s, const RowLanes& r,
-                                   const AttentionDims& d) {
+__device__ float group_probability(const float* x, const float* y, const float* p, int s, const RowLanes& r,
+                                   const SmallDims& d) {
   const bool valid = s < d.S && r.t < d.T;
   float a = -INFINITY;
   if (valid) {
     a = 0;
-    for (int64_t k = 0; k < d.D; ++k) a += x[s * d.D + k] * y[k * d.T + r.t];
+    for (int k = 0; k < d.D; ++k) a += x[s * d.D + k] * y[k * d.T + r.t];
     a += p[s * d.T + r.t];
   }
   const float mx = group_max(a, r.group);
@@ -195,30 +210,32 @@ __host__ __device__ int64_t warp_fwd_floats(const AttentionDims& d) {
 }
 
 __global__ void __launch_bounds__(kMatricesPerBlock * 32)
-    attention_fwd_warp_kernel(const float* X, const float* Y, const float* V, Bias bias, float* O, AttentionDims d) {
+    attention_fwd_warp_kernel(const float* X, const float* Y, const float* V, Bias bias, float* O, AttentionDims dims) {
   extern __shared__ float smem[];
+  const SmallDims d(dims);
   const int lane = threadIdx.x % 32, w = threadIdx.x / 32, warps = blockDim.x / 32;
   const RowLanes r(lane, d.T);
-  float* x = smem + w * warp_fwd_floats(d);
+  float* x = smem + w * warp_fwd_floats(dims);
   float *y = x + d.S * d.D, *v = y + d.D * d.T, *p = v + d.T * d.E;
-  for (int64_t b = static_cast<int64_t>(blockIdx.x) * warps + w; b < d.batch;
+  for (int64_t b = static_cast<int64_t>(blockIdx.x) * warps + w; b < dims.batch;
        b += static_cast<int64_t>(gridDim.x) * warps) {
     load_warp(x, X + b * d.S * d.D, d.S * d.D, lane);
     load_warp(y, Y + b * d.D * d.T, d.D * d.T, lane);
     load_warp(v, V + b * d.T * d.E, d.T * d.E, lane);
-    load_bias(p, bias, b, d, lane);
+    load_bias(p, bias, b, d, r);
     __syncwarp();
-    for (int64_t s0 = 0; s0 < d.S; s0 += r.rows()) {
-      const int64_t s = s0 + r.row;
+    for (int s0 = 0; s0 < d.S; s0 += r.rows()) {
+      const int s = s0 + r.row;
       const float pt = group_probability(x, y, p, s, r, d);
       if (s < d.S && r.t < d.T) p[s * d.T + r.t] = pt;  // the lane read this bias itself
     }
     __syncwarp();
-    for (int64_t i = lane; i < d.S * d.E; i += 32) {
-      const int64_t s = i / d.E, e = i % d.E;
+    float* o = O + b * d.S * d.E;
+    for (int i = lane; i < d.S * d.E; i += 32) {
+      const int s = i / d.E, e = i % d.E;
       float acc = 0;
-      for (int64_t t = 0; t < d.T; ++t) acc += p[s * d.T + t] * v[t * d.E + e];
-      O[b * d.S * d.E + i] = acc;
+      for (int t = 0; t < d.T; ++t) acc += p[s * d.T + t] * v[t * d.E + e];
+      o[i] = acc;
     }
     __syncwarp();  // the slice is reloaded for the warp's next matrix
   }
@@ -228,27 +245,28 @@ __global__ void __launch_bounds__(kMatricesPerBlock * 32)
 // (AttentionDims::working_floats).
 __global__ void __launch_bounds__(kMatricesPerBlock * 32)
     attention_bwd_warp_kernel(const float* dO, const float* X, const float* Y, const float* V, Bias bias, float* dX,
-                              float* dY, float* dV, float* dS, AttentionDims d) {
+                              float* dY, float* dV, float* dS, AttentionDims dims) {
   extern __shared__ float smem[];
+  const SmallDims d(dims);
   const int lane = threadIdx.x % 32, w = threadIdx.x / 32, warps = blockDim.x / 32;
   const RowLanes r(lane, d.T);
-  float* x = smem + w * d.working_floats();
+  float* x = smem + w * dims.working_floats();
   float *y = x + d.S * d.D, *v = y + d.D * d.T, *go = v + d.T * d.E, *p = go + d.S * d.E, *da = p + d.S * d.T;
-  for (int64_t b = static_cast<int64_t>(blockIdx.x) * warps + w; b < d.batch;
+  for (int64_t b = static_cast<int64_t>(blockIdx.x) * warps + w; b < dims.batch;
        b += static_cast<int64_t>(gridDim.x) * warps) {
     load_warp(x, X + b * d.S * d.D, d.S * d.D, lane);
     load_warp(y, Y + b * d.D * d.T, d.D * d.T, lane);
     load_warp(v, V + b * d.T * d.E, d.T * d.E, lane);
     load_warp(go, dO + b * d.S * d.E, d.S * d.E, lane);
-    load_bias(p, bias, b, d, lane);
+    load_bias(p, bias, b, d, r);
     __syncwarp();
-    for (int64_t s0 = 0; s0 < d.S; s0 += r.rows()) {
-      const int64_t s = s0 + r.row;
+    for (int s0 = 0; s0 < d.S; s0 += r.rows()) {
+      const int s = s0 + r.row;
       const bool valid = s < d.S && r.t < d.T;
       const float pt = group_probability(x, y, p, s, r, d);
       float dp = 0;
       if (valid)
-        for (int64_t e = 0; e < d.E; ++e) dp += go[s * d.E + e] * v[r.t * d.E + e];
+        for (int e = 0; e < d.E; ++e) dp += go[s * d.E + e] * v[r.t * d.E + e];
       const float rs = group_sum(pt * dp, r.group);
       if (valid) {
         p[s * d.T + r.t] = pt;
@@ -257,26 +275,26 @@ __global__ void __launch_bounds__(kMatricesPerBlock * 32)
     }
     __syncwarp();
     if (dS)
-      for (int64_t i = lane; i < d.S * d.T; i += 32) dS[b * d.S * d.T + i] = da[i];
+      for (int i = lane; i < d.S * d.T; i += 32) dS[b * d.S * d.T + i] = da[i];
     if (dX)
-      for (int64_t i = lane; i < d.S * d.D; i += 32) {
-        const int64_t s = i / d.D, k = i % d.D;
+      for (int i = lane; i < d.S * d.D; i += 32) {
+        const int s = i / d.D, k = i % d.D;
         float acc = 0;
-        for (int64_t t = 0; t < d.T; ++t) acc += da[s * d.T + t] * y[k * d.T + t];
+        for (int t = 0; t < d.T; ++t) acc += da[s * d.T + t] * y[k * d.T + t];
         dX[b * d.S * d.D + i] = acc;
       }
     if (dY)
-      for (int64_t i = lane; i < d.D * d.T; i += 32) {
-        const int64_t k = i / d.T, t = i % d.T;
+      for (int i = lane; i < d.D * d.T; i += 32) {
+        const int k = i / d.T, t = i % d.T;
         float acc = 0;
-        for (int64_t s = 0; s < d.S; ++s) acc += x[s * d.D + k] * da[s * d.T + t];
+        for (int s = 0; s < d.S; ++s) acc += x[s * d.D + k] * da[s * d.T + t];
         dY[b * d.D * d.T + i] = acc;
       }
     if (dV)
-      for (int64_t i = lane; i < d.T * d.E; i += 32) {
-        const int64_t t = i / d.E, e = i % d.E;
+      for (int i = lane; i < d.T * d.E; i += 32) {
+        const int t = i / d.E, e = i % d.E;
         float acc = 0;
-        for (int64_t s = 0; s < d.S; ++s) acc += p[s * d.T + t] * go[s * d.E + e];
+        for (int s = 0; s < d.S; ++s) acc += p[s * d.T + t] * go[s * d.E + e];
         dV[b * d.T * d.E + i] = acc;
       }
     __syncwarp();
@@ -292,7 +310,7 @@ struct AttentionLaunch {
 
 AttentionLaunch launch_of(const AttentionDims& d, int64_t warp_floats) {
   AttentionLaunch l;
-  if (d.T <= 32) {
+  if (d.T <= 32 && d.batch >= kWarpPathMinMatrices) {
     l.warps = static_cast<int>(std::clamp<int64_t>(kWarpSharedFloats / warp_floats, 1, kMatricesPerBlock));
     l.blocks = static_cast<unsigned>(std::min<int64_t>((d.batch + l.warps - 1) / l.warps, 65535));
     l.shared_bytes = static_cast<size_t>(l.warps * warp_floats) * sizeof(float);

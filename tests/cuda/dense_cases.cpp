@@ -220,24 +220,31 @@ std::vector<CudaCase> product_cases() {
       make_case("SoftmaxAttention/bias_per_query_and_key", make_node("SoftmaxAttention", 4, 1, {}, kCbtDomain),
                 {f32({2, 3, 37, 20}, 506), f32({2, 3, 20, 45}, 507), f32({2, 3, 45, 9}, 508), f32({37, 45}, 509)},
                 kProdRtol, kProdAtol));
-  // Rows of scores that fit a warp (T <= 32) run a warp a matrix: Swin's windows (many 16 x 16
-  // matrices, a bias per matrix, head and key pair), a causal-style bias over 28 keys, S != T
-  // with D != E, and matrices so large that a block takes one (warps for fewer floats each).
+  // Rows of scores that fit a warp (T <= 32) in batches of 512 matrices or more run a warp a
+  // matrix: Swin's windows (16 x 16, a bias per matrix, head and key pair), a bias per query and
+  // key over 28 keys, S != T with D != E, four rows of 8 keys a pass, and matrices so large that
+  // a block takes one. Fewer such matrices run a block each (the decoder's).
   v.push_back(make_case(
       "SoftmaxAttention/warp_swin_windows", make_node("SoftmaxAttention", 4, 1, {}, kCbtDomain),
-      {f32({36, 4, 16, 8}, 510), f32({36, 4, 8, 16}, 511), f32({36, 4, 16, 8}, 512), f32({36, 4, 16, 16}, 513)},
+      {f32({144, 4, 16, 8}, 510), f32({144, 4, 8, 16}, 511), f32({144, 4, 16, 8}, 512), f32({144, 4, 16, 16}, 513)},
       kProdRtol, kProdAtol));
-  v.push_back(
-      make_case("SoftmaxAttention/warp_bias_per_query_and_key", make_node("SoftmaxAttention", 4, 1, {}, kCbtDomain),
-                {f32({3, 2, 28, 16}, 514), f32({3, 2, 16, 28}, 515), f32({3, 2, 28, 16}, 516), f32({28, 28}, 517)},
-                kProdRtol, kProdAtol));
+  v.push_back(make_case(
+      "SoftmaxAttention/warp_bias_per_query_and_key", make_node("SoftmaxAttention", 4, 1, {}, kCbtDomain),
+      {f32({128, 4, 28, 16}, 514), f32({128, 4, 16, 28}, 515), f32({128, 4, 28, 16}, 516), f32({28, 28}, 517)},
+      kProdRtol, kProdAtol));
   v.push_back(make_case("SoftmaxAttention/warp_ragged", make_node("SoftmaxAttention", 3, 1, {}, kCbtDomain),
-                        {f32({5, 37, 9}, 518), f32({5, 9, 20}, 519), f32({5, 20, 11}, 520)}, kProdRtol, kProdAtol));
+                        {f32({520, 37, 9}, 518), f32({520, 9, 20}, 519), f32({520, 20, 11}, 520)}, kProdRtol,
+                        kProdAtol));
   v.push_back(make_case("SoftmaxAttention/warp_four_rows_a_pass", make_node("SoftmaxAttention", 4, 1, {}, kCbtDomain),
-                        {f32({6, 13, 5}, 524), f32({6, 5, 8}, 525), f32({6, 8, 7}, 526), f32({6, 1, 8}, 527)},
+                        {f32({600, 13, 5}, 524), f32({600, 5, 8}, 525), f32({600, 8, 7}, 526), f32({600, 1, 8}, 527)},
                         kProdRtol, kProdAtol));
   v.push_back(make_case("SoftmaxAttention/warp_one_a_block", make_node("SoftmaxAttention", 3, 1, {}, kCbtDomain),
-                        {f32({3, 32, 64}, 521), f32({3, 64, 32}, 522), f32({3, 32, 64}, 523)}, kProdRtol, kProdAtol));
+                        {f32({512, 32, 64}, 521), f32({512, 64, 32}, 522), f32({512, 32, 64}, 523)}, kProdRtol,
+                        kProdAtol));
+  v.push_back(
+      make_case("SoftmaxAttention/block_few_small_matrices", make_node("SoftmaxAttention", 4, 1, {}, kCbtDomain),
+                {f32({3, 2, 28, 16}, 528), f32({3, 2, 16, 28}, 529), f32({3, 2, 28, 16}, 530), f32({28, 28}, 531)},
+                kProdRtol, kProdAtol));
   v.push_back(make_case("SoftmaxAttention/ragged_rank4", make_node("SoftmaxAttention", 3, 1, {}, kCbtDomain),
                         {f32({2, 3, 37, 20}, 499), f32({2, 3, 20, 45}, 500), f32({2, 3, 45, 9}, 501)}, kProdRtol,
                         kProdAtol));
