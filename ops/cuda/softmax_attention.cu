@@ -56,6 +56,37 @@ __device__ void load(float* dst, const float* src, int64_t n) {
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) dst[i] = src[i];
 }
 
+// A matrix's dims in 32 bits (they fit: fuse_attention takes at most kAttentionMaxFloats a
+// matrix), so that the kernels' index arithmetic is 32-bit.
+struct SmallDims {
+  int S, D, T, E;
+  __device__ explicit SmallDims(const AttentionDims& d)
+      : S(static_cast<int>(d.S)), D(static_cast<int>(d.D)), T(static_cast<int>(d.T)), E(static_cast<int>(d.E)) {}
+};
+
+// out[r * C + c] = the sum over j < J, in order, of a[r * ar + j * aj] * b[c * bc + j * bj], for
+// the (r, c) of R x C from `first` by `step` (a block's threads or a warp's lanes): every matrix
+// product of both kernel families. A matrix's dims fit 32 bits (kAttentionMaxFloats).
+__device__ void products(float* out, int R, int C, int J, const float* a, int ar, int aj, const float* b, int bc,
+                         int bj, int first, int step) {
+  for (int i = first; i < R * C; i += step) {
+    const int r = i / C, c = i % C;
+    float acc = 0;
+    for (int j = 0; j < J; ++j) acc += a[r * ar + j * aj] * b[c * bc + j * bj];
+    out[i] = acc;
+  }
+}
+
+// dX = dA Y^T, dY = X^T dA and dV = P^T dO of matrix b, those wanted (non-null), from the
+// operands in shared memory, by `first` and `step` as products'.
+__device__ void input_gradients(float* dX, float* dY, float* dV, int64_t b, const float* x, const float* y,
+                                const float* go, const float* p, const float* da, const SmallDims& d, int first,
+                                int step) {
+  if (dX) products(dX + b * d.S * d.D, d.S, d.D, d.T, da, d.T, 1, y, d.T, 1, first, step);
+  if (dY) products(dY + b * d.D * d.T, d.D, d.T, d.S, x, 1, d.D, da, 1, d.T, first, step);
+  if (dV) products(dV + b * d.T * d.E, d.T, d.E, d.S, p, 1, d.T, go, 1, d.E, first, step);
+}
+
 __global__ void __launch_bounds__(kAttentionThreads)
     attention_fwd_kernel(const float* X, const float* Y, const float* V, Bias bias, float* O, AttentionDims d) {
   __shared__ float sh[kAttentionMaxFloats];
@@ -66,13 +97,8 @@ __global__ void __launch_bounds__(kAttentionThreads)
     load(v, V + b * d.T * d.E, d.T * d.E);
     __syncthreads();
     probabilities(x, y, bias, b, p, d);
-    float* o = O + b * d.S * d.E;
-    for (int64_t i = threadIdx.x; i < d.S * d.E; i += blockDim.x) {
-      const int64_t s = i / d.E, e = i % d.E;
-      float acc = 0;
-      for (int64_t t = 0; t < d.T; ++t) acc += p[s * d.T + t] * v[t * d.E + e];
-      o[i] = acc;
-    }
+    const SmallDims m(d);
+    products(O + b * d.S * d.E, m.S, m.E, m.T, p, m.T, 1, v, 1, m.E, threadIdx.x, blockDim.x);  // P V
     __syncthreads();  // the shared operands are reloaded for the next matrix
   }
 }
@@ -91,12 +117,8 @@ __global__ void __launch_bounds__(kAttentionThreads)
     load(go, dO + b * d.S * d.E, d.S * d.E);
     __syncthreads();
     probabilities(x, y, bias, b, p, d);
-    for (int64_t i = threadIdx.x; i < d.S * d.T; i += blockDim.x) {
-      const int64_t s = i / d.T, t = i % d.T;
-      float acc = 0;
-      for (int64_t e = 0; e < d.E; ++e) acc += go[s * d.E + e] * v[t * d.E + e];
-      da[i] = acc;
-    }
+    const SmallDims m(d);
+    products(da, m.S, m.T, m.E, go, m.E, 1, v, m.E, 1, threadIdx.x, blockDim.x);  // dP = dO V^T
     __syncthreads();
     for (int64_t s = threadIdx.x / 32; s < d.S; s += warps) {
       const float* pr = p + s * d.T;
@@ -109,27 +131,7 @@ __global__ void __launch_bounds__(kAttentionThreads)
     __syncthreads();
     if (dS)
       for (int64_t i = threadIdx.x; i < d.S * d.T; i += blockDim.x) dS[b * d.S * d.T + i] = da[i];
-    if (dX)
-      for (int64_t i = threadIdx.x; i < d.S * d.D; i += blockDim.x) {
-        const int64_t s = i / d.D, k = i % d.D;
-        float acc = 0;
-        for (int64_t t = 0; t < d.T; ++t) acc += da[s * d.T + t] * y[k * d.T + t];
-        dX[b * d.S * d.D + i] = acc;
-      }
-    if (dY)
-      for (int64_t i = threadIdx.x; i < d.D * d.T; i += blockDim.x) {
-        const int64_t k = i / d.T, t = i % d.T;
-        float acc = 0;
-        for (int64_t s = 0; s < d.S; ++s) acc += x[s * d.D + k] * da[s * d.T + t];
-        dY[b * d.D * d.T + i] = acc;
-      }
-    if (dV)
-      for (int64_t i = threadIdx.x; i < d.T * d.E; i += blockDim.x) {
-        const int64_t t = i / d.E, e = i % d.E;
-        float acc = 0;
-        for (int64_t s = 0; s < d.S; ++s) acc += p[s * d.T + t] * go[s * d.E + e];
-        dV[b * d.T * d.E + i] = acc;
-      }
+    input_gradients(dX, dY, dV, b, x, y, go, p, da, m, threadIdx.x, blockDim.x);
     __syncthreads();
   }
 }
@@ -160,14 +162,6 @@ struct RowLanes {
     t = lane % group;
   }
   __device__ int rows() const { return 32 / group; }
-};
-
-// A matrix's dims in 32 bits (they fit: fuse_attention takes at most kAttentionMaxFloats a
-// matrix), so that the kernels' index arithmetic is 32-bit.
-struct SmallDims {
-  int S, D, T, E;
-  __device__ explicit SmallDims(const AttentionDims& d)
-      : S(static_cast<int>(d.S)), D(static_cast<int>(d.D)), T(static_cast<int>(d.T)), E(static_cast<int>(d.E)) {}
 };
 
 __device__ __forceinline__ float group_sum(float v, int group) {
@@ -230,13 +224,7 @@ __global__ void __launch_bounds__(kMatricesPerBlock * 32)
       if (s < d.S && r.t < d.T) p[s * d.T + r.t] = pt;  // the lane read this bias itself
     }
     __syncwarp();
-    float* o = O + b * d.S * d.E;
-    for (int i = lane; i < d.S * d.E; i += 32) {
-      const int s = i / d.E, e = i % d.E;
-      float acc = 0;
-      for (int t = 0; t < d.T; ++t) acc += p[s * d.T + t] * v[t * d.E + e];
-      o[i] = acc;
-    }
+    products(O + b * d.S * d.E, d.S, d.E, d.T, p, d.T, 1, v, 1, d.E, lane, 32);  // P V
     __syncwarp();  // the slice is reloaded for the warp's next matrix
   }
 }
@@ -276,27 +264,7 @@ __global__ void __launch_bounds__(kMatricesPerBlock * 32)
     __syncwarp();
     if (dS)
       for (int i = lane; i < d.S * d.T; i += 32) dS[b * d.S * d.T + i] = da[i];
-    if (dX)
-      for (int i = lane; i < d.S * d.D; i += 32) {
-        const int s = i / d.D, k = i % d.D;
-        float acc = 0;
-        for (int t = 0; t < d.T; ++t) acc += da[s * d.T + t] * y[k * d.T + t];
-        dX[b * d.S * d.D + i] = acc;
-      }
-    if (dY)
-      for (int i = lane; i < d.D * d.T; i += 32) {
-        const int k = i / d.T, t = i % d.T;
-        float acc = 0;
-        for (int s = 0; s < d.S; ++s) acc += x[s * d.D + k] * da[s * d.T + t];
-        dY[b * d.D * d.T + i] = acc;
-      }
-    if (dV)
-      for (int i = lane; i < d.T * d.E; i += 32) {
-        const int t = i / d.E, e = i % d.E;
-        float acc = 0;
-        for (int s = 0; s < d.S; ++s) acc += p[s * d.T + t] * go[s * d.E + e];
-        dV[b * d.T * d.E + i] = acc;
-      }
+    input_gradients(dX, dY, dV, b, x, y, go, p, da, d, lane, 32);
     __syncwarp();
   }
 }
