@@ -26,6 +26,17 @@ struct KernelContext {
   bool has_out(size_t i) const { return i < outputs.size() && outputs[i].defined(); }
 };
 
+// Input i's data as T, or null where i < 0 (the op has no such input) or the input is omitted;
+// likewise output i's. For kernels whose inputs and outputs are optional by position.
+template <class T>
+const T* optional_in(const KernelContext& ctx, int i) {
+  return i >= 0 && ctx.has_in(static_cast<size_t>(i)) ? ctx.in(static_cast<size_t>(i)).ptr<T>() : nullptr;
+}
+template <class T>
+T* optional_out(const KernelContext& ctx, int i) {
+  return i >= 0 && ctx.has_out(static_cast<size_t>(i)) ? ctx.out(static_cast<size_t>(i)).ptr<T>() : nullptr;
+}
+
 using KernelFn = void (*)(KernelContext&);
 
 // How GPU convolutions choose their library algorithm (--cudnn-algos): time the engines of

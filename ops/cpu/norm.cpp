@@ -188,15 +188,6 @@ void row_dx(const T* xr, const T* dyr, int64_t n, double mean, double invstd, Sc
   }
 }
 
-template <class T>
-const T* optional_in(const KernelContext& ctx, int i) {
-  return i >= 0 && ctx.has_in(static_cast<size_t>(i)) ? ctx.in(static_cast<size_t>(i)).ptr<T>() : nullptr;
-}
-template <class T>
-T* optional_out(KernelContext& ctx, int i) {
-  return i >= 0 && ctx.has_out(static_cast<size_t>(i)) ? ctx.out(static_cast<size_t>(i)).ptr<T>() : nullptr;
-}
-
 // x: (rows, inner), scale, b: (inner) -> y, mean?, invstd?: (rows); RMSNorm: x, scale? -> y,
 // invrms? (RowNormForm).
 template <class T>

@@ -55,13 +55,6 @@ __global__ void layer_norm_fwd_kernel(const float* x, const float* scale, const 
   }
 }
 
-const float* optional_in(const KernelContext& ctx, int i) {
-  return i >= 0 && ctx.has_in(static_cast<size_t>(i)) ? fptr(ctx.in(static_cast<size_t>(i))) : nullptr;
-}
-float* optional_out(KernelContext& ctx, int i) {
-  return i >= 0 && ctx.has_out(static_cast<size_t>(i)) ? fptr_out(ctx.out(static_cast<size_t>(i))) : nullptr;
-}
-
 // LayerNormalization: X, scale, B? -> Y, Mean?, InvStdDev?; RMSNorm: X, scale? -> Y, InvRms?
 void layer_norm_forward(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
@@ -71,8 +64,8 @@ void layer_norm_forward(KernelContext& ctx) {
   Rows d(X, ctx.node.attrs.get_int("axis", -1));
   double eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
   layer_norm_fwd_kernel<<<d.blocks(), d.threads(), 0, cc.stream>>>(
-      fptr(X), optional_in(ctx, 1), optional_in(ctx, f.bias_in), fptr_out(ctx.out(0)), optional_out(ctx, f.mean_out),
-      optional_out(ctx, f.invstd_out), d, eps, f.centered);
+      fptr(X), optional_in<float>(ctx, 1), optional_in<float>(ctx, f.bias_in), fptr_out(ctx.out(0)),
+      optional_out<float>(ctx, f.mean_out), optional_out<float>(ctx, f.invstd_out), d, eps, f.centered);
   CBT_CUDA_CHECK_LAUNCH();
 }
 
@@ -185,7 +178,7 @@ void layer_norm_backward(KernelContext& ctx) {
   check_float(X, ctx.node);
   Rows d(X, ctx.node.attrs.get_int("axis", -1));
   double eps = ctx.node.attrs.get_float("epsilon", 1e-5f);
-  const float *saved_mean = optional_in(ctx, f.mean_in), *saved_invstd = optional_in(ctx, f.invstd_in);
+  const float *saved_mean = optional_in<float>(ctx, f.mean_in), *saved_invstd = optional_in<float>(ctx, f.invstd_in);
   const bool saved = saved_invstd && (saved_mean || !f.centered);
   Scratch scratch(cc);
   RowStats stats{nullptr, saved ? saved_mean : nullptr, saved ? saved_invstd : nullptr};
@@ -213,7 +206,7 @@ void layer_norm_backward(KernelContext& ctx) {
     CBT_CUDA_CHECK_LAUNCH();
   }
   if (!output_needed(ctx, 0)) return;
-  layer_norm_dx_kernel<<<d.blocks(), d.threads(), 0, cc.stream>>>(fptr(dY), fptr(X), optional_in(ctx, 2), stats,
+  layer_norm_dx_kernel<<<d.blocks(), d.threads(), 0, cc.stream>>>(fptr(dY), fptr(X), optional_in<float>(ctx, 2), stats,
                                                                   fptr_out(ctx.out(0)), d, f.centered);
   CBT_CUDA_CHECK_LAUNCH();
 }
