@@ -24,38 +24,6 @@ struct Bias {
   ScoreBias layout;
 };
 
-// p (S, T) = softmax of the rows of matrix m's x (S, D) y (D, T) + B, x, y and p in shared
-// memory; ends synced.
-__device__ void probabilities(const float* x, const float* y, const Bias& bias, int64_t m, float* p,
-                              const AttentionDims& d) {
-  for (int64_t i = threadIdx.x; i < d.S * d.T; i += blockDim.x) {
-    const int64_t s = i / d.T, t = i % d.T;
-    float a = 0;
-    for (int64_t k = 0; k < d.D; ++k) a += x[s * d.D + k] * y[k * d.T + t];
-    if (bias.b) a += bias.b[bias.layout.offset(m, s, t)];
-    p[i] = a;
-  }
-  __syncthreads();
-  const int lane = threadIdx.x % 32, warps = blockDim.x / 32;
-  for (int64_t s = threadIdx.x / 32; s < d.S; s += warps) {
-    float* row = p + s * d.T;
-    float m = -INFINITY;
-    for (int64_t t = lane; t < d.T; t += 32) m = fmaxf(m, row[t]);
-    m = ew::group_reduce<32>(m, ew::MaxOp{}, static_cast<float*>(nullptr));
-    float sum = 0;
-    for (int64_t t = lane; t < d.T; t += 32) sum += expf(row[t] - m);
-    sum = ew::group_reduce<32>(sum, ew::SumOp{}, static_cast<float*>(nullptr));
-    const float inv = 1.0f / sum;
-    __syncwarp();  // every lane has read the row before it is overwritten
-    for (int64_t t = lane; t < d.T; t += 32) row[t] = expf(row[t] - m) * inv;
-  }
-  __syncthreads();
-}
-
-__device__ void load(float* dst, const float* src, int64_t n) {
-  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) dst[i] = src[i];
-}
-
 // A matrix's dims in 32 bits (they fit: fuse_attention takes at most kAttentionMaxFloats a
 // matrix), so that the kernels' index arithmetic is 32-bit.
 struct SmallDims {
@@ -63,6 +31,41 @@ struct SmallDims {
   __device__ explicit SmallDims(const AttentionDims& d)
       : S(static_cast<int>(d.S)), D(static_cast<int>(d.D)), T(static_cast<int>(d.T)), E(static_cast<int>(d.E)) {}
 };
+
+// p (S, T) = softmax of the rows of matrix m's x (S, D) y (D, T) + B, x, y and p in shared
+// memory; ends synced.
+__device__ void probabilities(const float* x, const float* y, const Bias& bias, int64_t m, float* p,
+                              const AttentionDims& dims) {
+  const SmallDims d(dims);
+  // The matrix's bias offset once (64-bit divisions over the batch dims), not once a score.
+  const float* b = bias.b ? bias.b + bias.layout.batch_offset(m) : nullptr;
+  for (int i = threadIdx.x; i < d.S * d.T; i += blockDim.x) {
+    const int s = i / d.T, t = i % d.T;
+    float a = 0;
+    for (int k = 0; k < d.D; ++k) a += x[s * d.D + k] * y[k * d.T + t];
+    if (b) a += b[s * bias.layout.s_stride + t * bias.layout.t_stride];
+    p[i] = a;
+  }
+  __syncthreads();
+  const int lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  for (int s = threadIdx.x / 32; s < d.S; s += warps) {
+    float* row = p + s * d.T;
+    float mx = -INFINITY;
+    for (int t = lane; t < d.T; t += 32) mx = fmaxf(mx, row[t]);
+    mx = ew::group_reduce<32>(mx, ew::MaxOp{}, static_cast<float*>(nullptr));
+    float sum = 0;
+    for (int t = lane; t < d.T; t += 32) sum += expf(row[t] - mx);
+    sum = ew::group_reduce<32>(sum, ew::SumOp{}, static_cast<float*>(nullptr));
+    const float inv = 1.0f / sum;
+    __syncwarp();  // every lane has read the row before it is overwritten
+    for (int t = lane; t < d.T; t += 32) row[t] = expf(row[t] - mx) * inv;
+  }
+  __syncthreads();
+}
+
+__device__ void load(float* dst, const float* src, int64_t n) {
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) dst[i] = src[i];
+}
 
 // out[r * C + c] = the sum over j < J, in order, of a[r * ar + j * aj] * b[c * bc + j * bj], for
 // the (r, c) of R x C from `first` by `step` (a block's threads or a warp's lanes): every matrix
