@@ -20,7 +20,7 @@ namespace {
 
 // An Add of two float tensors of its output's type: no broadcasting.
 bool is_plain_float_add(const Node& n, const std::map<std::string, ValueType>& types) {
-  if (!n.domain.empty() || n.op_type != "Add" || n.inputs.size() != 2 || n.outputs.size() != 1) return false;
+  if (!is_node(n, "Add", 2)) return false;
   auto y = types.find(n.outputs[0]);
   if (y == types.end() || (y->second.dtype != DType::Float32 && y->second.dtype != DType::Float64)) return false;
   for (const auto& in : n.inputs) {
@@ -391,9 +391,7 @@ int fuse_attention(Graph& g, std::map<std::string, ValueType>& types, const std:
     auto r = sole_reader(readers, exposed, v);
     return r ? &g.nodes[*r] : nullptr;
   };
-  auto is = [](const Node* n, const char* op, size_t inputs) {
-    return n && n->domain.empty() && n->op_type == op && n->inputs.size() == inputs && n->outputs.size() == 1;
-  };
+  auto is = [](const Node* n, const char* op, size_t inputs) { return n && is_node(*n, op, inputs); };
   std::vector<bool> drop(g.nodes.size(), false);
   // The other operand of `add`, an Add to `onto` (the scores' type) of a tensor that broadcasts
   // to them unchanged; empty when it is not such an Add.

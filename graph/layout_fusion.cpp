@@ -15,7 +15,6 @@ namespace cbt {
 
 int fuse_linear(Graph& g, std::map<std::string, ValueType>& types, const std::set<std::string>& exposed) {
   const auto readers = readers_of(g);
-  const auto producer = producers_of(g);
   // What replaces each Add that ends a fused pair (by the Add's index); the MatMuls go.
   std::map<size_t, std::vector<Node>> at_add;
   std::vector<bool> drop(g.nodes.size(), false);
@@ -25,11 +24,11 @@ int fuse_linear(Graph& g, std::map<std::string, ValueType>& types, const std::se
   };
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& mm = g.nodes[i];
-    if (!mm.domain.empty() || mm.op_type != "MatMul" || mm.inputs.size() != 2 || mm.outputs.size() != 1) continue;
+    if (!is_node(mm, "MatMul", 2)) continue;
     const auto r = sole_reader(readers, exposed, mm.outputs[0]);
     if (!r || at_add.count(*r)) continue;
     const Node& add = g.nodes[*r];
-    if (!add.domain.empty() || add.op_type != "Add" || add.inputs.size() != 2 || add.outputs.size() != 1) continue;
+    if (!is_node(add, "Add", 2)) continue;
     const std::string& bias = add.inputs[0] == mm.outputs[0] ? add.inputs[1] : add.inputs[0];
     const std::string &x = mm.inputs[0], &w = mm.inputs[1];
     if (bias == mm.outputs[0] || !is_float(x) || !is_float(w) || !is_float(bias)) continue;
@@ -156,19 +155,16 @@ int fold_reshaped_constant_adds(Graph& g, std::map<std::string, ValueType>& type
   std::vector<bool> drop(g.nodes.size(), false);
   std::map<std::string, std::string> renamed;  // a Reshape back's output -> A, where M is zeros
   std::vector<std::string> gone;               // values the folds removed
-  auto is = [](const Node& n, const char* op) {
-    return n.domain.empty() && n.op_type == op && n.inputs.size() == 2 && n.outputs.size() == 1;
-  };
   int folded = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& there = g.nodes[i];
-    if (!is(there, "Reshape")) continue;
+    if (!is_node(there, "Reshape", 2)) continue;
     const auto a_idx = sole_reader(readers, exposed, there.outputs[0]);
-    if (!a_idx || !is(g.nodes[*a_idx], "Add")) continue;
+    if (!a_idx || !is_node(g.nodes[*a_idx], "Add", 2)) continue;
     const Node& add = g.nodes[*a_idx];
     const std::string& m = add.inputs[0] == there.outputs[0] ? add.inputs[1] : add.inputs[0];
     const auto b_idx = sole_reader(readers, exposed, add.outputs[0]);
-    if (m == there.outputs[0] || !b_idx || !is(g.nodes[*b_idx], "Reshape")) continue;
+    if (m == there.outputs[0] || !b_idx || !is_node(g.nodes[*b_idx], "Reshape", 2)) continue;
     const Node& back = g.nodes[*b_idx];
     auto init = g.initializers.find(m);
     if (init == g.initializers.end() || !g.constant_initializers.count(m) || init->second.dtype() != DType::Float32)
@@ -238,7 +234,7 @@ int fuse_roll(Graph& g, std::map<std::string, ValueType>& types, const std::set<
     const auto producer = producers_of(g);
     std::vector<bool> drop(g.nodes.size(), false);
     for (Node& cat : g.nodes) {
-      if (!cat.domain.empty() || cat.op_type != "Concat" || cat.inputs.size() != 2 || cat.outputs.size() != 1) continue;
+      if (!is_node(cat, "Concat", 2)) continue;
       const Node* slices[2];
       bool ok = true;
       for (int k = 0; k < 2 && ok; ++k) {

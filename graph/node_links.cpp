@@ -36,6 +36,10 @@ void drop_nodes(Graph& g, const std::vector<bool>& drop) {
   g.nodes = std::move(kept);
 }
 
+bool is_node(const Node& n, const char* op, size_t inputs) {
+  return n.domain.empty() && n.op_type == op && n.inputs.size() == inputs && n.outputs.size() == 1;
+}
+
 Node fused_node(const char* op, const char* domain, const Node& last, const char* suffix) {
   Node n;
   n.op_type = op;

@@ -27,6 +27,10 @@ std::map<std::string, size_t> producers_of(const Graph& g);
 // Removes the nodes whose `drop` entry is set, keeping the others' order.
 void drop_nodes(Graph& g, const std::vector<bool>& drop);
 
+// Whether n is an `op` of the ONNX domain with `inputs` inputs and one output: the shape of node
+// a rewrite matches.
+bool is_node(const Node& n, const char* op, size_t inputs);
+
 // A node of `op` in `domain` that takes the place of `last`, named after it with `suffix`.
 Node fused_node(const char* op, const char* domain, const Node& last, const char* suffix);
 
