@@ -55,6 +55,29 @@ void with_word(size_t elem, F&& f) {
   }
 }
 
+// with_word for kernels that only move words, which may also be 16 bytes (uint4: a widened run).
+template <class F>
+void with_move_word(size_t elem, F&& f) {
+  if (elem == sizeof(uint4))
+    f.template operator()<uint4>();
+  else
+    with_word(elem, f);
+}
+
+// The most elements of `elem` bytes that move as one word of at most 16 bytes where a run is
+// contiguous in both operands: a power of two dividing every one of `counts` (the run's length,
+// and the operands' other strides) with both addresses aligned to the word. 1 when none is.
+inline int64_t word_factor(size_t elem, const std::vector<int64_t>& counts, const void* a, const void* b) {
+  const auto ua = reinterpret_cast<uintptr_t>(a), ub = reinterpret_cast<uintptr_t>(b);
+  for (int64_t w = static_cast<int64_t>(16 / elem); w > 1; w /= 2) {
+    const auto bytes = static_cast<uintptr_t>(elem) * static_cast<uintptr_t>(w);
+    bool ok = ua % bytes == 0 && ub % bytes == 0;
+    for (int64_t c : counts) ok = ok && c % w == 0;
+    if (ok) return w;
+  }
+  return 1;
+}
+
 // dst[i . dst_strides] = src[i . src_strides] over `shape` (elements of `elem` bytes; pointers
 // at the first element; strides in elements, any sign, 0 for broadcasting).
 void strided_copy(void* dst, const std::vector<int64_t>& dst_strides, const void* src,

@@ -62,25 +62,15 @@ void roll_kernel(KernelContext& ctx) {
   // An innermost dim that is not rolled moves as words of up to 16 bytes.
   size_t elem = dtype_size(x.dtype());
   if (p.rank > 0 && p.shifts[p.rank - 1] == 0) {
-    const auto ux = reinterpret_cast<uintptr_t>(x.data()), uy = reinterpret_cast<uintptr_t>(y.data());
-    for (size_t w = 16 / elem; w > 1; w /= 2) {
-      const size_t bytes = elem * w;
-      if (p.dims[p.rank - 1] % static_cast<int64_t>(w) == 0 && ux % bytes == 0 && uy % bytes == 0) {
-        p.dims[p.rank - 1] /= static_cast<int64_t>(w);
-        elem = bytes;
-        break;
-      }
-    }
+    const int64_t w = word_factor(elem, {p.dims[p.rank - 1]}, x.data(), y.data());
+    p.dims[p.rank - 1] /= w;
+    elem *= static_cast<size_t>(w);
   }
   const int64_t n = static_cast<int64_t>(x.nbytes() / elem);
-  auto launch = [&]<class W>() {
+  with_move_word(elem, [&]<class W>() {
     roll_values<W><<<cuda::blocks_for(n), cuda::kThreads, 0, cc.stream>>>(static_cast<W*>(y.data()),
                                                                           static_cast<const W*>(x.data()), p, n);
-  };
-  if (elem == sizeof(uint4))
-    launch.template operator()<uint4>();
-  else
-    with_word(elem, launch);
+  });
   CBT_CUDA_CHECK_LAUNCH();
 }
 

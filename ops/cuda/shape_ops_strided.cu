@@ -51,20 +51,16 @@ void widen(NdPlan& p, size_t& elem, const void* a, const void* b) {
   if (p.rank == 0) return;
   const int last = p.rank - 1;
   if (p.strides[0][last] != 1 || p.strides[1][last] != 1) return;
-  const auto ua = reinterpret_cast<uintptr_t>(a), ub = reinterpret_cast<uintptr_t>(b);
-  for (int64_t w = static_cast<int64_t>(16 / elem); w > 1; w /= 2) {
-    const auto bytes = static_cast<uintptr_t>(elem) * static_cast<uintptr_t>(w);
-    bool ok = p.dims[last] % w == 0 && ua % bytes == 0 && ub % bytes == 0;
-    for (int d = 0; d < last && ok; ++d) ok = p.strides[0][d] % w == 0 && p.strides[1][d] % w == 0;
-    if (!ok) continue;
-    p.dims[last] /= w;
-    for (int d = 0; d < last; ++d) {
-      p.strides[0][d] /= w;
-      p.strides[1][d] /= w;
-    }
-    elem *= static_cast<size_t>(w);
-    return;
+  std::vector<int64_t> counts{p.dims[last]};
+  for (int d = 0; d < last; ++d) counts.insert(counts.end(), {p.strides[0][d], p.strides[1][d]});
+  const int64_t w = word_factor(elem, counts, a, b);
+  if (w == 1) return;
+  p.dims[last] /= w;
+  for (int d = 0; d < last; ++d) {
+    p.strides[0][d] /= w;
+    p.strides[1][d] /= w;
   }
+  elem *= static_cast<size_t>(w);
 }
 
 // dst: strides[0], src: strides[1]
@@ -202,14 +198,10 @@ void strided_copy(void* dst, const std::vector<int64_t>& dst_strides, const void
   }
   widen(p, elem, dst, src);
   const int64_t n = plan_numel(p);
-  auto copy = [&]<class W>() {
+  with_move_word(elem, [&]<class W>() {
     strided_copy_kernel<W>
         <<<blocks_for(n), kThreads, 0, stream>>>(static_cast<W*>(dst), static_cast<const W*>(src), p, n);
-  };
-  if (elem == sizeof(uint4))
-    copy.template operator()<uint4>();
-  else
-    with_word(elem, copy);
+  });
   CBT_CUDA_CHECK_LAUNCH();
 }
 
