@@ -256,13 +256,22 @@ struct MaxOp {
   }
 };
 
+// Reduces v over each aligned group of `width` lanes of a warp (a power of two up to 32; every
+// lane of the warp must call): a butterfly, so every lane of a group gets the same bits, in a
+// fixed order (deterministic).
+template <class T, class Op>
+__device__ __forceinline__ T lanes_reduce(T v, Op op, int width) {
+  for (int o = width / 2; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
 // Reduces v over a group of G threads: a warp (G = 32) or the whole block (G = kThreads,
 // blockDim.x must be kThreads and every thread must call). The butterfly gives every lane the
 // same bits and the order is fixed, so results are deterministic. smem: kThreads / 32 slots.
 template <int G, class T, class Op>
 __device__ T group_reduce(T v, Op op, T* smem) {
   static_assert(G == 32 || G == kThreads, "group of a warp or a block");
-  for (int o = 16; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
+  v = lanes_reduce(v, op, 32);
   if constexpr (G == 32) {
     return v;
   } else {

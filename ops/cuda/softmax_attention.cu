@@ -167,14 +167,11 @@ struct RowLanes {
   __device__ int rows() const { return 32 / group; }
 };
 
-__device__ __forceinline__ float group_sum(float v, int group) {
-  for (int o = group / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-__device__ __forceinline__ float group_max(float v, int group) {
-  for (int o = group / 2; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
+struct FmaxOp {
+  __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+__device__ __forceinline__ float group_sum(float v, int group) { return ew::lanes_reduce(v, ew::SumOp{}, group); }
+__device__ __forceinline__ float group_max(float v, int group) { return ew::lanes_reduce(v, FmaxOp{}, group); }
 __device__ void load_warp(float* dst, const float* src, int n, int lane) {
   for (int i = lane; i < n; i += 32) dst[i] = src[i];
 }
