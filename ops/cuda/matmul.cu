@@ -239,35 +239,21 @@ __global__ void fill_broadcast_c_kernel(float* y, const float* c, float beta, in
 
 // dC (rows, cols) = beta * G (M, N) summed over the broadcast dims; one block per element of
 // dC. G is dY where the fused Relu's output y > 0, which the kernel also writes to `masked`
-// (each element of dY belongs to exactly one block); without a Relu (y null) ew::sum_to's two
-// passes are faster over many rows. A thread issues its loads eight at a time and adds them in
-// order.
+// (each element of dY belongs to exactly one block). Without a Relu, ew::sum_to's two passes
+// take the sum (faster over many rows: a Linear layer over tokens).
 __global__ void sum_to_c_kernel(const float* dy, const float* y, float* masked, float* dc, float beta, int64_t M,
                                 int64_t N, BroadcastC bc) {
   __shared__ double shared[32];
-  constexpr int kBatch = 8;
   int64_t r = blockIdx.x / bc.cols, c = blockIdx.x % bc.cols;
   int64_t nr = bc.rows == 1 ? M : 1, ncol = bc.cols == 1 ? N : 1;
-  auto element = [&](int64_t t) {
-    int64_t i = nr == 1 ? r : t / ncol, j = ncol == 1 ? c : t % ncol;
-    return i * N + j;
-  };
-  auto grad = [&](int64_t e) {
-    float g = dy[e];
-    if (y) masked[e] = g = relu_grad_of(g, y[e]);
-    return g;
-  };
   double acc = 0;
-  const int64_t n = nr * ncol, step = blockDim.x;
-  int64_t t = threadIdx.x;
-  for (; t + (kBatch - 1) * step < n; t += kBatch * step) {
-    float g[kBatch];
-#pragma unroll
-    for (int u = 0; u < kBatch; ++u) g[u] = grad(element(t + u * step));
-#pragma unroll
-    for (int u = 0; u < kBatch; ++u) acc += g[u];
+  for (int64_t t = threadIdx.x; t < nr * ncol; t += blockDim.x) {
+    int64_t i = nr == 1 ? r : t / ncol, j = ncol == 1 ? c : t % ncol;
+    int64_t e = i * N + j;
+    float g = relu_grad_of(dy[e], y[e]);
+    masked[e] = g;
+    acc += g;
   }
-  for (; t < n; t += step) acc += grad(element(t));
   acc = block_sum(acc, shared);
   if (threadIdx.x == 0) dc[blockIdx.x] = static_cast<float>(double(beta) * acc);
 }

@@ -182,8 +182,8 @@ std::vector<CudaCase> product_cases() {
                    attrs({{"transA", int64_t{1}}, {"alpha", 0.5f}, {"relu", int64_t{1}}}), 375));
   v.push_back(gemm("relu_no_C", {6, 5}, {5, 7}, nullptr, attrs({{"relu", int64_t{1}}}), 380));
   v.push_back(gemm("relu_C_matrix_beta", {5, 7}, {7, 3}, &c53, attrs({{"beta", 0.5f}, {"relu", int64_t{1}}}), 385));
-  // A bias over more rows than a block reads in one batch of loads (2,048), with a rest: the
-  // Linear layers over tokens of fuse_linear; with the Relu, the masked dY from the batched loads.
+  // A bias over thousands of rows (the Linear layers over tokens of fuse_linear): its gradient in
+  // sum_to's two passes, and with the Relu in one block an element, writing the masked dY.
   Shape c6{6};
   v.push_back(gemm("bias_over_2500_rows", {2500, 8}, {8, 6}, &c6, {}, 390));
   v.push_back(gemm("relu_bias_over_2100_rows", {2100, 8}, {8, 6}, &c6, attrs({{"relu", int64_t{1}}}), 395));
