@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "graph/channels_last.h"
 #include "graph/fusion.h"
 #include "graph/layout_fusion.h"
 #include "graph/op_schema.h"
@@ -288,6 +289,12 @@ TrainingGraph build_training_graph(const BoundGraph& bound, const TrainingGraphO
     } else {
       tg.buffers.push_back(name);
     }
+  }
+  if (opt.bf16_channels_last) {
+    std::set<std::string> exposed{tg.loss, tg.prediction};
+    for (const auto& o : g.outputs) exposed.insert(o.name);
+    for (const auto& [param, grad] : tg.grads) exposed.insert(grad);
+    to_channels_last_bf16(g, tg.types, exposed);
   }
   return tg;
 }

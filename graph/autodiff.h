@@ -29,6 +29,9 @@ struct TrainingGraphOptions {
   // run faster apart (OpenBLAS's products; 0.55x ViT's CPU step fused): the Trainer sets it
   // where every learner is on a GPU.
   bool gpu_fusions = false;
+  // --precision bf16: the convolutions, BatchNorms, residual Adds and ReluGrads in bfloat16,
+  // channels-last (graph/channels_last.h). GPUs only: the Trainer refuses it elsewhere.
+  bool bf16_channels_last = false;
 };
 
 struct TrainingGraph {

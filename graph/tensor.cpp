@@ -28,6 +28,7 @@ size_t dtype_size(DType t) {
     case DType::Bool:
       return 1;
     case DType::Float16:
+    case DType::BFloat16:
       return 2;
     case DType::Undefined:
       return 0;
@@ -53,13 +54,17 @@ const char* dtype_name(DType t) {
       return "bool";
     case DType::Float16:
       return "float16";
+    case DType::BFloat16:
+      return "bfloat16";
     case DType::Undefined:
       return "undefined";
   }
   return "?";
 }
 
-bool is_floating(DType t) { return t == DType::Float32 || t == DType::Float64 || t == DType::Float16; }
+bool is_floating(DType t) {
+  return t == DType::Float32 || t == DType::Float64 || t == DType::Float16 || t == DType::BFloat16;
+}
 bool is_arith(DType t) { return t == DType::Float32 || t == DType::Float64 || t == DType::Int64 || t == DType::Int32; }
 
 int64_t shape_numel(const Shape& s) {

@@ -11,7 +11,8 @@
 
 namespace cbt {
 
-enum class DType : uint8_t { Undefined, Float32, Float64, Int64, Int32, Int8, UInt8, Bool, Float16 };
+// BFloat16 is the activations' type of --precision bf16's channels-last region (graph/channels_last.h).
+enum class DType : uint8_t { Undefined, Float32, Float64, Int64, Int32, Int8, UInt8, Bool, Float16, BFloat16 };
 
 size_t dtype_size(DType t);
 const char* dtype_name(DType t);

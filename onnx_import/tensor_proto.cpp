@@ -83,6 +83,8 @@ int32_t dtype_to_onnx(DType t) {
       return TP::BOOL;
     case DType::Float16:
       return TP::FLOAT16;
+    case DType::BFloat16:
+      return TP::BFLOAT16;
     case DType::Undefined:
       break;
   }
@@ -175,6 +177,7 @@ Tensor tensor_from_proto(const TP& t, const std::string& what, const std::filesy
       for (int64_t i = 0; i < n; ++i) p[i] = static_cast<uint16_t>(t.int32_data(static_cast<int>(i)));
       break;
     }
+    case DType::BFloat16:  // never imported: dtype_from_onnx refuses it
     case DType::Undefined:
       throw InternalError("tensor_from_proto: undefined dtype");
   }

@@ -87,6 +87,8 @@ Trainer::Trainer(const Graph& model, const TrainerOptions& opt) : model_(model),
   BoundGraph bound = bind_graph(model_, bo, cpu_evaluator(model_.opset));
   TrainingGraphOptions graph = opt.graph;
   graph.gpu_fusions = graph.gpu_fusions || on_gpus;
+  if (graph.bf16_channels_last && !on_gpus)
+    throw UserError("--precision bf16 needs CUDA devices (--device cuda or --gpus): the CPU has no bfloat16 kernels");
   tg_ = build_training_graph(bound, graph);
   input_type_ = tg_.types.at(tg_.data_input);
   param_layout_ = FlatLayout::of(tg_.params, tg_.types);

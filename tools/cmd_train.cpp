@@ -142,6 +142,7 @@ TrainerOptions trainer_options(const TrainArgs& a, const Graph& model, Device de
   to.cuda_graphs = a.cuda_graphs == "on";
   to.graph.fuse = a.fusion == "on";
   to.tf32 = a.precision == "tf32";
+  to.graph.bf16_channels_last = a.precision == "bf16";
   to.conv_algos = a.cudnn_algos == "find"        ? ConvAlgos::Find
                   : a.cudnn_algos == "heuristic" ? ConvAlgos::Heuristic
                                                  : ConvAlgos::Engines;

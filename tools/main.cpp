@@ -19,9 +19,12 @@ using namespace cbt::cli;
 
 // How the kernels run (precision, CUDA graphs, fusion), alike for training and bench.
 static void add_kernel_flags(CLI::App& cmd, TrainArgs& t) {
-  cmd.add_option("--precision", t.precision, "fp32, or tf32 tensor cores for matrix products and convolutions (GPU)")
+  cmd.add_option("--precision", t.precision,
+                 "fp32; tf32: tensor cores for matrix products and convolutions (GPU); bf16: the\n"
+                 "convolutions, BatchNorms and residual Adds in bfloat16 with channels-last activations,\n"
+                 "weights, gradients and statistics in float32 (GPU)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"fp32", "tf32"}));
+      ->check(CLI::IsMember({"fp32", "tf32", "bf16"}));
   cmd.add_option("--cuda-graphs", t.cuda_graphs, "replay each learner's iteration as a CUDA graph")
       ->capture_default_str()
       ->check(CLI::IsMember({"on", "off"}));

@@ -1,0 +1,151 @@
+// The bfloat16 channels-last region of the training step (graph/channels_last.h).
+#include "graph/channels_last.h"
+
+#include <algorithm>
+
+#include "graph/node_links.h"
+
+namespace cbt {
+namespace {
+
+bool is_f32_4d(const std::map<std::string, ValueType>& types, const std::string& v) {
+  auto it = types.find(v);
+  return it != types.end() && it->second.dtype == DType::Float32 && it->second.shape.size() == 4;
+}
+
+// The inputs and outputs of a bfloat16 node that are its channels-last tensors (the others,
+// BatchNorm's per-channel ones, stay float32).
+struct Roles {
+  std::vector<size_t> in, out;
+};
+
+Roles roles_of(const Node& n) {
+  if (n.op_type == "Conv") return {{0, 1}, {0}};
+  if (n.op_type == "ConvGrad") return {{0, 1, 2}, {0, 1}};
+  if (n.op_type == "BatchNormTraining") return {{0}, {0}};
+  if (n.op_type == "BatchNormGrad")
+    return {n.attrs.get_int("relu", 0) ? std::vector<size_t>{0, 1, 5} : std::vector<size_t>{0, 1}, {0}};
+  if (n.op_type == "Add") return {{0, 1}, {0}};
+  std::vector<size_t> all(n.inputs.size());  // ReluGrad
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  return {all, {0}};
+}
+
+bool needed(const Node& n, size_t out) {
+  auto want = n.attrs.get_ints("outputs_needed");
+  return out < n.outputs.size() && !n.outputs[out].empty() && (want.size() <= out || want[out] != 0);
+}
+
+// Which nodes run in bfloat16, in node order (a producer is decided before its readers).
+std::vector<bool> choose_nodes(const Graph& g, const std::map<std::string, ValueType>& types) {
+  std::vector<bool> bf16(g.nodes.size(), false);
+  std::set<std::pair<std::string, std::string>> convs;  // (X, W) of the bfloat16 Convs
+  std::set<std::string> norms;                          // X of the bfloat16 BatchNormTrainings
+  std::set<std::string> made;                           // values the chosen nodes write as bfloat16
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    const bool onnx = n.domain.empty(), ours = n.domain == kCbtDomain;
+    bool take = false;
+    if (onnx && n.op_type == "Conv")
+      take = n.inputs.size() == 2 && n.attrs.get_int("relu", 0) == 0 && is_f32_4d(types, n.inputs[0]) &&
+             is_f32_4d(types, n.inputs[1]);
+    else if (ours && n.op_type == "ConvGrad")
+      take = n.attrs.get_int("relu", 0) == 0 && !needed(n, 2) && convs.count({n.input(1), n.input(2)});
+    else if (ours && n.op_type == "BatchNormTraining")
+      take = is_f32_4d(types, n.inputs[0]);
+    else if (ours && n.op_type == "BatchNormGrad")
+      take = n.attrs.get_int("frozen_stats", 0) == 0 && norms.count(n.input(1));
+    else if ((onnx && n.op_type == "Add") || (ours && n.op_type == "ReluGrad")) {
+      const Shape& shape = types.at(n.outputs[0]).shape;
+      bool same = shape.size() == 4, any_made = false;
+      for (const auto& v : n.inputs) {
+        same = same && (made.count(v) || is_f32_4d(types, v)) && types.at(v).shape == shape;
+        any_made = any_made || made.count(v);
+      }
+      take = same && any_made;
+    }
+    if (!take) continue;
+    bf16[i] = true;
+    if (n.op_type == "Conv") convs.insert({n.inputs[0], n.inputs[1]});
+    if (n.op_type == "BatchNormTraining") norms.insert(n.inputs[0]);
+    for (size_t o : roles_of(n).out)
+      if (o < n.outputs.size() && !n.outputs[o].empty()) made.insert(n.outputs[o]);
+  }
+  return bf16;
+}
+
+}  // namespace
+
+ChannelsLastCounts to_channels_last_bf16(Graph& g, std::map<std::string, ValueType>& types,
+                                         const std::set<std::string>& exposed) {
+  const std::vector<bool> bf16 = choose_nodes(g, types);
+  // The values the chosen nodes write that something reads as float32 (or the caller does).
+  std::set<std::string> read_as_f32(exposed.begin(), exposed.end());
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    std::vector<size_t> cl_in = bf16[i] ? roles_of(n).in : std::vector<size_t>{};
+    for (size_t k = 0; k < n.inputs.size(); ++k)
+      if (std::find(cl_in.begin(), cl_in.end(), k) == cl_in.end()) read_as_f32.insert(n.inputs[k]);
+  }
+  auto fresh = [&](const std::string& base) {
+    std::string name = unique_name(base, types);
+    types[name] = ValueType{};  // reserved
+    return name;
+  };
+  auto conversion = [&](const char* op, const std::string& from, const std::string& to) {
+    Node c;
+    c.op_type = op;
+    c.domain = kCbtDomain;
+    c.name = to;
+    c.inputs = {from};
+    c.outputs = {to};
+    return c;
+  };
+
+  ChannelsLastCounts counts;
+  std::map<std::string, std::string> cl;  // float32 value -> its bfloat16 channels-last twin
+  std::vector<Node> out;
+  out.reserve(g.nodes.size() * 2);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    Node n = g.nodes[i];
+    if (!bf16[i]) {
+      out.push_back(std::move(n));
+      continue;
+    }
+    ++counts.nodes;
+    const Roles r = roles_of(n);
+    for (size_t k : r.in) {
+      if (k >= n.inputs.size() || n.inputs[k].empty()) continue;
+      std::string& twin = cl[n.inputs[k]];
+      if (twin.empty()) {  // a float32 value read here first: converted once, before this node
+        twin = fresh(n.inputs[k] + "_cl");
+        types[twin] = ValueType{DType::BFloat16, types.at(n.inputs[k]).shape};
+        out.push_back(conversion("ToChannelsLast", n.inputs[k], twin));
+        ++counts.conversions;
+      }
+      n.inputs[k] = twin;
+    }
+    std::vector<Node> after;
+    for (size_t o : r.out) {
+      if (o >= n.outputs.size() || n.outputs[o].empty()) continue;
+      const std::string v = n.outputs[o];
+      const std::string twin = fresh(v + "_cl");
+      types[twin] = ValueType{DType::BFloat16, types.at(v).shape};
+      cl[v] = twin;
+      n.outputs[o] = twin;
+      if (read_as_f32.count(v)) {
+        after.push_back(conversion("FromChannelsLast", twin, v));
+        ++counts.conversions;
+      } else {
+        types.erase(v);
+      }
+    }
+    if (n.op_type != "Add" && n.op_type != "ReluGrad") n.attrs.set(kChannelsLastAttr, int64_t{1});
+    out.push_back(std::move(n));
+    for (auto& c : after) out.push_back(std::move(c));
+  }
+  g.nodes = std::move(out);
+  return counts;
+}
+
+}  // namespace cbt

@@ -1,0 +1,161 @@
+// --precision bf16's region of the training step (graph/channels_last.h): which nodes run in
+// bfloat16 channels-last, the conversions at its edges, and the CPU kernels of the conversions.
+// The region's arithmetic runs on GPUs only (tests/cuda).
+#include "graph/channels_last.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "common/op_harness.h"
+#include "common/paths.h"
+#include "graph/autodiff.h"
+#include "onnx_import/model_io.h"
+#include "ops/bfloat16.h"
+#include "ops/kernel.h"
+#include "runtime/inferencer.h"
+#include "runtime/trainer.h"
+
+namespace cbt {
+namespace {
+
+TrainingGraph step_of(const std::string& path, bool bf16) {
+  ImportedModel m = load_model(test::source_path(path));
+  BindOptions bo;
+  bo.batch = 8;
+  BoundGraph bound = bind_graph(m.graph, bo, cpu_evaluator(m.graph.opset));
+  TrainingGraphOptions o;
+  o.gpu_fusions = true;
+  o.bf16_channels_last = bf16;
+  return build_training_graph(bound, o);
+}
+
+int count_op(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const Node& node : g.nodes) n += node.op_type == op;
+  return n;
+}
+
+DType type_of(const TrainingGraph& tg, const std::string& v) { return tg.types.at(v).dtype; }
+
+// Every value a node reads is the model's input, an initializer or an earlier node's output,
+// and has a type.
+void expect_well_formed(const TrainingGraph& tg) {
+  std::set<std::string> known{tg.data_input, tg.labels_input};
+  for (const auto& [name, t] : tg.graph.initializers) known.insert(name);
+  for (const Node& n : tg.graph.nodes) {
+    for (const auto& v : n.inputs)
+      if (!v.empty()) {
+        EXPECT_TRUE(known.count(v)) << n.describe() << " reads " << v << " before it is written";
+        EXPECT_TRUE(tg.types.count(v) && tg.types.at(v).defined()) << v << " has no type";
+      }
+    for (const auto& v : n.outputs)
+      if (!v.empty()) known.insert(v);
+  }
+}
+
+TEST(ChannelsLast, ResNet20sConvolutionsNormsAndResidualsRunInBfloat16WithConversionsAtTheEdges) {
+  const TrainingGraph plain = step_of("models/resnet20/resnet20.ts17.onnx", false);
+  const TrainingGraph tg = step_of("models/resnet20/resnet20.ts17.onnx", true);
+  expect_well_formed(tg);
+  const Graph& g = tg.graph;
+  // The plain step's nodes are all there, plus the conversions.
+  EXPECT_EQ(g.nodes.size(), plain.graph.nodes.size() + count_op(g, "ToChannelsLast") + count_op(g, "FromChannelsLast"));
+  int marked = 0, elementwise = 0;
+  for (const Node& n : g.nodes) {
+    if (n.op_type == "Conv" || n.op_type == "ConvGrad" || n.op_type == "BatchNormTraining" ||
+        n.op_type == "BatchNormGrad") {
+      EXPECT_EQ(n.attrs.get_int(kChannelsLastAttr, 0), 1) << n.describe();
+      ++marked;
+      EXPECT_EQ(type_of(tg, n.inputs[0]), DType::BFloat16) << n.describe();
+      EXPECT_EQ(type_of(tg, n.outputs[0]), DType::BFloat16) << n.describe();
+    }
+    if (n.op_type == "Conv") EXPECT_EQ(type_of(tg, n.inputs[1]), DType::BFloat16) << n.describe();
+    if (n.op_type == "ConvGrad") {
+      EXPECT_EQ(type_of(tg, n.inputs[2]), DType::BFloat16) << n.describe();
+      EXPECT_EQ(type_of(tg, n.outputs[1]), DType::BFloat16) << n.describe();
+    }
+    if (n.op_type == "BatchNormTraining" || n.op_type == "BatchNormGrad") {  // the scale and statistics stay float32
+      EXPECT_EQ(type_of(tg, n.inputs[n.op_type == "BatchNormGrad" ? 2 : 1]), DType::Float32) << n.describe();
+      EXPECT_EQ(type_of(tg, n.outputs[1]), DType::Float32) << n.describe();
+    }
+    if (n.op_type == "Add" || n.op_type == "ReluGrad") {
+      if (tg.types.at(n.outputs[0]).shape.size() != 4) continue;
+      ++elementwise;
+      for (const auto& v : n.inputs) EXPECT_EQ(type_of(tg, v), DType::BFloat16) << n.describe() << " reads " << v;
+    }
+  }
+  EXPECT_EQ(marked, 4 * 21);
+  EXPECT_EQ(elementwise, count_op(plain.graph, "Add") + count_op(plain.graph, "ReluGrad"));
+  // In: the images, the 21 filters and the pooling's gradient. Out: the 21 filters' gradients
+  // and the pooling's input.
+  EXPECT_EQ(count_op(g, "ToChannelsLast"), 1 + 21 + 1);
+  EXPECT_EQ(count_op(g, "FromChannelsLast"), 21 + 1);
+  // The parameters' gradients keep their names and are float32, each written back by a
+  // FromChannelsLast (the filters') or by its own node as before.
+  ASSERT_EQ(tg.grads, plain.grads);
+  for (const auto& [param, grad] : tg.grads) EXPECT_EQ(type_of(tg, grad), DType::Float32) << grad;
+  for (const Node& n : g.nodes)
+    if (n.op_type == "FromChannelsLast") {
+      EXPECT_EQ(type_of(tg, n.inputs[0]), DType::BFloat16);
+      EXPECT_EQ(type_of(tg, n.outputs[0]), DType::Float32);
+    }
+}
+
+TEST(ChannelsLast, ConvolutionsWithABiasOrAFusedReluStayFloat32) {
+  // LeNet-5's convolutions have biases and fused Relus, and no BatchNorm: nothing changes.
+  const TrainingGraph plain = step_of("models/lenet5/lenet5.ts17.onnx", false);
+  const TrainingGraph tg = step_of("models/lenet5/lenet5.ts17.onnx", true);
+  ASSERT_EQ(tg.graph.nodes.size(), plain.graph.nodes.size());
+  for (size_t i = 0; i < tg.graph.nodes.size(); ++i) {
+    EXPECT_EQ(tg.graph.nodes[i].op_type, plain.graph.nodes[i].op_type);
+    EXPECT_EQ(tg.graph.nodes[i].inputs, plain.graph.nodes[i].inputs);
+    EXPECT_FALSE(tg.graph.nodes[i].attrs.has(kChannelsLastAttr));
+  }
+  for (const auto& [name, t] : tg.types) EXPECT_NE(t.dtype, DType::BFloat16) << name;
+}
+
+TEST(ChannelsLast, TheTrainerRefusesBfloat16OnTheCpu) {
+  ImportedModel m = load_model(test::source_path("models/resnet20/resnet20.ts17.onnx"));
+  TrainerOptions to;
+  to.graph.bf16_channels_last = true;
+  try {
+    Trainer t(m.graph, to);
+    FAIL() << "a CPU trainer took --precision bf16";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("--precision bf16 needs CUDA"), std::string::npos) << e.what();
+  }
+}
+
+// The CPU conversion kernels: element (n, c, h, w) lands at ((n H + h) W + w) C + c rounded to
+// nearest even, and comes back as that rounded value.
+TEST(ChannelsLast, TheConversionsMoveChannelsLastAndRoundToNearestEven) {
+  const Shape shape{3, 5, 4, 7};
+  const Tensor x = test::random_tensor(DType::Float32, shape, 11, 3.0);
+  Tensor y(DType::BFloat16, shape), back(DType::Float32, shape);
+  Node to, from;
+  to.op_type = "ToChannelsLast";
+  from.op_type = "FromChannelsLast";
+  to.domain = from.domain = kCbtDomain;
+  std::vector<Tensor> to_in{x}, to_out{y}, from_in{y}, from_out{back};
+  KernelContext c1{to, to_in, to_out}, c2{from, from_in, from_out};
+  find_kernel(kCbtDomain, "ToChannelsLast", DeviceKind::CPU)(c1);
+  find_kernel(kCbtDomain, "FromChannelsLast", DeviceKind::CPU)(c2);
+  const auto* bits = static_cast<const uint16_t*>(y.data());
+  const float* xs = x.ptr<float>();
+  const float* bs = back.ptr<float>();
+  int inexact = 0;
+  for (int64_t n = 0; n < 3; ++n)
+    for (int64_t c = 0; c < 5; ++c)
+      for (int64_t p = 0; p < 28; ++p) {
+        const float v = xs[(n * 5 + c) * 28 + p];
+        EXPECT_EQ(bits[(n * 28 + p) * 5 + c], bf16_from_float(v));
+        EXPECT_EQ(bs[(n * 5 + c) * 28 + p], round_to_bf16(v));
+        EXPECT_LE(std::abs(round_to_bf16(v) - v), std::abs(v) * (1.0f / 256));
+        inexact += round_to_bf16(v) != v;
+      }
+  EXPECT_GT(inexact, 400);  // random floats rarely fit in 8 bits of mantissa
+}
+
+}  // namespace
+}  // namespace cbt
