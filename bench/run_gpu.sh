@@ -14,6 +14,7 @@
 # TTA_SEEDS (default "1 2 3"; quick: "1"), TTA_SEEDS_SLOW (seeds of the slow PyTorch
 # ResNet-20 b=32 run, default "1"), CBT_EXTRA (extra flags for every cbtrain run), PRECISION
 # (fp32, the default: TF32 off on both sides; or tf32: both may use TF32 tensor cores),
+# CBT_PRECISION (cbtrain's alone, default PRECISION: bf16 for --precision bf16),
 # TPUT_BATCHES (per-learner batches of the throughput stages, comma-separated; default
 # 8,16,32,64, quick: 8,32), TTA_RESNET20_EPOCHS (the length of ResNet-20's cosine schedule
 # on both sides, full mode; default 4).
@@ -51,8 +52,12 @@ NV=/opt/torch/.venv/lib/python3.12/site-packages/nvidia
 CBT_LD="$NV/cudnn/lib:$NV/nccl/lib${CBT_LIB_DIR:+:$CBT_LIB_DIR}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 PRECISION=${PRECISION:-fp32}
 case "$PRECISION" in fp32|tf32) ;; *) echo "PRECISION must be fp32 or tf32, not '$PRECISION'" >&2; exit 2 ;; esac
+# cbtrain's own precision, PRECISION unless set: bf16 runs cbtrain's --precision bf16 against
+# PyTorch at PRECISION (the goals' baselines are PyTorch's float32 runs).
+CBT_PRECISION=${CBT_PRECISION:-$PRECISION}
+case "$CBT_PRECISION" in fp32|tf32|bf16) ;; *) echo "CBT_PRECISION must be fp32, tf32 or bf16, not '$CBT_PRECISION'" >&2; exit 2 ;; esac
 read -r -a CBT_EXTRA_ARGS <<< "${CBT_EXTRA:-}"
-EXTRA=(-- --precision "$PRECISION" "${CBT_EXTRA_ARGS[@]}")
+EXTRA=(-- --precision "$CBT_PRECISION" "${CBT_EXTRA_ARGS[@]}")
 
 if [ "$MODE" = quick ]; then
   QUICK=--quick
@@ -77,6 +82,7 @@ else
 fi
 echo "$MODE" > "$OUT/env/mode.txt"
 echo "$PRECISION" > "$OUT/env/precision.txt"
+echo "$CBT_PRECISION" > "$OUT/env/cbtrain_precision.txt"
 echo "$CUDA_DEVICE_MAX_CONNECTIONS" > "$OUT/env/cuda_device_max_connections.txt"
 
 # Time-to-accuracy runs. PyTorch: "model batch lr schedule target max_epochs seeds".

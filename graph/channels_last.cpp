@@ -19,6 +19,17 @@ struct Roles {
   std::vector<size_t> in, out;
 };
 
+// cuDNN pads both sides alike; a Conv padded otherwise pads its float32 image explicitly, which
+// the bfloat16 path has no kernel for.
+bool symmetric_pads(const Node& n) {
+  const std::string auto_pad = n.attrs.get_string("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") return false;
+  const auto pads = n.attrs.get_ints("pads");
+  for (size_t i = 0; i < pads.size() / 2; ++i)
+    if (pads[i] != pads[i + pads.size() / 2]) return false;
+  return true;
+}
+
 Roles roles_of(const Node& n) {
   if (n.op_type == "Conv") return {{0, 1}, {0}};
   if (n.op_type == "ConvGrad") return {{0, 1, 2}, {0, 1}};
@@ -47,8 +58,8 @@ std::vector<bool> choose_nodes(const Graph& g, const std::map<std::string, Value
     const bool onnx = n.domain.empty(), ours = n.domain == kCbtDomain;
     bool take = false;
     if (onnx && n.op_type == "Conv")
-      take = n.inputs.size() == 2 && n.attrs.get_int("relu", 0) == 0 && is_f32_4d(types, n.inputs[0]) &&
-             is_f32_4d(types, n.inputs[1]);
+      take = n.inputs.size() == 2 && n.attrs.get_int("relu", 0) == 0 && symmetric_pads(n) &&
+             is_f32_4d(types, n.inputs[0]) && is_f32_4d(types, n.inputs[1]);
     else if (ours && n.op_type == "ConvGrad")
       take = n.attrs.get_int("relu", 0) == 0 && !needed(n, 2) && convs.count({n.input(1), n.input(2)});
     else if (ours && n.op_type == "BatchNormTraining")

@@ -22,7 +22,8 @@ struct ChannelsLastCounts {
 };
 
 // Rewrites the whole training step (forward, loss and backward nodes), after the fusions.
-// Which nodes run in bfloat16: 2-D Convs without a bias or a fused Relu and their ConvGrads,
+// Which nodes run in bfloat16: 2-D Convs without a bias or a fused Relu, padded alike on both
+// sides of each axis, and their ConvGrads,
 // BatchNormTrainings of 4-D inputs and their BatchNormGrads, and the Adds and ReluGrads of
 // float32 tensors of one 4-D shape of which at least one input comes from such a node. Their
 // 4-D values become bfloat16 (renamed); where a float32 value meets them a ToChannelsLast is

@@ -176,7 +176,28 @@ struct ReluGradSumOp {
   __device__ float operator()(float a, float y, float b) const { return y > 0 ? a + b : 0.0f; }
 };
 
+// --precision bf16: dX = dY (+ dY2) where Y > 0, every tensor bfloat16, the sum in float
+// rounded once (without dY2, dY as it is).
+struct Bf16ReluGradOp {
+  bool sum;
+  __device__ float operator()(float dy, float y, float dy2) const { return y > 0 ? (sum ? dy + dy2 : dy) : 0.0f; }
+};
+
+void relu_grad_bf16(KernelContext& ctx) {
+  const size_t n_in = ctx.has_in(2) ? 3 : 2;
+  const Tensor& dx = ctx.out(0);
+  for (size_t i = 0; i < n_in; ++i)
+    CBT_CHECK(ctx.in(i).dtype() == DType::BFloat16 && ctx.in(i).shape() == dx.shape() && dx.dtype() == DType::BFloat16,
+              "node ", ctx.node.describe(),
+              ": a bfloat16 ReluGrad takes every input and dX bfloat16 of one shape, got ",
+              dtype_name(ctx.in(i).dtype()), " ", shape_str(ctx.in(i).shape()), " as input ", i, " and ",
+              dtype_name(dx.dtype()), " ", shape_str(dx.shape()), " as dX");
+  bf16_map(context_of(ctx.device_ctx).stream, ctx.in(0).data(), ctx.in(1).data(),
+           n_in == 3 ? ctx.in(2).data() : nullptr, dx.data(), dx.numel(), Bf16ReluGradOp{n_in == 3});
+}
+
 void relu_grad(KernelContext& ctx) {
+  if (ctx.in(0).dtype() == DType::BFloat16) return relu_grad_bf16(ctx);
   if (!ctx.has_in(2)) return activation_grad(ctx, ReluGradOp{});
   auto& cc = context_of(ctx.device_ctx);
   for (size_t i = 0; i < 3; ++i) require_f32(ctx, ctx.in(i));

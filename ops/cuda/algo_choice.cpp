@@ -24,15 +24,17 @@ int choose_candidate(const std::vector<AlgoCandidate>& c, bool measured, double 
   return first;
 }
 
-bool engine_allowed(const EngineNotes& n, bool tf32, bool deterministic) {
+bool engine_allowed(const EngineNotes& n, EnginePrecision p, bool deterministic) {
   if (n.down_convert || n.reduced_precision || n.fft || n.runtime_compilation) return false;
-  if (n.tensor_core && !tf32) return false;
+  if (n.tensor_core && p == EnginePrecision::Float32) return false;
   return !(n.nondeterministic && deterministic);
 }
 
-double max_relative_error(bool tf32) { return tf32 ? 5e-3 : 1e-4; }
+double max_relative_error(EnginePrecision p) {
+  return p == EnginePrecision::BFloat16 ? 1.6e-2 : p == EnginePrecision::Tf32 ? 5e-3 : 1e-4;
+}
 
-bool accurate_enough(double relative_error, bool tf32) { return relative_error <= max_relative_error(tf32); }
+bool accurate_enough(double relative_error, EnginePrecision p) { return relative_error <= max_relative_error(p); }
 
 // Find times each algorithm alone, but learners run many convolutions at once, and there the
 // non-deterministic ones (atomic accumulation into the output) lose a margin of that size:

@@ -1,6 +1,7 @@
 // Which of cuDNN's candidate algorithms a convolution op takes, from what cuDNN said about
 // each: plain data, so that the rule is tested without a GPU.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -28,19 +29,33 @@ struct EngineNotes {
   bool runtime_compilation = false;  // compiles a kernel when its plan is built
 };
 
+// What an engine's data and math may be: float32 with FMA sums; float32 with TF32 tensor cores
+// allowed (--precision tf32); bfloat16 data (a channels-last convolution of --precision bf16)
+// with float32 sums, on tensor cores (bfloat16 products are exact in them).
+enum class EnginePrecision : uint8_t { Float32, Tf32, BFloat16 };
+inline EnginePrecision float_precision(bool tf32) { return tf32 ? EnginePrecision::Tf32 : EnginePrecision::Float32; }
+
 // Whether cbtrain may run an engine with these notes: never one that narrows its inputs or
-// its sums, computes through FFT or Winograd transforms, or compiles at run time; tensor cores only
-// with `tf32`; under `deterministic` only deterministic ones.
-bool engine_allowed(const EngineNotes& n, bool tf32, bool deterministic);
+// its sums, computes through FFT or Winograd transforms, or compiles at run time; tensor cores
+// only with Tf32 or BFloat16; under `deterministic` only deterministic ones.
+bool engine_allowed(const EngineNotes& n, EnginePrecision p, bool deterministic);
+inline bool engine_allowed(const EngineNotes& n, bool tf32, bool deterministic) {
+  return engine_allowed(n, float_precision(tf32), deterministic);
+}
 
 // The largest relative error (max |got - ref| / max |ref| on random inputs, against a plain
-// FMA engine's result) an engine may show and still be taken. float32 engines differ from
+// engine's result) an engine may show and still be taken. float32 engines differ from
 // the reference by the order of their sums: 1e-4. TF32 rounds every input to 10 bits of
 // mantissa (a unit roundoff of 2^-11, about 4.9e-4), so under --precision tf32 tensor-core
 // engines are off by a few times that: 5e-3, still below the Winograd engines' 1e-2 and
-// more. A NaN never passes.
-double max_relative_error(bool tf32);
-bool accurate_enough(double relative_error, bool tf32);
+// more. bfloat16 outputs are rounded to 8 bits (2^-8, 3.9e-3, each of the two results being
+// compared): 1.6e-2. A NaN never passes.
+double max_relative_error(EnginePrecision p);
+bool accurate_enough(double relative_error, EnginePrecision p);
+inline double max_relative_error(bool tf32) { return max_relative_error(float_precision(tf32)); }
+inline bool accurate_enough(double relative_error, bool tf32) {
+  return accurate_enough(relative_error, float_precision(tf32));
+}
 
 // The slack the convolutions use: 0.25, or CBT_CONV_DET_SLACK from the environment (a
 // non-negative number; 0 takes the fastest always). Read once.

@@ -15,6 +15,8 @@
 #include <string>
 #include <type_traits>
 
+#include "ops/cuda/batch_norm_math.cuh"
+#include "ops/cuda/batch_norm_nhwc.h"
 #include "ops/cuda/dense_util.cuh"
 
 namespace cg = cooperative_groups;
@@ -30,12 +32,6 @@ void check_float(const Tensor& t, const Node& node) { check_float32(t, node, "no
 ChannelSplit ncs_split(const Tensor& x) {
   int64_t n = x.dim(0), c = x.dim(1);
   return ChannelSplit(n, c, x.numel() / std::max<int64_t>(n * c, 1));
-}
-
-// x * a + b, then max(that, 0) with relu (BatchNorm fused with a Relu)
-__device__ __forceinline__ float affine(float x, float a, float b, bool relu) {
-  float v = x * a + b;
-  return relu ? (v > 0 ? v : 0.0f) : v;
 }
 
 // Element-wise kernels over (N, C, S) index with I: uint32_t whenever fits_32.
@@ -102,33 +98,12 @@ struct ShiftedMoments {
   }
 };
 
-struct BnTrainParams {
-  const float *x, *scale, *bias;
-  float *run_mean, *run_var, *saved_mean, *saved_invstd, *a, *b;
-  double eps, momentum;
-};
-
-// Per channel, from the shifted sums t: batch mean and variance, and the affine coefficients
-// (a, b) of the normalisation, returned and written to p.a, p.b when those are set; with
-// `store`, also the saved statistics and the running-statistic update (unbiased variance).
+// bn_train_finish on the shifted sums t of channel c, shifted by its first element.
 struct BnTrainFinish {
   ChannelSplit d;
   BnTrainParams p;
   __device__ float2 operator()(int64_t c, double2 t, bool store = true) const {
-    double m = double(d.N * d.S), shift = t.x / m;
-    double mean = double(p.x[c * d.S]) + shift;
-    double sq = fmax(t.y - shift * t.x, 0.0);  // sum of squared deviations
-    double var = sq / m, invstd = 1.0 / sqrt(var + p.eps);
-    float2 ab = make_float2(static_cast<float>(p.scale[c] * invstd),
-                            static_cast<float>(p.bias[c] - mean * p.scale[c] * invstd));
-    if (p.a) p.a[c] = ab.x, p.b[c] = ab.y;
-    if (!store) return ab;
-    p.saved_mean[c] = static_cast<float>(mean);
-    p.saved_invstd[c] = static_cast<float>(invstd);
-    double unbiased = sq / (m > 1 ? m - 1 : 1.0);
-    p.run_mean[c] = static_cast<float>(p.momentum * p.run_mean[c] + (1 - p.momentum) * mean);
-    p.run_var[c] = static_cast<float>(p.momentum * p.run_var[c] + (1 - p.momentum) * unbiased);
-    return ab;
+    return bn_train_finish(p, c, double(d.N * d.S), double(p.x[c * d.S]), t, store);
   }
 };
 
@@ -146,41 +121,14 @@ struct GradMoments {
   }
 };
 
-// Per-channel coefficients of the batch-norm input gradient.
-struct BnGradCoef {
-  double k, mean_dy, mean_dy_xhat, invstd;  // k = scale * invstd
-};
-
-struct BnGradParams {
-  const float *scale, *mean, *stat;
-  float *dscale, *dbias;  // null when not needed
-  BnGradCoef* coef;       // (C)
-  double eps;
-  bool frozen;
-};
-
-// Per channel, from the sums t of (dy, dy * (x - mean)): the coefficients of dX, returned and
-// written to p.coef when set; with `store`, also dScale and dBias.
+// bn_grad_finish on the sums t of (dy, dy * (x - mean)) of channel c.
 struct BnGradFinish {
   ChannelSplit d;
   BnGradParams p;
   __device__ BnGradCoef operator()(int64_t c, double2 t, bool store = true) const {
-    double invstd = p.frozen ? 1.0 / sqrt(double(p.stat[c]) + p.eps) : double(p.stat[c]);
-    double sum_dy = t.x, sum_dy_xhat = t.y * invstd, m = double(d.N * d.S);
-    if (store && p.dbias) p.dbias[c] = static_cast<float>(sum_dy);
-    if (store && p.dscale) p.dscale[c] = static_cast<float>(sum_dy_xhat);
-    BnGradCoef k{p.scale[c] * invstd, p.frozen ? 0.0 : sum_dy / m, p.frozen ? 0.0 : sum_dy_xhat / m, invstd};
-    if (p.coef) p.coef[c] = k;
-    return k;
+    return bn_grad_finish(p, c, double(d.N * d.S), t, store);
   }
 };
-
-// dX at one element: k * (g - mean_dy - xhat * mean_dy_xhat), xhat = (x - mean) * invstd, with
-// g the incoming gradient (masked by the fused Relu).
-__device__ __forceinline__ float bn_dx(const BnGradCoef& k, float g, float x, float mean) {
-  double xhat = (double(x) - double(mean)) * k.invstd;
-  return static_cast<float>(k.k * (double(g) - k.mean_dy - xhat * k.mean_dy_xhat));
-}
 
 template <class I>
 __global__ void bn_grad_dx_kernel(const float* dy, const float* y, const float* x, const float* mean,
@@ -389,8 +337,9 @@ void launch_clusters(const CudaContext& cc, const ChannelSplit& d, void (*kernel
 }
 
 // x: (N, C, S), scale, b: (C), running mean/var: (C), updated in place ->
-// y, saved_mean: (C), saved_invstd: (C)
+// y, saved_mean: (C), saved_invstd: (C); channels_last=1: batch_norm_nhwc.h
 void batch_norm_training(KernelContext& ctx) {
+  if (ctx.node.attrs.get_int("channels_last", 0)) return batch_norm_training_nhwc(ctx);
   auto& cc = context_of(ctx.device_ctx);
   const Tensor& X = ctx.in(0);
   check_float(X, ctx.node);
@@ -420,7 +369,9 @@ void batch_norm_training(KernelContext& ctx) {
 
 // dy, x: (N, C, S), scale: (C), mean: (C), invstd (C) or running var (C) when frozen_stats
 // -> dX, dScale, dBias. With batch statistics dX also flows through the mean and variance.
+// channels_last=1: batch_norm_nhwc.h
 void batch_norm_backward(KernelContext& ctx) {
+  if (ctx.node.attrs.get_int("channels_last", 0)) return batch_norm_backward_nhwc(ctx);
   auto& cc = context_of(ctx.device_ctx);
   const Tensor &dY = ctx.in(0), &X = ctx.in(1);
   check_float(X, ctx.node);

@@ -1,6 +1,9 @@
 // Device machinery of the element-wise family: merged broadcast layouts passed by value,
-// flat and strided maps, fixed-order group reductions, and deterministic sums to a shape.
+// flat and strided maps, bfloat16 maps, fixed-order group reductions, and deterministic sums
+// to a shape.
 #pragma once
+#include <cuda_bf16.h>
+
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -239,6 +242,49 @@ struct ScaleOp {
 template <class T>
 void broadcast_to(cudaStream_t s, const T* x, const Shape& xs, T* y, const Shape& ys, T scale) {
   binary_map(s, x, xs, x, xs, y, ys, ScaleOp<T>{scale});
+}
+
+// ---- bfloat16 maps (--precision bf16) -------------------------------------------------------
+
+// y[i] = op(a[i], b[i], c[i]) over n bfloat16s of one layout, computed in float and rounded
+// once to nearest even; c may be null (op then gets 0). Eight elements (16 bytes an operand) a
+// step when n divides by 8 and every pointer is 16-byte aligned.
+template <class Op>
+__global__ void bf16_map_kernel(const __nv_bfloat16* a, const __nv_bfloat16* b, const __nv_bfloat16* c,
+                                __nv_bfloat16* y, int64_t n, Op op) {
+  CBT_GRID_STRIDE_LOOP(i, n) {
+    y[i] = __float2bfloat16_rn(op(__bfloat162float(a[i]), __bfloat162float(b[i]), c ? __bfloat162float(c[i]) : 0.0f));
+  }
+}
+template <class Op>
+__global__ void bf16_map_vec8_kernel(const uint4* a, const uint4* b, const uint4* c, uint4* y, int64_t n8, Op op) {
+  CBT_GRID_STRIDE_LOOP(i, n8) {
+    const uint4 u = a[i], v = b[i], w = c ? c[i] : make_uint4(0, 0, 0, 0);
+    const auto *pu = reinterpret_cast<const __nv_bfloat162*>(&u), *pv = reinterpret_cast<const __nv_bfloat162*>(&v),
+               *pw = reinterpret_cast<const __nv_bfloat162*>(&w);
+    uint4 out;
+    auto* po = reinterpret_cast<__nv_bfloat162*>(&out);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const float2 fu = __bfloat1622float2(pu[k]), fv = __bfloat1622float2(pv[k]), fw = __bfloat1622float2(pw[k]);
+      po[k] = __floats2bfloat162_rn(op(fu.x, fv.x, fw.x), op(fu.y, fv.y, fw.y));
+    }
+    y[i] = out;
+  }
+}
+template <class Op>
+void bf16_map(cudaStream_t s, const void* a, const void* b, const void* c, void* y, int64_t n, Op op) {
+  if (n == 0) return;
+  if (n % 8 == 0 && aligned16(a) && aligned16(b) && (!c || aligned16(c)) && aligned16(y)) {
+    bf16_map_vec8_kernel<<<blocks_for(n / 8), kThreads, 0, s>>>(
+        static_cast<const uint4*>(a), static_cast<const uint4*>(b), static_cast<const uint4*>(c),
+        static_cast<uint4*>(y), n / 8, op);
+  } else {
+    bf16_map_kernel<<<blocks_for(n), kThreads, 0, s>>>(
+        static_cast<const __nv_bfloat16*>(a), static_cast<const __nv_bfloat16*>(b),
+        static_cast<const __nv_bfloat16*>(c), static_cast<__nv_bfloat16*>(y), n, op);
+  }
+  CBT_CUDA_CHECK_LAUNCH();
 }
 
 // ---- group reductions ----------------------------------------------------------------------

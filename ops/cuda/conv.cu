@@ -1,8 +1,8 @@
 // Conv and ConvTranspose CUDA kernels, forward and backward, over cuDNN and, where they are
-// faster, cbtrain's direct and depthwise kernels (chosen in own_conv_choice.h). Descriptors
-// are cached per node, the chosen algorithms per geometry (measured once per process, or read
-// with --conv-choices: conv_choices.h); asymmetric padding that cuDNN cannot express is applied
-// by padding the image explicitly into the workspace.
+// faster, cbtrain's direct and depthwise kernels (own_conv_choice.h; a channels_last=1 node is
+// bfloat16 NHWC and cuDNN's alone: conv_bf16.h). Descriptors are cached per node, the choices per
+// geometry and storage (measured once per process, or read with --conv-choices: conv_choices.h);
+// padding cuDNN cannot express is applied by padding the image explicitly into the workspace.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ops/cuda/algo_choice.h"
+#include "ops/cuda/conv_bf16.h"
 #include "ops/cuda/conv_choices.h"
 #include "ops/cuda/conv_geom.h"
 #include "ops/cuda/copy_timing.h"
@@ -56,6 +57,7 @@ ConvGeom make_geom(const Node& node, const Shape& img, const Shape& grid, const 
   g.explicit_pad = !fits(g.H, g.KH, g.SH, g.DH, g.PH, g.OH) || !fits(g.W, g.KW, g.SW, g.DW, g.PW, g.OW);
   g.HP = (g.OH - 1) * g.SH + (g.KH - 1) * g.DH + 1;
   g.WP = (g.OW - 1) * g.SW + (g.KW - 1) * g.DW + 1;
+  g.storage = conv_storage(node, transpose);
   return g;
 }
 
@@ -91,12 +93,12 @@ bool accurate(cudnnConvolutionBwdFilterAlgo_t a) {
          a != CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
 }
 
-// Whether cuDNN's candidate `p` may be used: successful, accurate, FMA math unless TF32 is
-// allowed, deterministic under --deterministic, within the workspace `budget` (its size from
-// `ws_size`, which needs the candidate's math type set on the descriptor).
+// Whether cuDNN's candidate `p` may be used: successful, accurate, of an allowed math type
+// (conv_math_allowed), deterministic under --deterministic, within the workspace `budget` (its
+// size from `ws_size`, which needs the candidate's math type set on the descriptor).
 template <class Perf, class WsFn>
 bool usable(const Perf& p, const ConvPlan& plan, const CudaContext& cc, size_t budget, WsFn ws_size, size_t& need) {
-  if (p.status != CUDNN_STATUS_SUCCESS || (!cc.tf32 && p.mathType != CUDNN_FMA_MATH)) return false;
+  if (p.status != CUDNN_STATUS_SUCCESS || !conv_math_allowed(p.mathType, plan.g, cc.tf32)) return false;
   if (!accurate(p.algo)) return false;
   if (cc.deterministic && p.determinism != CUDNN_DETERMINISTIC) return false;
   CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, p.mathType));
@@ -126,16 +128,17 @@ AlgoChoice pick_algo(const Perf* perf, int n, bool measured, const ConvPlan& pla
   return fallback_choice(plan, budget, ws_size, fallback, what);
 }
 
-// The legacy `fallback` algorithm with FMA math, or a model error when its workspace does not
-// fit `budget`.
+// The legacy `fallback` algorithm with FMA math (bfloat16: tensor cores allowed), or a model
+// error when its workspace does not fit `budget`.
 template <class Algo, class WsFn>
 AlgoChoice fallback_choice(const ConvPlan& plan, size_t budget, WsFn ws_size, Algo fallback, const char* what) {
-  CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, CUDNN_FMA_MATH));
+  const cudnnMathType_t math = conv_default_math(plan.g, false);
+  CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(plan.conv, math));
   size_t need = 0;
   bool ok = ws_size(fallback, &need) == CUDNN_STATUS_SUCCESS && need <= budget;
   CBT_MODEL_CHECK(ok, "cuDNN offers no ", what, " algorithm for a convolution of image (", plan.g.N, ", ", plan.g.Ci,
                   ", ", plan.g.H, ", ", plan.g.W, ") within ", budget, " bytes of workspace");
-  return {static_cast<int>(fallback), CUDNN_FMA_MATH, need};
+  return {static_cast<int>(fallback), math, need};
 }
 
 // cuDNN's calls for one convolution op: its candidates (timed by Find, or the heuristic
@@ -214,16 +217,16 @@ void log_choice(const char* what, const ConvGeom& g, const Perf* perf, int n, co
   std::fprintf(stderr, "%s chosen: %d (%zu B)\n", line.c_str(), c.algo, c.ws);
 }
 
-// The convolution of a plan in the terms of cuDNN's backend API.
-EngineConv engine_conv(const ConvGeom& g) {
-  EngineConv c;
-  const int64_t image[4] = {g.N, g.Ci, g.explicit_pad ? g.HP : g.H, g.explicit_pad ? g.WP : g.W};
-  const int64_t filter[4] = {g.Cg, g.Ci / g.G, g.KH, g.KW}, grid[4] = {g.N, g.Cg, g.OH, g.OW};
-  std::copy(image, image + 4, c.image);
-  std::copy(filter, filter + 4, c.filter);
-  std::copy(grid, grid + 4, c.grid);
-  c.pad[0] = g.explicit_pad ? 0 : g.PH, c.pad[1] = g.explicit_pad ? 0 : g.PW;
-  c.stride[0] = g.SH, c.stride[1] = g.SW, c.dilation[0] = g.DH, c.dilation[1] = g.DW;
+// The legacy algorithm of cuDNN's ranking (timed by Find when `measure`, else the heuristics').
+template <ConvOp op>
+AlgoChoice legacy_choice(const CudaContext& cc, const ConvPlan& p, size_t budget, bool measure) {
+  using Calls = OpCalls<op>;
+  auto ws = [&](typename Calls::Algo a, size_t* bytes) { return Calls::ws(cc.cudnn, p, a, bytes); };
+  typename Calls::Perf perf[16];
+  int n = 0;
+  CBT_CUDNN_CHECK(Calls::rank(cc.cudnn, p, measure, perf, &n));
+  AlgoChoice c = pick_algo(perf, n, measure, p, cc, budget, ws, Calls::kFallback, Calls::kName);
+  if (log_conv_algos()) log_choice(Calls::kName, p.g, perf, n, c);
   return c;
 }
 
@@ -235,33 +238,31 @@ template <ConvOp op>
 AlgoChoice choose_algo(const CudaContext& cc, const ConvPlan& p, size_t budget) {
   using Calls = OpCalls<op>;
   auto ws = [&](typename Calls::Algo a, size_t* bytes) { return Calls::ws(cc.cudnn, p, a, bytes); };
+  const bool own_kernels = p.g.storage == ConvStorage::Float32Nchw;  // cbtrain's kernels: float32 NCHW only
   if (cc.conv_algos == ConvAlgos::Engines) {
     EngineSearch search{
         cc.tf32,         cc.deterministic, budget, deterministic_slack(), timing_concurrency(cc.conv_concurrency),
         log_conv_algos()};
     if (auto id = choose_engine(cc.cudnn, cc.stream, engine_conv(p.g), op, search)) {
-      AlgoChoice c = fallback_choice(p, budget, ws, Calls::kFallback, Calls::kName);
+      // The legacy backup for misaligned pointers; bfloat16's from the heuristics (not float32's).
+      AlgoChoice c = own_kernels ? fallback_choice(p, budget, ws, Calls::kFallback, Calls::kName)
+                                 : legacy_choice<op>(cc, p, budget, false);
       c.ws = std::max(c.ws, id->workspace);
       if constexpr (op == ConvOp::BackwardFilter) {
-        c.direct_wgrad = choose_direct_wgrad_plan(cc, p.g, id->ms, search.concurrency, budget, search.log);
+        if (own_kernels)
+          c.direct_wgrad = choose_direct_wgrad_plan(cc, p.g, id->ms, search.concurrency, budget, search.log);
         if (c.direct_wgrad) c.ws = std::max(c.ws, c.direct_wgrad->partial_bytes);
-      } else {
+      } else if (own_kernels) {
         c.direct = choose_direct_plan(cc, p.g, op, id->ms, search.concurrency, search.log);
       }
       // Exclusive with the direct kernels: depthwise_form takes two groups or more, direct_form one.
-      c.depthwise = choose_depthwise_plan(cc, p.g, op, id->ms, search.concurrency, budget, search.log);
+      if (own_kernels) c.depthwise = choose_depthwise_plan(cc, p.g, op, id->ms, search.concurrency, budget, search.log);
       if (c.depthwise) c.ws = std::max(c.ws, c.depthwise->partial_bytes);
       c.engine = std::move(id);
       return c;
     }
   }
-  const bool measure = cc.conv_algos != ConvAlgos::Heuristic;
-  typename Calls::Perf perf[16];
-  int n = 0;
-  CBT_CUDNN_CHECK(Calls::rank(cc.cudnn, p, measure, perf, &n));
-  AlgoChoice c = pick_algo(perf, n, measure, p, cc, budget, ws, Calls::kFallback, Calls::kName);
-  if (log_conv_algos()) log_choice(Calls::kName, p.g, perf, n, c);
-  return c;
+  return legacy_choice<op>(cc, p, budget, cc.conv_algos != ConvAlgos::Heuristic);
 }
 
 // The key of a choice (conv_choices.h; geom_of_key reads the geometry back from it).
@@ -293,7 +294,8 @@ AlgoKey algo_key(const CudaContext& cc, const ConvGeom& g, ConvOp op, size_t bud
            g.PW,
            g.OH,
            g.OW,
-           g.explicit_pad}};
+           g.explicit_pad,
+           static_cast<int64_t>(g.storage)}};
 }
 
 // The chosen engine's execution plan on this context's handle; null (the legacy fallback
@@ -315,15 +317,13 @@ std::shared_ptr<ConvPlan> make_plan(const CudaContext& cc, const ConvGeom& geom,
   ConvPlan& p = *plan;
   const ConvGeom& g = p.g = geom;
   CBT_MODEL_CHECK(g.G >= 1 && g.Ci % g.G == 0 && g.Cg % g.G == 0, "bad group count ", g.G);
-  set_nchw(p.image, g.N, g.Ci, g.explicit_pad ? g.HP : g.H, g.explicit_pad ? g.WP : g.W);
-  set_nchw(p.grid, g.N, g.Cg, g.OH, g.OW);
-  set_filter(p.filter, g.Cg, g.Ci / g.G, g.KH, g.KW);
+  set_conv_descriptors(p.image, p.grid, p.filter, g);
   int ph = g.explicit_pad ? 0 : cudnn_dim(g.PH), pw = g.explicit_pad ? 0 : cudnn_dim(g.PW);
   CBT_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(p.conv, ph, pw, cudnn_dim(g.SH), cudnn_dim(g.SW), cudnn_dim(g.DH),
                                                   cudnn_dim(g.DW), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   CBT_CUDNN_CHECK(cudnnSetConvolutionGroupCount(p.conv, cudnn_dim(g.G)));
   // FMA math keeps float32 convolutions bit-honest; TF32 tensor cores only when asked for.
-  CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv, cc.tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
+  CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv, conv_default_math(g, cc.tf32)));
   int n = 0, c = 0, h = 0, w = 0;
   CBT_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(p.conv, p.image, p.filter, &n, &c, &h, &w));
   CBT_CHECK(n == g.N && c == g.Cg && h == g.OH && w == g.OW, "cuDNN convolution output (", n, ", ", c, ", ", h, ", ", w,
@@ -550,7 +550,7 @@ void conv_fwd(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
   const Tensor &X = ctx.in(0), &Wt = ctx.in(1);
   Tensor& Y = ctx.out(0);
-  check_float(X, ctx.node);
+  check_conv_tensors(ctx, false);
   auto plan = plan_of(ctx, cc, X.shape(), Y.shape(), Wt.shape(), false, {ConvOp::Forward});
   Scratch scratch(cc);
   float* pad_buf = plan->g.explicit_pad ? scratch.take<float>(plan->g.padded_numel(), "padding") : nullptr;
@@ -571,7 +571,7 @@ void conv_fwd(KernelContext& ctx) {
 void conv_bwd(KernelContext& ctx) {
   auto& cc = context_of(ctx.device_ctx);
   const Tensor &dY = ctx.in(0), &X = ctx.in(1), &Wt = ctx.in(2);
-  check_float(X, ctx.node);
+  check_conv_tensors(ctx, true);
   bool want_dx = output_needed(ctx, 0), want_dw = output_needed(ctx, 1);
   std::vector<ConvOp> ops;
   if (want_dx) ops.push_back(ConvOp::BackwardData);

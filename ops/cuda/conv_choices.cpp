@@ -14,7 +14,8 @@
 namespace cbt::cuda {
 namespace {
 
-constexpr int kFormat = 3;  // 2: a direct convolution's phases, XH and XW; 3: depthwise kernels
+// 2: a direct convolution's phases, XH and XW; 3: depthwise kernels; 4: the storage in the key.
+constexpr int kFormat = 4;
 constexpr int64_t kMaxKnobs = 64;
 
 void put_direct_conv(std::ostream& o, const DirectConv& d) {
@@ -132,7 +133,8 @@ std::optional<std::pair<AlgoKey, AlgoChoice>> parse_choice(const std::string& li
   AlgoKey key;
   AlgoChoice c;
   f.word("choice");
-  for (size_t i = 0; i < kKeyDims; ++i) key.dims.push_back(f.num<int64_t>(0, i == kKeyOp ? 2 : INT64_MAX));
+  for (size_t i = 0; i < kKeyDims; ++i)
+    key.dims.push_back(f.num<int64_t>(0, i == kKeyOp ? 2 : i == kKeyStorage ? 1 : INT64_MAX));
   f.word("|");
   c.algo = f.num<int>(0, 64);
   c.math = static_cast<cudnnMathType_t>(f.num<int>(0, 3));
@@ -178,9 +180,9 @@ std::optional<std::pair<AlgoKey, AlgoChoice>> parse_choice(const std::string& li
     d.cfg.threads = f.num<int>(1, 1024);
     d.partial_bytes = f.num<size_t>();
   }
-  // At most one kernel of cbtrain's own per op.
-  if (!f.done() || int{c.direct.has_value()} + int{c.direct_wgrad.has_value()} + int{c.depthwise.has_value()} > 1)
-    return std::nullopt;
+  // At most one kernel of cbtrain's own per op, and none for bfloat16 (they are float32 NCHW).
+  const int own = int{c.direct.has_value()} + int{c.direct_wgrad.has_value()} + int{c.depthwise.has_value()};
+  if (!f.done() || own > (key.dims[kKeyStorage] == 0 ? 1 : 0)) return std::nullopt;
   return std::make_pair(std::move(key), std::move(c));
 }
 

@@ -67,19 +67,21 @@ struct AlgoChoice {
 
 // What a choice is kept under (conv.cu's algo_key): the first GPU alike (first_device_alike),
 // the op, the settings (TF32, determinism, --cudnn-algos, the copies timed side by side, the
-// workspace budget, CBT_CONV_DIRECT) and the geometry.
+// workspace budget, CBT_CONV_DIRECT), the geometry and the storage (ConvStorage: float32 NCHW
+// or bfloat16 NHWC, whose choices differ for the same geometry).
 struct AlgoKey {
   std::vector<int64_t> dims;
   bool operator<(const AlgoKey& o) const { return dims < o.dims; }
 };
-constexpr size_t kKeyDevice = 0, kKeyOp = 1, kKeyBudget = 6, kKeyGeometry = 8, kKeyDims = 25;
+constexpr size_t kKeyDevice = 0, kKeyOp = 1, kKeyBudget = 6, kKeyGeometry = 8, kKeyStorage = 25, kKeyDims = 26;
 
 // The process's choices; hold the mutex while using the map.
 std::mutex& conv_choices_mutex();
 std::map<AlgoKey, AlgoChoice>& conv_choices();
 
 // One choice as a line of text ("choice ..."), and back: nullopt for a line that is not one
-// (wrong field count, a value out of range, trailing text).
+// (wrong field count, a value out of range, trailing text, a kernel of cbtrain's own for a
+// bfloat16 convolution).
 std::string format_choice(const AlgoKey& key, const AlgoChoice& c);
 std::optional<std::pair<AlgoKey, AlgoChoice>> parse_choice(const std::string& line);
 

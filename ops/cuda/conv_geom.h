@@ -1,6 +1,7 @@
 // The geometry of one convolution as the CUDA kernels see it (ops/cuda/conv.cu builds it from a
 // node, own_conv_choice.cu from a choice's key).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 // The sizes are read on the host and in CUDA kernels alike.
@@ -11,6 +12,12 @@
 #endif
 
 namespace cbt::cuda {
+
+// How a convolution's tensors are stored: float32 (N, C, H, W), or for --precision bf16
+// (graph/channels_last.h) bfloat16 channels-last: images (N, H, W, C), filters (M, KH, KW, C/G).
+enum class ConvStorage : uint8_t { Float32Nchw, BFloat16Nhwc };
+
+inline size_t conv_element_bytes(ConvStorage s) { return s == ConvStorage::BFloat16Nhwc ? 2 : 4; }
 
 // One convolution in cuDNN's terms, 2-D (a 1-D one has H = KH = OH = 1): the "image"
 // (N, Ci, H, W) convolved by the filter (Cg, Ci/G, KH, KW) gives the "grid" (N, Cg, OH, OW).
@@ -23,6 +30,7 @@ struct ConvGeom {
   // padded into the workspace as (N, Ci, HP, WP) and convolved without padding.
   bool explicit_pad = false;
   int64_t HP = 1, WP = 1;
+  ConvStorage storage = ConvStorage::Float32Nchw;  // cbtrain's own kernels take Float32Nchw only
   CBT_CONV_HD int64_t image_numel() const { return N * Ci * H * W; }
   CBT_CONV_HD int64_t padded_numel() const { return N * Ci * HP * WP; }
 };

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "ops/cuda/algo_choice.h"
+#include "ops/cuda/conv_bf16.h"
 #include "ops/cuda/copy_timing.h"
 #include "ops/cuda/cuda_context.h"
 
@@ -56,9 +57,13 @@ std::array<std::atomic<uint64_t>, 17> g_engine_searches{};  // by copies timed a
 // Tensor unique ids by role.
 constexpr int64_t kImage = 1, kFilter = 2, kGrid = 3;
 
-Desc tensor(int64_t uid, const int64_t (&dims)[4]) {
-  const int64_t strides[4] = {dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1};
-  const cudnnDataType_t type = CUDNN_DATA_FLOAT;
+// A tensor of logical dimensions (N, C, H, W) (a filter's (M, C/G, KH, KW)), stored in that
+// order or, channels-last, as (N, H, W, C).
+Desc tensor(int64_t uid, const int64_t (&dims)[4], ConvStorage storage) {
+  const bool last = storage == ConvStorage::BFloat16Nhwc;
+  const int64_t c = dims[1], h = dims[2], w = dims[3];
+  const int64_t strides[4] = {c * h * w, last ? 1 : h * w, last ? w * c : w, last ? c : 1};
+  const cudnnDataType_t type = last ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
   const int64_t align = static_cast<int64_t>(kEngineAlignment);
   Desc t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
   t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, &type)
@@ -129,9 +134,9 @@ OpAttrs attrs_of(ConvOp op) {
 
 // Fills the tensors, convolution, op and operation graph of `p` for `op` on `handle`.
 void build_graph(Parts& p, cudnnHandle_t handle, const EngineConv& c, ConvOp op) {
-  p.image = tensor(kImage, c.image);
-  p.filter = tensor(kFilter, c.filter);
-  p.grid = tensor(kGrid, c.grid);
+  p.image = tensor(kImage, c.image, c.storage);
+  p.filter = tensor(kFilter, c.filter, c.storage);
+  p.grid = tensor(kGrid, c.grid, c.storage);
   const cudnnDataType_t comp = CUDNN_DATA_FLOAT;
   const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
   const int64_t dims = 2;
@@ -285,7 +290,6 @@ std::optional<Candidate> engine_by_index(const Parts& p, int64_t index) {
 }
 
 size_t numel_of(const int64_t (&d)[4]) { return static_cast<size_t>(d[0] * d[1] * d[2] * d[3]); }
-size_t bytes_of(const int64_t (&d)[4]) { return numel_of(d) * sizeof(float); }
 
 Desc variant_pack(const void* image, const void* filter, const void* grid, void* ws) {
   const int64_t uids[3] = {kImage, kFilter, kGrid};
@@ -307,6 +311,8 @@ const char* op_name(ConvOp op) {
 std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream, const EngineConv& conv, ConvOp op,
                                       const EngineSearch& search) {
   CBT_CUDNN_CHECK(cudnnSetStream(handle, stream));
+  const bool bf16 = conv.storage == ConvStorage::BFloat16Nhwc;
+  const EnginePrecision precision = bf16 ? EnginePrecision::BFloat16 : float_precision(search.tf32);
   SearchPhases laps;
   SearchPhases* phases = search.log ? &laps : nullptr;
   Parts p;
@@ -320,7 +326,7 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
   std::vector<Candidate> cands;
   // A fallback engine that mode A also gave is marked as one (engine 0 is often both).
   auto add = [&](Candidate& c, bool fallback, bool described) {
-    if (!(described || describe(c)) || !engine_allowed(c.notes, search.tf32, search.deterministic)) return;
+    if (!(described || describe(c)) || !engine_allowed(c.notes, precision, search.deterministic)) return;
     auto seen = std::find_if(cands.begin(), cands.end(), [&](const Candidate& o) { return o.id == c.id; });
     if (seen != cands.end()) {
       seen->fallback = seen->fallback || fallback;
@@ -334,8 +340,10 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
     add(c, false, false);
   }
   lap(phases, "heuristics");
-  if (std::optional<Candidate> plain = engine_by_index(p, 0);
-      plain && describe(*plain) && plain->id.deterministic && !plain->notes.tensor_core) {
+  // The reference of float32 is never a tensor-core engine, so that TF32 engines are measured
+  // against float32 sums; bfloat16's may be one (its products are exact, its sums float32).
+  auto plain_enough = [&](const Candidate& c) { return c.id.deterministic && (bf16 || !c.notes.tensor_core); };
+  if (std::optional<Candidate> plain = engine_by_index(p, 0); plain && describe(*plain) && plain_enough(*plain)) {
     add(*plain, true, true);
   } else {
     for (Candidate& c : heuristics(p, CUDNN_HEUR_MODE_FALLBACK)) add(c, true, false);
@@ -349,9 +357,7 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
   };
   // The plain implicit-GEMM engines of the fallback list first: the first of them that runs is
   // the reference the others' results are compared with (below).
-  auto is_plain = [&](size_t i) {
-    return cands[i].fallback && cands[i].id.deterministic && !cands[i].notes.tensor_core;
-  };
+  auto is_plain = [&](size_t i) { return cands[i].fallback && plain_enough(cands[i]); };
   std::vector<size_t> order;
   for (size_t i = 0; i < cands.size(); ++i)
     if (is_plain(i)) order.push_back(i);
@@ -379,18 +385,29 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
     // Inputs shared by the copies; an output and a workspace each. The candidates run one after
     // another, so a copy's workspace serves all of them: it is as large as the largest needs, and
     // when that cannot be had, the candidates that need the most are left out.
+    // bfloat16 results are compared as floats: `widened` holds the one being checked, and the
+    // reference is kept widened.
     const size_t out_count = numel_of(op == ConvOp::Forward        ? conv.grid
                                       : op == ConvOp::BackwardData ? conv.image
                                                                    : conv.filter);
-    DeviceBuffer image(bytes_of(conv.image)), filter(bytes_of(conv.filter)), grid(bytes_of(conv.grid)),
-        reference(out_count * sizeof(float)), error_scratch(relative_error_scratch_bytes);
-    if (!image.p || !filter.p || !grid.p || !reference.p || !error_scratch.p) return std::nullopt;
-    image.fill_random(numel_of(conv.image), 1);
-    filter.fill_random(numel_of(conv.filter), 2);
-    grid.fill_random(numel_of(conv.grid), 3);
+    const size_t elem = conv_element_bytes(conv.storage);
+    DeviceBuffer image(numel_of(conv.image) * elem), filter(numel_of(conv.filter) * elem),
+        grid(numel_of(conv.grid) * elem), reference(out_count * sizeof(float)),
+        widened(bf16 ? out_count * sizeof(float) : 0), error_scratch(relative_error_scratch_bytes);
+    if (!image.p || !filter.p || !grid.p || !reference.p || (bf16 && !widened.p) || !error_scratch.p)
+      return std::nullopt;
+    auto fill = [&](DeviceBuffer& b, const int64_t(&dims)[4], uint64_t seed) {
+      if (bf16)
+        fill_random_bf16(b, numel_of(dims), seed);
+      else
+        b.fill_random(numel_of(dims), seed);
+    };
+    fill(image, conv.image, 1);
+    fill(filter, conv.filter, 2);
+    fill(grid, conv.grid, 3);
     std::vector<std::unique_ptr<DeviceBuffer>> outs, workspaces;
     for (size_t c = 0; c < copies; ++c) {
-      outs.push_back(std::make_unique<DeviceBuffer>(out_count * sizeof(float)));
+      outs.push_back(std::make_unique<DeviceBuffer>(out_count * elem));
       if (!outs.back()->p) return std::nullopt;
     }
     while (!built.empty()) {
@@ -420,8 +437,8 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
     // Each plan runs once outside the graph (an engine's first run may set itself up), and its
     // result is compared, on the device, with the reference's: engines whose notes do not say so
     // may still compute in a way far from FMA rounding (a Winograd backward-filter engine was 1%
-    // off on LeNet-5's first convolution). The reference is never a tensor-core engine, so that
-    // TF32 engines are measured against float32 sums. Only the accurate ones are timed.
+    // off on LeNet-5's first convolution). The reference is a plain engine (plain_enough). Only
+    // the accurate ones are timed.
     std::vector<const Built*> runs;
     std::vector<size_t> timed_of_run;
     bool have_reference = false;
@@ -431,16 +448,21 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
         continue;
       }
       double err = 0;
+      const DeviceBuffer* result = outs[0].get();
+      if (bf16) {
+        widen_bf16(outs[0]->p, widened.p, out_count, stream);
+        result = &widened;
+      }
       if (!have_reference && is_plain(b.index)) {
         CBT_CUDA_CHECK(
-            cudaMemcpyAsync(reference.p, outs[0]->p, out_count * sizeof(float), cudaMemcpyDeviceToDevice, stream));
+            cudaMemcpyAsync(reference.p, result->p, out_count * sizeof(float), cudaMemcpyDeviceToDevice, stream));
         have_reference = true;
       } else if (have_reference) {
-        err = relative_error(*outs[0], reference, out_count, stream, &error_scratch);
+        err = relative_error(*result, reference, out_count, stream, &error_scratch);
       }
       cands[b.index].id.workspace = b.workspace;
       timed.push_back({b.index, -1.0f, b.build_ms, err});
-      if (!accurate_enough(err, search.tf32)) continue;
+      if (!accurate_enough(err, precision)) continue;
       timed_of_run.push_back(timed.size() - 1);
       runs.push_back(&b);
     }
@@ -467,7 +489,7 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
   std::vector<Timed> accurate;
   for (const Timed& t : timed) {
     const Candidate& c = cands[t.index];
-    const bool accurate_ok = accurate_enough(t.err, search.tf32);
+    const bool accurate_ok = accurate_enough(t.err, precision);
     if (accurate_ok && t.ms >= 0) accurate.push_back(t);
     if (search.log) {
       char buf[112];
@@ -493,14 +515,14 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
   id.tensor_core = taken.notes.tensor_core;
   if (search.log)
     std::fprintf(stderr,
-                 "cbtrain conv engines: %s x%zu image=(%lld,%lld,%lld,%lld) filter=(%lld,%lld,%lld,%lld) s=%lld "
+                 "cbtrain conv engines: %s%s x%zu image=(%lld,%lld,%lld,%lld) filter=(%lld,%lld,%lld,%lld) s=%lld "
                  "candidates:%s chosen: e%lld (%zu B; searched in %.1f ms: %s)\n",
-                 op_name(op), copies, static_cast<long long>(conv.image[0]), static_cast<long long>(conv.image[1]),
-                 static_cast<long long>(conv.image[2]), static_cast<long long>(conv.image[3]),
-                 static_cast<long long>(conv.filter[0]), static_cast<long long>(conv.filter[1]),
-                 static_cast<long long>(conv.filter[2]), static_cast<long long>(conv.filter[3]),
-                 static_cast<long long>(conv.stride[0]), log.c_str(), static_cast<long long>(id.global_index),
-                 id.workspace, phases->total_ms(), phases->str().c_str());
+                 op_name(op), bf16 ? " bf16-nhwc" : "", copies, static_cast<long long>(conv.image[0]),
+                 static_cast<long long>(conv.image[1]), static_cast<long long>(conv.image[2]),
+                 static_cast<long long>(conv.image[3]), static_cast<long long>(conv.filter[0]),
+                 static_cast<long long>(conv.filter[1]), static_cast<long long>(conv.filter[2]),
+                 static_cast<long long>(conv.filter[3]), static_cast<long long>(conv.stride[0]), log.c_str(),
+                 static_cast<long long>(id.global_index), id.workspace, phases->total_ms(), phases->str().c_str());
   return id;
 }
 

@@ -11,15 +11,19 @@
 #include <utility>
 #include <vector>
 
+#include "ops/cuda/conv_geom.h"
+
 namespace cbt::cuda {
 
 enum class ConvOp : uint8_t { Forward, BackwardData, BackwardFilter };
 
-// A 2-D float32 NCHW convolution in cuDNN's terms: the image (N, C, H, W) convolved with the
-// filter (M, C/G, KH, KW) gives the grid (N, M, OH, OW); symmetric padding.
+// A 2-D convolution in cuDNN's terms: the image (N, C, H, W) convolved with the filter
+// (M, C/G, KH, KW) gives the grid (N, M, OH, OW); symmetric padding. The dimensions are the
+// logical ones; `storage` gives the type and the order in memory (and so the strides).
 struct EngineConv {
   int64_t image[4] = {1, 1, 1, 1}, filter[4] = {1, 1, 1, 1}, grid[4] = {1, 1, 1, 1};
   int64_t pad[2] = {0, 0}, stride[2] = {1, 1}, dilation[2] = {1, 1};
+  ConvStorage storage = ConvStorage::Float32Nchw;
 };
 
 // Which engine: its global index and knob settings (what rebuilds it on another handle),
@@ -34,6 +38,8 @@ struct EngineId {
   bool operator==(const EngineId& o) const { return global_index == o.global_index && knobs == o.knobs; }
 };
 
+// Under ConvStorage::BFloat16Nhwc the search takes bfloat16's rules (EnginePrecision in
+// algo_choice.h) whatever `tf32` says.
 struct EngineSearch {
   bool tf32 = false;           // tensor-core (TF32) engines allowed
   bool deterministic = false;  // only engines cuDNN does not mark non-deterministic

@@ -193,7 +193,33 @@ void mod(KernelContext& ctx) {
   });
 }
 
+// --precision bf16's residual Add: a + b (relu=1: then max(that, 0)) of two bfloat16 tensors,
+// in float and rounded once. Element-wise, so whatever order both are stored in.
+struct Bf16AddOp {
+  bool relu;
+  __device__ float operator()(float u, float v, float) const {
+    float s = u + v;
+    return relu && !(s > 0) ? 0.0f : s;
+  }
+};
+
+void add_bf16(KernelContext& ctx) {
+  const Tensor &a = ctx.in(0), &b = ctx.in(1);
+  Tensor& y = ctx.out(0);
+  CBT_CHECK(a.dtype() == DType::BFloat16 && b.dtype() == DType::BFloat16 && y.dtype() == DType::BFloat16, "node ",
+            ctx.node.describe(),
+            ": the CUDA Add adds bfloat16 only to bfloat16 (the residual Add of --precision bf16), got ",
+            dtype_name(a.dtype()), " + ", dtype_name(b.dtype()), " -> ", dtype_name(y.dtype()));
+  // Both operands of a residual Add are activations of one layout: element i of each is the same element.
+  CBT_CHECK(a.shape() == b.shape() && y.shape() == a.shape(), "node ", ctx.node.describe(),
+            ": a bfloat16 Add takes operands of one shape (no broadcasting: they may be stored channels-last), got ",
+            shape_str(a.shape()), " + ", shape_str(b.shape()));
+  bf16_map(context_of(ctx.device_ctx).stream, a.data(), b.data(), nullptr, y.data(), y.numel(),
+           Bf16AddOp{ctx.node.attrs.get_int("relu", 0) != 0});
+}
+
 void add(KernelContext& ctx) {
+  if (ctx.in(0).dtype() == DType::BFloat16 || ctx.in(1).dtype() == DType::BFloat16) return add_bf16(ctx);
   if (ctx.node.attrs.get_int("relu", 0))
     binary<AddReluOp>(ctx);
   else

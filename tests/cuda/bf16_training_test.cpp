@@ -17,7 +17,7 @@ namespace {
 
 constexpr Device kGpu{DeviceKind::CUDA, 0};
 
-struct Run {
+struct TrainedRun {
   std::vector<float> losses;
   std::map<std::string, Tensor> weights;
   int conversions = 0;
@@ -25,7 +25,7 @@ struct Run {
 
 // `steps` steps of ResNet-20 at batch 16 on the GPU; with `repeat` every step takes the first
 // batch again (the loss of a batch learnt by heart must fall).
-Run train(bool bf16, int steps, bool repeat) {
+TrainedRun train(bool bf16, int steps, bool repeat) {
   ImportedModel m = load_model(test::source_path("models/resnet20/resnet20.ts17.onnx"));
   TrainerOptions to;
   to.batch_size = 16;
@@ -34,7 +34,7 @@ Run train(bool bf16, int steps, bool repeat) {
   to.optimizer.momentum = 0.9f;
   to.graph.bf16_channels_last = bf16;
   Trainer trainer(m.graph, to);
-  Run r;
+  TrainedRun r;
   for (const Node& n : trainer.training_graph().graph.nodes)
     r.conversions += n.op_type == "ToChannelsLast" || n.op_type == "FromChannelsLast";
   std::mt19937_64 rng(5);
@@ -52,7 +52,7 @@ Run train(bool bf16, int steps, bool repeat) {
 
 TEST(Bf16Training, ResNet20sStepsFollowTheFloat32OnesWithinBfloat16Rounding) {
   CBT_SKIP_WITHOUT_GPU();
-  const Run f32 = train(false, 4, false), bf16 = train(true, 4, false);
+  const TrainedRun f32 = train(false, 4, false), bf16 = train(true, 4, false);
   EXPECT_EQ(f32.conversions, 0);
   EXPECT_EQ(bf16.conversions, 23 + 22);
   // The first loss is the forward pass alone; later ones carry earlier steps' rounding.
@@ -84,7 +84,7 @@ TEST(Bf16Training, ResNet20sStepsFollowTheFloat32OnesWithinBfloat16Rounding) {
 
 TEST(Bf16Training, ResNet20LearnsABatchByHeartInBfloat16) {
   CBT_SKIP_WITHOUT_GPU();
-  const Run bf16 = train(true, 30, true);
+  const TrainedRun bf16 = train(true, 30, true);
   EXPECT_LT(bf16.losses.back(), 0.2 * bf16.losses.front())
       << "first loss " << bf16.losses.front() << ", last " << bf16.losses.back();
 }

@@ -14,8 +14,10 @@ namespace cbt::cuda {
 namespace {
 
 // algo_key's order: device, op, tf32, deterministic, --cudnn-algos, copies, workspace budget,
-// CBT_CONV_DIRECT, then N, Ci, Cg, G, H, W, KH, KW, SH, SW, DH, DW, PH, PW, OH, OW, explicit pad.
-AlgoKey key_of(int64_t device, ConvOp op, int64_t n, int64_t ci, int64_t cg, int64_t hw, int64_t k) {
+// CBT_CONV_DIRECT, then N, Ci, Cg, G, H, W, KH, KW, SH, SW, DH, DW, PH, PW, OH, OW, explicit pad,
+// storage (0: float32 NCHW, 1: bfloat16 NHWC).
+AlgoKey key_of(int64_t device, ConvOp op, int64_t n, int64_t ci, int64_t cg, int64_t hw, int64_t k,
+               ConvStorage storage = ConvStorage::Float32Nchw) {
   const int64_t pad = k / 2;
   return {{device,
            static_cast<int64_t>(op),
@@ -41,7 +43,8 @@ AlgoKey key_of(int64_t device, ConvOp op, int64_t n, int64_t ci, int64_t cg, int
            pad,
            hw,
            hw,
-           0}};
+           0,
+           static_cast<int64_t>(storage)}};
 }
 
 // key_of's convolution made depthwise: `c` channels in and out, as many groups, stride `s`.
@@ -260,6 +263,84 @@ TEST(ConvChoices, ADepthwiseChoiceIsTakenOnlyForItsOwnConvolution) {
         EXPECT_FALSE(choice_still_offered(key_of(0, op, 32, 96, 96, 28, 3), c)) << "one group: not depthwise";
       }
     }
+}
+
+// A bfloat16 NHWC choice keeps its storage through its line, is kept apart from the float32
+// choice of the same geometry, and never names a kernel of cbtrain's own (float32 NCHW only).
+TEST(ConvChoices, BFloat16ChoicesAreKeptApartAndCuDnnsAlone) {
+  std::mt19937_64 rng(9);
+  const AlgoKey fp32 = key_of(0, ConvOp::Forward, 32, 16, 16, 32, 3);
+  const AlgoKey bf16 = key_of(0, ConvOp::Forward, 32, 16, 16, 32, 3, ConvStorage::BFloat16Nhwc);
+  ASSERT_EQ(bf16.dims.size(), kKeyDims);
+  EXPECT_EQ(bf16.dims[kKeyStorage], 1);
+  EXPECT_TRUE(fp32 < bf16 || bf16 < fp32);
+  const AlgoChoice c = random_engine_choice(rng);
+  const std::string line = format_choice(bf16, c);
+  const auto back = parse_choice(line);
+  ASSERT_TRUE(back.has_value()) << line;
+  EXPECT_EQ(back->first.dims, bf16.dims);
+  expect_same(c, back->second);
+  EXPECT_NE(format_choice(fp32, c), line);
+
+  AlgoChoice direct = c;
+  direct.direct = DirectPlan{forward_form(32, 16, 16, 32, 3), DirectConfig{2, 4, 1, 1, 128}};
+  EXPECT_TRUE(parse_choice(format_choice(fp32, direct)));
+  EXPECT_FALSE(parse_choice(format_choice(bf16, direct))) << "a direct kernel for bfloat16";
+  AlgoChoice depthwise = c;
+  depthwise.depthwise = DepthwisePlan{depthwise_of(32, 16, 32, 3, 1), DepthwiseConfig{}, 0};
+  EXPECT_FALSE(parse_choice(format_choice(bf16, depthwise))) << "a depthwise kernel for bfloat16";
+  AlgoChoice wgrad = c;
+  wgrad.direct_wgrad = DirectWgradPlan{forward_form(32, 16, 16, 32, 3), WgradConfig{128, 2, 4, 4, 2, 8}, 4096};
+  EXPECT_FALSE(parse_choice(
+      format_choice(key_of(0, ConvOp::BackwardFilter, 32, 16, 16, 32, 3, ConvStorage::BFloat16Nhwc), wgrad)));
+
+  AlgoKey other = bf16;
+  other.dims[kKeyStorage] = 2;  // no such storage
+  EXPECT_FALSE(parse_choice(format_choice(other, c)));
+  // A line of the format before the storage (25 key fields) is not a choice either.
+  AlgoKey short_key = fp32;
+  short_key.dims.pop_back();
+  EXPECT_FALSE(parse_choice(format_choice(short_key, c)));
+}
+
+// The storage in the key changed the format: a file of the one before it is searched afresh.
+TEST(ConvChoices, TheFormatIsTheOneWithTheStorage) {
+  const std::string header = conv_choices_header();
+  EXPECT_EQ(header.rfind("cbtrain convolution choices 4 ", 0), 0u) << header;
+  std::string why;
+  std::istringstream old("cbtrain convolution choices 3" + header.substr(header.find(" cudnn ")) + "\n");
+  EXPECT_EQ(read_conv_choices(
+                old, header, [](const std::string&) { return 0; }, &why),
+            0u);
+  EXPECT_NE(why.find("another version"), std::string::npos) << why;
+}
+
+// Both storages of one geometry go through a file and come back as two choices.
+TEST(ConvChoices, AFileKeepsBothStoragesOfAGeometry) {
+  std::mt19937_64 rng(10);
+  forget_conv_choices();
+  const AlgoKey fp32 = key_of(0, ConvOp::BackwardData, 32, 16, 32, 16, 3);
+  const AlgoKey bf16 = key_of(0, ConvOp::BackwardData, 32, 16, 32, 16, 3, ConvStorage::BFloat16Nhwc);
+  const AlgoChoice a = random_engine_choice(rng), b = random_engine_choice(rng);
+  {
+    std::lock_guard lock(conv_choices_mutex());
+    conv_choices().emplace(fp32, a);
+    conv_choices().emplace(bf16, b);
+  }
+  const std::string header = "cbtrain convolution choices 4 cudnn 91900 cudart 13000";
+  std::ostringstream file;
+  EXPECT_EQ(write_conv_choices(file, header, [](int) { return std::string("GPU_A sm9.0"); }), 2u);
+  forget_conv_choices();
+  std::istringstream in(file.str());
+  EXPECT_EQ(read_conv_choices(
+                in, header, [](const std::string&) { return 0; }, nullptr),
+            2u);
+  std::lock_guard lock(conv_choices_mutex());
+  ASSERT_EQ(conv_choices().count(fp32), 1u);
+  ASSERT_EQ(conv_choices().count(bf16), 1u);
+  expect_same(conv_choices().at(fp32), a);
+  expect_same(conv_choices().at(bf16), b);
+  conv_choices().clear();
 }
 
 // Written and read back through a file's text: every choice returns, for the GPU this process
