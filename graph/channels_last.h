@@ -23,13 +23,14 @@ struct ChannelsLastCounts {
 
 // Rewrites the whole training step (forward, loss and backward nodes), after the fusions.
 // Which nodes run in bfloat16: 2-D Convs without a bias or a fused Relu, padded alike on both
-// sides of each axis, and their ConvGrads,
+// sides of each axis, of multiples of 8 channels in and out, and their ConvGrads,
 // BatchNormTrainings of 4-D inputs and their BatchNormGrads, and the Adds and ReluGrads of
 // float32 tensors of one 4-D shape of which at least one input comes from such a node. Their
 // 4-D values become bfloat16 (renamed); where a float32 value meets them a ToChannelsLast is
-// added before its first reader (the model's input, the filters, the pooling's gradient), and
-// where one of theirs is read as float32 or is in `exposed` (a parameter's gradient, the
-// pooling's input) a FromChannelsLast writes it back under its own name. Returns the counts.
+// added before its first reader (a float32 convolution's output, the filters, the pooling's
+// gradient), and where one of theirs is read as float32 or is in `exposed` (a parameter's
+// gradient, the pooling's input) a FromChannelsLast writes it back under its own name. Returns
+// the counts.
 ChannelsLastCounts to_channels_last_bf16(Graph& g, std::map<std::string, ValueType>& types,
                                          const std::set<std::string>& exposed);
 
