@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <initializer_list>
 #include <type_traits>
 
@@ -31,6 +32,17 @@ struct NhwcSplit {
   int C = 1, lanes = 1, row_step = 1, tiles = 1;
 };
 
+// The fewest rows a thread of the statistics and gradient sums steps over: 1, or
+// CBT_BN_NHWC_ROWS (1 to 64) from the environment, for experiments. Read once.
+int rows_per_thread() {
+  static const int rows = [] {
+    const char* v = std::getenv("CBT_BN_NHWC_ROWS");
+    const int r = v ? std::atoi(v) : 1;
+    return std::clamp(r, 1, 64);
+  }();
+  return rows;
+}
+
 // Blocks of about 2048 elements while few learners share the GPU (more blocks fill it), 8192
 // with many (fewer partial sums to add), as bn_split chooses for the float32 kernels.
 NhwcSplit nhwc_split(const Tensor& x, int V, const CudaContext& cc) {
@@ -42,7 +54,7 @@ NhwcSplit nhwc_split(const Tensor& x, int V, const CudaContext& cc) {
   d.tiles = (groups + d.lanes - 1) / d.lanes;
   d.row_step = kThreads / d.lanes;
   const int64_t block = cc.conv_concurrency > kFewLearners ? 8192 : 2048;
-  const int64_t want = std::max<int64_t>(block / (int64_t{d.lanes} * V), 1);
+  const int64_t want = std::max<int64_t>(block / (int64_t{d.lanes} * V), int64_t{d.row_step} * rows_per_thread());
   d.chunk_rows = (want + d.row_step - 1) / d.row_step * d.row_step;
   d.chunks = std::max<int64_t>((d.rows + d.chunk_rows - 1) / d.chunk_rows, 1);
   return d;

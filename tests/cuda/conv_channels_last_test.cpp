@@ -93,9 +93,10 @@ struct Geometry {
   int64_t out() const { return (hw + 2 * pad - k) / stride + 1; }
 };
 
-// ResNet-20's kinds of convolution (the first at Fashion-MNIST's 28x28, one channel).
-const Geometry kResNet20[] = {{"1to16_3x3_28x28", 32, 1, 28, 16, 3, 1, 1},
-                              {"16to16_3x3", 32, 16, 32, 16, 3, 1, 1},
+// ResNet-20's kinds of convolution in bfloat16. Not its 1-channel stem: the training graph keeps
+// convolutions of channel counts other than multiples of 8 in float32 (graph/channels_last.h),
+// and cuDNN's legacy bfloat16 algorithms for it were 2.5e-2 off in dW (session 39, call 4).
+const Geometry kResNet20[] = {{"16to16_3x3", 32, 16, 32, 16, 3, 1, 1},
                               {"16to32_3x3_stride2", 32, 16, 32, 32, 3, 2, 1},
                               {"16to32_1x1_stride2", 32, 16, 32, 32, 1, 2, 0},
                               {"64to64_3x3_7x7", 8, 64, 7, 64, 3, 1, 1}};
@@ -208,7 +209,7 @@ TEST(ConvChannelsLast, ResNet20sConvolutionsMatchTheCpuInBFloat16) {
 // even where CBT_CONV_DIRECT=always makes them take every convolution they can.
 TEST(ConvChannelsLast, Float32AndBFloat16ChoicesAreKeptApart) {
   CBT_SKIP_WITHOUT_GPU();
-  const Geometry& g = kResNet20[1];  // 16 -> 16, 3x3, stride 1: the direct kernels' kind
+  const Geometry& g = kResNet20[0];  // 16 -> 16, 3x3, stride 1: the direct kernels' kind
   for (const char* direct : {"", "always"}) {
     struct Env {
       explicit Env(const char* v) {
@@ -285,7 +286,7 @@ TEST(ConvChannelsLast, BFloat16EnginesMayUseTensorCoresWithinItsBound) {
 // Which nodes are channels-last, and what their kernels refuse before running (host tensors:
 // the checks read types and attributes only).
 TEST(ConvChannelsLast, NodesAreCheckedBeforeTheyRun) {
-  const Geometry& g = kResNet20[1];
+  const Geometry& g = kResNet20[0];
   const Shape xs{g.n, g.c, g.hw, g.hw}, ws{g.m, g.c, g.k, g.k}, ys{g.n, g.m, g.out(), g.out()};
   EXPECT_EQ(cuda::conv_storage(conv_node(g, true), false), ConvStorage::BFloat16Nhwc);
   EXPECT_EQ(cuda::conv_storage(conv_node(g, false), false), ConvStorage::Float32Nchw);
