@@ -2,8 +2,7 @@
 #include "graph/channels_last.h"
 
 #include <algorithm>
-
-#include "graph/node_links.h"
+#include <cstddef>
 
 namespace cbt {
 namespace {
@@ -111,20 +110,26 @@ ChannelsLastCounts to_channels_last_bf16(Graph& g, std::map<std::string, ValueTy
     types[name] = ValueType{};  // reserved
     return name;
   };
-  auto conversion = [&](const char* op, const std::string& from, const std::string& to) {
+  auto conversion = [&](const char* op, std::vector<std::string> from, std::vector<std::string> to) {
     Node c;
     c.op_type = op;
     c.domain = kCbtDomain;
-    c.name = to;
-    c.inputs = {from};
-    c.outputs = {to};
+    c.name = to.front();
+    c.inputs = std::move(from);
+    c.outputs = std::move(to);
     return c;
   };
+  std::set<std::string> read_in_graph;
+  for (const Node& n : g.nodes) read_in_graph.insert(n.inputs.begin(), n.inputs.end());
 
   ChannelsLastCounts counts;
   std::map<std::string, std::string> cl;  // float32 value -> its bfloat16 channels-last twin
   std::vector<Node> out;
   out.reserve(g.nodes.size() * 2);
+  // The filters go over in one node before the first reader of any, their gradients back in one
+  // at the end (nothing in the step reads them): one launch each way instead of one a filter.
+  std::vector<std::string> filters, filter_twins, late_twins, late;
+  size_t filters_at = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node n = g.nodes[i];
     if (!bf16[i]) {
@@ -139,8 +144,14 @@ ChannelsLastCounts to_channels_last_bf16(Graph& g, std::map<std::string, ValueTy
       if (twin.empty()) {  // a float32 value read here first: converted once, before this node
         twin = fresh(n.inputs[k] + "_cl");
         types[twin] = ValueType{DType::BFloat16, types.at(n.inputs[k]).shape};
-        out.push_back(conversion("ToChannelsLast", n.inputs[k], twin));
-        ++counts.conversions;
+        if (g.initializers.count(n.inputs[k])) {
+          if (filters.empty()) filters_at = out.size();
+          filters.push_back(n.inputs[k]);
+          filter_twins.push_back(twin);
+        } else {
+          out.push_back(conversion("ToChannelsLast", {n.inputs[k]}, {twin}));
+          ++counts.conversions;
+        }
       }
       n.inputs[k] = twin;
     }
@@ -152,8 +163,11 @@ ChannelsLastCounts to_channels_last_bf16(Graph& g, std::map<std::string, ValueTy
       types[twin] = ValueType{DType::BFloat16, types.at(v).shape};
       cl[v] = twin;
       n.outputs[o] = twin;
-      if (read_as_f32.count(v)) {
-        after.push_back(conversion("FromChannelsLast", twin, v));
+      if (read_as_f32.count(v) && !read_in_graph.count(v)) {
+        late_twins.push_back(twin);
+        late.push_back(v);
+      } else if (read_as_f32.count(v)) {
+        after.push_back(conversion("FromChannelsLast", {twin}, {v}));
         ++counts.conversions;
       } else {
         types.erase(v);
@@ -162,6 +176,15 @@ ChannelsLastCounts to_channels_last_bf16(Graph& g, std::map<std::string, ValueTy
     if (n.op_type != "Add" && n.op_type != "ReluGrad") n.attrs.set(kChannelsLastAttr, int64_t{1});
     out.push_back(std::move(n));
     for (auto& c : after) out.push_back(std::move(c));
+  }
+  if (!filters.empty()) {
+    out.insert(out.begin() + static_cast<std::ptrdiff_t>(filters_at),
+               conversion("ToChannelsLast", std::move(filters), std::move(filter_twins)));
+    ++counts.conversions;
+  }
+  if (!late.empty()) {
+    out.push_back(conversion("FromChannelsLast", std::move(late_twins), std::move(late)));
+    ++counts.conversions;
   }
   g.nodes = std::move(out);
   return counts;

@@ -29,8 +29,10 @@ struct ChannelsLastCounts {
 // 4-D values become bfloat16 (renamed); where a float32 value meets them a ToChannelsLast is
 // added before its first reader (a float32 convolution's output, the filters, the pooling's
 // gradient), and where one of theirs is read as float32 or is in `exposed` (a parameter's
-// gradient, the pooling's input) a FromChannelsLast writes it back under its own name. Returns
-// the counts.
+// gradient, the pooling's input) a FromChannelsLast writes it back under its own name. The
+// initializers (the filters) are converted by one node before the first of their readers, and
+// the values nothing in the step reads (their gradients) by one node at its end. Returns the
+// counts.
 ChannelsLastCounts to_channels_last_bf16(Graph& g, std::map<std::string, ValueType>& types,
                                          const std::set<std::string>& exposed);
 

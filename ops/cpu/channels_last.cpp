@@ -11,24 +11,28 @@ struct Nchw {
   explicit Nchw(const Shape& s) : n(s[0]), c(s[1]), hw(s[2] * s[3]) {}
 };
 
-// float32 (N, C, H, W) -> bfloat16 (N, H, W, C)
+// float32 (N, C, H, W) -> bfloat16 (N, H, W, C), input i to output i
 void to_channels_last(KernelContext& ctx) {
-  const Nchw d(ctx.in(0).shape());
-  const float* x = ctx.in(0).ptr<float>();
-  auto* y = static_cast<uint16_t*>(ctx.out(0).data());
-  for (int64_t n = 0; n < d.n; ++n)
-    for (int64_t c = 0; c < d.c; ++c)
-      for (int64_t p = 0; p < d.hw; ++p) y[(n * d.hw + p) * d.c + c] = bf16_from_float(x[(n * d.c + c) * d.hw + p]);
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+    const Nchw d(ctx.in(i).shape());
+    const float* x = ctx.in(i).ptr<float>();
+    auto* y = static_cast<uint16_t*>(ctx.out(i).data());
+    for (int64_t n = 0; n < d.n; ++n)
+      for (int64_t c = 0; c < d.c; ++c)
+        for (int64_t p = 0; p < d.hw; ++p) y[(n * d.hw + p) * d.c + c] = bf16_from_float(x[(n * d.c + c) * d.hw + p]);
+  }
 }
 
-// bfloat16 (N, H, W, C) -> float32 (N, C, H, W)
+// bfloat16 (N, H, W, C) -> float32 (N, C, H, W), input i to output i
 void from_channels_last(KernelContext& ctx) {
-  const Nchw d(ctx.in(0).shape());
-  const auto* x = static_cast<const uint16_t*>(ctx.in(0).data());
-  float* y = ctx.out(0).ptr<float>();
-  for (int64_t n = 0; n < d.n; ++n)
-    for (int64_t c = 0; c < d.c; ++c)
-      for (int64_t p = 0; p < d.hw; ++p) y[(n * d.c + c) * d.hw + p] = float_from_bf16(x[(n * d.hw + p) * d.c + c]);
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+    const Nchw d(ctx.in(i).shape());
+    const auto* x = static_cast<const uint16_t*>(ctx.in(i).data());
+    float* y = ctx.out(i).ptr<float>();
+    for (int64_t n = 0; n < d.n; ++n)
+      for (int64_t c = 0; c < d.c; ++c)
+        for (int64_t p = 0; p < d.hw; ++p) y[(n * d.c + c) * d.hw + p] = float_from_bf16(x[(n * d.hw + p) * d.c + c]);
+  }
 }
 
 }  // namespace

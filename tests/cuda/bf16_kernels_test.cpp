@@ -159,17 +159,24 @@ TEST(CudaBf16, ChannelsLastConversionsMatchTheCpuBitForBit) {
 // The harness's cases (cuda_vs_cpu_test.cpp) reach both kernels; exact comparison (tolerance 0).
 std::vector<CudaCase> conversion_cases() {
   std::vector<CudaCase> v;
-  auto exact = [&](const std::string& name, const char* op, Tensor in) {
-    CudaCase c{name, make_node(op, 1, 1, {}, kCbtDomain), {std::move(in)}};
+  auto exact = [&](const std::string& name, const char* op, std::vector<Tensor> in) {
+    const size_t n = in.size();
+    CudaCase c{name, make_node(op, n, n, {}, kCbtDomain), std::move(in)};
     c.training = false;
     c.check_backward = false;
     c.rtol = c.atol = 0;
     v.push_back(std::move(c));
   };
-  exact("ToChannelsLast/odd_3x5x7x9", "ToChannelsLast", random_tensor(DType::Float32, {3, 5, 7, 9}, 31));
-  exact("ToChannelsLast/resnet_32x64x7x7", "ToChannelsLast", random_tensor(DType::Float32, {32, 64, 7, 7}, 32));
-  exact("FromChannelsLast/odd_3x5x7x9", "FromChannelsLast", random_bf16({3, 5, 7, 9}, 33));
-  exact("FromChannelsLast/resnet_32x64x7x7", "FromChannelsLast", random_bf16({32, 64, 7, 7}, 34));
+  exact("ToChannelsLast/odd_3x5x7x9", "ToChannelsLast", {random_tensor(DType::Float32, {3, 5, 7, 9}, 31)});
+  exact("ToChannelsLast/resnet_32x64x7x7", "ToChannelsLast", {random_tensor(DType::Float32, {32, 64, 7, 7}, 32)});
+  exact("FromChannelsLast/odd_3x5x7x9", "FromChannelsLast", {random_bf16({3, 5, 7, 9}, 33)});
+  exact("FromChannelsLast/resnet_32x64x7x7", "FromChannelsLast", {random_bf16({32, 64, 7, 7}, 34)});
+  // A network's filters in one node (one launch): shapes of ResNet-20's, and an odd one.
+  exact("ToChannelsLast/three_filters", "ToChannelsLast",
+        {random_tensor(DType::Float32, {16, 16, 3, 3}, 35), random_tensor(DType::Float32, {32, 16, 1, 1}, 36),
+         random_tensor(DType::Float32, {5, 3, 7, 9}, 37)});
+  exact("FromChannelsLast/three_filters", "FromChannelsLast",
+        {random_bf16({64, 64, 3, 3}, 38), random_bf16({32, 16, 1, 1}, 39), random_bf16({5, 3, 7, 9}, 40)});
   return v;
 }
 CBT_CUDA_CASES(conversion_cases);

@@ -53,7 +53,8 @@ TrainedRun train(bool bf16, int steps, float momentum) {
   Trainer trainer(m.graph, to);
   TrainedRun r;
   for (const Node& n : trainer.training_graph().graph.nodes)
-    r.conversions += n.op_type == "ToChannelsLast" || n.op_type == "FromChannelsLast";
+    if (n.op_type == "ToChannelsLast" || n.op_type == "FromChannelsLast")
+      r.conversions += static_cast<int>(n.inputs.size());
   const Patterns data;
   for (int s = 0; s < steps; ++s) {
     Tensor x, y;

@@ -37,6 +37,14 @@ int count_op(const Graph& g, const std::string& op) {
   return n;
 }
 
+// The tensors the nodes of `op` take.
+int count_inputs(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const Node& node : g.nodes)
+    if (node.op_type == op) n += static_cast<int>(node.inputs.size());
+  return n;
+}
+
 DType type_of(const TrainingGraph& tg, const std::string& v) { return tg.types.at(v).dtype; }
 
 // Every value a node reads is the model's input, an initializer or an earlier node's output,
@@ -99,10 +107,18 @@ TEST(ChannelsLast, ResNet20sConvolutionsNormsAndResidualsRunInBfloat16WithConver
   EXPECT_EQ(marked, (std::map<std::string, int>{
                         {"Conv", 20}, {"ConvGrad", 20}, {"BatchNormTraining", 21}, {"BatchNormGrad", 21}}));
   EXPECT_EQ(elementwise, count_op(plain.graph, "Add") + count_op(plain.graph, "ReluGrad"));
-  // In: the stem's output, the 20 other filters and the pooling's gradient. Out: the 20 filters'
-  // gradients, the pooling's input and the stem's output gradient.
-  EXPECT_EQ(count_op(g, "ToChannelsLast"), 1 + 20 + 1);
-  EXPECT_EQ(count_op(g, "FromChannelsLast"), 20 + 1 + 1);
+  // In: the stem's output, the 20 other filters (one node) and the pooling's gradient. Out: the
+  // 20 filters' gradients (one node, the step's last), the pooling's input and the stem's output
+  // gradient.
+  EXPECT_EQ(count_inputs(g, "ToChannelsLast"), 1 + 20 + 1);
+  EXPECT_EQ(count_inputs(g, "FromChannelsLast"), 20 + 1 + 1);
+  EXPECT_EQ(count_op(g, "ToChannelsLast"), 3);
+  EXPECT_EQ(count_op(g, "FromChannelsLast"), 3);
+  EXPECT_EQ(g.nodes.back().op_type, "FromChannelsLast");
+  EXPECT_EQ(g.nodes.back().inputs.size(), 20u);
+  for (const Node& n : g.nodes)
+    if (n.op_type == "ToChannelsLast" && n.inputs.size() > 1)
+      for (const auto& v : n.inputs) EXPECT_TRUE(g.initializers.count(v)) << v << " converted with the filters";
   // The parameters' gradients keep their names and are float32, each written back by a
   // FromChannelsLast (the filters') or by its own node as before.
   ASSERT_EQ(tg.grads, plain.grads);
@@ -145,11 +161,14 @@ TEST(ChannelsLast, TheConversionsMoveChannelsLastAndRoundToNearestEven) {
   const Shape shape{3, 5, 4, 7};
   const Tensor x = test::random_tensor(DType::Float32, shape, 11, 3.0);
   Tensor y(DType::BFloat16, shape), back(DType::Float32, shape);
+  // A second tensor in the same nodes (one node converts a network's filters): its own layout.
+  const Tensor x2 = test::random_tensor(DType::Float32, {2, 3, 1, 5}, 12);
+  Tensor y2(DType::BFloat16, x2.shape()), back2(DType::Float32, x2.shape());
   Node to, from;
   to.op_type = "ToChannelsLast";
   from.op_type = "FromChannelsLast";
   to.domain = from.domain = kCbtDomain;
-  std::vector<Tensor> to_in{x}, to_out{y}, from_in{y}, from_out{back};
+  std::vector<Tensor> to_in{x, x2}, to_out{y, y2}, from_in{y, y2}, from_out{back, back2};
   KernelContext c1{to, to_in, to_out}, c2{from, from_in, from_out};
   find_kernel(kCbtDomain, "ToChannelsLast", DeviceKind::CPU)(c1);
   find_kernel(kCbtDomain, "FromChannelsLast", DeviceKind::CPU)(c2);
@@ -167,6 +186,14 @@ TEST(ChannelsLast, TheConversionsMoveChannelsLastAndRoundToNearestEven) {
         inexact += round_to_bf16(v) != v;
       }
   EXPECT_GT(inexact, 400);  // random floats rarely fit in 8 bits of mantissa
+  const auto* bits2 = static_cast<const uint16_t*>(y2.data());
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t c = 0; c < 3; ++c)
+      for (int64_t p = 0; p < 5; ++p) {
+        const float v = x2.ptr<float>()[(n * 3 + c) * 5 + p];
+        EXPECT_EQ(bits2[(n * 5 + p) * 3 + c], bf16_from_float(v));
+        EXPECT_EQ(back2.ptr<float>()[(n * 3 + c) * 5 + p], round_to_bf16(v));
+      }
 }
 
 }  // namespace
