@@ -14,6 +14,7 @@
 
 #include "common/gpu.h"
 #include "common/op_harness.h"
+#include "cuda/run_cuda_node.h"
 #include "ops/cuda/batch_norm.h"
 #include "ops/kernel.h"
 #include "runtime/cuda/cuda_backend.h"
@@ -43,23 +44,13 @@ struct OneLaunch {
   ~OneLaunch() { unsetenv("CBT_BN_ONE_LAUNCH"); }
 };
 
-// Runs `node`'s CUDA kernel on device copies of `in` (updated in place as the op does);
-// returns the outputs and then the inputs, downloaded.
+// Runs `node`'s CUDA kernel (run_cuda_node) with float32 outputs of `out_shapes`; returns the
+// outputs and then the inputs, downloaded.
 std::vector<Tensor> run(Backend& b, const Node& node, const std::vector<Tensor>& in,
                         const std::vector<Shape>& out_shapes) {
-  std::vector<Tensor> dev_in, out;
-  for (const Tensor& t : in) dev_in.push_back(b.upload(t));
-  for (const Shape& s : out_shapes) out.push_back(b.empty(DType::Float32, s));
-  KernelFn fn = find_kernel(node.domain, node.op_type, DeviceKind::CUDA);
-  EXPECT_TRUE(fn) << node.op_type;
-  std::shared_ptr<void> state;
-  KernelContext ctx{node, dev_in, out, true, 1, b.kernel_context(), &state};
-  fn(ctx);
-  b.synchronize();
-  std::vector<Tensor> host;
-  for (const Tensor& t : out) host.push_back(b.download(t));
-  for (const Tensor& t : dev_in) host.push_back(b.download(t));
-  return host;
+  std::vector<ValueType> types;
+  for (const Shape& s : out_shapes) types.push_back({DType::Float32, s});
+  return run_cuda_node(b, node, in, types);
 }
 
 struct Results {

@@ -18,6 +18,7 @@
 #include "common/gpu.h"
 #include "common/op_harness.h"
 #include "cuda/cuda_cases.h"
+#include "cuda/run_cuda_node.h"
 #include "ops/bfloat16.h"
 #include "ops/kernel.h"
 #include "runtime/cuda/cuda_backend.h"
@@ -35,25 +36,6 @@ Backend& gpu(int learners = 1) {
     b->set_conv_algos(ConvAlgos::Engines, learners);
   }
   return *b;
-}
-
-// Runs `node`'s CUDA kernel on device copies of `in` (updated in place as the op does) with
-// outputs of the given types; returns the outputs and then the inputs, downloaded.
-std::vector<Tensor> run_cuda(Backend& b, const Node& node, const std::vector<Tensor>& in,
-                             const std::vector<ValueType>& outs) {
-  std::vector<Tensor> dev_in, out;
-  for (const Tensor& t : in) dev_in.push_back(b.upload(t));
-  for (const ValueType& t : outs) out.push_back(b.empty(t.dtype, t.shape));
-  KernelFn fn = find_kernel(node.domain, node.op_type, DeviceKind::CUDA);
-  CBT_CHECK(fn, "no CUDA kernel for ", node.op_type);
-  std::shared_ptr<void> state;
-  KernelContext ctx{node, dev_in, out, true, 1, b.kernel_context(), &state};
-  fn(ctx);
-  b.synchronize();
-  std::vector<Tensor> host;
-  for (const Tensor& t : out) host.push_back(b.download(t));
-  for (const Tensor& t : dev_in) host.push_back(b.download(t));
-  return host;
 }
 
 uint16_t* bits(const Tensor& t) { return static_cast<uint16_t*>(t.data()); }
@@ -144,14 +126,14 @@ TEST(CudaBf16, ChannelsLastConversionsMatchTheCpuBitForBit) {
     const Tensor x = conversion_input(s, seed++);
     const Node to = make_node("ToChannelsLast", 1, 1, {}, kCbtDomain);
     const Tensor cpu_to = run_node(to, {x}).at(0);
-    const Tensor gpu_to = run_cuda(gpu(), to, {x}, {{DType::BFloat16, s}}).at(0);
+    const Tensor gpu_to = run_cuda_node(gpu(), to, {x}, {{DType::BFloat16, s}}).at(0);
     EXPECT_TRUE(same_bytes(gpu_to, cpu_to)) << "ToChannelsLast " << shape_str(s);
     // The CPU kernel is the specification; it is also the layout these tests assume.
     EXPECT_TRUE(same_bytes(cpu_to, to_nhwc(x))) << "ToChannelsLast " << shape_str(s) << " on the CPU";
 
     const Node from = make_node("FromChannelsLast", 1, 1, {}, kCbtDomain);
     const Tensor cpu_from = run_node(from, {cpu_to}).at(0);
-    const Tensor gpu_from = run_cuda(gpu(), from, {cpu_to}, {{DType::Float32, s}}).at(0);
+    const Tensor gpu_from = run_cuda_node(gpu(), from, {cpu_to}, {{DType::Float32, s}}).at(0);
     EXPECT_TRUE(same_bytes(gpu_from, cpu_from)) << "FromChannelsLast " << shape_str(s);
   }
 }
@@ -215,8 +197,8 @@ void check_batch_norm(Backend& b, const BnCase& k, uint64_t seed) {
   const Tensor cpu_mean = run_mean.clone(), cpu_var = run_var.clone();
   const std::vector<Tensor> want = run_node(cpu_fwd, {xr, scale, bias, cpu_mean, cpu_var});
   // Y, saved mean, saved 1/std, then X, scale, bias, running mean, running variance
-  const std::vector<Tensor> got = run_cuda(b, gpu_fwd, {x_cl, scale, bias, run_mean, run_var},
-                                           {{DType::BFloat16, s}, {DType::Float32, {C}}, {DType::Float32, {C}}});
+  const std::vector<Tensor> got = run_cuda_node(b, gpu_fwd, {x_cl, scale, bias, run_mean, run_var},
+                                                {{DType::BFloat16, s}, {DType::Float32, {C}}, {DType::Float32, {C}}});
   const Tensor y_gpu = from_nhwc(got[0]);
   EXPECT_EQ(close(y_gpu, want[0], 1e-2, 2), "") << what << ": Y";
   EXPECT_EQ(close(got[1], want[1], 1e-3, 0), "") << what << ": saved mean";
@@ -241,7 +223,7 @@ void check_batch_norm(Backend& b, const BnCase& k, uint64_t seed) {
   const Node gpu_bwd = make_node("BatchNormGrad", gpu_in.size(), 3, g, kCbtDomain);
   const std::vector<Tensor> want_grad = run_node(cpu_bwd, cpu_in);
   const std::vector<Tensor> got_grad =
-      run_cuda(b, gpu_bwd, gpu_in, {{DType::BFloat16, s}, {DType::Float32, {C}}, {DType::Float32, {C}}});
+      run_cuda_node(b, gpu_bwd, gpu_in, {{DType::BFloat16, s}, {DType::Float32, {C}}, {DType::Float32, {C}}});
   EXPECT_EQ(close(from_nhwc(got_grad[0]), want_grad[0], 1e-2, 2), "") << what << ": dX";
   EXPECT_EQ(close(got_grad[1], want_grad[1], 1e-3, 0), "") << what << ": dScale";
   EXPECT_EQ(close(got_grad[2], want_grad[2], 1e-3, 0), "") << what << ": dBias";
@@ -282,7 +264,7 @@ TEST(CudaBf16, AddIsTheFloatSumRoundedOnce) {
       const Tensor a = random_bf16(s, seed++), b = random_bf16(s, seed++);
       Attributes at;
       if (relu) at.set("relu", int64_t{1});
-      const Tensor y = run_cuda(gpu(), make_node("Add", 2, 1, at), {a, b}, {{DType::BFloat16, s}}).at(0);
+      const Tensor y = run_cuda_node(gpu(), make_node("Add", 2, 1, at), {a, b}, {{DType::BFloat16, s}}).at(0);
       Tensor want(DType::BFloat16, s);
       for (int64_t i = 0; i < want.numel(); ++i) {
         float sum = f(a, i) + f(b, i);
@@ -295,9 +277,10 @@ TEST(CudaBf16, AddIsTheFloatSumRoundedOnce) {
 TEST(CudaBf16, AddRefusesMixedTypesAndBroadcasting) {
   CBT_SKIP_WITHOUT_GPU();
   const Node add = make_node("Add", 2, 1);
-  EXPECT_ANY_THROW(run_cuda(gpu(), add, {random_bf16({2, 3}, 1), random_bf16({3}, 2)}, {{DType::BFloat16, {2, 3}}}));
-  EXPECT_ANY_THROW(run_cuda(gpu(), add, {random_bf16({2, 3}, 1), random_tensor(DType::Float32, {2, 3}, 2)},
-                            {{DType::BFloat16, {2, 3}}}));
+  EXPECT_ANY_THROW(
+      run_cuda_node(gpu(), add, {random_bf16({2, 3}, 1), random_bf16({3}, 2)}, {{DType::BFloat16, {2, 3}}}));
+  EXPECT_ANY_THROW(run_cuda_node(gpu(), add, {random_bf16({2, 3}, 1), random_tensor(DType::Float32, {2, 3}, 2)},
+                                 {{DType::BFloat16, {2, 3}}}));
 }
 
 TEST(CudaBf16, ReluGradPassesTheRoundedSumWhereYIsPositive) {
@@ -309,7 +292,7 @@ TEST(CudaBf16, ReluGradPassesTheRoundedSumWhereYIsPositive) {
       std::vector<Tensor> in{dy, y};
       if (second) in.push_back(dy2);
       const Node node = make_node("ReluGrad", in.size(), 1, {}, kCbtDomain);
-      const Tensor dx = run_cuda(gpu(), node, in, {{DType::BFloat16, s}}).at(0);
+      const Tensor dx = run_cuda_node(gpu(), node, in, {{DType::BFloat16, s}}).at(0);
       Tensor want(DType::BFloat16, s);
       for (int64_t i = 0; i < want.numel(); ++i)
         bits(want)[i] = f(y, i) > 0 ? (second ? bf16_from_float(f(dy, i) + f(dy2, i)) : bits(dy)[i]) : 0;

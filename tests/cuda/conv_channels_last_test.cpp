@@ -16,6 +16,7 @@
 
 #include "common/gpu.h"
 #include "common/op_harness.h"
+#include "cuda/run_cuda_node.h"
 #include "graph/errors.h"
 #include "ops/bfloat16.h"
 #include "ops/cuda/algo_choice.h"
@@ -132,18 +133,9 @@ std::vector<Tensor> run_cpu(const Node& node, std::vector<Tensor> in, std::vecto
 // Undefined: absent); returns them downloaded.
 std::vector<Tensor> run_gpu(Backend& b, const Node& node, const std::vector<Tensor>& in,
                             const std::vector<ValueType>& out_types) {
-  std::vector<Tensor> dev_in, out;
-  for (const Tensor& t : in) dev_in.push_back(b.upload(t));
-  for (const ValueType& t : out_types) out.push_back(t.defined() ? b.empty(t.dtype, t.shape) : Tensor());
-  KernelFn fn = find_kernel(node.domain, node.op_type, DeviceKind::CUDA);
-  EXPECT_TRUE(fn) << node.op_type;
-  std::shared_ptr<void> state;
-  KernelContext ctx{node, dev_in, out, true, 1, b.kernel_context(), &state};
-  fn(ctx);
-  b.synchronize();
-  std::vector<Tensor> host;
-  for (const Tensor& t : out) host.push_back(t.defined() ? b.download(t) : Tensor());
-  return host;
+  std::vector<Tensor> all = run_cuda_node(b, node, in, out_types);
+  all.resize(out_types.size());
+  return all;
 }
 
 // One GPU backend per --cudnn-algos setting (each lives until the process exits).
