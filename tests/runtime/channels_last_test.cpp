@@ -7,6 +7,7 @@
 
 #include <map>
 #include <random>
+#include <set>
 
 #include "common/op_harness.h"
 #include "common/paths.h"
@@ -141,6 +142,64 @@ TEST(ChannelsLast, ConvolutionsWithABiasOrAFusedReluStayFloat32) {
     EXPECT_FALSE(tg.graph.nodes[i].attrs.has(kChannelsLastAttr));
   }
   for (const auto& [name, t] : tg.types) EXPECT_NE(t.dtype, DType::BFloat16) << name;
+}
+
+// Convolutions cuDNN's bfloat16 NHWC path does not take as they are stay float32 and read the
+// bfloat16 region's output written back: padded unevenly (pads or SAME_UPPER), 12 filters (not a
+// multiple of 8), a bias. The one even 8-to-8 convolution and its BatchNorm run in bfloat16.
+TEST(ChannelsLast, OnlyConvolutionsCudnnTakesInBfloat16AsTheyAreAreMarked) {
+  Graph g;
+  std::map<std::string, ValueType> types;
+  auto value = [&](const std::string& name, Shape shape) { types[name] = ValueType{DType::Float32, std::move(shape)}; };
+  auto param = [&](const std::string& name, Shape shape) {
+    g.initializers[name] = test::random_tensor(DType::Float32, shape, g.initializers.size() + 1);
+    value(name, std::move(shape));
+  };
+  auto conv = [&](const std::string& out, std::vector<std::string> in, Shape shape, std::vector<int64_t> pads,
+                  const std::string& auto_pad = "NOTSET") {
+    Node n;
+    n.op_type = "Conv";
+    n.name = out;
+    n.inputs = std::move(in);
+    n.outputs = {out};
+    n.attrs.set("pads", std::move(pads));
+    n.attrs.set("auto_pad", auto_pad);
+    g.nodes.push_back(n);
+    value(out, std::move(shape));
+  };
+  value("x", {2, 8, 6, 6});
+  for (const char* w : {"w_even", "w_uneven", "w_same", "w_bias"}) param(w, {8, 8, 3, 3});
+  param("w_twelve", {12, 8, 3, 3});
+  for (const char* p : {"bias", "scale", "shift", "mean", "var"}) param(p, {8});
+  conv("c", {"x", "w_even"}, {2, 8, 6, 6}, {1, 1, 1, 1});
+  Node bn;
+  bn.op_type = "BatchNormTraining";
+  bn.domain = kCbtDomain;
+  bn.inputs = {"c", "scale", "shift", "mean", "var"};
+  bn.outputs = {"y", "saved_mean", "saved_invstd"};
+  g.nodes.push_back(bn);
+  value("y", {2, 8, 6, 6});
+  value("saved_mean", {8});
+  value("saved_invstd", {8});
+  conv("uneven", {"y", "w_uneven"}, {2, 8, 5, 5}, {1, 1, 0, 0});
+  conv("same", {"y", "w_same"}, {2, 8, 6, 6}, {0, 0, 0, 0}, "SAME_UPPER");
+  conv("twelve", {"y", "w_twelve"}, {2, 12, 6, 6}, {1, 1, 1, 1});
+  conv("biased", {"y", "w_bias", "bias"}, {2, 8, 6, 6}, {1, 1, 1, 1});
+  const std::set<std::string> exposed{"uneven", "same", "twelve", "biased"};
+  const ChannelsLastCounts counts = to_channels_last_bf16(g, types, exposed);
+  EXPECT_EQ(counts.nodes, 2);
+  std::set<std::string> marked;
+  for (const Node& n : g.nodes) {
+    if (n.attrs.get_int(kChannelsLastAttr, 0)) marked.insert(n.name.empty() ? n.op_type : n.name);
+    if (n.op_type == "Conv" && n.name != "c") {
+      EXPECT_EQ(n.inputs[0], "y") << n.name << " reads the float32 output";
+      EXPECT_EQ(types.at(n.outputs[0]).dtype, DType::Float32) << n.name;
+    }
+  }
+  EXPECT_EQ(marked, (std::set<std::string>{"c", "BatchNormTraining"}));
+  EXPECT_EQ(types.at("y").dtype, DType::Float32);  // written back for the four float32 readers
+  EXPECT_EQ(count_op(g, "FromChannelsLast"), 1);
+  EXPECT_EQ(count_inputs(g, "ToChannelsLast"), 2);  // the input and the one bfloat16 filter
 }
 
 TEST(ChannelsLast, TheTrainerRefusesBfloat16OnTheCpu) {
