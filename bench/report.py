@@ -560,11 +560,16 @@ def main():
                   "not figures to quote.", ""]
     lines += env_section(res, out_dir)
     precision = read_text(os.path.join(out_dir, "env", "precision.txt")) or "fp32"
-    lines += ["", f"Precision: **{precision}** on both sides ("
-              + ("TF32 tensor cores off in PyTorch's cuDNN and cuBLAS, cbtrain's default "
-                 "`--precision fp32`" if precision == "fp32" else
-                 "PyTorch with `allow_tf32` for cuDNN and cuBLAS, cbtrain `--precision tf32`")
-              + ")."]
+    cbt_precision = read_text(os.path.join(out_dir, "env", "cbtrain_precision.txt")) or precision
+    if cbt_precision != precision:  # CBT_PRECISION: cbtrain's own, PyTorch at PRECISION
+        lines += ["", f"Precision: PyTorch **{precision}**, cbtrain **`--precision {cbt_precision}`** "
+                  "(run_gpu.sh's CBT_PRECISION)."]
+    else:
+        lines += ["", f"Precision: **{precision}** on both sides ("
+                  + ("TF32 tensor cores off in PyTorch's cuDNN and cuBLAS, cbtrain's default "
+                     "`--precision fp32`" if precision == "fp32" else
+                     "PyTorch with `allow_tf32` for cuDNN and cuBLAS, cbtrain `--precision tf32`")
+                  + ")."]
     tm = res["torch_meta"]
     cm = res["cbt_meta"]
     tput, summary = throughput_section(res, notes)
