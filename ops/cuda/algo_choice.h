@@ -39,9 +39,6 @@ inline EnginePrecision float_precision(bool tf32) { return tf32 ? EnginePrecisio
 // its sums, computes through FFT or Winograd transforms, or compiles at run time; tensor cores
 // only with Tf32 or BFloat16; under `deterministic` only deterministic ones.
 bool engine_allowed(const EngineNotes& n, EnginePrecision p, bool deterministic);
-inline bool engine_allowed(const EngineNotes& n, bool tf32, bool deterministic) {
-  return engine_allowed(n, float_precision(tf32), deterministic);
-}
 
 // The largest relative error (max |got - ref| / max |ref| on random inputs, against a plain
 // engine's result) an engine may show and still be taken. float32 engines differ from
@@ -52,10 +49,6 @@ inline bool engine_allowed(const EngineNotes& n, bool tf32, bool deterministic) 
 // compared): 1.6e-2. A NaN never passes.
 double max_relative_error(EnginePrecision p);
 bool accurate_enough(double relative_error, EnginePrecision p);
-inline double max_relative_error(bool tf32) { return max_relative_error(float_precision(tf32)); }
-inline bool accurate_enough(double relative_error, bool tf32) {
-  return accurate_enough(relative_error, float_precision(tf32));
-}
 
 // The slack the convolutions use: 0.25, or CBT_CONV_DET_SLACK from the environment (a
 // non-negative number; 0 takes the fastest always). Read once.

@@ -47,23 +47,23 @@ TEST(AlgoChoice, HeuristicRankingPrefersAnyDeterministicCandidate) {
 
 TEST(AlgoChoice, EnginesThatChangeTheArithmeticAreNotAllowed) {
   const EngineNotes plain;
-  EXPECT_TRUE(engine_allowed(plain, false, false));
-  EXPECT_TRUE(engine_allowed(plain, false, true));
+  EXPECT_TRUE(engine_allowed(plain, float_precision(false), false));
+  EXPECT_TRUE(engine_allowed(plain, float_precision(false), true));
   EngineNotes tc;
   tc.tensor_core = true;  // TF32 for float32 data: only with --precision tf32
-  EXPECT_FALSE(engine_allowed(tc, false, false));
-  EXPECT_TRUE(engine_allowed(tc, true, false));
+  EXPECT_FALSE(engine_allowed(tc, float_precision(false), false));
+  EXPECT_TRUE(engine_allowed(tc, float_precision(true), false));
   EngineNotes nd;
   nd.nondeterministic = true;  // atomic sums: not under --deterministic
-  EXPECT_TRUE(engine_allowed(nd, false, false));
-  EXPECT_FALSE(engine_allowed(nd, false, true));
+  EXPECT_TRUE(engine_allowed(nd, float_precision(false), false));
+  EXPECT_FALSE(engine_allowed(nd, float_precision(false), true));
   // Never, whatever the flags: narrower inputs or sums, FFT or Winograd, run-time compiling.
   for (bool EngineNotes::*flag : {&EngineNotes::down_convert, &EngineNotes::reduced_precision, &EngineNotes::fft,
                                   &EngineNotes::runtime_compilation}) {
     EngineNotes n;
     n.*flag = true;
     for (bool tf32 : {false, true})
-      for (bool det : {false, true}) EXPECT_FALSE(engine_allowed(n, tf32, det));
+      for (bool det : {false, true}) EXPECT_FALSE(engine_allowed(n, float_precision(tf32), det));
   }
 }
 
@@ -76,17 +76,17 @@ TEST(AlgoChoice, Tf32WidensTheToleranceButNotToWinogradsErrors) {
     const double fp32_ok = std::uniform_real_distribution<double>(0, 1e-4)(rng);
     const double tf32_only = std::uniform_real_distribution<double>(1.01e-4, 5e-3)(rng);
     const double never = std::uniform_real_distribution<double>(5.01e-3, 1.0)(rng);
-    EXPECT_TRUE(accurate_enough(fp32_ok, false));
-    EXPECT_TRUE(accurate_enough(fp32_ok, true));
-    EXPECT_FALSE(accurate_enough(tf32_only, false)) << tf32_only;
-    EXPECT_TRUE(accurate_enough(tf32_only, true)) << tf32_only;
-    EXPECT_FALSE(accurate_enough(never, true)) << never;
+    EXPECT_TRUE(accurate_enough(fp32_ok, float_precision(false)));
+    EXPECT_TRUE(accurate_enough(fp32_ok, float_precision(true)));
+    EXPECT_FALSE(accurate_enough(tf32_only, float_precision(false))) << tf32_only;
+    EXPECT_TRUE(accurate_enough(tf32_only, float_precision(true))) << tf32_only;
+    EXPECT_FALSE(accurate_enough(never, float_precision(true))) << never;
   }
-  EXPECT_FALSE(accurate_enough(1e-2, true));
-  EXPECT_LT(max_relative_error(false), max_relative_error(true));
+  EXPECT_FALSE(accurate_enough(1e-2, float_precision(true)));
+  EXPECT_LT(max_relative_error(float_precision(false)), max_relative_error(float_precision(true)));
   for (bool tf32 : {false, true}) {
-    EXPECT_FALSE(accurate_enough(std::nan(""), tf32));
-    EXPECT_FALSE(accurate_enough(HUGE_VAL, tf32));
+    EXPECT_FALSE(accurate_enough(std::nan(""), float_precision(tf32)));
+    EXPECT_FALSE(accurate_enough(HUGE_VAL, float_precision(tf32)));
   }
 }
 

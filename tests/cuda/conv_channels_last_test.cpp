@@ -253,8 +253,8 @@ TEST(ConvChannelsLast, BFloat16EnginesMayUseTensorCoresWithinItsBound) {
   EXPECT_TRUE(cuda::engine_allowed(tc, EnginePrecision::BFloat16, false));
   EXPECT_TRUE(cuda::engine_allowed(tc, EnginePrecision::BFloat16, true));
   EXPECT_FALSE(cuda::engine_allowed(tc, EnginePrecision::Float32, false));
-  EXPECT_EQ(cuda::engine_allowed(tc, false, false), cuda::engine_allowed(tc, EnginePrecision::Float32, false));
-  EXPECT_EQ(cuda::engine_allowed(tc, true, false), cuda::engine_allowed(tc, EnginePrecision::Tf32, false));
+  EXPECT_EQ(cuda::float_precision(false), EnginePrecision::Float32);
+  EXPECT_EQ(cuda::float_precision(true), EnginePrecision::Tf32);
   for (int i = 0; i < 4; ++i) {
     cuda::EngineNotes n = tc;
     (i == 0 ? n.down_convert : i == 1 ? n.reduced_precision : i == 2 ? n.fft : n.runtime_compilation) = true;
@@ -266,8 +266,8 @@ TEST(ConvChannelsLast, BFloat16EnginesMayUseTensorCoresWithinItsBound) {
   EXPECT_FALSE(cuda::engine_allowed(nd, EnginePrecision::BFloat16, true));
 
   EXPECT_DOUBLE_EQ(cuda::max_relative_error(EnginePrecision::BFloat16), 1.6e-2);
-  EXPECT_DOUBLE_EQ(cuda::max_relative_error(false), 1e-4);
-  EXPECT_DOUBLE_EQ(cuda::max_relative_error(true), 5e-3);
+  EXPECT_DOUBLE_EQ(cuda::max_relative_error(EnginePrecision::Float32), 1e-4);
+  EXPECT_DOUBLE_EQ(cuda::max_relative_error(EnginePrecision::Tf32), 5e-3);
   EXPECT_TRUE(cuda::accurate_enough(1.2e-2, EnginePrecision::BFloat16));
   EXPECT_FALSE(cuda::accurate_enough(1.2e-2, EnginePrecision::Tf32));
   EXPECT_FALSE(cuda::accurate_enough(2e-2, EnginePrecision::BFloat16));

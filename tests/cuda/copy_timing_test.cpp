@@ -244,7 +244,7 @@ TEST(CopyTiming, ANonFiniteResultIsNeverAccurate) {
     ASSERT_EQ(cudaMemcpy(got.p, g.data(), n * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
     const double err = relative_error(got, ref, n, stream);
     EXPECT_FALSE(std::isfinite(err)) << bad << ": " << err;
-    for (bool tf32 : {false, true}) EXPECT_FALSE(accurate_enough(err, tf32)) << bad;
+    for (bool tf32 : {false, true}) EXPECT_FALSE(accurate_enough(err, float_precision(tf32))) << bad;
   }
   EXPECT_EQ(relative_error(ref, ref, n, stream), 0.0);
   EXPECT_EQ(cudaStreamDestroy(stream), cudaSuccess);
