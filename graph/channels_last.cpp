@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "graph/node_links.h"
+
 namespace cbt {
 namespace {
 
@@ -105,9 +107,10 @@ ChannelsLastCounts to_channels_last_bf16(Graph& g, std::map<std::string, ValueTy
     for (size_t k = 0; k < n.inputs.size(); ++k)
       if (std::find(cl_in.begin(), cl_in.end(), k) == cl_in.end()) read_as_f32.insert(n.inputs[k]);
   }
-  auto fresh = [&](const std::string& base) {
-    std::string name = unique_name(base, types);
-    types[name] = ValueType{};  // reserved
+  // A fresh name for v's bfloat16 channels-last twin, typed.
+  auto twin_of = [&](const std::string& v) {
+    const std::string name = unique_name(v + "_cl", types);
+    types[name] = ValueType{DType::BFloat16, types.at(v).shape};
     return name;
   };
   auto conversion = [&](const char* op, std::vector<std::string> from, std::vector<std::string> to) {
@@ -119,8 +122,7 @@ ChannelsLastCounts to_channels_last_bf16(Graph& g, std::map<std::string, ValueTy
     c.outputs = std::move(to);
     return c;
   };
-  std::set<std::string> read_in_graph;
-  for (const Node& n : g.nodes) read_in_graph.insert(n.inputs.begin(), n.inputs.end());
+  const auto readers = readers_of(g);
 
   ChannelsLastCounts counts;
   std::map<std::string, std::string> cl;  // float32 value -> its bfloat16 channels-last twin
@@ -142,8 +144,7 @@ ChannelsLastCounts to_channels_last_bf16(Graph& g, std::map<std::string, ValueTy
       if (k >= n.inputs.size() || n.inputs[k].empty()) continue;
       std::string& twin = cl[n.inputs[k]];
       if (twin.empty()) {  // a float32 value read here first: converted once, before this node
-        twin = fresh(n.inputs[k] + "_cl");
-        types[twin] = ValueType{DType::BFloat16, types.at(n.inputs[k]).shape};
+        twin = twin_of(n.inputs[k]);
         if (g.initializers.count(n.inputs[k])) {
           if (filters.empty()) filters_at = out.size();
           filters.push_back(n.inputs[k]);
@@ -159,11 +160,10 @@ ChannelsLastCounts to_channels_last_bf16(Graph& g, std::map<std::string, ValueTy
     for (size_t o : r.out) {
       if (o >= n.outputs.size() || n.outputs[o].empty()) continue;
       const std::string v = n.outputs[o];
-      const std::string twin = fresh(v + "_cl");
-      types[twin] = ValueType{DType::BFloat16, types.at(v).shape};
+      const std::string twin = twin_of(v);
       cl[v] = twin;
       n.outputs[o] = twin;
-      if (read_as_f32.count(v) && !read_in_graph.count(v)) {
+      if (read_as_f32.count(v) && !readers.count(v)) {
         late_twins.push_back(twin);
         late.push_back(v);
       } else if (read_as_f32.count(v)) {
