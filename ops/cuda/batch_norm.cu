@@ -15,6 +15,7 @@
 #include <string>
 #include <type_traits>
 
+#include "graph/channels_last.h"
 #include "ops/cuda/batch_norm_math.cuh"
 #include "ops/cuda/batch_norm_nhwc.h"
 #include "ops/cuda/dense_util.cuh"
@@ -339,7 +340,7 @@ void launch_clusters(const CudaContext& cc, const ChannelSplit& d, void (*kernel
 // x: (N, C, S), scale, b: (C), running mean/var: (C), updated in place ->
 // y, saved_mean: (C), saved_invstd: (C); channels_last=1: batch_norm_nhwc.h
 void batch_norm_training(KernelContext& ctx) {
-  if (ctx.node.attrs.get_int("channels_last", 0)) return batch_norm_training_nhwc(ctx);
+  if (ctx.node.attrs.get_int(kChannelsLastAttr, 0)) return batch_norm_training_nhwc(ctx);
   auto& cc = context_of(ctx.device_ctx);
   const Tensor& X = ctx.in(0);
   check_float(X, ctx.node);
@@ -371,7 +372,7 @@ void batch_norm_training(KernelContext& ctx) {
 // -> dX, dScale, dBias. With batch statistics dX also flows through the mean and variance.
 // channels_last=1: batch_norm_nhwc.h
 void batch_norm_backward(KernelContext& ctx) {
-  if (ctx.node.attrs.get_int("channels_last", 0)) return batch_norm_backward_nhwc(ctx);
+  if (ctx.node.attrs.get_int(kChannelsLastAttr, 0)) return batch_norm_backward_nhwc(ctx);
   auto& cc = context_of(ctx.device_ctx);
   const Tensor &dY = ctx.in(0), &X = ctx.in(1);
   check_float(X, ctx.node);

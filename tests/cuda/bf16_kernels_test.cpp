@@ -19,6 +19,7 @@
 #include "common/op_harness.h"
 #include "cuda/cuda_cases.h"
 #include "cuda/run_cuda_node.h"
+#include "graph/channels_last.h"
 #include "ops/bfloat16.h"
 #include "ops/kernel.h"
 #include "runtime/cuda/cuda_backend.h"
@@ -192,7 +193,7 @@ void check_batch_norm(Backend& b, const BnCase& k, uint64_t seed) {
   a.set("momentum", 0.9f);
   a.set("relu", int64_t{k.relu});
   const Node cpu_fwd = make_node("BatchNormTraining", 5, 3, a, kCbtDomain);
-  a.set("channels_last", int64_t{1});
+  a.set(kChannelsLastAttr, int64_t{1});
   const Node gpu_fwd = make_node("BatchNormTraining", 5, 3, a, kCbtDomain);
   const Tensor cpu_mean = run_mean.clone(), cpu_var = run_var.clone();
   const std::vector<Tensor> want = run_node(cpu_fwd, {xr, scale, bias, cpu_mean, cpu_var});
@@ -219,7 +220,7 @@ void check_batch_norm(Backend& b, const BnCase& k, uint64_t seed) {
     gpu_in.push_back(got[0]);
   }
   const Node cpu_bwd = make_node("BatchNormGrad", cpu_in.size(), 3, g, kCbtDomain);
-  g.set("channels_last", int64_t{1});
+  g.set(kChannelsLastAttr, int64_t{1});
   const Node gpu_bwd = make_node("BatchNormGrad", gpu_in.size(), 3, g, kCbtDomain);
   const std::vector<Tensor> want_grad = run_node(cpu_bwd, cpu_in);
   const std::vector<Tensor> got_grad =

@@ -17,6 +17,7 @@
 #include "common/gpu.h"
 #include "common/op_harness.h"
 #include "cuda/run_cuda_node.h"
+#include "graph/channels_last.h"
 #include "graph/errors.h"
 #include "ops/bfloat16.h"
 #include "ops/cuda/algo_choice.h"
@@ -107,7 +108,7 @@ Attributes conv_attrs(const Geometry& g, bool channels_last) {
   a.set("kernel_shape", std::vector<int64_t>{g.k, g.k});
   a.set("strides", std::vector<int64_t>{g.stride, g.stride});
   a.set("pads", std::vector<int64_t>{g.pad, g.pad, g.pad, g.pad});
-  if (channels_last) a.set("channels_last", int64_t{1});
+  if (channels_last) a.set(kChannelsLastAttr, int64_t{1});
   return a;
 }
 
