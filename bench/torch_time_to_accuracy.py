@@ -3,7 +3,8 @@
 
     python3 bench/torch_time_to_accuracy.py --model lenet5 --batch 32 --lr 0.02 \
         --target 0.90 --max-epochs 15 --seed 1 --data DIR --out tta.json \
-        [--schedule constant|cosine] [--init-onnx lenet5.onnx] [--label-smoothing 0.1]
+        [--schedule constant|cosine] [--init-onnx lenet5.onnx] [--label-smoothing 0.1] \
+        [--warm-libraries on|off]
 
 The whole data set lives on the GPU (IDX .gz files read with gzip + numpy, normalised as
 (x/255 - 0.2860)/0.3530); every epoch draws a permutation from a generator seeded with
@@ -14,7 +15,8 @@ schedule goes per step from --lr to 0 over --max-epochs epochs (cbtrain's formul
 After every epoch the test accuracy is measured; evaluation time is not on the training
 clock. Training stops at the first epoch whose accuracy reaches --target, or at
 --max-epochs. --init-onnx starts from the weights of an ONNX file (the one cbtrain trains),
-so both systems start from the same model.
+so both systems start from the same model. cuDNN and cuBLAS are loaded before the clock
+(--warm-libraries on, the default), as cbtrain loads them while it reads the data set.
 """
 
 import argparse
@@ -41,6 +43,21 @@ def load_split(folder, prefix, device):
     x = torch.from_numpy(x.astype(np.float32)).to(device)
     x = ((x / 255.0 - MEAN) / STD).unsqueeze(1)  # N,1,28,28
     return x, torch.from_numpy(y.astype(np.int64)).to(device)
+
+
+def warm_libraries(dev):
+    """Has cuDNN and cuBLAS load what they load on first use, before the clock starts, as cbtrain
+    does while it reads the data set: one convolution's forward and backward and one linear layer
+    on small random inputs of shapes the models do not have (cudnn.benchmark still searches the
+    model's own convolutions on the clock). Its own generator: the training's draws are unchanged."""
+    g = torch.Generator(device=dev)
+    g.manual_seed(0)
+    x = torch.randn(8, 8, 12, 12, device=dev, generator=g, requires_grad=True)
+    w = torch.randn(8, 8, 3, 3, device=dev, generator=g, requires_grad=True)
+    m = torch.randn(10, 16, device=dev, generator=g, requires_grad=True)
+    y = F.conv2d(x, w, padding=1)
+    (y.square().mean() + F.linear(y.flatten(1)[:, :16], m).square().mean()).backward()
+    torch.cuda.synchronize()
 
 
 @torch.no_grad()
@@ -74,6 +91,9 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--init-onnx", default="", help="start from this ONNX file's weights")
     add_precision_arg(ap)
+    ap.add_argument("--warm-libraries", choices=["on", "off"], default="on",
+                    help="load cuDNN and cuBLAS before the clock starts (warm_libraries), as cbtrain "
+                         "loads them while it reads the data set")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     lenet = args.model == "lenet5"
@@ -89,6 +109,8 @@ def main():
     torch.backends.cudnn.benchmark = True
     precision = set_precision(args.precision)
     torch.manual_seed(args.seed)
+    if args.warm_libraries == "on":
+        warm_libraries(dev)
     xtr, ytr = load_split(args.data, "train", dev)
     xte, yte = load_split(args.data, "t10k", dev)
     model, shape = build(args.model)
@@ -143,7 +165,7 @@ def main():
                schedule=schedule, momentum=args.momentum, weight_decay=args.weight_decay,
                label_smoothing=args.label_smoothing, target=args.target,
                max_epochs=args.max_epochs, seed=args.seed,
-               init_onnx=args.init_onnx or None, **precision,
+               init_onnx=args.init_onnx or None, warm_libraries=args.warm_libraries, **precision,
                epochs=len(history), train_seconds=train_seconds,
                accuracy=[h["test_accuracy"] for h in history],
                elapsed_s=[h["elapsed_s"] for h in history],

@@ -83,6 +83,8 @@ std::unique_ptr<Backend> make_backend(Device device);
 
 // Makes the driver contexts of the CUDA devices `gpus` on a thread of its own, so that the
 // caller reads its data meanwhile: a process's first CUDA call takes half a second or more.
+// The thread then has cuDNN and cuBLASLt load what they load on first use (ops/cuda/
+// library_warm_up.h), which the first convolution search and Gemm of training waited for.
 // The destructor waits for the thread. Failures are not reported here but by the first real
 // use, as without it. Without CUDA, or with no GPUs, it does nothing.
 class DeviceWarmUp {

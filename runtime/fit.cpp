@@ -13,6 +13,7 @@
 #include <ostream>
 
 #include "graph/atomic_file.h"
+#include "ops/start_costs.h"
 #include "runtime/augment.h"
 #include "runtime/checkpoint_ranks.h"
 #include "runtime/training_tuner.h"
@@ -319,6 +320,8 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
         buf, sizeof buf, "epoch %lld: train loss %.4f, test loss %.4f, test accuracy %.2f%%, %.1f s, %.0f img/s",
         static_cast<long long>(epoch), train_loss, res.final_eval.loss, 100 * res.final_eval.accuracy, epoch_s, ips);
     log << buf << std::endl;
+    // Where the first epoch's set-up went (the kernels' first runs, searches, captures).
+    if (epoch == start_epoch && log_start_costs()) log << "start: " << start_costs() << std::endl;
     if (res.final_eval.accuracy > res.best_accuracy || res.best_epoch == 0)
       res.best_accuracy = res.final_eval.accuracy, res.best_epoch = epoch;
     if (tb) {

@@ -7,6 +7,7 @@
 
 #include "graph/bind.h"
 #include "graph/op_schema.h"
+#include "ops/start_costs.h"
 
 namespace cbt {
 
@@ -71,6 +72,7 @@ void Program::run(uint64_t seed) {
     backend_.replay(graph_);
   } else if (use_graph_ && runs_ >= 1 && backend_.begin_capture()) {
     try {
+      StartCost cost("graph captures");
       run_steps(seed);
       graph_ = backend_.end_capture();
     } catch (const InternalError& e) {
@@ -86,6 +88,9 @@ void Program::run(uint64_t seed) {
       run_steps(seed);
     }
     if (graph_) backend_.replay(graph_);
+  } else if (runs_ == 0) {
+    StartCost cost("first runs");  // the kernels' set-up, convolution searches included
+    run_steps(seed);
   } else {
     run_steps(seed);
   }
@@ -94,10 +99,17 @@ void Program::run(uint64_t seed) {
 
 void Program::run_steps(uint64_t seed) {
   void* ctx = backend_.kernel_context();
+  // A first run with CBT_LOG_START=1 also says which ops' set-up took its time.
+  const bool by_op = runs_ == 0 && log_start_costs();
   for (size_t i = 0; i < steps_.size(); ++i) {
     Step& s = steps_[i];
     KernelContext kc{*s.node, s.inputs, s.outputs, training_, rng_hash(seed, i), ctx, s.state.get()};
-    s.fn(kc);
+    if (by_op) {
+      StartCost cost("first runs of " + s.node->op_type);
+      s.fn(kc);
+    } else {
+      s.fn(kc);
+    }
   }
 }
 

@@ -185,9 +185,10 @@ __device__ void reduce_tile(const NhwcSplit& d, const Part<V>& my, const float (
     __syncthreads();
     if (q < per && j < width) sums[q * width + j] = t;
     __syncthreads();
+    // Thread i finishes channel j0 + i: with per > 1 the loop runs once (blockDim / per >= width),
+    // with per = 1 each round covers blockDim channels; either way `own < width` is the bound.
     const int own = j0 + static_cast<int>(threadIdx.x);
-    if (static_cast<int>(threadIdx.x) < width && own < width && own < j0 + static_cast<int>(blockDim.x) / per &&
-        first + own < d.C) {
+    if (own < width && first + own < d.C) {
       double2 total = make_double2(0, 0);
       for (int k = 0; k < per; ++k) {
         const double2 v = sums[k * width + own];

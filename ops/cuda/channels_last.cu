@@ -3,6 +3,8 @@
 // 32 x 32 tiles of shared memory, so that reads and writes are both coalesced; a node of several
 // (small) tensors, the filters, in one launch. bfloat16
 // travels as its 16 bits, rounded as ops/bfloat16.h rounds (NaN included).
+#include "ops/cuda/channels_last.h"
+
 #include <algorithm>
 #include <cstdint>
 
@@ -186,6 +188,14 @@ void from_channels_last(KernelContext& ctx) {
 }
 
 }  // namespace
+
+void widen_bf16(const void* in, void* out, size_t count, cudaStream_t stream) {
+  if (!count) return;
+  const auto n = static_cast<int64_t>(count);
+  from_bf16_flat_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const uint16_t*>(in),
+                                                                static_cast<float*>(out), n);
+  CBT_CUDA_CHECK_LAUNCH();
+}
 
 CBT_REGISTER_KERNEL(kCbtDomain, "ToChannelsLast", DeviceKind::CUDA, to_channels_last);
 CBT_REGISTER_KERNEL(kCbtDomain, "FromChannelsLast", DeviceKind::CUDA, from_channels_last);

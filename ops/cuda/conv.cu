@@ -22,6 +22,7 @@
 #include "ops/cuda/dense_util.cuh"
 #include "ops/cuda/fused_relu.cuh"
 #include "ops/cuda/own_conv_choice.h"
+#include "ops/start_costs.h"
 
 namespace cbt::cuda {
 namespace {
@@ -245,8 +246,10 @@ AlgoChoice choose_algo(const CudaContext& cc, const ConvPlan& p, size_t budget) 
         log_conv_algos()};
     if (auto id = choose_engine(cc.cudnn, cc.stream, engine_conv(p.g), op, search)) {
       // The legacy backup for misaligned pointers; bfloat16's from the heuristics (not float32's).
+      std::optional<StartCost> cost(std::in_place, "legacy backups");
       AlgoChoice c = own_kernels ? fallback_choice(p, budget, ws, Calls::kFallback, Calls::kName)
                                  : legacy_choice<op>(cc, p, budget, false);
+      cost.emplace("own kernels' searches");
       c.ws = std::max(c.ws, id->workspace);
       if constexpr (op == ConvOp::BackwardFilter) {
         if (own_kernels)
@@ -335,13 +338,21 @@ std::shared_ptr<ConvPlan> make_plan(const CudaContext& cc, const ConvGeom& geom,
   for (ConvOp op : ops) {
     AlgoKey key = algo_key(cc, g, op, budget);
     auto hit = conv_choices().find(key);
-    AlgoChoice choice = hit != conv_choices().end()  ? hit->second
-                        : op == ConvOp::Forward      ? choose_algo<ConvOp::Forward>(cc, p, budget)
-                        : op == ConvOp::BackwardData ? choose_algo<ConvOp::BackwardData>(cc, p, budget)
-                                                     : choose_algo<ConvOp::BackwardFilter>(cc, p, budget);
+    AlgoChoice choice;
+    if (hit != conv_choices().end()) {
+      choice = hit->second;
+    } else {
+      StartCost cost("convolution searches");
+      choice = op == ConvOp::Forward        ? choose_algo<ConvOp::Forward>(cc, p, budget)
+               : op == ConvOp::BackwardData ? choose_algo<ConvOp::BackwardData>(cc, p, budget)
+                                            : choose_algo<ConvOp::BackwardFilter>(cc, p, budget);
+    }
     conv_choices().emplace(key, choice);
     p.algo[static_cast<int>(op)] = choice;
-    if (choice.engine && !choice.runs_direct()) p.engine[static_cast<int>(op)] = engine_plan(cc, g, op, choice);
+    if (choice.engine && !choice.runs_direct()) {
+      StartCost cost("convolution plans");
+      p.engine[static_cast<int>(op)] = engine_plan(cc, g, op, choice);
+    }
   }
   return plan;
 }

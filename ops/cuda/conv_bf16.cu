@@ -1,15 +1,12 @@
 // The bfloat16 channels-last side of the CUDA convolutions (conv_bf16.h).
 #include "ops/cuda/conv_bf16.h"
 
-#include <cuda_bf16.h>
-
 #include <algorithm>
 #include <limits>
 
 #include "graph/channels_last.h"
 #include "ops/cuda/common.cuh"
 #include "ops/cuda/dense_util.cuh"
-#include "ops/cuda/rng.cuh"
 
 namespace cbt::cuda {
 namespace {
@@ -25,14 +22,6 @@ void set_nhwc_bf16(const TensorDesc& d, int64_t n, int64_t c, int64_t h, int64_t
 void set_filter_nhwc_bf16(const FilterDesc& d, int64_t k, int64_t c, int64_t h, int64_t w) {
   CBT_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_NHWC, cudnn_dim(k), cudnn_dim(c),
                                              cudnn_dim(h), cudnn_dim(w)));
-}
-
-__global__ void fill_random_bf16_kernel(__nv_bfloat16* p, int64_t n, uint64_t seed) {
-  CBT_GRID_STRIDE_LOOP(i, n) p[i] = __float2bfloat16(2.0f * rng_uniform(seed, static_cast<uint64_t>(i)) - 1.0f);
-}
-
-__global__ void widen_bf16_kernel(const __nv_bfloat16* in, float* out, int64_t n) {
-  CBT_GRID_STRIDE_LOOP(i, n) out[i] = __bfloat162float(in[i]);
 }
 
 }  // namespace
@@ -104,22 +93,6 @@ EngineConv engine_conv(const ConvGeom& g) {
   c.stride[0] = g.SH, c.stride[1] = g.SW, c.dilation[0] = g.DH, c.dilation[1] = g.DW;
   c.storage = g.storage;
   return c;
-}
-
-void fill_random_bf16(DeviceBuffer& b, size_t count, uint64_t seed) {
-  if (!count) return;
-  const auto n = static_cast<int64_t>(count);
-  fill_random_bf16_kernel<<<blocks_for(n), kThreads>>>(static_cast<__nv_bfloat16*>(b.p), n, seed);  // default stream
-  CBT_CUDA_CHECK_LAUNCH();
-  CBT_CUDA_CHECK(cudaStreamSynchronize(nullptr));
-}
-
-void widen_bf16(const void* in, void* out, size_t count, cudaStream_t stream) {
-  if (!count) return;
-  const auto n = static_cast<int64_t>(count);
-  widen_bf16_kernel<<<blocks_for(n), kThreads, 0, stream>>>(static_cast<const __nv_bfloat16*>(in),
-                                                            static_cast<float*>(out), n);
-  CBT_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace cbt::cuda

@@ -1,6 +1,6 @@
 // What a convolution stored as bfloat16 channels-last (--precision bf16, graph/channels_last.h)
 // changes in the CUDA path: which nodes are, the checks of their tensors, the descriptors and
-// math types of either storage, and the bfloat16 buffers of the engine search. Everything else
+// math types of either storage. Everything else
 // (plans, choices, engines, runs) is shared with the float32 convolutions (conv.cu).
 #pragma once
 #include <cuda_runtime.h>
@@ -10,7 +10,6 @@
 #include <cstdint>
 
 #include "ops/cuda/conv_geom.h"
-#include "ops/cuda/copy_timing.h"
 #include "ops/cuda/cudnn_engine.h"
 #include "ops/cuda/cudnn_util.h"
 #include "ops/kernel.h"
@@ -39,11 +38,5 @@ bool conv_math_allowed(cudnnMathType_t math, const ConvGeom& g, bool tf32);
 
 // The engine search's view of `g` (its padded extent where it pads explicitly).
 EngineConv engine_conv(const ConvGeom& g);
-
-// `count` bfloat16 values in [-1, 1) made on the device from `seed` into `b`, as
-// DeviceBuffer::fill_random makes floats (then rounded). Waits for the device.
-void fill_random_bf16(DeviceBuffer& b, size_t count, uint64_t seed);
-// out: `count` floats = in: `count` bfloat16 values, on `stream`.
-void widen_bf16(const void* in, void* out, size_t count, cudaStream_t stream);
 
 }  // namespace cbt::cuda

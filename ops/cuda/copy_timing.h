@@ -22,6 +22,8 @@ struct DeviceBuffer {
   // `count` floats in [-1, 1), made on the device from `seed` (counter-based, so the same
   // values every time): inputs whose products tell kernels apart. Waits for the device.
   void fill_random(size_t count, uint64_t seed);
+  // The same values rounded to bfloat16 (nearest even), `count` of them.
+  void fill_random_bf16(size_t count, uint64_t seed);
   std::vector<float> download(size_t count) const;
 };
 

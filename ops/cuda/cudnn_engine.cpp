@@ -11,9 +11,10 @@
 #include <string>
 
 #include "ops/cuda/algo_choice.h"
-#include "ops/cuda/conv_bf16.h"
+#include "ops/cuda/channels_last.h"
 #include "ops/cuda/copy_timing.h"
 #include "ops/cuda/cuda_context.h"
+#include "ops/start_costs.h"
 
 namespace cbt::cuda {
 namespace {
@@ -313,8 +314,13 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
   CBT_CUDNN_CHECK(cudnnSetStream(handle, stream));
   const bool bf16 = conv.storage == ConvStorage::BFloat16Nhwc;
   const EnginePrecision precision = bf16 ? EnginePrecision::BFloat16 : float_precision(search.tf32);
-  SearchPhases laps;
-  SearchPhases* phases = search.log ? &laps : nullptr;
+  // The phases go to CBT_LOG_START's totals on every path out, and to the log when asked for.
+  struct Laps : SearchPhases {
+    ~Laps() {
+      for (const auto& [name, ms] : laps()) add_start_cost("engine searches' " + name, ms);
+    }
+  } laps;
+  SearchPhases* phases = &laps;
   Parts p;
   build_graph(p, handle, conv, op);
   lap(phases, "graph");
@@ -398,7 +404,7 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
       return std::nullopt;
     auto fill = [&](DeviceBuffer& b, const int64_t(&dims)[4], uint64_t seed) {
       if (bf16)
-        fill_random_bf16(b, numel_of(dims), seed);
+        b.fill_random_bf16(numel_of(dims), seed);
       else
         b.fill_random(numel_of(dims), seed);
     };
@@ -524,6 +530,26 @@ std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream,
                  static_cast<long long>(conv.filter[3]), static_cast<long long>(conv.stride[0]), log.c_str(),
                  static_cast<long long>(id.global_index), id.workspace, phases->total_ms(), phases->str().c_str());
   return id;
+}
+
+int warm_up_engines(cudnnHandle_t handle) {
+  int plans = 0;
+  for (ConvStorage storage : {ConvStorage::Float32Nchw, ConvStorage::BFloat16Nhwc})
+    for (ConvOp op : {ConvOp::Forward, ConvOp::BackwardData, ConvOp::BackwardFilter}) {
+      EngineConv c;  // 8 images of 8 channels, 8 x 8, a 3 x 3 filter padded by 1
+      const int64_t image[4] = {8, 8, 8, 8}, filter[4] = {8, 8, 3, 3};
+      std::copy(image, image + 4, c.image);
+      std::copy(image, image + 4, c.grid);
+      std::copy(filter, filter + 4, c.filter);
+      c.pad[0] = c.pad[1] = 1;
+      c.storage = storage;
+      Parts p;
+      build_graph(p, handle, c, op);
+      std::vector<Candidate> cands = heuristics(p, CUDNN_HEUR_MODE_A);
+      size_t workspace = 0;
+      if (!cands.empty() && build_plan(p, handle, cands.front().config, &workspace) == CUDNN_STATUS_SUCCESS) ++plans;
+    }
+  return plans;
 }
 
 EnginePlan::EnginePlan(cudnnHandle_t handle, const EngineConv& conv, ConvOp op, const EngineId& id)

@@ -59,6 +59,12 @@ struct EngineSearch {
 std::optional<EngineId> choose_engine(cudnnHandle_t handle, cudaStream_t stream, const EngineConv& conv, ConvOp op,
                                       const EngineSearch& search);
 
+// Loads what cuDNN's backend API loads on first use (its sub-libraries, the heuristics of each
+// op, float32 and bfloat16) by building small operation graphs, asking the heuristics and
+// building a plan, nothing run: library_warm_up.h calls it while the data set is read. Returns
+// how many of the six (three ops, two storages) gave a plan; throws on a cuDNN error.
+int warm_up_engines(cudnnHandle_t handle);
+
 // The chosen engine's execution plan on one handle. run() binds the image, filter and grid
 // (by their roles in `op`: Forward writes the grid, BackwardData the image, BackwardFilter
 // the filter) and the workspace; the binding is kept while the pointers stay the same, so a

@@ -15,6 +15,8 @@ class SearchPhases {
   double total_ms() const;
   // "name 1.2 + name 0.3 ms", in the order the names first came.
   std::string str() const;
+  // (name, milliseconds) in that order.
+  const std::vector<std::pair<std::string, double>>& laps() const { return ms_; }
 
  private:
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();

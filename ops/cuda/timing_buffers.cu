@@ -2,6 +2,8 @@
 // a result compared with a reference there, so that a search at a large batch moves two
 // numbers to the host instead of every output (ResNet-20's evaluation at batch 500 spent
 // most of its searches' time in those copies and the host's comparison).
+#include <cuda_bf16.h>
+
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -13,8 +15,19 @@
 namespace cbt::cuda {
 namespace {
 
-__global__ void fill_random_kernel(float* p, int64_t n, uint64_t seed) {
-  CBT_GRID_STRIDE_LOOP(i, n) p[i] = 2.0f * rng_uniform(seed, static_cast<uint64_t>(i)) - 1.0f;
+// T: float, or __nv_bfloat16 (rounded to nearest even).
+template <class T>
+__global__ void fill_random_kernel(T* p, int64_t n, uint64_t seed) {
+  CBT_GRID_STRIDE_LOOP(i, n) p[i] = static_cast<T>(2.0f * rng_uniform(seed, static_cast<uint64_t>(i)) - 1.0f);
+}
+
+template <class T>
+void fill_random_as(void* p, size_t count, uint64_t seed) {
+  if (!count) return;
+  const auto n = static_cast<int64_t>(count);
+  fill_random_kernel<<<blocks_for(n), kThreads>>>(static_cast<T*>(p), n, seed);  // the default stream
+  CBT_CUDA_CHECK_LAUNCH();
+  CBT_CUDA_CHECK(cudaStreamSynchronize(nullptr));
 }
 
 // m[0] = max |got - ref|, m[1] = max |ref|, as the bits of non-negative doubles (which order
@@ -40,13 +53,8 @@ __global__ void max_difference_kernel(const float* got, const float* ref, int64_
 
 }  // namespace
 
-void DeviceBuffer::fill_random(size_t count, uint64_t seed) {
-  if (!count) return;
-  const auto n = static_cast<int64_t>(count);
-  fill_random_kernel<<<blocks_for(n), kThreads>>>(static_cast<float*>(p), n, seed);  // the default stream
-  CBT_CUDA_CHECK_LAUNCH();
-  CBT_CUDA_CHECK(cudaStreamSynchronize(nullptr));
-}
+void DeviceBuffer::fill_random(size_t count, uint64_t seed) { fill_random_as<float>(p, count, seed); }
+void DeviceBuffer::fill_random_bf16(size_t count, uint64_t seed) { fill_random_as<__nv_bfloat16>(p, count, seed); }
 
 double relative_error(const DeviceBuffer& got, const DeviceBuffer& ref, size_t count, cudaStream_t stream,
                       DeviceBuffer* scratch) {

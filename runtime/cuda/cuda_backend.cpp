@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 
+#include "ops/cuda/library_warm_up.h"
 #include "runtime/cuda/device_pool.h"
 
 namespace cbt {
@@ -80,8 +81,11 @@ int cuda_device_count() {
 void cuda_ask_for_work_queues() { cuda::ask_for_work_queues(); }
 
 void cuda_start_contexts(const std::vector<int>& gpus) {
+  const char* warm = std::getenv("CBT_WARM_UP_LIBRARIES");  // "0": leave them to their first use
+  const bool warm_up = !(warm && std::string(warm) == "0");
   for (int g : gpus)
-    if (cudaSetDevice(g) == cudaSuccess) (void)cudaFree(nullptr);  // the context is made on first use
+    if (cudaSetDevice(g) == cudaSuccess && cudaFree(nullptr) == cudaSuccess && warm_up)  // the context: on first use
+      cuda::warm_up_libraries();
   (void)cudaGetLastError();  // a missing GPU is reported by the backend that wants it
 }
 

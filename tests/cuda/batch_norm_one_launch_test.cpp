@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,17 +20,6 @@
 
 namespace cbt::test {
 namespace {
-
-// A GPU backend whose kernels know `learners` learners share the GPU (as a trainer's do).
-Backend& gpu(int learners) {
-  static std::map<int, Backend*> backends;
-  Backend*& b = backends[learners];
-  if (!b) {
-    b = make_cuda_backend(0).release();
-    b->set_conv_algos(ConvAlgos::Engines, learners);
-  }
-  return *b;
-}
 
 // Sets CBT_BN_ONE_LAUNCH to `how` for the scope ("" unsets it).
 struct OneLaunch {

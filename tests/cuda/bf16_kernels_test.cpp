@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <cstring>
 #include <iterator>
-#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -26,18 +25,6 @@
 
 namespace cbt::test {
 namespace {
-
-// A GPU backend whose kernels know `learners` learners share the GPU (BatchNorm's blocks
-// depend on it).
-Backend& gpu(int learners = 1) {
-  static std::map<int, Backend*> backends;
-  Backend*& b = backends[learners];
-  if (!b) {
-    b = make_cuda_backend(0).release();
-    b->set_conv_algos(ConvAlgos::Engines, learners);
-  }
-  return *b;
-}
 
 uint16_t* bits(const Tensor& t) { return static_cast<uint16_t*>(t.data()); }
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/gpu.h"
+#include "ops/cuda/library_warm_up.h"
 
 namespace cbt::cuda {
 namespace {
@@ -78,6 +79,22 @@ TEST_F(CudnnEngine, ThePlainImplicitGemmEngineIsEveryOpsReference) {
     for (const char* lap : {"heuristics ", " + fallbacks ", " + checks ", " + replay1 ", " + replays "})
       EXPECT_NE(log.find(lap), std::string::npos) << lap << " in " << log;
   }
+}
+
+}  // namespace
+}  // namespace cbt::cuda
+
+namespace cbt::cuda {
+namespace {
+
+// The warm-up of the libraries (library_warm_up.h) swallows errors, so a graph cuDNN refuses
+// would silently warm nothing: every op's small graph, float32 and bfloat16, must build, be
+// offered engines and give a plan.
+TEST_F(CudnnEngine, TheWarmUpsGraphsAreAllAccepted) {
+  int plans = -1;
+  EXPECT_NO_THROW(plans = warm_up_engines(handle));
+  EXPECT_EQ(plans, 6);  // forward, backward data and filter, in float32 NCHW and bfloat16 NHWC
+  EXPECT_NO_THROW(warm_up_libraries());
 }
 
 }  // namespace

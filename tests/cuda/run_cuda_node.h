@@ -1,14 +1,28 @@
 // One node's CUDA kernel run once on a backend, for the kernel tests that compare it with the
 // CPU's: inputs uploaded, outputs allocated, both downloaded after.
 #pragma once
+#include <map>
 #include <memory>
 #include <vector>
 
 #include "graph/errors.h"
 #include "ops/kernel.h"
 #include "runtime/backend.h"
+#include "runtime/cuda/cuda_backend.h"
 
 namespace cbt::test {
+
+// A GPU backend whose kernels know `learners` learners share the GPU (as a trainer's do:
+// BatchNorm's blocks depend on it); one a count, kept for the test program's life.
+inline Backend& gpu(int learners = 1) {
+  static std::map<int, Backend*> backends;
+  Backend*& b = backends[learners];
+  if (!b) {
+    b = make_cuda_backend(0).release();
+    b->set_conv_algos(ConvAlgos::Engines, learners);
+  }
+  return *b;
+}
 
 // Runs `node`'s CUDA kernel on device copies of `in` (updated in place where the op does so:
 // BatchNorm's running statistics) with outputs of `out_types` (an undefined type: that output
