@@ -1,6 +1,7 @@
 // Where a run's start goes (CBT_LOG_START=1): named totals of host milliseconds and counts,
 // added by whatever sets itself up on first use (convolution searches and execution plans, CUDA
-// graph captures, a program's first run) and printed once training has started.
+// graph captures, a program's first run); fit() prints them as the first epoch's training ends,
+// before its evaluation sets up kernels of its own.
 #pragma once
 #include <chrono>
 #include <string>

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <memory>
 #include <ostream>
+#include <string>
 
 #include "graph/atomic_file.h"
 #include "ops/start_costs.h"
@@ -312,6 +313,8 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
     double epoch_s = seconds_since(t0);
     res.train_seconds += epoch_s;
     res.last_epoch_seconds = epoch_s;
+    // Where the first epoch's set-up went, taken before the evaluation sets up its own.
+    const std::string start = epoch == start_epoch && log_start_costs() ? start_costs() : "";
     res.final_eval = trainer.evaluate(data.test);
     double train_loss = loss_count ? loss_sum / loss_count : NAN;
     double ips = epoch_rounds ? static_cast<double>(epoch_images) / epoch_s : 0;
@@ -320,8 +323,7 @@ FitResult fit(Trainer& trainer, const TrainTestData& data, const FitOptions& opt
         buf, sizeof buf, "epoch %lld: train loss %.4f, test loss %.4f, test accuracy %.2f%%, %.1f s, %.0f img/s",
         static_cast<long long>(epoch), train_loss, res.final_eval.loss, 100 * res.final_eval.accuracy, epoch_s, ips);
     log << buf << std::endl;
-    // Where the first epoch's set-up went (the kernels' first runs, searches, captures).
-    if (epoch == start_epoch && log_start_costs()) log << "start: " << start_costs() << std::endl;
+    if (!start.empty()) log << "start: " << start << std::endl;
     if (res.final_eval.accuracy > res.best_accuracy || res.best_epoch == 0)
       res.best_accuracy = res.final_eval.accuracy, res.best_epoch = epoch;
     if (tb) {
