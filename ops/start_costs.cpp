@@ -2,10 +2,11 @@
 #include "ops/start_costs.h"
 
 #include <cstdio>
-#include <cstdlib>
 #include <mutex>
 #include <utility>
 #include <vector>
+
+#include "ops/env_switch.h"
 
 namespace cbt {
 namespace {
@@ -46,10 +47,7 @@ std::string start_costs() {
 }
 
 bool log_start_costs() {
-  static const bool on = [] {
-    const char* v = std::getenv("CBT_LOG_START");
-    return v && *v && std::string(v) != "0";
-  }();
+  static const bool on = env_switch_on("CBT_LOG_START");
   return on;
 }
 

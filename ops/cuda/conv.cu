@@ -22,6 +22,7 @@
 #include "ops/cuda/dense_util.cuh"
 #include "ops/cuda/fused_relu.cuh"
 #include "ops/cuda/own_conv_choice.h"
+#include "ops/env_switch.h"
 #include "ops/start_costs.h"
 
 namespace cbt::cuda {
@@ -194,10 +195,7 @@ struct OpCalls<ConvOp::BackwardFilter> {
 // the convolution, cuDNN's candidates in its order (algorithm, milliseconds when measured,
 // workspace bytes, math type, determinism) and the one taken.
 bool log_conv_algos() {
-  static const bool on = [] {
-    const char* v = std::getenv("CBT_LOG_CONV_ALGOS");
-    return v && *v && std::string(v) != "0";
-  }();
+  static const bool on = env_switch_on("CBT_LOG_CONV_ALGOS");
   return on;
 }
 
