@@ -64,14 +64,15 @@ ConvGeom make_geom(const Node& node, const Shape& img, const Shape& grid, const 
 }
 
 // Per-node cuDNN state: descriptors and one algorithm per convolution op the node runs (with
-// its execution plan on this node's handle when it is an engine).
+// its execution plan on this node's handle when it is an engine, shared with the context's other
+// nodes of the same geometry).
 struct ConvPlan {
   ConvGeom g;
   TensorDesc image, grid;  // image: the padded extent when g.explicit_pad
   FilterDesc filter;
   ConvDesc conv;
   AlgoChoice algo[3];  // by ConvOp
-  std::unique_ptr<EnginePlan> engine[3];
+  std::shared_ptr<EnginePlan> engine[3];
   std::shared_ptr<void> arrivals;  // the bias gradient's channel_reduce counters
   const AlgoChoice& of(ConvOp op) const { return algo[static_cast<int>(op)]; }
   EnginePlan* engine_of(ConvOp op) const { return engine[static_cast<int>(op)].get(); }
@@ -243,10 +244,11 @@ AlgoChoice choose_algo(const CudaContext& cc, const ConvPlan& p, size_t budget) 
         cc.tf32,         cc.deterministic, budget, deterministic_slack(), timing_concurrency(cc.conv_concurrency),
         log_conv_algos()};
     if (auto id = choose_engine(cc.cudnn, cc.stream, engine_conv(p.g), op, search)) {
-      // The legacy backup for misaligned pointers; bfloat16's from the heuristics (not float32's).
+      // The legacy backup for misaligned pointers: float32's the fallback algorithm; bfloat16's
+      // from the heuristics, asked only when a pointer needs it (ConvRunner::use; 2 ms a search).
       std::optional<StartCost> cost(std::in_place, "legacy backups");
       AlgoChoice c = own_kernels ? fallback_choice(p, budget, ws, Calls::kFallback, Calls::kName)
-                                 : legacy_choice<op>(cc, p, budget, false);
+                                 : AlgoChoice{kBackupLater, conv_default_math(p.g, false), 0};
       cost.emplace("own kernels' searches");
       c.ws = std::max(c.ws, id->workspace);
       if constexpr (op == ConvOp::BackwardFilter) {
@@ -299,11 +301,21 @@ AlgoKey algo_key(const CudaContext& cc, const ConvGeom& g, ConvOp op, size_t bud
            static_cast<int64_t>(g.storage)}};
 }
 
+}  // namespace
+
+// A context's execution plans by the key of their choice (algo_key): ResNet-20's 21
+// convolutions have 7 geometries, so a learner builds 23 plans instead of 60 (ops/cuda/cuda_context.h).
+struct EnginePlanCache {
+  std::map<AlgoKey, std::shared_ptr<EnginePlan>> plans;
+};
+
+namespace {
+
 // The chosen engine's execution plan on this context's handle; null (the legacy fallback
 // algorithm runs) if it cannot be built there.
-std::unique_ptr<EnginePlan> engine_plan(const CudaContext& cc, const ConvGeom& g, ConvOp op, const AlgoChoice& c) {
+std::shared_ptr<EnginePlan> engine_plan(const CudaContext& cc, const ConvGeom& g, ConvOp op, const AlgoChoice& c) {
   try {
-    auto plan = std::make_unique<EnginePlan>(cc.cudnn, engine_conv(g), op, *c.engine);
+    auto plan = std::make_shared<EnginePlan>(cc.cudnn, engine_conv(g), op, *c.engine);
     if (plan->workspace() <= c.ws) return plan;
   } catch (const std::exception& e) {
     if (log_conv_algos())
@@ -348,8 +360,13 @@ std::shared_ptr<ConvPlan> make_plan(const CudaContext& cc, const ConvGeom& geom,
     conv_choices().emplace(key, choice);
     p.algo[static_cast<int>(op)] = choice;
     if (choice.engine && !choice.runs_direct()) {
-      StartCost cost("convolution plans");
-      p.engine[static_cast<int>(op)] = engine_plan(cc, g, op, choice);
+      if (!cc.engine_plans) cc.engine_plans = std::make_shared<EnginePlanCache>();
+      auto [at, fresh] = cc.engine_plans->plans.try_emplace(key);
+      if (fresh) {
+        StartCost cost("convolution plans");
+        at->second = engine_plan(cc, g, op, choice);
+      }
+      p.engine[static_cast<int>(op)] = at->second;
     }
   }
   return plan;
@@ -461,15 +478,25 @@ void crop_image(const CudaContext& cc, const ConvPlan& p, const float* pad_buf, 
 // The three cuDNN products, each with its own algorithm, math type and workspace.
 struct ConvRunner {
   const CudaContext& cc;
-  const ConvPlan& p;
+  ConvPlan& p;
+  Scratch& scratch;
   void* ws;
   cudnnHandle_t h;
   float one = 1.0f, zero = 0.0f;
-  ConvRunner(const CudaContext& c, const ConvPlan& plan, void* workspace)
-      : cc(c), p(plan), ws(workspace), h(cudnn_on_stream(c)) {}
-  // The op's algorithm, with its math type set on the shared convolution descriptor.
+  ConvRunner(const CudaContext& c, ConvPlan& plan, Scratch& s)
+      : cc(c), p(plan), scratch(s), ws(s.rest(plan.algo_ws(), "cuDNN convolution")), h(cudnn_on_stream(c)) {}
+  // The op's legacy algorithm, with its math type set on the shared convolution descriptor;
+  // a backup left for later (kBackupLater) is chosen now, and the workspace grown to it.
   const AlgoChoice& use(ConvOp op) {
-    const AlgoChoice& c = p.of(op);
+    AlgoChoice& c = p.algo[static_cast<int>(op)];
+    if (c.algo == kBackupLater) {
+      const size_t budget = cc.workspace_bytes - p.pad_bytes();
+      const AlgoChoice b = op == ConvOp::Forward        ? legacy_choice<ConvOp::Forward>(cc, p, budget, false)
+                           : op == ConvOp::BackwardData ? legacy_choice<ConvOp::BackwardData>(cc, p, budget, false)
+                                                        : legacy_choice<ConvOp::BackwardFilter>(cc, p, budget, false);
+      c.algo = b.algo, c.math = b.math, c.ws = std::max(c.ws, b.ws);
+      ws = scratch.rest(p.algo_ws(), "cuDNN convolution");
+    }
     CBT_CUDNN_CHECK(cudnnSetConvolutionMathType(p.conv, c.math));
     return c;
   }
@@ -563,7 +590,7 @@ void conv_fwd(KernelContext& ctx) {
   auto plan = plan_of(ctx, cc, X.shape(), Y.shape(), Wt.shape(), false, {ConvOp::Forward});
   Scratch scratch(cc);
   float* pad_buf = plan->g.explicit_pad ? scratch.take<float>(plan->g.padded_numel(), "padding") : nullptr;
-  ConvRunner run(cc, *plan, scratch.rest(plan->algo_ws(), "cuDNN convolution"));
+  ConvRunner run(cc, *plan, scratch);
   const float* bias = ctx.has_in(2) ? static_cast<const float*>(ctx.in(2).data()) : nullptr;
   if (run.forward(padded_image(cc, *plan, X.data(), pad_buf), Wt.data(), Y.data(), bias, fused_relu(ctx))) return;
   const ConvGeom& g = plan->g;
@@ -596,7 +623,7 @@ void conv_bwd(KernelContext& ctx) {
   if (!want_dx && !want_dw) return;
   Scratch scratch(cc);
   float* pad_buf = g.explicit_pad ? scratch.take<float>(g.padded_numel(), "padding") : nullptr;
-  ConvRunner run(cc, *plan, scratch.rest(plan->algo_ws(), "cuDNN convolution"));
+  ConvRunner run(cc, *plan, scratch);
   if (want_dw) run.backward_filter(padded_image(cc, *plan, X.data(), pad_buf), dy, ctx.out(1).data());
   if (want_dx) {
     // The padded buffer is free again: dW's cuDNN call precedes on the same stream.
@@ -616,7 +643,7 @@ void conv_transpose_fwd(KernelContext& ctx) {
   const ConvGeom& g = plan->g;
   Scratch scratch(cc);
   float* pad_buf = g.explicit_pad ? scratch.take<float>(g.padded_numel(), "padding") : nullptr;
-  ConvRunner run(cc, *plan, scratch.rest(plan->algo_ws(), "cuDNN convolution"));
+  ConvRunner run(cc, *plan, scratch);
   float* dst = g.explicit_pad ? pad_buf : static_cast<float*>(Y.data());
   run.backward_data(Wt.data(), X.data(), dst);
   crop_image(cc, *plan, dst, Y.data());
@@ -638,7 +665,7 @@ void conv_transpose_bwd(KernelContext& ctx) {
   if (!want_dx && !want_dw) return;
   Scratch scratch(cc);
   float* pad_buf = g.explicit_pad ? scratch.take<float>(g.padded_numel(), "padding") : nullptr;
-  ConvRunner run(cc, *plan, scratch.rest(plan->algo_ws(), "cuDNN convolution"));
+  ConvRunner run(cc, *plan, scratch);
   const float* image = padded_image(cc, *plan, dY.data(), pad_buf);
   if (want_dx) run.forward(image, Wt.data(), ctx.out(0).data());
   if (want_dw) run.backward_filter(image, X.data(), ctx.out(1).data());

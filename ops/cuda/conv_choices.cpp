@@ -136,7 +136,7 @@ std::optional<std::pair<AlgoKey, AlgoChoice>> parse_choice(const std::string& li
   for (size_t i = 0; i < kKeyDims; ++i)
     key.dims.push_back(f.num<int64_t>(0, i == kKeyOp ? 2 : i == kKeyStorage ? 1 : INT64_MAX));
   f.word("|");
-  c.algo = f.num<int>(0, 64);
+  c.algo = f.num<int>(kBackupLater, 64);
   c.math = static_cast<cudnnMathType_t>(f.num<int>(0, 3));
   c.ws = f.num<size_t>();
   f.word("|");

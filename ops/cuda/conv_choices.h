@@ -54,8 +54,12 @@ struct DepthwisePlan {
   DepthwiseConfig cfg;
   size_t partial_bytes = 0;
 };
+// An AlgoChoice::algo not chosen yet: a bfloat16 engine's legacy backup, asked of cuDNN's
+// heuristics only when a pointer off the engine's alignment needs it (conv.cu).
+constexpr int kBackupLater = -1;
+
 struct AlgoChoice {
-  int algo = 0;
+  int algo = 0;  // the legacy algorithm, or kBackupLater
   cudnnMathType_t math = CUDNN_FMA_MATH;
   size_t ws = 0;
   std::optional<EngineId> engine;

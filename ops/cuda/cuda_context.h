@@ -6,12 +6,15 @@
 #include <cudnn.h>
 
 #include <cstddef>
+#include <memory>
 
 #include "graph/errors.h"
 #include "ops/cuda/workspace.h"
 #include "ops/kernel.h"
 
 namespace cbt::cuda {
+
+struct EnginePlanCache;  // conv.cu
 
 // One per learner stream: the stream, library handles bound to it, and a scratch workspace
 // (for cuDNN algorithms and temporaries) that kernels may use for the duration of a call
@@ -34,6 +37,9 @@ struct CudaContext {
   // start-up (default), the legacy algorithms timed by Find, or the legacy heuristic ranking.
   ConvAlgos conv_algos = ConvAlgos::Engines;
   int conv_concurrency = 1;  // learners of this GPU: the engines are timed that many at once
+  // The convolutions' execution plans on this context's cuDNN handle, one per geometry and op,
+  // shared by the nodes that have them (conv.cu); made on first use.
+  mutable std::shared_ptr<EnginePlanCache> engine_plans;
 };
 
 // Carves 256-byte aligned temporaries out of cc.workspace for the duration of one kernel

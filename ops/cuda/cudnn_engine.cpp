@@ -89,7 +89,12 @@ struct EnginePlan::Parts {
   std::vector<Desc> knobs;
   Desc config{CUDNN_BACKEND_ENGINECFG_DESCRIPTOR};
   Desc plan{CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR};
-  Desc pack{CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR};
+  // Variant packs by their pointers (image, filter, grid, workspace), the last used at the back.
+  struct Binding {
+    std::array<const void*, 4> ptrs;
+    Desc pack;
+  };
+  std::vector<Binding> bindings;
 };
 
 namespace {
@@ -579,12 +584,16 @@ EnginePlan::EnginePlan(cudnnHandle_t handle, const EngineConv& conv, ConvOp op, 
 EnginePlan::~EnginePlan() = default;
 
 void EnginePlan::run(cudnnHandle_t handle, const void* image, const void* filter, const void* grid, void* workspace) {
-  const void* now[4] = {image, filter, grid, workspace};
-  if (!std::equal(now, now + 4, bound_)) {
-    parts_->pack = variant_pack(image, filter, grid, workspace);
-    std::copy(now, now + 4, bound_);
+  const std::array<const void*, 4> now{image, filter, grid, workspace};
+  std::vector<Parts::Binding>& b = parts_->bindings;
+  auto hit = std::find_if(b.rbegin(), b.rend(), [&](const Parts::Binding& x) { return x.ptrs == now; });
+  if (hit == b.rend()) {
+    if (b.size() >= kBindings) b.erase(b.begin());  // the least recently used
+    b.push_back({now, variant_pack(image, filter, grid, workspace)});
+  } else if (hit != b.rbegin()) {
+    std::rotate(hit.base() - 1, hit.base(), b.end());  // to the back
   }
-  CBT_CUDNN_CHECK(cudnnBackendExecute(handle, parts_->plan.get(), parts_->pack.get()));
+  CBT_CUDNN_CHECK(cudnnBackendExecute(handle, parts_->plan.get(), b.back().pack.get()));
   g_engine_runs.fetch_add(1, std::memory_order_relaxed);
 }
 

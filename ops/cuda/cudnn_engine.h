@@ -67,8 +67,9 @@ int warm_up_engines(cudnnHandle_t handle);
 
 // The chosen engine's execution plan on one handle. run() binds the image, filter and grid
 // (by their roles in `op`: Forward writes the grid, BackwardData the image, BackwardFilter
-// the filter) and the workspace; the binding is kept while the pointers stay the same, so a
-// step replayed as a CUDA graph, or run again, does not rebuild it.
+// the filter) and the workspace; the bindings of the last kBindings sets of pointers are kept,
+// so that a step run again does not rebuild them, also where the convolution nodes of a
+// program that share a geometry share one plan (conv.cu).
 class EnginePlan {
  public:
   EnginePlan(cudnnHandle_t handle, const EngineConv& conv, ConvOp op, const EngineId& id);
@@ -81,9 +82,9 @@ class EnginePlan {
   struct Parts;  // the descriptors that the plan refers to
 
  private:
+  static constexpr size_t kBindings = 32;
   std::unique_ptr<Parts> parts_;
   size_t workspace_ = 0;
-  const void* bound_[4] = {nullptr, nullptr, nullptr, nullptr};
 };
 
 // How many times run() has run a plan in this process (tests check that the convolutions

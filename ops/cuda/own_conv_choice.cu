@@ -160,7 +160,8 @@ bool choice_still_offered(const AlgoKey& key, const AlgoChoice& c) {
   const int algos = op == ConvOp::Forward        ? static_cast<int>(CUDNN_CONVOLUTION_FWD_ALGO_COUNT)
                     : op == ConvOp::BackwardData ? static_cast<int>(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT)
                                                  : static_cast<int>(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT);
-  if (c.algo >= algos || c.ws > budget || (c.engine && c.engine->workspace > c.ws)) return false;
+  if (c.algo < kBackupLater || c.algo >= algos || c.ws > budget || (c.engine && c.engine->workspace > c.ws))
+    return false;
   if (c.direct && op == ConvOp::BackwardFilter) return false;
   if (c.direct_wgrad && op != ConvOp::BackwardFilter) return false;
   if (c.depthwise) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -195,6 +196,38 @@ TEST(ConvChannelsLast, ResNet20sConvolutionsMatchTheCpuInBFloat16) {
       else
         EXPECT_EQ(ran, 0u) << what << ": a legacy mode ran an engine";
     }
+}
+
+// An image 8 bytes off the engines' 16-byte alignment (a view into a larger buffer) runs cuDNN's
+// legacy algorithm, which a bfloat16 search leaves to be chosen when a pointer first needs it
+// (kBackupLater), and gives the aligned image's results within bfloat16's tolerance.
+TEST(ConvChannelsLast, AnImageOffTheEnginesAlignmentRunsTheLegacyBackup) {
+  CBT_SKIP_WITHOUT_GPU();
+  const Geometry& g = kResNet20[0];
+  const int64_t o = g.out();
+  const Shape xs{g.n, g.c, g.hw, g.hw}, ws{g.m, g.c, g.k, g.k}, ys{g.n, g.m, o, o};
+  const Tensor x = rounded_random(xs, 900), w = rounded_random(ws, 901);
+  const Tensor y_ref = run_cpu(conv_node(g, false), {x, w}, {Tensor(DType::Float32, ys)})[0];
+  Backend& b = gpu(ConvAlgos::Engines);
+  const Tensor x_cl = to_channels_last(x);
+  // The image 4 bfloat16s (8 bytes) into a buffer of its size and 4 more.
+  const Tensor buffer = b.empty(DType::BFloat16, {x_cl.numel() + 4});
+  const Tensor x_off =
+      Tensor::view(DType::BFloat16, xs, static_cast<uint16_t*>(buffer.data()) + 4, buffer.device(), buffer.storage());
+  b.copy_from_host(x_off, x_cl);
+  const Tensor w_dev = b.upload(to_channels_last(w));
+  const Tensor y_dev = b.empty(DType::BFloat16, ys);
+  const Node node = conv_node(g, true);
+  KernelFn fn = find_kernel(node.domain, node.op_type, DeviceKind::CUDA);
+  ASSERT_TRUE(fn);
+  std::shared_ptr<void> state;
+  std::vector<Tensor> in{x_off, w_dev}, out{y_dev};
+  KernelContext ctx{node, in, out, true, 1, b.kernel_context(), &state};
+  const uint64_t engines = cuda::engine_runs();
+  fn(ctx);
+  b.synchronize();
+  EXPECT_EQ(cuda::engine_runs(), engines) << "the engine ran on a misaligned image";
+  EXPECT_LE(relative_error(from_channels_last(b.download(y_dev)), y_ref), kBf16Tolerance);
 }
 
 // One geometry's float32 and bfloat16 convolutions keep choices of their own, each under its

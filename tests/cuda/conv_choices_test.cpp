@@ -73,7 +73,7 @@ DirectConv forward_form(int64_t n, int64_t ci, int64_t cg, int64_t hw, int64_t k
 
 AlgoChoice random_engine_choice(std::mt19937_64& rng) {
   AlgoChoice c;
-  c.algo = static_cast<int>(rng() % 6);
+  c.algo = static_cast<int>(rng() % 7) - 1;  // kBackupLater (-1) included
   c.math = rng() % 2 ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
   EngineId e;
   e.global_index = static_cast<int64_t>(rng() % 100);
@@ -227,6 +227,10 @@ TEST(ConvChoices, OnlyChoicesThisBuildOffersAreTaken) {
   EXPECT_FALSE(choice_still_offered(key, e)) << "beyond the budget";
   e = random_engine_choice(rng);
   e.algo = 99;
+  EXPECT_FALSE(choice_still_offered(key, e));
+  e.algo = kBackupLater;  // a bfloat16 engine's legacy backup, chosen when needed
+  EXPECT_TRUE(choice_still_offered(key, e));
+  e.algo = kBackupLater - 1;
   EXPECT_FALSE(choice_still_offered(key, e));
 }
 
