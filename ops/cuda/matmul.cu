@@ -2,7 +2,6 @@
 // computed as their column-major transposes (C^T = B^T A^T), so no data is transposed. A Gemm
 // with a bias vector, or with a fused Relu (graph/fusion.h), runs as one cuBLASLt product
 // whose epilogue adds the bias and applies the Relu.
-#include <cublasLt.h>
 
 #include <algorithm>
 #include <limits>
@@ -13,6 +12,7 @@
 #include "ops/cuda/broadcast.cuh"
 #include "ops/cuda/dense_util.cuh"
 #include "ops/cuda/fused_relu.cuh"
+#include "ops/cuda/lt_gemm.h"
 #include "ops/gemm_geometry.h"
 
 namespace cbt::cuda {
@@ -258,68 +258,6 @@ __global__ void sum_to_c_kernel(const float* dy, const float* y, float* masked, 
   if (threadIdx.x == 0) dc[blockIdx.x] = static_cast<float>(double(beta) * acc);
 }
 
-// One Gemm's cuBLASLt product with a bias and/or Relu epilogue: descriptors and the algorithm
-// chosen once per node (kept in its state), no workspace.
-class LtGemm {
- public:
-  // Row-major Y (M, N) = alpha op(A) op(B) [+ bias (N)] [then max(., 0)], computed as the
-  // column-major Y^T (N, M) = op(B)^T op(A)^T: cuBLASLt's first operand is B.
-  LtGemm(const CudaContext& cc, bool ta, bool tb, int64_t M, int64_t N, int64_t K, bool bias, bool relu) {
-    CBT_CUBLAS_CHECK(cublasLtCreate(&handle_));
-    CBT_CUBLAS_CHECK(
-        cublasLtMatmulDescCreate(&desc_, cc.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    cublasOperation_t opa = tb ? CUBLAS_OP_T : CUBLAS_OP_N, opb = ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-    set(CUBLASLT_MATMUL_DESC_TRANSA, opa);
-    set(CUBLASLT_MATMUL_DESC_TRANSB, opb);
-    cublasLtEpilogue_t epi = bias ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
-                                  : (relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
-    set(CUBLASLT_MATMUL_DESC_EPILOGUE, epi);
-    // Stored shapes (before op): B is (K, N) or (N, K) row-major, A is (M, K) or (K, M).
-    CBT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&a_, CUDA_R_32F, tb ? K : N, tb ? N : K, tb ? K : N));
-    CBT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&b_, CUDA_R_32F, ta ? M : K, ta ? K : M, ta ? M : K));
-    CBT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&d_, CUDA_R_32F, N, M, N));
-    cublasLtMatmulPreference_t pref = nullptr;
-    CBT_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-    size_t no_workspace = 0;
-    CBT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &no_workspace,
-                                                          sizeof no_workspace));
-    cublasLtMatmulHeuristicResult_t result{};
-    int found = 0;
-    cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle_, desc_, a_, b_, d_, d_, pref, 1, &result, &found);
-    cublasLtMatmulPreferenceDestroy(pref);
-    usable_ = st == CUBLAS_STATUS_SUCCESS && found > 0;
-    if (usable_) algo_ = result.algo;
-  }
-  LtGemm(const LtGemm&) = delete;
-  LtGemm& operator=(const LtGemm&) = delete;
-  ~LtGemm() {
-    if (d_) cublasLtMatrixLayoutDestroy(d_);
-    if (b_) cublasLtMatrixLayoutDestroy(b_);
-    if (a_) cublasLtMatrixLayoutDestroy(a_);
-    if (desc_) cublasLtMatmulDescDestroy(desc_);
-    if (handle_) cublasLtDestroy(handle_);
-  }
-  // Whether cuBLASLt offered an algorithm for this product and epilogue.
-  bool usable() const { return usable_; }
-  void run(const CudaContext& cc, float alpha, const float* A, const float* B, const float* bias, float* Y) {
-    if (bias) set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
-    const float zero = 0.0f;
-    CBT_CUBLAS_CHECK(
-        cublasLtMatmul(handle_, desc_, &alpha, B, a_, A, b_, &zero, Y, d_, Y, d_, &algo_, nullptr, 0, cc.stream));
-  }
-
- private:
-  template <class V>
-  void set(cublasLtMatmulDescAttributes_t attr, const V& v) {
-    CBT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc_, attr, &v, sizeof v));
-  }
-  cublasLtHandle_t handle_ = nullptr;
-  cublasLtMatmulDesc_t desc_ = nullptr;
-  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
-  cublasLtMatmulAlgo_t algo_{};
-  bool usable_ = false;
-};
-
 // The node's cuBLASLt product, made on its first run and kept in the node's state (a node
 // run without state, as in eager tests, makes one for the call); null when cuBLASLt has no
 // algorithm for it (then the cuBLAS path runs).
@@ -329,7 +267,7 @@ std::shared_ptr<LtGemm> lt_gemm_of(KernelContext& ctx, const CudaContext& cc, co
   if (ctx.state && *ctx.state) {
     lt = std::static_pointer_cast<LtGemm>(*ctx.state);
   } else {
-    lt = std::make_shared<LtGemm>(cc, at.ta, at.tb, M, N, K, bias, relu);
+    lt = std::make_shared<LtGemm>(cc.tf32, at.ta, at.tb, M, N, K, bias, relu);
     if (ctx.state) *ctx.state = lt;
   }
   return lt->usable() ? lt : nullptr;
